@@ -1,0 +1,128 @@
+//! Configuration, read once at load time, and the environment set for the
+//! driver and IGC before the program's own code runs.
+//!
+//! Only `libc::getenv`/`setenv` are used here: this runs in the library
+//! constructor, before `main`, where `std::env` and I/O have no place.
+
+use std::ffi::{CStr, CString};
+use std::sync::OnceLock;
+use xpu_asm_record::{DUMPS_DIR, DUMP_ENV, OUT_ENV, OWNED_ENV};
+
+pub struct Config {
+    /// Absolute output folder (`XPU_ASM_OUT`).
+    pub out: String,
+    /// Host name, reduced to characters safe in a file name.
+    pub host: String,
+    /// IGC's dump folder as IGC will use it: relative to `out` when inside it.
+    pub dump_dir: String,
+    /// Absolute dump folder, created when Level Zero is first seen.
+    pub dump_dir_abs: String,
+    /// `(name, value, set_by_user)` for each variable of [`DUMP_ENV`].
+    pub env: Vec<(String, String, bool)>,
+}
+
+static CONFIG: OnceLock<Option<Config>> = OnceLock::new();
+
+/// The configuration, or `None` when `XPU_ASM_OUT` is unset: the interposer
+/// then only passes calls through.
+pub fn get() -> Option<&'static Config> {
+    CONFIG.get_or_init(load).as_ref()
+}
+
+fn getenv(name: &str) -> Option<String> {
+    let c = CString::new(name).ok()?;
+    // SAFETY: `c` is a valid C string; getenv returns NULL or a C string that
+    // stays valid until the next setenv of that name, and we copy it at once.
+    let p = unsafe { libc::getenv(c.as_ptr()) };
+    if p.is_null() {
+        return None;
+    }
+    // SAFETY: non-null result of getenv is a NUL-terminated string.
+    Some(unsafe { CStr::from_ptr(p) }.to_string_lossy().into_owned())
+}
+
+fn setenv(name: &str, value: &str) {
+    if let (Ok(n), Ok(v)) = (CString::new(name), CString::new(value)) {
+        // SAFETY: both are valid C strings; this runs in the constructor,
+        // before the program starts threads of its own.
+        unsafe { libc::setenv(n.as_ptr(), v.as_ptr(), 1) };
+    }
+}
+
+pub fn hostname() -> String {
+    let mut buf = [0u8; 256];
+    // SAFETY: buf is writable for its length; gethostname NUL-terminates on success.
+    let rc = unsafe { libc::gethostname(buf.as_mut_ptr().cast(), buf.len()) };
+    let raw = if rc == 0 {
+        let end = buf.iter().position(|b| *b == 0).unwrap_or(buf.len());
+        String::from_utf8_lossy(&buf[..end]).into_owned()
+    } else {
+        String::new()
+    };
+    let safe: String = raw
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '.' || c == '-' || c == '_' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    if safe.is_empty() {
+        "host".to_string()
+    } else {
+        safe
+    }
+}
+
+fn load() -> Option<Config> {
+    let out = getenv(OUT_ENV).filter(|s| !s.is_empty())?;
+    let host = hostname();
+    // SAFETY: getpid has no preconditions.
+    let pid = unsafe { libc::getpid() } as u32;
+    let ours_rel = xpu_asm_record::dump_dir_name(&host, pid);
+    let ours_abs = format!("{}/{ours_rel}", out.trim_end_matches('/'));
+    // Variables a parent process of this run set are ours to replace; any
+    // other value already there was set by the user and is kept.
+    let owned_before: Vec<String> = getenv(OWNED_ENV)
+        .map(|s| s.split(',').map(str::to_string).collect())
+        .unwrap_or_default();
+    let mut owned = Vec::new();
+    let mut env = Vec::new();
+    for (name, default) in DUMP_ENV {
+        let ours = if name == "IGC_DumpToCustomDir" {
+            ours_abs.as_str()
+        } else {
+            default
+        };
+        match getenv(name) {
+            Some(v) if !owned_before.iter().any(|o| o == name) => {
+                env.push((name.to_string(), v, true));
+            }
+            _ => {
+                setenv(name, ours);
+                owned.push(name);
+                env.push((name.to_string(), ours.to_string(), false));
+            }
+        }
+    }
+    setenv(OWNED_ENV, &owned.join(","));
+    let dump_abs = env
+        .iter()
+        .find(|(n, _, _)| n == "IGC_DumpToCustomDir")
+        .map(|(_, v, _)| v.clone())
+        .unwrap_or(ours_abs);
+    let prefix = format!("{}/", out.trim_end_matches('/'));
+    let dump_dir = match dump_abs.strip_prefix(&prefix) {
+        Some(rel) if rel.starts_with(DUMPS_DIR) => rel.to_string(),
+        _ => dump_abs.clone(),
+    };
+    Some(Config {
+        out,
+        host,
+        dump_dir,
+        dump_dir_abs: dump_abs,
+        env,
+    })
+}

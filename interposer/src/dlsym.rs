@@ -1,0 +1,160 @@
+//! The interposer's `dlsym`, which catches programs that find Level Zero
+//! functions by name instead of linking them: runtimes that `dlopen` the
+//! loader and ask it for its DDI tables (`zeGet<Object>ProcAddrTable`), or
+//! for each function; and the loader itself asking the driver for its tables.
+//!
+//! `dlsym` depends on its caller: `RTLD_NEXT` means "after the calling
+//! object", and glibc finds the caller from the return address. A hook that
+//! forwards with an ordinary call would make every lookup look as if it came
+//! from this library. So `dlsym` is a small naked function: it asks
+//! [`decide`] whether the lookup is one to rewrite and, if not, restores the
+//! arguments and *jumps* to libc's `dlsym`, which then sees the original
+//! return address. Only `ze*` names on an explicit handle or `RTLD_DEFAULT`
+//! are ever rewritten; `RTLD_NEXT` lookups are always passed through.
+
+use crate::hooks::*;
+use crate::real::{lookup, real_dlsym, Real, SLOTS, XPU_ASM_REAL_DLSYM};
+use crate::state;
+use crate::tables::*;
+use std::ffi::{c_char, c_void, CStr};
+
+/// A function the interposer stands in for when looked up by name.
+struct Known {
+    real: &'static Real,
+    addrs: fn() -> [usize; SLOTS],
+}
+
+fn known(name: &[u8]) -> Option<Known> {
+    macro_rules! k {
+        ($m:ident) => {
+            Some(Known {
+                real: &$m::REAL,
+                addrs: $m::addrs,
+            })
+        };
+    }
+    match name {
+        b"zeGetModuleProcAddrTable" => k!(get_module_table),
+        b"zeGetKernelProcAddrTable" => k!(get_kernel_table),
+        b"zeGetCommandQueueProcAddrTable" => k!(get_command_queue_table),
+        b"zeGetCommandListProcAddrTable" => k!(get_command_list_table),
+        b"zeGetCommandListExpProcAddrTable" => k!(get_command_list_exp_table),
+        b"zeModuleCreate" => k!(module_create),
+        b"zeKernelCreate" => k!(kernel_create),
+        b"zeKernelDestroy" => k!(kernel_destroy),
+        b"zeCommandListCreate" => k!(command_list_create),
+        b"zeCommandListCreateImmediate" => k!(command_list_create_immediate),
+        b"zeCommandListDestroy" => k!(command_list_destroy),
+        b"zeCommandListReset" => k!(command_list_reset),
+        b"zeCommandListAppendLaunchKernel" => k!(append_launch_kernel),
+        b"zeCommandListAppendLaunchCooperativeKernel" => k!(append_launch_cooperative_kernel),
+        b"zeCommandListAppendLaunchKernelIndirect" => k!(append_launch_kernel_indirect),
+        b"zeCommandListAppendLaunchMultipleKernelsIndirect" => {
+            k!(append_launch_multiple_kernels_indirect)
+        }
+        b"zeCommandListAppendLaunchKernelWithParameters" => {
+            k!(append_launch_kernel_with_parameters)
+        }
+        b"zeCommandListAppendLaunchKernelWithArguments" => k!(append_launch_kernel_with_arguments),
+        b"zeCommandQueueExecuteCommandLists" => k!(command_queue_execute_command_lists),
+        b"zeCommandListImmediateAppendCommandListsExp" => {
+            k!(command_list_immediate_append_command_lists_exp)
+        }
+        _ => None,
+    }
+}
+
+/// Decides a `dlsym(handle, name)`: `false` to pass it to libc untouched;
+/// `true` with the answer in `*out`.
+///
+/// # Safety
+/// Called only from [`dlsym`] with its arguments and a writable `out`.
+unsafe extern "C" fn decide(
+    handle: *mut c_void,
+    name: *const c_char,
+    out: *mut *mut c_void,
+) -> bool {
+    let mut answer: Option<*mut c_void> = None;
+    crate::guard::no_panic(|| {
+        if real_dlsym().is_none() {
+            // Without libc's dlsym there is nothing to jump to.
+            answer = Some(std::ptr::null_mut());
+            return;
+        }
+        if name.is_null() || handle == libc::RTLD_NEXT || !state::enabled() {
+            return;
+        }
+        // SAFETY: dlsym's name argument is a C string.
+        let name = unsafe { CStr::from_ptr(name) };
+        let bytes = name.to_bytes();
+        if !bytes.starts_with(b"ze") {
+            return;
+        }
+        let Some(k) = known(bytes) else { return };
+        // RTLD_DEFAULT would find this library's own export first; what the
+        // program would have got without us is the next definition.
+        let from = if handle.is_null() {
+            libc::RTLD_NEXT
+        } else {
+            handle
+        };
+        let real = lookup(from, name);
+        let hooks = (k.addrs)();
+        if real.is_null() || hooks.contains(&(real as usize)) {
+            answer = Some(real);
+            return;
+        }
+        state::activate();
+        answer = Some(match k.real.claim(real as usize) {
+            Some(slot) => {
+                if bytes == b"zeModuleCreate" {
+                    let names = lookup(from, c"zeModuleGetKernelNames");
+                    GET_KERNEL_NAMES.set(slot, names as usize);
+                }
+                hooks[slot] as *mut c_void
+            }
+            None => real,
+        });
+    });
+    match answer {
+        Some(p) => {
+            // SAFETY: out points to the trampoline's stack slot.
+            unsafe { *out = p };
+            true
+        }
+        None => false,
+    }
+}
+
+/// `dlsym`, see the module documentation. x86-64 System V: `rdi` = handle,
+/// `rsi` = name. The two are saved, `decide` gets a stack slot for its
+/// answer, and the stack stays 16-byte aligned at the call.
+///
+/// # Safety
+/// Same contract as libc's `dlsym`.
+#[cfg(target_arch = "x86_64")]
+#[no_mangle]
+#[unsafe(naked)]
+pub unsafe extern "C" fn dlsym(handle: *mut c_void, name: *const c_char) -> *mut c_void {
+    core::arch::naked_asm!(
+        "push rdi",
+        "push rsi",
+        "sub rsp, 24",
+        "mov rdx, rsp",
+        "call {decide}",
+        "test al, al",
+        "jnz 2f",
+        "add rsp, 24",
+        "pop rsi",
+        "pop rdi",
+        "jmp qword ptr [rip + {real}]",
+        "2:",
+        "mov rax, qword ptr [rsp]",
+        "add rsp, 24",
+        "pop rsi",
+        "pop rdi",
+        "ret",
+        decide = sym decide,
+        real = sym XPU_ASM_REAL_DLSYM,
+    )
+}

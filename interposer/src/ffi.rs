@@ -1,0 +1,165 @@
+//! The slice of the Level Zero C API the interposer needs: handle and result
+//! types, the descriptor layouts it reads, and the positions of the hooked
+//! entries inside the DDI tables (`ze_ddi.h`).
+
+use std::ffi::{c_char, c_void};
+
+pub type ZeResult = u32;
+pub type Handle = *mut c_void;
+
+pub const ZE_RESULT_SUCCESS: ZeResult = 0;
+pub const ZE_RESULT_ERROR_UNINITIALIZED: ZeResult = 0x7800_0001;
+pub const ZE_RESULT_ERROR_UNSUPPORTED_FEATURE: ZeResult = 0x7800_0003;
+
+pub const ZE_MODULE_FORMAT_IL_SPIRV: u32 = 0;
+pub const ZE_MODULE_FORMAT_NATIVE: u32 = 1;
+pub const ZE_STRUCTURE_TYPE_MODULE_PROGRAM_EXP_DESC: u32 = 0x0002_0002;
+
+/// `ZE_MAKE_VERSION(major, minor)`
+pub const fn api_version(major: u32, minor: u32) -> u32 {
+    (major << 16) | (minor & 0xffff)
+}
+
+#[repr(C)]
+pub struct ModuleDesc {
+    pub stype: u32,
+    pub p_next: *const c_void,
+    pub format: u32,
+    pub input_size: usize,
+    pub p_input_module: *const u8,
+    pub p_build_flags: *const c_char,
+    pub p_constants: *const c_void,
+}
+
+#[repr(C)]
+pub struct ModuleProgramExpDesc {
+    pub stype: u32,
+    pub p_next: *const c_void,
+    pub count: u32,
+    pub input_sizes: *const usize,
+    pub p_input_modules: *const *const u8,
+    pub p_build_flags: *const *const c_char,
+    pub p_constants: *const c_void,
+}
+
+/// Any Level Zero structure starts with these two fields.
+#[repr(C)]
+pub struct BaseDesc {
+    pub stype: u32,
+    pub p_next: *const c_void,
+}
+
+#[repr(C)]
+pub struct KernelDesc {
+    pub stype: u32,
+    pub p_next: *const c_void,
+    pub flags: u32,
+    pub p_kernel_name: *const c_char,
+}
+
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub struct GroupCount {
+    pub x: u32,
+    pub y: u32,
+    pub z: u32,
+}
+
+/// `ze_group_size_t`, passed by value to `...LaunchKernelWithArguments`.
+pub type GroupSize = GroupCount;
+
+/// Index of an entry in a DDI table (counted in function pointers from the
+/// start of the table) and the API version from which the table has it; a
+/// table filled for an older version is shorter and must not be written past
+/// its end.
+#[derive(Clone, Copy)]
+pub struct Entry {
+    pub index: usize,
+    pub since: u32,
+}
+
+const V1_0: u32 = api_version(1, 0);
+
+pub mod module_table {
+    use super::*;
+    pub const CREATE: Entry = Entry {
+        index: 0,
+        since: V1_0,
+    };
+    pub const GET_KERNEL_NAMES: Entry = Entry {
+        index: 5,
+        since: V1_0,
+    };
+}
+
+pub mod kernel_table {
+    use super::*;
+    pub const CREATE: Entry = Entry {
+        index: 0,
+        since: V1_0,
+    };
+    pub const DESTROY: Entry = Entry {
+        index: 1,
+        since: V1_0,
+    };
+}
+
+pub mod command_queue_table {
+    use super::*;
+    pub const EXECUTE_COMMAND_LISTS: Entry = Entry {
+        index: 2,
+        since: V1_0,
+    };
+}
+
+pub mod command_list_table {
+    use super::*;
+    pub const CREATE: Entry = Entry {
+        index: 0,
+        since: V1_0,
+    };
+    pub const CREATE_IMMEDIATE: Entry = Entry {
+        index: 1,
+        since: V1_0,
+    };
+    pub const DESTROY: Entry = Entry {
+        index: 2,
+        since: V1_0,
+    };
+    pub const RESET: Entry = Entry {
+        index: 4,
+        since: V1_0,
+    };
+    pub const APPEND_LAUNCH_KERNEL: Entry = Entry {
+        index: 22,
+        since: V1_0,
+    };
+    pub const APPEND_LAUNCH_COOPERATIVE_KERNEL: Entry = Entry {
+        index: 23,
+        since: V1_0,
+    };
+    pub const APPEND_LAUNCH_KERNEL_INDIRECT: Entry = Entry {
+        index: 24,
+        since: V1_0,
+    };
+    pub const APPEND_LAUNCH_MULTIPLE_KERNELS_INDIRECT: Entry = Entry {
+        index: 25,
+        since: V1_0,
+    };
+    pub const APPEND_LAUNCH_KERNEL_WITH_PARAMETERS: Entry = Entry {
+        index: 36,
+        since: api_version(1, 14),
+    };
+    pub const APPEND_LAUNCH_KERNEL_WITH_ARGUMENTS: Entry = Entry {
+        index: 37,
+        since: api_version(1, 14),
+    };
+}
+
+pub mod command_list_exp_table {
+    use super::*;
+    pub const IMMEDIATE_APPEND_COMMAND_LISTS_EXP: Entry = Entry {
+        index: 1,
+        since: api_version(1, 9),
+    };
+}

@@ -1,0 +1,290 @@
+//! The `extern "C"` hooks, named exactly like the Level Zero functions they
+//! stand in for.
+//!
+//! Each hook exists as `hook::<S>` for every slot `S` of [`SLOTS`]: slot 0 is
+//! the exported symbol (the program calls the loader through its PLT), the
+//! others are installed into DDI tables and returned from `dlsym` (see
+//! `tables.rs` and `dlsym.rs`), each with the real function it replaced.
+//! Order inside a hook: the reentrancy guard (held: just forward), the real
+//! call, the recording, the real result returned unchanged.
+
+use crate::ffi::*;
+use crate::guard::{no_panic, Guard};
+use crate::real::{Real, SLOTS};
+use crate::state::{self, ModuleInput};
+use std::ffi::{c_char, c_void, CStr};
+
+macro_rules! cstr {
+    ($s:expr) => {
+        match CStr::from_bytes_with_nul(concat!($s, "\0").as_bytes()) {
+            Ok(c) => c,
+            Err(_) => panic!("bad name"),
+        }
+    };
+}
+
+/// Defines, for one Level Zero function: a module holding its `Real` slots
+/// and the generic hook, and the exported symbol (slot 0).
+macro_rules! hook {
+    (
+        $export:ident => $module:ident ( $($arg:ident : $ty:ty),* $(,)? )
+        $(before $before:block)?
+        $(after $after:block)?
+    ) => {
+        pub mod $module {
+            use super::*;
+            pub type F = unsafe extern "C" fn($($ty),*) -> ZeResult;
+            pub static REAL: Real = Real::new(cstr!(stringify!($export)));
+
+            /// # Safety
+            /// Same contract as the Level Zero function it stands in for.
+            #[allow(unused_variables)]
+            pub unsafe extern "C" fn hook<const S: usize>($($arg: $ty),*) -> ZeResult {
+                let p = REAL.get(S);
+                if p == 0 {
+                    return ZE_RESULT_ERROR_UNINITIALIZED;
+                }
+                // SAFETY: slot S only ever holds a function of this signature
+                // (found under this function's name or in its table entry).
+                let real: F = unsafe { std::mem::transmute::<usize, F>(p) };
+                if !state::enabled() {
+                    return unsafe { real($($arg),*) };
+                }
+                let Some(_guard) = Guard::enter() else {
+                    return unsafe { real($($arg),*) };
+                };
+                $( no_panic(|| $before); )?
+                // SAFETY: forwarding the caller's arguments unchanged.
+                let result = unsafe { real($($arg),*) };
+                $( if result == ZE_RESULT_SUCCESS { no_panic(|| $after); } )?
+                result
+            }
+
+            pub const ALL: [F; SLOTS] = [hook::<0>, hook::<1>, hook::<2>, hook::<3>, hook::<4>, hook::<5>];
+
+            pub fn addrs() -> [usize; SLOTS] {
+                ALL.map(|f| f as usize)
+            }
+        }
+
+        /// # Safety
+        /// Same contract as the Level Zero function of this name.
+        #[no_mangle]
+        pub unsafe extern "C" fn $export($($arg: $ty),*) -> ZeResult {
+            // SAFETY: the caller keeps the Level Zero contract.
+            unsafe { $module::hook::<0>($($arg),*) }
+        }
+    };
+}
+
+/// Real `zeModuleGetKernelNames` of each `zeModuleCreate` slot (not hooked:
+/// the interposer calls it to list a new module's kernels).
+pub static GET_KERNEL_NAMES: Real = Real::new(c"zeModuleGetKernelNames");
+
+/// Reads a C string, or `None` for NULL.
+///
+/// # Safety
+/// `p` is NULL or a NUL-terminated string.
+unsafe fn c_bytes<'a>(p: *const c_char) -> Option<&'a [u8]> {
+    // SAFETY: per this function's contract.
+    (!p.is_null()).then(|| unsafe { CStr::from_ptr(p) }.to_bytes())
+}
+
+/// Records a module created from `desc`.
+///
+/// # Safety
+/// `desc` is the descriptor the program passed to a successful
+/// `zeModuleCreate`; `names_fn` is the real `zeModuleGetKernelNames` or 0.
+unsafe fn record_module(desc: *const ModuleDesc, module: Handle, names_fn: usize) {
+    if desc.is_null() {
+        return;
+    }
+    // SAFETY: the driver accepted this descriptor, so it is readable.
+    let d = unsafe { &*desc };
+    let mut inputs = Vec::new();
+    // A module may be built from several SPIR-V inputs (program extension).
+    let mut next = d.p_next as *const BaseDesc;
+    while !next.is_null() {
+        // SAFETY: a pNext chain of Level Zero structures, each readable.
+        let b = unsafe { &*next };
+        if b.stype == ZE_STRUCTURE_TYPE_MODULE_PROGRAM_EXP_DESC {
+            // SAFETY: the stype says which structure this is.
+            let p = unsafe { &*(next as *const ModuleProgramExpDesc) };
+            for i in 0..p.count as usize {
+                // SAFETY: arrays of `count` entries, per the extension.
+                unsafe {
+                    let size = *p.input_sizes.add(i);
+                    let data = *p.p_input_modules.add(i);
+                    let flags = if p.p_build_flags.is_null() {
+                        std::ptr::null()
+                    } else {
+                        *p.p_build_flags.add(i)
+                    };
+                    if !data.is_null() {
+                        inputs.push(ModuleInput {
+                            bytes: std::slice::from_raw_parts(data, size),
+                            build_flags: c_bytes(flags).unwrap_or(b""),
+                        });
+                    }
+                }
+            }
+        }
+        next = b.p_next as *const BaseDesc;
+    }
+    if inputs.is_empty() && !d.p_input_module.is_null() {
+        inputs.push(ModuleInput {
+            // SAFETY: the driver read inputSize bytes from here.
+            bytes: unsafe { std::slice::from_raw_parts(d.p_input_module, d.input_size) },
+            // SAFETY: NULL or a C string, per the API.
+            build_flags: unsafe { c_bytes(d.p_build_flags) }.unwrap_or(b""),
+        });
+    }
+    let names = if names_fn != 0 {
+        // SAFETY: a real zeModuleGetKernelNames.
+        unsafe { kernel_names(names_fn, module) }
+    } else {
+        Vec::new()
+    };
+    state::module_created(module as usize, d.format, &inputs, &names);
+}
+
+/// # Safety
+/// `f` is a real `zeModuleGetKernelNames`, `module` a live module.
+unsafe fn kernel_names(f: usize, module: Handle) -> Vec<Vec<u8>> {
+    type GetNames = unsafe extern "C" fn(Handle, *mut u32, *mut *const c_char) -> ZeResult;
+    // SAFETY: per this function's contract.
+    let f: GetNames = unsafe { std::mem::transmute::<usize, GetNames>(f) };
+    let mut count = 0u32;
+    // SAFETY: the two-call pattern of the API.
+    if unsafe { f(module, &mut count, std::ptr::null_mut()) } != ZE_RESULT_SUCCESS {
+        return Vec::new();
+    }
+    let mut ptrs = vec![std::ptr::null::<c_char>(); count as usize];
+    // SAFETY: ptrs has room for count names.
+    if unsafe { f(module, &mut count, ptrs.as_mut_ptr()) } != ZE_RESULT_SUCCESS {
+        return Vec::new();
+    }
+    ptrs.iter()
+        .take(count as usize)
+        // SAFETY: names owned by the module, valid while it lives.
+        .filter_map(|p| unsafe { c_bytes(*p) }.map(<[u8]>::to_vec))
+        .collect()
+}
+
+/// Handles of an array argument, or nothing for NULL.
+///
+/// # Safety
+/// `p` is NULL or points to `n` handles.
+unsafe fn handles<'a>(p: *const Handle, n: u32) -> &'a [Handle] {
+    if p.is_null() {
+        &[]
+    } else {
+        // SAFETY: per this function's contract.
+        unsafe { std::slice::from_raw_parts(p, n as usize) }
+    }
+}
+
+hook!(zeModuleCreate => module_create(
+    context: Handle, device: Handle, desc: *const ModuleDesc, ph_module: *mut Handle, ph_build_log: *mut Handle
+) after {
+    // SAFETY: on success the driver wrote the new handle; desc was accepted.
+    unsafe {
+        let names_fn = GET_KERNEL_NAMES.get(S);
+        record_module(desc, *ph_module, names_fn);
+    }
+});
+
+hook!(zeKernelCreate => kernel_create(module: Handle, desc: *const KernelDesc, ph_kernel: *mut Handle) after {
+    // SAFETY: on success desc was accepted and the handle written.
+    unsafe {
+        if let Some(name) = c_bytes((*desc).p_kernel_name) {
+            state::kernel_created(module as usize, name, *ph_kernel as usize);
+        }
+    }
+});
+
+hook!(zeKernelDestroy => kernel_destroy(kernel: Handle) before {
+    state::kernel_destroyed(kernel as usize);
+});
+
+hook!(zeCommandListCreate => command_list_create(
+    context: Handle, device: Handle, desc: *const c_void, ph_list: *mut Handle
+) after {
+    // SAFETY: on success the driver wrote the handle.
+    state::list_created(unsafe { *ph_list } as usize, false);
+});
+
+hook!(zeCommandListCreateImmediate => command_list_create_immediate(
+    context: Handle, device: Handle, desc: *const c_void, ph_list: *mut Handle
+) after {
+    // SAFETY: on success the driver wrote the handle.
+    state::list_created(unsafe { *ph_list } as usize, true);
+});
+
+hook!(zeCommandListDestroy => command_list_destroy(list: Handle) before {
+    state::list_destroyed(list as usize);
+});
+
+hook!(zeCommandListReset => command_list_reset(list: Handle) after {
+    state::list_reset(list as usize);
+});
+
+hook!(zeCommandListAppendLaunchKernel => append_launch_kernel(
+    list: Handle, kernel: Handle, args: *const GroupCount, signal: Handle, n_wait: u32, wait: *mut Handle
+) after {
+    state::launch(list as usize, kernel as usize);
+});
+
+hook!(zeCommandListAppendLaunchCooperativeKernel => append_launch_cooperative_kernel(
+    list: Handle, kernel: Handle, args: *const GroupCount, signal: Handle, n_wait: u32, wait: *mut Handle
+) after {
+    state::launch(list as usize, kernel as usize);
+});
+
+hook!(zeCommandListAppendLaunchKernelIndirect => append_launch_kernel_indirect(
+    list: Handle, kernel: Handle, args_buffer: *const GroupCount, signal: Handle, n_wait: u32, wait: *mut Handle
+) after {
+    state::launch(list as usize, kernel as usize);
+});
+
+hook!(zeCommandListAppendLaunchMultipleKernelsIndirect => append_launch_multiple_kernels_indirect(
+    list: Handle, n_kernels: u32, kernels: *mut Handle, count_buffer: *const u32,
+    args_buffer: *const GroupCount, signal: Handle, n_wait: u32, wait: *mut Handle
+) after {
+    // The number actually launched is in device memory (count_buffer), out of
+    // reach; each kernel of the array counts once, as the upper bound.
+    // SAFETY: the driver accepted n_kernels handles here.
+    for k in unsafe { handles(kernels, n_kernels) } {
+        state::launch(list as usize, *k as usize);
+    }
+});
+
+hook!(zeCommandListAppendLaunchKernelWithParameters => append_launch_kernel_with_parameters(
+    list: Handle, kernel: Handle, group_counts: *const GroupCount, p_next: *const c_void,
+    signal: Handle, n_wait: u32, wait: *mut Handle
+) after {
+    state::launch(list as usize, kernel as usize);
+});
+
+hook!(zeCommandListAppendLaunchKernelWithArguments => append_launch_kernel_with_arguments(
+    list: Handle, kernel: Handle, group_counts: GroupCount, group_sizes: GroupSize,
+    arguments: *mut *mut c_void, p_next: *const c_void, signal: Handle, n_wait: u32, wait: *mut Handle
+) after {
+    state::launch(list as usize, kernel as usize);
+});
+
+hook!(zeCommandQueueExecuteCommandLists => command_queue_execute_command_lists(
+    queue: Handle, n_lists: u32, lists: *mut Handle, fence: Handle
+) after {
+    // SAFETY: the driver accepted n_lists handles here.
+    let lists = unsafe { handles(lists, n_lists) };
+    state::execute_handles(lists);
+});
+
+hook!(zeCommandListImmediateAppendCommandListsExp => command_list_immediate_append_command_lists_exp(
+    immediate: Handle, n_lists: u32, lists: *mut Handle, signal: Handle, n_wait: u32, wait: *mut Handle
+) after {
+    // SAFETY: the driver accepted n_lists handles here.
+    let lists = unsafe { handles(lists, n_lists) };
+    state::execute_handles(lists);
+});

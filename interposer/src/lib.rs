@@ -1,0 +1,50 @@
+//! xpu-asm's interposer: preloaded into every process of a traced command,
+//! it records each Level Zero module and kernel the process creates and
+//! counts each kernel launch, whichever way the process reaches Level Zero.
+//!
+//! Layout:
+//! - `config`: read at load time; sets the IGC dump environment.
+//! - `hooks`, `tables`, `dlsym`: the `extern "C"` boundary (exported symbols
+//!   below), the DDI table wrapping, and the `dlsym` trampoline.
+//! - `real`: finding the real functions behind the hooks.
+//! - `guard`: the reentrancy guard and the panic barrier.
+//! - `state`, `handles`: what is known about the process and the launch path.
+//! - `output`: the per-process record files.
+//!
+//! Exported symbols (all `extern "C"`):
+//! `dlsym`; `zeGetModuleProcAddrTable`, `zeGetKernelProcAddrTable`,
+//! `zeGetCommandQueueProcAddrTable`, `zeGetCommandListProcAddrTable`,
+//! `zeGetCommandListExpProcAddrTable`; `zeModuleCreate`, `zeKernelCreate`,
+//! `zeKernelDestroy`, `zeCommandListCreate`, `zeCommandListCreateImmediate`,
+//! `zeCommandListDestroy`, `zeCommandListReset`,
+//! `zeCommandListAppendLaunchKernel`,
+//! `zeCommandListAppendLaunchCooperativeKernel`,
+//! `zeCommandListAppendLaunchKernelIndirect`,
+//! `zeCommandListAppendLaunchMultipleKernelsIndirect`,
+//! `zeCommandListAppendLaunchKernelWithParameters`,
+//! `zeCommandListAppendLaunchKernelWithArguments`,
+//! `zeCommandQueueExecuteCommandLists`,
+//! `zeCommandListImmediateAppendCommandListsExp`.
+
+#![deny(unsafe_op_in_unsafe_fn)]
+
+pub mod config;
+#[cfg(target_arch = "x86_64")]
+pub mod dlsym;
+pub mod ffi;
+pub mod guard;
+pub mod handles;
+pub mod hooks;
+pub mod output;
+pub mod real;
+pub mod state;
+pub mod tables;
+
+/// Load time: read the configuration and set the environment the driver and
+/// IGC read later. Nothing else: no threads, no files, no Level Zero.
+#[ctor::ctor]
+fn on_load() {
+    guard::no_panic(|| {
+        let _ = config::get();
+    });
+}

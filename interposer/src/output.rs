@@ -1,0 +1,278 @@
+//! Writing the per-process record (format: `xpu-asm-record`).
+//!
+//! Events (process, module, kernel) are rare and go straight to the events
+//! file with one `write(2)` each on an `O_APPEND` descriptor: once the call
+//! that caused them returns, they are in the kernel's page cache and survive
+//! any end of the process. A writer thread would only add a window in which a
+//! `SIGKILL` loses them. Counters live in the shared file mapping of the
+//! counts file and are updated in place.
+
+use crate::config::Config;
+use std::ffi::CString;
+use std::sync::atomic::AtomicU64;
+use xpu_asm_record::{
+    counts_file_name, counts_header, events_file_name, push_json_str, COUNTS_HEADER_LEN,
+    COUNTS_SLOT_LEN, RECORDS_DIR, RECORD_TAG, VERSION,
+};
+
+/// One kernel's counters, laid out as a slot of the counts file.
+#[repr(C)]
+pub struct Counter {
+    pub launches: AtomicU64,
+    pub appended: AtomicU64,
+}
+
+const _: () = assert!(std::mem::size_of::<Counter>() == COUNTS_SLOT_LEN);
+
+/// Slots per mapping of the counts file.
+const CHUNK_SLOTS: usize = 4096;
+const CHUNK_BYTES: usize = CHUNK_SLOTS * COUNTS_SLOT_LEN;
+const PAGE: usize = 4096;
+/// A chunk's mapping starts at a page-aligned file offset and reaches one
+/// page further to cover the header's shift of its last slots.
+const MAP_LEN: usize = CHUNK_BYTES + PAGE;
+
+pub struct Output {
+    events_fd: i32,
+    counts_fd: i32,
+    chunks: Vec<usize>,
+    /// Module and kernel events written so far, re-emitted into a forked
+    /// child's own record so that it stands alone.
+    journal: Vec<u8>,
+    pub pid: u32,
+}
+
+fn errno_str() -> String {
+    std::io::Error::last_os_error().to_string()
+}
+
+/// A diagnostic on stderr, for conditions the user must know about (the
+/// record could not be created). Never on the launch path.
+pub fn warn(msg: &str) {
+    let line = format!("xpu-asm: {msg}\n");
+    // SAFETY: writing a valid buffer to fd 2.
+    unsafe { libc::write(2, line.as_ptr().cast(), line.len()) };
+}
+
+fn open_file(path: &str, flags: i32) -> i32 {
+    let Ok(c) = CString::new(path) else { return -1 };
+    // SAFETY: c is a valid path; the mode argument is read for O_CREAT.
+    unsafe { libc::open(c.as_ptr(), flags | libc::O_CLOEXEC | libc::O_CREAT, 0o644) }
+}
+
+fn write_all(fd: i32, mut buf: &[u8]) {
+    while !buf.is_empty() && fd >= 0 {
+        // SAFETY: buf is a valid readable slice.
+        let n = unsafe { libc::write(fd, buf.as_ptr().cast(), buf.len()) };
+        if n < 0 {
+            if std::io::Error::last_os_error().kind() == std::io::ErrorKind::Interrupted {
+                continue;
+            }
+            return;
+        }
+        buf = &buf[n as usize..];
+    }
+}
+
+fn now_unix_ms() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_millis() as u64)
+        .unwrap_or(0)
+}
+
+fn process_header(cfg: &Config, pid: u32, forked_from: Option<u32>) -> Vec<u8> {
+    let mut l = Vec::with_capacity(512);
+    l.extend_from_slice(b"{\"record\":");
+    push_json_str(&mut l, RECORD_TAG);
+    l.extend_from_slice(
+        format!(",\"version\":{VERSION},\"type\":\"process\",\"pid\":{pid}").as_bytes(),
+    );
+    // SAFETY: getppid has no preconditions.
+    let ppid = unsafe { libc::getppid() };
+    l.extend_from_slice(format!(",\"ppid\":{ppid},\"host\":").as_bytes());
+    push_json_str(&mut l, &cfg.host);
+    let exe = std::fs::read_link("/proc/self/exe")
+        .map(|p| p.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    l.extend_from_slice(b",\"exe\":");
+    push_json_str(&mut l, &exe);
+    l.extend_from_slice(b",\"cmdline\":[");
+    let cmdline = std::fs::read("/proc/self/cmdline").unwrap_or_default();
+    for (i, arg) in cmdline
+        .split(|b| *b == 0)
+        .filter(|a| !a.is_empty())
+        .enumerate()
+    {
+        if i > 0 {
+            l.push(b',');
+        }
+        push_json_str(&mut l, &String::from_utf8_lossy(arg));
+    }
+    l.extend_from_slice(b"],\"dump_dir\":");
+    push_json_str(&mut l, &cfg.dump_dir);
+    match forked_from {
+        Some(p) => l.extend_from_slice(format!(",\"forked_from\":{p}").as_bytes()),
+        None => l.extend_from_slice(b",\"forked_from\":null"),
+    }
+    l.extend_from_slice(format!(",\"start_unix_ms\":{}", now_unix_ms()).as_bytes());
+    l.extend_from_slice(b",\"env\":{");
+    for (i, (name, value, by_user)) in cfg.env.iter().enumerate() {
+        if i > 0 {
+            l.push(b',');
+        }
+        push_json_str(&mut l, name);
+        l.extend_from_slice(b":{\"value\":");
+        push_json_str(&mut l, value);
+        l.extend_from_slice(if *by_user {
+            b",\"set_by\":\"user\"}"
+        } else {
+            b",\"set_by\":\"xpu-asm\"}"
+        });
+    }
+    l.extend_from_slice(b"}}\n");
+    l
+}
+
+impl Output {
+    /// Creates this process's record (and its dump folder), or, when that
+    /// fails, counts in anonymous memory after saying why on stderr.
+    pub fn open(cfg: &Config, forked_from: Option<u32>) -> Output {
+        let mut o = Output {
+            events_fd: -1,
+            counts_fd: -1,
+            chunks: Vec::new(),
+            journal: Vec::new(),
+            pid: 0,
+        };
+        o.start(cfg, forked_from);
+        o
+    }
+
+    /// Opens fresh record files for the current pid and writes the header.
+    fn start(&mut self, cfg: &Config, forked_from: Option<u32>) {
+        // SAFETY: getpid has no preconditions.
+        self.pid = unsafe { libc::getpid() } as u32;
+        let dir = format!("{}/{RECORDS_DIR}", cfg.out.trim_end_matches('/'));
+        if let Err(e) = std::fs::create_dir_all(&dir) {
+            warn(&format!(
+                "cannot create {dir}: {e}; this process is not recorded"
+            ));
+        }
+        if let Err(e) = std::fs::create_dir_all(&cfg.dump_dir_abs) {
+            warn(&format!(
+                "cannot create IGC dump folder {}: {e}",
+                cfg.dump_dir_abs
+            ));
+        }
+        let events = format!("{dir}/{}", events_file_name(&cfg.host, self.pid));
+        let counts = format!("{dir}/{}", counts_file_name(&cfg.host, self.pid));
+        self.events_fd = open_file(&events, libc::O_WRONLY | libc::O_APPEND | libc::O_TRUNC);
+        if self.events_fd < 0 {
+            warn(&format!("cannot create {events}: {}", errno_str()));
+        }
+        self.counts_fd = open_file(&counts, libc::O_RDWR | libc::O_TRUNC);
+        if self.counts_fd < 0 {
+            warn(&format!(
+                "cannot create {counts}: {}; launch counts stay in memory",
+                errno_str()
+            ));
+        } else {
+            let h = counts_header();
+            // SAFETY: h is a valid buffer; offset 0 of a file we own.
+            unsafe { libc::pwrite(self.counts_fd, h.as_ptr().cast(), h.len(), 0) };
+        }
+        let header = process_header(cfg, self.pid, forked_from);
+        write_all(self.events_fd, &header);
+    }
+
+    /// Appends one event line. `keep` lines (modules, kernels) are also kept
+    /// for a forked child's record.
+    pub fn event(&mut self, line: &[u8], keep: bool) {
+        write_all(self.events_fd, line);
+        if keep {
+            self.journal.extend_from_slice(line);
+        }
+    }
+
+    /// The counter slot of kernel `id`, mapping more of the counts file when
+    /// `id` is past the mapped part. Null only when memory is exhausted.
+    pub fn counter(&mut self, id: u32) -> *const Counter {
+        let (chunk, idx) = (id as usize / CHUNK_SLOTS, id as usize % CHUNK_SLOTS);
+        while self.chunks.len() <= chunk {
+            let c = self.chunks.len();
+            match self.map_chunk(c, None) {
+                Some(base) => self.chunks.push(base),
+                None => return std::ptr::null(),
+            }
+        }
+        (self.chunks[chunk] + COUNTS_HEADER_LEN + idx * COUNTS_SLOT_LEN) as *const Counter
+    }
+
+    /// Maps chunk `c` of the counts file (at `at` when given, replacing
+    /// whatever is mapped there), or anonymous memory when there is no file.
+    fn map_chunk(&mut self, c: usize, at: Option<usize>) -> Option<usize> {
+        let fixed = if at.is_some() { libc::MAP_FIXED } else { 0 };
+        let addr = at.unwrap_or(0) as *mut libc::c_void;
+        let prot = libc::PROT_READ | libc::PROT_WRITE;
+        if self.counts_fd >= 0 {
+            let size = (COUNTS_HEADER_LEN + (c + 1) * CHUNK_BYTES) as libc::off_t;
+            // SAFETY: plain syscalls on a descriptor we own; the mapping is
+            // only ever accessed through Counter slots inside the file size.
+            unsafe {
+                if libc::ftruncate(self.counts_fd, size) == 0 {
+                    let p = libc::mmap(
+                        addr,
+                        MAP_LEN,
+                        prot,
+                        libc::MAP_SHARED | fixed,
+                        self.counts_fd,
+                        (c * CHUNK_BYTES) as libc::off_t,
+                    );
+                    if p != libc::MAP_FAILED {
+                        return Some(p as usize);
+                    }
+                }
+            }
+            warn(&format!(
+                "cannot map the counts file: {}; counting in memory",
+                errno_str()
+            ));
+        }
+        // SAFETY: anonymous private mapping, zero-filled.
+        let p = unsafe {
+            libc::mmap(
+                addr,
+                MAP_LEN,
+                prot,
+                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | fixed,
+                -1,
+                0,
+            )
+        };
+        (p != libc::MAP_FAILED).then_some(p as usize)
+    }
+
+    /// In a forked child: give it a record of its own. The inherited counter
+    /// mappings are replaced, at the same addresses, by zeroed mappings of
+    /// the child's new counts file, so every pointer the maps hold stays
+    /// valid, counts start from zero, and the parent's file is untouched.
+    pub fn reopen_after_fork(&mut self, cfg: &Config, parent: u32) {
+        // SAFETY: closing descriptors this library owns.
+        unsafe {
+            libc::close(self.events_fd);
+            libc::close(self.counts_fd);
+        }
+        self.start(cfg, Some(parent));
+        let journal = std::mem::take(&mut self.journal);
+        write_all(self.events_fd, &journal);
+        self.journal = journal;
+        for c in 0..self.chunks.len() {
+            let base = self.chunks[c];
+            if self.map_chunk(c, Some(base)).is_none() {
+                // Never touch the inherited pages: they are the parent's counts.
+                warn("cannot remap the counts after fork; this child's launches are not recorded");
+            }
+        }
+    }
+}

@@ -1,0 +1,347 @@
+//! What the interposer knows about the process: modules, kernels, command
+//! lists, and the counting of launches.
+//!
+//! Two kinds of path. Rare events (a module, kernel or command list created
+//! or destroyed) take the registry lock, may allocate and write an event.
+//! Launches take no lock shared by all threads and allocate nothing: one
+//! lock-free map lookup for the kernel's counter, one for the command list,
+//! and relaxed atomic adds into the shared mapping of the counts file.
+//! Appends to a regular command list are remembered per list (a lock per
+//! list, never shared by all threads) and counted as launches each time the
+//! list is executed.
+
+use crate::config::{self, Config};
+use crate::handles::HandleMap;
+use crate::output::{Counter, Output};
+use sha2::{Digest, Sha256};
+use std::cell::UnsafeCell;
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+use std::sync::{Mutex, OnceLock};
+use xpu_asm_record::{hex, push_json_bytes_field, push_json_str, UNKNOWN_KERNEL_ID};
+
+/// Kernel handle -> `*const Counter`.
+static KERNELS: HandleMap = HandleMap::new();
+/// Regular command list handle -> `*const ListState`. Immediate lists are not
+/// in the map: a launch on a list not found here counts at once.
+static LISTS: HandleMap = HandleMap::new();
+
+/// The appends recorded in one regular command list since its last reset,
+/// run-length encoded: `(counter, appends)`. The vector keeps its capacity
+/// across resets, so re-recording a list allocates nothing.
+pub struct ListState {
+    runs: Mutex<Vec<(usize, u64)>>,
+}
+
+/// A pthread mutex, because it must be taken around `fork` (pthread_atfork)
+/// and released in both parent and child.
+struct RawLock(UnsafeCell<libc::pthread_mutex_t>);
+// SAFETY: a pthread mutex is meant to be shared between threads.
+unsafe impl Sync for RawLock {}
+
+static LOCK: RawLock = RawLock(UnsafeCell::new(libc::PTHREAD_MUTEX_INITIALIZER));
+
+fn lock() {
+    // SAFETY: LOCK is a statically initialized, never-destroyed mutex.
+    unsafe { libc::pthread_mutex_lock(LOCK.0.get()) };
+}
+
+fn unlock() {
+    // SAFETY: called only by the thread that locked it (or in a fork child).
+    unsafe { libc::pthread_mutex_unlock(LOCK.0.get()) };
+}
+
+struct Registry {
+    out: Output,
+    /// Module handle -> module id.
+    modules: HashMap<usize, u32>,
+    next_module: u32,
+    /// (module id, kernel name) -> kernel id: one counter per distinct kernel,
+    /// however often it is created and destroyed.
+    kernel_ids: HashMap<(u32, Vec<u8>), u32>,
+    next_kernel: u32,
+}
+
+struct Shared(UnsafeCell<Registry>);
+// SAFETY: the registry is only touched with LOCK held (see `with_registry`).
+unsafe impl Sync for Shared {}
+// SAFETY: same as above.
+unsafe impl Send for Shared {}
+
+static REGISTRY: OnceLock<Option<Shared>> = OnceLock::new();
+static UNKNOWN: AtomicU64 = AtomicU64::new(0);
+
+/// Runs `f` on the registry with the lock held; `None` when the interposer
+/// is switched off (no `XPU_ASM_OUT`).
+fn with_registry<R>(f: impl FnOnce(&mut Registry, &'static Config) -> R) -> Option<R> {
+    let cfg = config::get()?;
+    let shared = REGISTRY.get_or_init(|| Some(Shared(UnsafeCell::new(start(cfg)))));
+    let shared = shared.as_ref()?;
+    lock();
+    // SAFETY: LOCK is held, so this is the only reference.
+    let r = f(unsafe { &mut *shared.0.get() }, cfg);
+    unlock();
+    Some(r)
+}
+
+/// First Level Zero activity in this process: create the record.
+fn start(cfg: &Config) -> Registry {
+    let mut out = Output::open(cfg, None);
+    let unknown = out.counter(UNKNOWN_KERNEL_ID);
+    UNKNOWN.store(unknown as u64, Relaxed);
+    // SAFETY: the handlers only take and release LOCK and reopen the record.
+    unsafe {
+        libc::pthread_atfork(
+            Some(before_fork),
+            Some(after_fork_parent),
+            Some(after_fork_child),
+        )
+    };
+    // SAFETY: registering a plain extern "C" function.
+    unsafe { libc::atexit(at_exit) };
+    Registry {
+        out,
+        modules: HashMap::new(),
+        next_module: 1,
+        kernel_ids: HashMap::new(),
+        next_kernel: UNKNOWN_KERNEL_ID + 1,
+    }
+}
+
+extern "C" fn before_fork() {
+    lock();
+}
+
+extern "C" fn after_fork_parent() {
+    unlock();
+}
+
+extern "C" fn after_fork_child() {
+    crate::guard::no_panic(|| {
+        if let (Some(cfg), Some(Some(shared))) = (config::get(), REGISTRY.get()) {
+            // SAFETY: the child has one thread, and LOCK is held (before_fork).
+            let reg = unsafe { &mut *shared.0.get() };
+            let parent = reg.out.pid;
+            reg.out.reopen_after_fork(cfg, parent);
+        }
+    });
+    unlock();
+}
+
+extern "C" fn at_exit() {
+    crate::guard::no_panic(|| {
+        with_registry(|r, _| r.out.event(b"{\"type\":\"exit\"}\n", false));
+    });
+}
+
+/// Makes sure the record exists: called when Level Zero is first seen, so
+/// that IGC's dump folder exists before the first compile.
+pub fn activate() {
+    with_registry(|_, _| ());
+}
+
+/// Whether recording is on in this process.
+#[inline(always)]
+pub fn enabled() -> bool {
+    config::get().is_some()
+}
+
+fn sha256_hex(bytes: &[u8]) -> String {
+    hex(&Sha256::digest(bytes))
+}
+
+/// One input of a module, as the interposer saw it.
+pub struct ModuleInput<'a> {
+    pub bytes: &'a [u8],
+    pub build_flags: &'a [u8],
+}
+
+/// A module was created successfully.
+pub fn module_created(
+    handle: usize,
+    format: u32,
+    inputs: &[ModuleInput],
+    kernel_names: &[Vec<u8>],
+) {
+    let first = inputs.first();
+    let sha = first.map(|i| sha256_hex(i.bytes)).unwrap_or_default();
+    let mut line = Vec::with_capacity(256);
+    with_registry(|r, _| {
+        let id = r.next_module;
+        r.next_module += 1;
+        r.modules.insert(handle, id);
+        let fmt = match format {
+            crate::ffi::ZE_MODULE_FORMAT_IL_SPIRV => "spirv".to_string(),
+            crate::ffi::ZE_MODULE_FORMAT_NATIVE => "native".to_string(),
+            n => format!("unknown({n})"),
+        };
+        line.extend_from_slice(format!("{{\"type\":\"module\",\"id\":{id},\"format\":").as_bytes());
+        push_json_str(&mut line, &fmt);
+        let size = first.map(|i| i.bytes.len()).unwrap_or(0);
+        line.extend_from_slice(format!(",\"size\":{size},\"sha256\":").as_bytes());
+        push_json_str(&mut line, &sha);
+        line.push(b',');
+        push_json_bytes_field(
+            &mut line,
+            "build_flags",
+            first.map(|i| i.build_flags).unwrap_or(b""),
+        );
+        if inputs.len() > 1 {
+            line.extend_from_slice(b",\"inputs\":[");
+            for (i, input) in inputs.iter().enumerate() {
+                if i > 0 {
+                    line.push(b',');
+                }
+                line.extend_from_slice(
+                    format!("{{\"size\":{},\"sha256\":", input.bytes.len()).as_bytes(),
+                );
+                push_json_str(&mut line, &sha256_hex(input.bytes));
+                line.push(b'}');
+            }
+            line.push(b']');
+        }
+        line.extend_from_slice(b",\"kernel_names\":[");
+        for (i, n) in kernel_names.iter().enumerate() {
+            if i > 0 {
+                line.push(b',');
+            }
+            match std::str::from_utf8(n) {
+                Ok(s) => push_json_str(&mut line, s),
+                Err(_) => line.extend_from_slice(format!("{{\"hex\":\"{}\"}}", hex(n)).as_bytes()),
+            }
+        }
+        line.extend_from_slice(b"]}\n");
+        r.out.event(&line, true);
+    });
+}
+
+/// A kernel was created successfully: map its handle to its counter.
+pub fn kernel_created(module: usize, name: &[u8], handle: usize) {
+    with_registry(|r, _| {
+        let module_id = r.modules.get(&module).copied().unwrap_or(0);
+        let key = (module_id, name.to_vec());
+        let id = match r.kernel_ids.get(&key) {
+            Some(id) => *id,
+            None => {
+                let id = r.next_kernel;
+                r.next_kernel += 1;
+                r.kernel_ids.insert(key, id);
+                let mut line = format!("{{\"type\":\"kernel\",\"id\":{id},\"module\":{module_id},")
+                    .into_bytes();
+                push_json_bytes_field(&mut line, "name", name);
+                line.extend_from_slice(b"}\n");
+                r.out.event(&line, true);
+                id
+            }
+        };
+        let counter = r.out.counter(id);
+        KERNELS.set(handle, counter as usize);
+    });
+}
+
+/// A kernel is about to be destroyed: forget its handle (the driver may hand
+/// it out again for another kernel).
+pub fn kernel_destroyed(handle: usize) {
+    with_registry(|_, _| KERNELS.set(handle, 0));
+}
+
+/// A command list was created (regular lists are tracked, immediate lists
+/// only make sure a stale entry of a reused handle is gone).
+pub fn list_created(handle: usize, immediate: bool) {
+    with_registry(|_, _| {
+        if immediate {
+            LISTS.set(handle, 0);
+            return;
+        }
+        let state = Box::into_raw(Box::new(ListState {
+            runs: Mutex::new(Vec::new()),
+        }));
+        LISTS.set(handle, state as usize);
+    });
+}
+
+/// A command list is about to be destroyed.
+pub fn list_destroyed(handle: usize) {
+    // The ListState is left allocated: a buggy program racing a launch with
+    // the destroy must not make us read freed memory.
+    with_registry(|_, _| LISTS.set(handle, 0));
+}
+
+/// `zeCommandListReset`: the list's appends are forgotten.
+pub fn list_reset(handle: usize) {
+    let l = LISTS.get(handle);
+    if l != 0 {
+        // SAFETY: ListStates are never freed.
+        let l = unsafe { &*(l as *const ListState) };
+        if let Ok(mut runs) = l.runs.lock() {
+            runs.clear();
+        }
+    }
+}
+
+#[inline(always)]
+fn counter_of(kernel: usize) -> &'static Counter {
+    let mut c = KERNELS.get(kernel);
+    if c == 0 {
+        c = UNKNOWN.load(Relaxed) as usize;
+    }
+    // SAFETY: counters live in mappings that are never unmapped (a fork child
+    // replaces them in place); UNKNOWN is set before any handle is mapped.
+    unsafe { &*(c as *const Counter) }
+}
+
+/// One kernel appended to a command list (the launch path).
+#[inline(always)]
+pub fn launch(list: usize, kernel: usize) {
+    if UNKNOWN.load(Relaxed) == 0 {
+        // No record yet (no Level Zero object seen): nothing to count into.
+        activate();
+        if UNKNOWN.load(Relaxed) == 0 {
+            return;
+        }
+    }
+    let c = counter_of(kernel);
+    c.appended.fetch_add(1, Relaxed);
+    let l = LISTS.get(list);
+    if l == 0 {
+        c.launches.fetch_add(1, Relaxed);
+        return;
+    }
+    // SAFETY: ListStates are never freed.
+    let l = unsafe { &*(l as *const ListState) };
+    if let Ok(mut runs) = l.runs.lock() {
+        let key = c as *const Counter as usize;
+        match runs.last_mut() {
+            Some((k, n)) if *k == key => *n += 1,
+            _ => runs.push((key, 1)),
+        }
+    }
+}
+
+/// Command lists executed (`zeCommandQueueExecuteCommandLists`, or regular
+/// lists appended to an immediate one): their appends become launches.
+pub fn execute(lists: &[usize]) {
+    for &h in lists {
+        let l = LISTS.get(h);
+        if l == 0 {
+            continue;
+        }
+        // SAFETY: ListStates are never freed.
+        let l = unsafe { &*(l as *const ListState) };
+        if let Ok(runs) = l.runs.lock() {
+            for &(c, n) in runs.iter() {
+                // SAFETY: run keys are counter addresses from counter_of.
+                unsafe { &*(c as *const Counter) }
+                    .launches
+                    .fetch_add(n, Relaxed);
+            }
+        }
+    }
+}
+
+/// [`execute`] for the handle array of a Level Zero call.
+pub fn execute_handles(lists: &[crate::ffi::Handle]) {
+    for &h in lists {
+        execute(&[h as usize]);
+    }
+}

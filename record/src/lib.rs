@@ -1,0 +1,144 @@
+//! The record format: what the interposer writes for each process and what
+//! the collector reads. Defined here once; the README's "Record format"
+//! section describes the same thing for people.
+//!
+//! Each traced process `P` on host `H` leaves two files in `<out>/records/`:
+//!
+//! * `H-P.events`: JSON lines, one event per line, each written with a single
+//!   `write(2)` on an `O_APPEND` descriptor, so a killed process leaves every
+//!   event whose write returned (at worst a truncated last line, which the
+//!   reader reports and skips). The first line is the `process` event.
+//! * `H-P.counts`: a binary file shared-mapped by the interposer. A 64-byte
+//!   header, then one 16-byte slot per kernel id: `launches: u64`,
+//!   `appended: u64`, little-endian. The interposer increments the slots in
+//!   place with atomic adds, so the kernel's page cache holds every count the
+//!   moment the launch call returns: `SIGKILL` loses nothing.
+//!
+//! Kernel id 0 is reserved for launches of kernel handles that were never
+//! seen being created ("unknown kernel"); real kernels start at 1.
+
+/// Version of both files; bumped on any incompatible change.
+pub const VERSION: u32 = 1;
+/// The `record` field of the `process` event.
+pub const RECORD_TAG: &str = "xpu-asm";
+/// First 8 bytes of a counts file.
+pub const COUNTS_MAGIC: [u8; 8] = *b"XPUCNT01";
+/// Size of the counts file header.
+pub const COUNTS_HEADER_LEN: usize = 64;
+/// Size of one kernel's counter slot.
+pub const COUNTS_SLOT_LEN: usize = 16;
+/// Kernel id of launches whose kernel handle was never seen being created.
+pub const UNKNOWN_KERNEL_ID: u32 = 0;
+
+/// Folder under the output folder that holds the records.
+pub const RECORDS_DIR: &str = "records";
+/// Folder under the output folder that holds one IGC dump folder per process.
+pub const DUMPS_DIR: &str = "dumps";
+/// Environment variable that turns the interposer on and names the output folder.
+pub const OUT_ENV: &str = "XPU_ASM_OUT";
+/// Environment variable listing the variables the interposer set itself
+/// (comma-separated), so that a child process can tell them from the user's.
+pub const OWNED_ENV: &str = "XPU_ASM_OWNED";
+
+/// The variables the interposer sets at load time for the driver and IGC.
+/// `IGC_DumpToCustomDir`'s value is computed per process.
+pub const DUMP_ENV: [(&str, &str); 4] = [
+    ("IGC_ShaderDumpEnable", "1"),
+    ("IGC_DumpToCustomDir", ""),
+    ("NEO_CACHE_PERSISTENT", "0"),
+    ("SYCL_CACHE_PERSISTENT", "0"),
+];
+
+/// `H-P.events`
+pub fn events_file_name(host: &str, pid: u32) -> String {
+    format!("{host}-{pid}.events")
+}
+
+/// `H-P.counts`
+pub fn counts_file_name(host: &str, pid: u32) -> String {
+    format!("{host}-{pid}.counts")
+}
+
+/// `dumps/H-P`, relative to the output folder.
+pub fn dump_dir_name(host: &str, pid: u32) -> String {
+    format!("{DUMPS_DIR}/{host}-{pid}")
+}
+
+/// Appends `s` to `out` as a JSON string literal (with quotes).
+pub fn push_json_str(out: &mut Vec<u8>, s: &str) {
+    out.push(b'"');
+    for c in s.chars() {
+        match c {
+            '"' => out.extend_from_slice(b"\\\""),
+            '\\' => out.extend_from_slice(b"\\\\"),
+            '\n' => out.extend_from_slice(b"\\n"),
+            '\r' => out.extend_from_slice(b"\\r"),
+            '\t' => out.extend_from_slice(b"\\t"),
+            c if (c as u32) < 0x20 => {
+                const HEX: &[u8; 16] = b"0123456789abcdef";
+                out.extend_from_slice(b"\\u00");
+                out.push(HEX[(c as usize) >> 4]);
+                out.push(HEX[(c as usize) & 15]);
+            }
+            c => {
+                let mut buf = [0u8; 4];
+                out.extend_from_slice(c.encode_utf8(&mut buf).as_bytes());
+            }
+        }
+    }
+    out.push(b'"');
+}
+
+/// Appends `"key":` then the bytes as a JSON string when they are UTF-8, or
+/// `"key_hex":"..."` when they are not (kernel names are C strings, not
+/// necessarily UTF-8; nothing is lost either way).
+pub fn push_json_bytes_field(out: &mut Vec<u8>, key: &str, bytes: &[u8]) {
+    match std::str::from_utf8(bytes) {
+        Ok(s) => {
+            push_json_str(out, key);
+            out.push(b':');
+            push_json_str(out, s);
+        }
+        Err(_) => {
+            push_json_str(out, &format!("{key}_hex"));
+            out.push(b':');
+            out.push(b'"');
+            out.extend_from_slice(hex(bytes).as_bytes());
+            out.push(b'"');
+        }
+    }
+}
+
+/// Lower-case hex of `bytes`.
+pub fn hex(bytes: &[u8]) -> String {
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    let mut s = String::with_capacity(bytes.len() * 2);
+    for b in bytes {
+        s.push(HEX[(b >> 4) as usize] as char);
+        s.push(HEX[(b & 15) as usize] as char);
+    }
+    s
+}
+
+/// Inverse of [`hex`]; `None` on odd length or a non-hex digit.
+pub fn unhex(s: &str) -> Option<Vec<u8>> {
+    if s.len() % 2 != 0 {
+        return None;
+    }
+    (0..s.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(s.get(i..i + 2)?, 16).ok())
+        .collect()
+}
+
+/// Builds the header of a counts file.
+pub fn counts_header() -> [u8; COUNTS_HEADER_LEN] {
+    let mut h = [0u8; COUNTS_HEADER_LEN];
+    h[..8].copy_from_slice(&COUNTS_MAGIC);
+    h[8..12].copy_from_slice(&VERSION.to_le_bytes());
+    h[12..16].copy_from_slice(&(COUNTS_SLOT_LEN as u32).to_le_bytes());
+    h
+}
+
+#[cfg(feature = "read")]
+pub mod read;

@@ -1,0 +1,364 @@
+//! Reading records back. Tolerant by design: a record that is truncated,
+//! corrupt or of a newer version yields what can be read plus warnings that
+//! name the file and line; it never panics.
+
+use crate::*;
+use serde_json::Value;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+/// A variable the interposer set, or found set by the user.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EnvSetting {
+    pub name: String,
+    pub value: String,
+    /// `true` when the user had set it before the interposer loaded.
+    pub by_user: bool,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Module {
+    pub id: u32,
+    /// `"spirv"`, `"native"` or `"unknown(N)"`.
+    pub format: String,
+    pub size: u64,
+    pub sha256: String,
+    pub build_flags: String,
+    pub kernel_names: Vec<Vec<u8>>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Kernel {
+    pub id: u32,
+    pub module: u32,
+    /// Raw bytes of the name as the program passed it.
+    pub name: Vec<u8>,
+    pub launches: u64,
+    pub appended: u64,
+}
+
+/// Everything one process left.
+#[derive(Debug, Clone, Default)]
+pub struct ProcessRecord {
+    pub events_path: PathBuf,
+    pub pid: u32,
+    pub ppid: u32,
+    pub host: String,
+    pub exe: String,
+    pub dump_dir: String,
+    pub forked_from: Option<u32>,
+    pub env: Vec<EnvSetting>,
+    pub modules: BTreeMap<u32, Module>,
+    pub kernels: BTreeMap<u32, Kernel>,
+    /// Launches of kernel handles never seen being created.
+    pub unknown_launches: u64,
+    pub notes: Vec<String>,
+    /// `Some(code)` when the process wrote its exit event (normal exit).
+    pub exit_code: Option<i32>,
+    /// Problems met while reading; each names the file.
+    pub warnings: Vec<String>,
+}
+
+/// Reads every `*.events` file of `records_dir` (sorted by name).
+pub fn read_dir(records_dir: &Path) -> Result<Vec<ProcessRecord>, String> {
+    let rd = std::fs::read_dir(records_dir)
+        .map_err(|e| format!("cannot read {}: {e}", records_dir.display()))?;
+    let mut paths: Vec<PathBuf> = rd
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "events"))
+        .collect();
+    paths.sort();
+    Ok(paths.iter().map(|p| read_process(p)).collect())
+}
+
+/// Reads one process's record, given its `.events` path (the `.counts` file
+/// is found beside it).
+pub fn read_process(events_path: &Path) -> ProcessRecord {
+    let mut rec = ProcessRecord {
+        events_path: events_path.to_path_buf(),
+        ..Default::default()
+    };
+    let shown = events_path.display().to_string();
+    let bytes = match std::fs::read(events_path) {
+        Ok(b) => b,
+        Err(e) => {
+            rec.warnings.push(format!("{shown}: cannot read: {e}"));
+            return rec;
+        }
+    };
+    parse_events(&bytes, &shown, &mut rec);
+    let counts_path = events_path.with_extension("counts");
+    match std::fs::read(&counts_path) {
+        Ok(c) => apply_counts(&c, &counts_path.display().to_string(), &mut rec),
+        Err(e) => rec.warnings.push(format!(
+            "{}: cannot read: {e}; launch counts of this process are unknown",
+            counts_path.display()
+        )),
+    }
+    rec
+}
+
+/// Parses the JSON lines of an events file into `rec`.
+pub fn parse_events(bytes: &[u8], shown: &str, rec: &mut ProcessRecord) {
+    let ends_with_newline = bytes.last() == Some(&b'\n');
+    let lines: Vec<&[u8]> = bytes.split(|b| *b == b'\n').collect();
+    let n = lines.len();
+    let mut saw_header = false;
+    for (i, line) in lines.into_iter().enumerate() {
+        let lineno = i + 1;
+        if line.is_empty() {
+            continue;
+        }
+        let last_unterminated = i + 1 == n && !ends_with_newline;
+        let v: Value = match serde_json::from_slice(line) {
+            Ok(v) => v,
+            Err(e) => {
+                if last_unterminated {
+                    rec.warnings.push(format!(
+                        "{shown}:{lineno}: truncated last event (the process ended while writing it); skipped"
+                    ));
+                } else {
+                    rec.warnings
+                        .push(format!("{shown}:{lineno}: corrupt event ({e}); skipped"));
+                }
+                continue;
+            }
+        };
+        let ty = v.get("type").and_then(Value::as_str).unwrap_or("");
+        if !saw_header {
+            if ty != "process" || v.get("record").and_then(Value::as_str) != Some(RECORD_TAG) {
+                rec.warnings.push(format!(
+                    "{shown}:{lineno}: not an xpu-asm record (first event is not the process header); skipped"
+                ));
+                return;
+            }
+            let version = v.get("version").and_then(Value::as_u64).unwrap_or(0);
+            if version != VERSION as u64 {
+                rec.warnings.push(format!(
+                    "{shown}: record version {version}, this xpu-asm reads version {VERSION}; \
+                     use the xpu-asm-run that wrote it, or a newer one; skipped"
+                ));
+                return;
+            }
+            saw_header = true;
+            rec.pid = get_u64(&v, "pid") as u32;
+            rec.ppid = get_u64(&v, "ppid") as u32;
+            rec.host = get_str(&v, "host");
+            rec.exe = get_str(&v, "exe");
+            rec.dump_dir = get_str(&v, "dump_dir");
+            rec.forked_from = v
+                .get("forked_from")
+                .and_then(Value::as_u64)
+                .map(|p| p as u32);
+            if let Some(env) = v.get("env").and_then(Value::as_object) {
+                for (name, s) in env {
+                    rec.env.push(EnvSetting {
+                        name: name.clone(),
+                        value: get_str(s, "value"),
+                        by_user: s.get("set_by").and_then(Value::as_str) == Some("user"),
+                    });
+                }
+            }
+            continue;
+        }
+        match ty {
+            "module" => {
+                let m = Module {
+                    id: get_u64(&v, "id") as u32,
+                    format: get_str(&v, "format"),
+                    size: get_u64(&v, "size"),
+                    sha256: get_str(&v, "sha256"),
+                    build_flags: get_str(&v, "build_flags"),
+                    kernel_names: v
+                        .get("kernel_names")
+                        .and_then(Value::as_array)
+                        .map(|a| a.iter().filter_map(json_name).collect())
+                        .unwrap_or_default(),
+                };
+                rec.modules.insert(m.id, m);
+            }
+            "kernel" => {
+                let Some(name) = bytes_field(&v, "name") else {
+                    rec.warnings.push(format!(
+                        "{shown}:{lineno}: kernel event without a name; skipped"
+                    ));
+                    continue;
+                };
+                let k = Kernel {
+                    id: get_u64(&v, "id") as u32,
+                    module: get_u64(&v, "module") as u32,
+                    name,
+                    launches: 0,
+                    appended: 0,
+                };
+                rec.kernels.insert(k.id, k);
+            }
+            "note" => rec.notes.push(get_str(&v, "message")),
+            "exit" => rec.exit_code = Some(get_u64(&v, "code") as i32),
+            other => rec.warnings.push(format!(
+                "{shown}:{lineno}: unknown event type {other:?}; skipped"
+            )),
+        }
+    }
+    if !saw_header {
+        rec.warnings
+            .push(format!("{shown}: empty record (no process header)"));
+    }
+}
+
+/// Reads the counters of a counts file into the kernels of `rec`.
+pub fn apply_counts(bytes: &[u8], shown: &str, rec: &mut ProcessRecord) {
+    if bytes.len() < COUNTS_HEADER_LEN || bytes[..8] != COUNTS_MAGIC {
+        rec.warnings.push(format!(
+            "{shown}: not an xpu-asm counts file (bad header); launch counts of this process are unknown"
+        ));
+        return;
+    }
+    let version = u32::from_le_bytes([bytes[8], bytes[9], bytes[10], bytes[11]]);
+    let slot = u32::from_le_bytes([bytes[12], bytes[13], bytes[14], bytes[15]]) as usize;
+    if version != VERSION || slot != COUNTS_SLOT_LEN {
+        rec.warnings.push(format!(
+            "{shown}: counts version {version} (slot {slot} bytes), this xpu-asm reads version {VERSION}; counts skipped"
+        ));
+        return;
+    }
+    let read_slot = |id: u32| -> Option<(u64, u64)> {
+        let off = COUNTS_HEADER_LEN + id as usize * COUNTS_SLOT_LEN;
+        let s = bytes.get(off..off + COUNTS_SLOT_LEN)?;
+        let a = u64::from_le_bytes(s[..8].try_into().ok()?);
+        let b = u64::from_le_bytes(s[8..].try_into().ok()?);
+        Some((a, b))
+    };
+    rec.unknown_launches = read_slot(UNKNOWN_KERNEL_ID).map(|s| s.0).unwrap_or(0);
+    for k in rec.kernels.values_mut() {
+        match read_slot(k.id) {
+            Some((l, a)) => {
+                k.launches = l;
+                k.appended = a;
+            }
+            None => rec.warnings.push(format!(
+                "{shown}: truncated: no counter for kernel id {}; counted as 0",
+                k.id
+            )),
+        }
+    }
+}
+
+fn get_u64(v: &Value, key: &str) -> u64 {
+    v.get(key).and_then(Value::as_u64).unwrap_or(0)
+}
+
+fn get_str(v: &Value, key: &str) -> String {
+    v.get(key)
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_string()
+}
+
+/// A name written with [`push_json_bytes_field`]: `key` or `key_hex`.
+fn bytes_field(v: &Value, key: &str) -> Option<Vec<u8>> {
+    if let Some(s) = v.get(key).and_then(Value::as_str) {
+        return Some(s.as_bytes().to_vec());
+    }
+    v.get(format!("{key}_hex"))
+        .and_then(Value::as_str)
+        .and_then(unhex)
+}
+
+/// An element of `kernel_names`: a string, or `{"hex": "..."}`.
+fn json_name(v: &Value) -> Option<Vec<u8>> {
+    match v {
+        Value::String(s) => Some(s.as_bytes().to_vec()),
+        other => other.get("hex").and_then(Value::as_str).and_then(unhex),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn line(body: &str) -> String {
+        format!("{body}\n")
+    }
+
+    fn header() -> String {
+        line(&format!(
+            r#"{{"record":"xpu-asm","version":{VERSION},"type":"process","pid":7,"ppid":1,"host":"h","exe":"/bin/x","dump_dir":"dumps/h-7","env":{{"IGC_ShaderDumpEnable":{{"value":"1","set_by":"xpu-asm"}}}}}}"#
+        ))
+    }
+
+    #[test]
+    fn round_trip_names_and_counts() {
+        let mut ev = header();
+        let mut k = br#"{"type":"kernel","id":1,"module":1,"#.to_vec();
+        push_json_bytes_field(&mut k, "name", b"bad\xffname\n\"q\"");
+        k.extend_from_slice(b"}\n");
+        ev.push_str(&line(r#"{"type":"module","id":1,"format":"spirv","size":3,"sha256":"ab","build_flags":"","kernel_names":["a"]}"#));
+        let mut bytes = ev.into_bytes();
+        bytes.extend_from_slice(&k);
+        let mut k2 = br#"{"type":"kernel","id":2,"module":1,"#.to_vec();
+        push_json_bytes_field(&mut k2, "name", "añ\u{1}".as_bytes());
+        k2.extend_from_slice(b"}\n");
+        bytes.extend_from_slice(&k2);
+        let mut rec = ProcessRecord::default();
+        parse_events(&bytes, "t", &mut rec);
+        assert_eq!(rec.warnings, Vec::<String>::new());
+        assert_eq!(rec.kernels[&1].name, b"bad\xffname\n\"q\"");
+        assert_eq!(rec.kernels[&2].name, "añ\u{1}".as_bytes());
+        assert_eq!(rec.env[0].name, "IGC_ShaderDumpEnable");
+        assert!(!rec.env[0].by_user);
+
+        let mut counts = counts_header().to_vec();
+        for (l, a) in [(5u64, 6u64), (10, 11), (20, 21)] {
+            counts.extend_from_slice(&l.to_le_bytes());
+            counts.extend_from_slice(&a.to_le_bytes());
+        }
+        apply_counts(&counts, "c", &mut rec);
+        assert_eq!(rec.unknown_launches, 5);
+        assert_eq!(
+            (rec.kernels[&1].launches, rec.kernels[&1].appended),
+            (10, 11)
+        );
+        assert_eq!(
+            (rec.kernels[&2].launches, rec.kernels[&2].appended),
+            (20, 21)
+        );
+    }
+
+    #[test]
+    fn truncated_last_line_is_reported_not_fatal() {
+        let mut ev = header();
+        ev.push_str(&line(r#"{"type":"module","id":1,"format":"spirv","size":3,"sha256":"ab","build_flags":"","kernel_names":[]}"#));
+        ev.push_str(r#"{"type":"kernel","id":1,"mod"#);
+        let mut rec = ProcessRecord::default();
+        parse_events(ev.as_bytes(), "t", &mut rec);
+        assert_eq!(rec.modules.len(), 1);
+        assert_eq!(rec.kernels.len(), 0);
+        assert_eq!(rec.warnings.len(), 1);
+        assert!(rec.warnings[0].contains("truncated"), "{:?}", rec.warnings);
+    }
+
+    #[test]
+    fn newer_version_is_refused_with_a_message() {
+        let ev = header().replace(&format!("\"version\":{VERSION}"), "\"version\":99");
+        let mut rec = ProcessRecord::default();
+        parse_events(ev.as_bytes(), "t", &mut rec);
+        assert!(rec.warnings[0].contains("version 99"), "{:?}", rec.warnings);
+    }
+
+    #[test]
+    fn short_counts_file_keeps_known_kernels() {
+        let mut rec = ProcessRecord::default();
+        rec.kernels.insert(
+            3,
+            Kernel {
+                id: 3,
+                ..Default::default()
+            },
+        );
+        let counts = counts_header().to_vec();
+        apply_counts(&counts, "c", &mut rec);
+        assert_eq!(rec.kernels[&3].launches, 0);
+        assert!(rec.warnings[0].contains("kernel id 3"));
+    }
+}
