@@ -41,7 +41,7 @@ impl Table {
     fn start(&self, key: usize) -> usize {
         // Fibonacci hashing: handles are aligned pointers, so the low bits
         // carry nothing and the multiply spreads the rest.
-        (key.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> self.shift) as usize
+        key.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> self.shift
     }
 
     #[inline(always)]

@@ -91,11 +91,78 @@ pub fn real_dlsym() -> Option<DlsymFn> {
 
 /// The next definition of `name` after this library (what the program would
 /// have called without it).
+///
+/// `RTLD_NEXT` searches only the global scope. A loader that was `dlopen`ed
+/// without `RTLD_GLOBAL` (directly, or as a dependency of a library that was,
+/// like the SYCL runtime's Level Zero plugin loaded by Python) is not in it,
+/// yet its own PLT calls and those of its dependents bind to this library's
+/// exports, which the global scope searches first. Then the definition is
+/// looked up in each loaded object in turn (with `RTLD_NOLOAD`, so nothing is
+/// loaded), skipping this library.
 pub fn next_symbol(name: &CStr) -> *mut c_void {
-    lookup(libc::RTLD_NEXT, name)
+    let p = lookup(libc::RTLD_NEXT, name);
+    if !p.is_null() {
+        return p;
+    }
+    let own = object_base(next_symbol as *const c_void);
+    for object in loaded_objects() {
+        // SAFETY: a valid path of an object already loaded; RTLD_NOLOAD only
+        // takes a reference to it, released below.
+        let h = unsafe { libc::dlopen(object.as_ptr(), libc::RTLD_NOLOAD | libc::RTLD_LAZY) };
+        if h.is_null() {
+            continue;
+        }
+        let q = lookup(h, name);
+        // SAFETY: balances the dlopen above.
+        unsafe { libc::dlclose(h) };
+        if !q.is_null() && object_base(q) != own {
+            return q;
+        }
+    }
+    std::ptr::null_mut()
+}
+
+/// Load address of the object that contains `addr`, or 0.
+fn object_base(addr: *const c_void) -> usize {
+    // SAFETY: dladdr only reads the loader's tables; info is plain data.
+    unsafe {
+        let mut info: libc::Dl_info = std::mem::zeroed();
+        if libc::dladdr(addr, &mut info) == 0 {
+            0
+        } else {
+            info.dli_fbase as usize
+        }
+    }
+}
+
+/// Paths of the loaded objects, in load order (the main program, which has
+/// no path here, excluded).
+fn loaded_objects() -> Vec<std::ffi::CString> {
+    unsafe extern "C" fn visit(
+        info: *mut libc::dl_phdr_info,
+        _size: usize,
+        data: *mut c_void,
+    ) -> i32 {
+        // SAFETY: dl_iterate_phdr passes a valid info and our Vec.
+        unsafe {
+            let names = &mut *(data as *mut Vec<std::ffi::CString>);
+            let n = (*info).dlpi_name;
+            if !n.is_null() && *n != 0 {
+                names.push(CStr::from_ptr(n).to_owned());
+            }
+        }
+        0
+    }
+    let mut names: Vec<std::ffi::CString> = Vec::new();
+    // SAFETY: the callback matches the expected signature and only touches `names`.
+    unsafe { libc::dl_iterate_phdr(Some(visit), &mut names as *mut _ as *mut c_void) };
+    names
 }
 
 /// `dlsym(handle, name)` through libc, with this library as the caller.
+/// `handle` is one `dlsym` accepts: a handle from `dlopen`, `RTLD_NEXT` or
+/// `RTLD_DEFAULT` (libc checks it; nothing is dereferenced here).
+#[allow(clippy::not_unsafe_ptr_arg_deref)]
 pub fn lookup(handle: *mut c_void, name: &CStr) -> *mut c_void {
     match real_dlsym() {
         // SAFETY: name is a valid C string; handle is what the caller gave

@@ -122,7 +122,7 @@ pub fn hex(bytes: &[u8]) -> String {
 
 /// Inverse of [`hex`]; `None` on odd length or a non-hex digit.
 pub fn unhex(s: &str) -> Option<Vec<u8>> {
-    if s.len() % 2 != 0 {
+    if s.len() & 1 != 0 {
         return None;
     }
     (0..s.len())
