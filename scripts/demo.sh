@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# The main job on the built-in demo workload, on a machine without an Intel
+# GPU: installs the Level Zero stack if needed, builds in release, runs a small
+# Level Zero program (reaching the loader as the SYCL runtime does, through its
+# function tables) under `xpu-asm-run --emulate pvc`, and shows the table and
+# where the ISA went. Kernels do not execute in emulation; they are compiled
+# by the real IGC exactly as for a PVC GPU.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/install-deps.sh
+cargo build --release --workspace --quiet
+
+demo=target/demo
+rm -rf "$demo"
+mkdir -p "$demo/build"
+gcc -std=c11 -O2 tests/workload/workload.c -o "$demo/build/workload" -ldl -lpthread
+for m in a b; do
+    (cd "$demo/build" && ocloc compile -file "../../../tests/workload/kernels_$m.cl" -spv_only \
+        -device pvc -output "kernels_$m" -output_no_suffix -q >/dev/null)
+done
+
+# 1000 + 300 + 20 launches on immediate lists, a regular list of 4 appends run
+# 50 times (200 launches), and a kernel of the same name in a second module.
+target/release/xpu-asm-run --emulate pvc -o "$demo/capture" -- \
+    "$demo/build/workload" --via ddi \
+    --module "a=$demo/build/kernels_a.spv" --module "b=$demo/build/kernels_b.spv" \
+    imm:a:_ZTSZ4mainE10vector_add:1000 imm:a:scale:300 imm:a:scale_v2:20 \
+    reg:a:common_kernel:4:50 imm:b:common_kernel:7 imm:b:only_in_b:2
+
+echo
+echo "ISA of each launched kernel:  $demo/capture/asm/"
+ls "$demo/capture/asm" | sed 's/^/  /'
+echo "full report:                  $demo/capture/report.json"
+echo "again, without running:       target/release/xpu-asm-run collect $demo/capture"
