@@ -1,0 +1,606 @@
+//! Support for xpu-asm's integration tests: builds the C workload and its
+//! kernels, runs programs under the real interposer against the real Level
+//! Zero stack (see docs/real-stack.md) and reads back what they recorded.
+//!
+//! Everything here panics with a message that says how to fix the problem:
+//! a test that cannot run its real program must fail, never skip.
+
+use sha2::{Digest, Sha256};
+use std::collections::{BTreeMap, BTreeSet};
+use std::ffi::OsStr;
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::sync::OnceLock;
+use std::time::{Duration, Instant};
+use xpu_asm_record::read::ProcessRecord;
+
+pub use xpu_asm_record as record;
+
+const LIB_DIR: &str = "/usr/lib/x86_64-linux-gnu";
+const LOADER: &str = "libze_loader.so.1";
+const NEO_DRIVER: &str = "libze_intel_gpu.so.1";
+
+/// No test program may run longer than this; a hang becomes a failure that
+/// shows what the program printed so far.
+pub const RUN_TIMEOUT: Duration = Duration::from_secs(180);
+
+/// The three ways the workload reaches Level Zero (`--via`).
+pub const WAYS: [&str; 3] = ["link", "ddi", "dlsym"];
+
+/// Kernel names of `kernels_a.cl`.
+pub const VECTOR_ADD: &str = "_ZTSZ4mainE10vector_add";
+pub const SCALE: &str = "scale";
+pub const SCALE_V2: &str = "scale_v2";
+pub const COMMON: &str = "common_kernel";
+/// Kernel only in `kernels_b.cl` (which also has [`COMMON`]).
+pub const ONLY_IN_B: &str = "only_in_b";
+
+/// Panics unless the real Level Zero loader, the NEO driver and `ocloc` are
+/// installed.
+pub fn require_stack() {
+    let mut missing = Vec::new();
+    for lib in [LOADER, NEO_DRIVER] {
+        let p = Path::new(LIB_DIR).join(lib);
+        if !p.exists() {
+            missing.push(p.display().to_string());
+        }
+    }
+    if find_in_path("ocloc").is_none() {
+        missing.push("ocloc in PATH".to_string());
+    }
+    if find_in_path("gcc").is_none() {
+        missing.push("gcc in PATH".to_string());
+    }
+    if !Path::new("/usr/include/level_zero/ze_api.h").exists() {
+        missing.push("/usr/include/level_zero/ze_api.h".to_string());
+    }
+    assert!(
+        missing.is_empty(),
+        "the real Level Zero stack is missing ({}); run scripts/install-deps.sh",
+        missing.join(", ")
+    );
+}
+
+fn find_in_path(name: &str) -> Option<PathBuf> {
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path)
+        .map(|d| d.join(name))
+        .find(|p| p.is_file())
+}
+
+/// The variables that make NEO 22.43 create a PVC device without GPU hardware
+/// and write no AUB capture (see docs/real-stack.md).
+pub fn neo_env() -> Vec<(String, String)> {
+    [
+        ("NEOReadDebugKeys", "1"),
+        ("SetCommandStreamReceiver", "1"),
+        ("ProductFamilyOverride", "pvc"),
+        ("HardwareInfoOverride", "1x4x8"),
+        ("AUBDumpSubCaptureMode", "1"),
+        ("AUBDumpFilterKernelStartIdx", "999999999"),
+        ("AUBDumpFilterKernelEndIdx", "999999999"),
+    ]
+    .into_iter()
+    .map(|(k, v)| (k.to_string(), v.to_string()))
+    .collect()
+}
+
+/// The workspace root (this crate is `<root>/tests`).
+pub fn workspace_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("the tests crate lives inside the workspace")
+        .to_path_buf()
+}
+
+/// Cargo's target folder: `CARGO_TARGET_DIR` when set, else `<root>/target`.
+pub fn target_dir() -> PathBuf {
+    match std::env::var_os("CARGO_TARGET_DIR") {
+        Some(d) if !d.is_empty() => {
+            let d = PathBuf::from(d);
+            if d.is_absolute() {
+                d
+            } else {
+                workspace_dir().join(d)
+            }
+        }
+        _ => workspace_dir().join("target"),
+    }
+}
+
+/// Where the workload and SPIR-V files are built.
+pub fn build_dir() -> PathBuf {
+    let d = target_dir().join("xpu-asm-tests");
+    std::fs::create_dir_all(&d).unwrap_or_else(|e| panic!("cannot create {}: {e}", d.display()));
+    d
+}
+
+/// The folder holding the workload's sources.
+pub fn workload_src_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("workload")
+}
+
+/// Runs a build command, panicking with its output when it fails.
+fn run_build(cmd: &mut Command) {
+    let shown = format!("{cmd:?}");
+    let out = cmd
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run {shown}: {e}"));
+    assert!(
+        out.status.success(),
+        "build step failed: {shown}\nstatus: {}\nstdout:\n{}\nstderr:\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// Builds into a name private to this process, then renames into place, so
+/// that test binaries running at the same time never see a half-written file.
+fn build_atomically(dest: &Path, build: impl FnOnce(&Path)) {
+    let tmp = dest.with_extension(format!("tmp-{}", std::process::id()));
+    build(&tmp);
+    std::fs::rename(&tmp, dest)
+        .unwrap_or_else(|e| panic!("cannot rename {} to {}: {e}", tmp.display(), dest.display()));
+}
+
+struct Workloads {
+    /// Linked with `-lze_loader`; only does `--via link`.
+    link: PathBuf,
+    /// Not linked with the loader; does `--via ddi` and `--via dlsym`.
+    dl: PathBuf,
+}
+
+fn workloads() -> &'static Workloads {
+    static W: OnceLock<Workloads> = OnceLock::new();
+    W.get_or_init(|| {
+        require_stack();
+        let src = workload_src_dir().join("workload.c");
+        let dir = build_dir();
+        let gcc = |out: &Path, defines: &[&str], libs: &[&str]| {
+            let mut cmd = Command::new("gcc");
+            cmd.args(["-std=c11", "-O1", "-g", "-Wall", "-Wextra", "-Werror"])
+                .args(defines)
+                .arg(&src)
+                .arg("-o")
+                .arg(out)
+                .args(libs)
+                .arg("-lpthread");
+            run_build(&mut cmd);
+        };
+        let link = dir.join("workload-link");
+        build_atomically(&link, |out| gcc(out, &["-DVIA_LINK"], &["-lze_loader"]));
+        let dl = dir.join("workload-dl");
+        // Only libc: the loader must come in by dlopen, not DT_NEEDED.
+        build_atomically(&dl, |out| gcc(out, &[], &["-ldl"]));
+        Workloads { link, dl }
+    })
+}
+
+/// The workload binary that does not link the loader (`--via ddi|dlsym`).
+pub fn workload() -> PathBuf {
+    workloads().dl.clone()
+}
+
+/// The workload binary linked with `-lze_loader` (`--via link`).
+pub fn workload_link() -> PathBuf {
+    workloads().link.clone()
+}
+
+/// The workload binary that does `--via <via>`.
+pub fn workload_for(via: &str) -> PathBuf {
+    match via {
+        "link" => workload_link(),
+        "ddi" | "dlsym" => workload(),
+        other => panic!("unknown way {other:?}; expected one of {WAYS:?}"),
+    }
+}
+
+fn ocloc_build(cl: &str, spv_only: bool) -> PathBuf {
+    require_stack();
+    let stem = cl.trim_end_matches(".cl");
+    let dest = if spv_only {
+        build_dir().join(format!("{stem}.spv"))
+    } else {
+        build_dir().join(format!("{stem}.native"))
+    };
+    // ocloc writes into its working folder (it ignores folders in -output).
+    let work = tempfile::Builder::new()
+        .prefix("ocloc-")
+        .tempdir_in(build_dir())
+        .expect("a temporary folder in the build folder");
+    let mut cmd = Command::new("ocloc");
+    cmd.current_dir(work.path())
+        .arg("compile")
+        .arg("-file")
+        .arg(workload_src_dir().join(cl));
+    if spv_only {
+        cmd.arg("-spv_only");
+    }
+    cmd.args([
+        "-device",
+        "pvc",
+        "-output",
+        "out",
+        "-output_no_suffix",
+        "-q",
+    ]);
+    run_build(&mut cmd);
+    let produced = work.path().join(if spv_only { "out.spv" } else { "out" });
+    assert!(
+        produced.is_file(),
+        "ocloc reported success but left no {} (it left {:?})",
+        produced.display(),
+        list_files(work.path())
+    );
+    build_atomically(&dest, |tmp| {
+        std::fs::copy(&produced, tmp)
+            .unwrap_or_else(|e| panic!("cannot copy {}: {e}", produced.display()));
+    });
+    dest
+}
+
+/// SPIR-V of `tests/workload/kernels_<name>.cl` (`name` is `a` or `b`), built
+/// once per test process with `ocloc -spv_only`.
+pub fn spirv(name: &str) -> PathBuf {
+    static A: OnceLock<PathBuf> = OnceLock::new();
+    static B: OnceLock<PathBuf> = OnceLock::new();
+    match name {
+        "a" => A.get_or_init(|| ocloc_build("kernels_a.cl", true)).clone(),
+        "b" => B.get_or_init(|| ocloc_build("kernels_b.cl", true)).clone(),
+        other => panic!("no kernel source for module {other:?} (have a, b)"),
+    }
+}
+
+/// A native PVC binary (zebin) of `kernels_a.cl`, for `--native`.
+pub fn native_a() -> PathBuf {
+    static N: OnceLock<PathBuf> = OnceLock::new();
+    N.get_or_init(|| ocloc_build("kernels_a.cl", false)).clone()
+}
+
+/// `target/<profile>` of the running test binary (`.../<profile>/deps/x-hash`),
+/// so that a `--release` test run uses the release interposer and never a
+/// stale build of the other profile.
+pub fn profile_dir() -> PathBuf {
+    let exe = std::env::current_exe().ok();
+    let from_exe = exe
+        .as_deref()
+        .and_then(Path::parent)
+        .filter(|deps| deps.file_name() == Some(OsStr::new("deps")))
+        .and_then(Path::parent)
+        .map(Path::to_path_buf);
+    from_exe.unwrap_or_else(|| {
+        target_dir().join(if cfg!(debug_assertions) {
+            "debug"
+        } else {
+            "release"
+        })
+    })
+}
+
+fn profile_artifact(file: &str, what: &str) -> PathBuf {
+    let f = profile_dir().join(file);
+    assert!(
+        f.is_file(),
+        "{what} not found at {}; build it with `cargo build --workspace` (scripts/test.sh does this)",
+        f.display()
+    );
+    f
+}
+
+/// The interposer library built by cargo.
+pub fn interposer() -> PathBuf {
+    profile_artifact("libxpu_asm_interposer.so", "the interposer library")
+}
+
+/// The collector binary built by cargo.
+pub fn xpu_asm_run() -> PathBuf {
+    profile_artifact("xpu-asm-run", "the collector binary xpu-asm-run")
+}
+
+/// Every file under `dir`, relative, with its size; for failure messages.
+pub fn list_files(dir: &Path) -> Vec<String> {
+    fn walk(base: &Path, dir: &Path, out: &mut Vec<String>) {
+        let Ok(rd) = std::fs::read_dir(dir) else {
+            return;
+        };
+        let mut entries: Vec<_> = rd.filter_map(|e| e.ok()).collect();
+        entries.sort_by_key(|e| e.file_name());
+        for e in entries {
+            let p = e.path();
+            let rel = p.strip_prefix(base).unwrap_or(&p).display().to_string();
+            match e.metadata() {
+                Ok(m) if m.is_dir() => walk(base, &p, out),
+                Ok(m) => out.push(format!("{rel} ({} bytes)", m.len())),
+                Err(_) => out.push(rel),
+            }
+        }
+    }
+    let mut out = Vec::new();
+    walk(dir, dir, &mut out);
+    out
+}
+
+/// Runs `cmd` with stdin closed, capturing its output, killing it after
+/// [`RUN_TIMEOUT`].
+pub fn run_with_timeout(cmd: &mut Command) -> Output {
+    let shown = format!("{cmd:?}");
+    let mut child = cmd
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap_or_else(|e| panic!("cannot start {shown}: {e}"));
+    let mut so = child.stdout.take().expect("stdout was piped");
+    let mut se = child.stderr.take().expect("stderr was piped");
+    let t_out = std::thread::spawn(move || {
+        let mut b = Vec::new();
+        let _ = so.read_to_end(&mut b);
+        b
+    });
+    let t_err = std::thread::spawn(move || {
+        let mut b = Vec::new();
+        let _ = se.read_to_end(&mut b);
+        b
+    });
+    let start = Instant::now();
+    let mut timed_out = false;
+    let status = loop {
+        match child.try_wait() {
+            Ok(Some(s)) => break s,
+            Ok(None) if start.elapsed() > RUN_TIMEOUT => {
+                timed_out = true;
+                let _ = child.kill();
+                break child.wait().expect("wait after kill");
+            }
+            Ok(None) => std::thread::sleep(Duration::from_millis(5)),
+            Err(e) => panic!("cannot wait for {shown}: {e}"),
+        }
+    };
+    let stdout = t_out.join().unwrap_or_default();
+    let mut stderr = t_err.join().unwrap_or_default();
+    if timed_out {
+        stderr.extend_from_slice(
+            format!("\n[xpu-asm-tests: killed after {RUN_TIMEOUT:?}]\n").as_bytes(),
+        );
+    }
+    Output {
+        status,
+        stdout,
+        stderr,
+    }
+}
+
+/// The command, its status and output, and the files left under `out`: what
+/// a failing test must show.
+pub fn describe(cmd: &str, output: &Output, out: &Path) -> String {
+    format!(
+        "command: {cmd}\nstatus: {}\nstdout:\n{}\nstderr:\n{}\nfiles under {}:\n  {}",
+        output.status,
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr),
+        out.display(),
+        list_files(out).join("\n  ")
+    )
+}
+
+fn via_of(args: &[&str]) -> &'static str {
+    let via = args
+        .iter()
+        .position(|a| *a == "--via")
+        .and_then(|i| args.get(i + 1))
+        .unwrap_or_else(|| panic!("workload arguments {args:?} have no --via"));
+    WAYS.iter()
+        .find(|w| *w == via)
+        .unwrap_or_else(|| panic!("unknown way {via:?}; expected one of {WAYS:?}"))
+}
+
+/// The workload command for `args` with the NEO no-hardware environment,
+/// run in `out` (so that any stray file it writes shows in failure messages).
+pub fn workload_command(out: &Path, args: &[&str]) -> Command {
+    std::fs::create_dir_all(out).unwrap_or_else(|e| panic!("cannot create {}: {e}", out.display()));
+    let mut cmd = Command::new(workload_for(via_of(args)));
+    cmd.args(args).current_dir(out).envs(neo_env());
+    cmd
+}
+
+/// Adds the interposer to `cmd`: `LD_PRELOAD` and `XPU_ASM_OUT=out`.
+pub fn trace(cmd: &mut Command, out: &Path) {
+    cmd.env("LD_PRELOAD", interposer())
+        .env(xpu_asm_record::OUT_ENV, out);
+}
+
+/// Runs the workload under the interposer without judging how it ended.
+pub fn run_traced_any(out: &Path, args: &[&str]) -> (String, Output) {
+    let mut cmd = workload_command(out, args);
+    trace(&mut cmd, out);
+    let shown = shell_words(&cmd);
+    (shown, run_with_timeout(&mut cmd))
+}
+
+/// Runs the workload under the interposer with `XPU_ASM_OUT=out`; panics with
+/// everything needed to diagnose it unless it exits with status 0.
+pub fn run_traced(out: &Path, args: &[&str]) -> Output {
+    let (shown, output) = run_traced_any(out, args);
+    assert!(
+        output.status.success(),
+        "the traced workload failed\n{}",
+        describe(&shown, &output, out)
+    );
+    output
+}
+
+/// Runs the workload without the interposer; panics unless it succeeds.
+pub fn run_plain(dir: &Path, args: &[&str]) -> Output {
+    let mut cmd = workload_command(dir, args);
+    let shown = shell_words(&cmd);
+    let output = run_with_timeout(&mut cmd);
+    assert!(
+        output.status.success(),
+        "the workload failed without the interposer\n{}",
+        describe(&shown, &output, dir)
+    );
+    output
+}
+
+/// The command as a shell line, environment first, for failure messages.
+pub fn shell_words(cmd: &Command) -> String {
+    let q = |s: &OsStr| {
+        let s = s.to_string_lossy();
+        if !s.is_empty()
+            && s.chars()
+                .all(|c| c.is_ascii_alphanumeric() || "-_./=:,+@%".contains(c))
+        {
+            s.into_owned()
+        } else {
+            format!("'{}'", s.replace('\'', r"'\''"))
+        }
+    };
+    let mut words = Vec::new();
+    if let Some(d) = cmd.get_current_dir() {
+        words.push(format!("cd {} &&", q(d.as_os_str())));
+    }
+    for (k, v) in cmd.get_envs() {
+        if let Some(v) = v {
+            words.push(format!("{}={}", k.to_string_lossy(), q(v)));
+        }
+    }
+    words.push(q(cmd.get_program()));
+    words.extend(cmd.get_args().map(q));
+    words.join(" ")
+}
+
+/// Every process record under `out/records`.
+pub fn records(out: &Path) -> Vec<ProcessRecord> {
+    let dir = out.join(xpu_asm_record::RECORDS_DIR);
+    xpu_asm_record::read::read_dir(&dir).unwrap_or_else(|e| {
+        panic!(
+            "no records: {e}\nfiles under {}:\n  {}",
+            out.display(),
+            list_files(out).join("\n  ")
+        )
+    })
+}
+
+/// The one record under `out`, which must have been read without warnings.
+pub fn only_record(out: &Path) -> ProcessRecord {
+    let mut recs = records(out);
+    assert_eq!(
+        recs.len(),
+        1,
+        "expected the record of exactly one process, found {}:\n{recs:#?}\nfiles under {}:\n  {}",
+        recs.len(),
+        out.display(),
+        list_files(out).join("\n  ")
+    );
+    let rec = recs.pop().expect("length checked above");
+    assert!(
+        rec.warnings.is_empty(),
+        "reading the record gave warnings: {:#?}\nrecord: {rec:#?}",
+        rec.warnings
+    );
+    rec
+}
+
+/// `(kernel name, module sha256)`: how a kernel is told apart across handles.
+pub type KernelKey = (String, String);
+
+/// `(launches, appended)` summed over every kernel handle of the same name in
+/// the same module (threads, re-creation), keyed by name and module sha256.
+pub fn counts(rec: &ProcessRecord) -> BTreeMap<KernelKey, (u64, u64)> {
+    let mut m = BTreeMap::new();
+    for k in rec.kernels.values() {
+        let sha = match rec.modules.get(&k.module) {
+            Some(module) => module.sha256.clone(),
+            None => format!("<module id {} not in the record>", k.module),
+        };
+        let e = m
+            .entry((String::from_utf8_lossy(&k.name).into_owned(), sha))
+            .or_insert((0, 0));
+        e.0 += k.launches;
+        e.1 += k.appended;
+    }
+    m
+}
+
+/// Lower-case hex SHA-256 of a file's contents.
+pub fn sha256_file(path: &Path) -> String {
+    let bytes =
+        std::fs::read(path).unwrap_or_else(|e| panic!("cannot read {}: {e}", path.display()));
+    xpu_asm_record::hex(&Sha256::digest(&bytes))
+}
+
+/// The per-process IGC dump folder of `rec`: `out/dumps/<host>-<pid>`.
+pub fn dump_dir(out: &Path, rec: &ProcessRecord) -> PathBuf {
+    out.join(xpu_asm_record::dump_dir_name(&rec.host, rec.pid))
+}
+
+/// The kernel each `.asm` file of `dir` is for, from its `//.kernel` line
+/// (a substring match would confuse `scale` with `scale_v2`).
+pub fn asm_kernels(dir: &Path) -> BTreeMap<PathBuf, String> {
+    let mut m = BTreeMap::new();
+    let Ok(rd) = std::fs::read_dir(dir) else {
+        return m;
+    };
+    for e in rd.filter_map(|e| e.ok()) {
+        let p = e.path();
+        if p.extension() != Some(OsStr::new("asm")) {
+            continue;
+        }
+        let text = std::fs::read_to_string(&p).unwrap_or_default();
+        if let Some(name) = text
+            .lines()
+            .find_map(|l| l.strip_prefix("//.kernel "))
+            .map(|n| n.trim().to_string())
+        {
+            m.insert(p, name);
+        }
+    }
+    m
+}
+
+/// The distinct kernel names of [`asm_kernels`].
+pub fn asm_kernel_names(dir: &Path) -> BTreeSet<String> {
+    asm_kernels(dir).into_values().collect()
+}
+
+/// Stdout as lines.
+pub fn stdout_lines(output: &Output) -> Vec<String> {
+    String::from_utf8_lossy(&output.stdout)
+        .lines()
+        .map(str::to_string)
+        .collect()
+}
+
+/// What an IGC dump folder holds per module: the sha256 of each dumped
+/// `OCL_asm<hash>.spv` and the kernels named by that module's
+/// `OCL_asm<hash>_*.asm` files.
+pub fn dumped_modules(dir: &Path) -> BTreeMap<String, BTreeSet<String>> {
+    let kernels = asm_kernels(dir);
+    let mut m = BTreeMap::new();
+    let Ok(rd) = std::fs::read_dir(dir) else {
+        return m;
+    };
+    for e in rd.filter_map(|e| e.ok()) {
+        let p = e.path();
+        let (Some(stem), Some("spv")) = (
+            p.file_stem().and_then(OsStr::to_str),
+            p.extension().and_then(OsStr::to_str),
+        ) else {
+            continue;
+        };
+        let prefix = format!("{stem}_");
+        let names = kernels
+            .iter()
+            .filter(|(asm, _)| {
+                asm.file_name()
+                    .and_then(OsStr::to_str)
+                    .is_some_and(|f| f.starts_with(&prefix))
+            })
+            .map(|(_, name)| name.clone())
+            .collect();
+        m.insert(sha256_file(&p), names);
+    }
+    m
+}
