@@ -1,0 +1,614 @@
+//! IGC dump folders: what is in them and what the `.asm` headers say.
+//!
+//! IGC 1.0.12504 (checked here with `ocloc` and with NEO's JIT, for pvc, dg2
+//! and tgllp) names a module's files after a 64-bit hash of its SPIR-V:
+//!
+//! * `OCL_asm<hash>.spv`: the module's SPIR-V, byte-identical to what the
+//!   program passed to `zeModuleCreate`.
+//! * `OCL_asm<hash>[_<retry>]_simd<W>_entry_<NNNN>.asm`: a finished
+//!   compilation of one kernel at SIMD width W. `_<retry>` (1, 2, ...) marks
+//!   IGC's recompilations of a module whose kernels spilled; the first
+//!   attempt has none. A SIMD width that aborted on spills leaves only a
+//!   `.visaasm`, no `.asm`.
+//! * `OCL_asm<hash>[_<retry>]_simd<W>_entry_<NNNN>.dat`: that attempt's
+//!   machine code, and `OCL_asm<hash>_entry_<NNNN>.kernbin`: the kernel
+//!   binary IGC finally emitted (a patch-token header, the kernel's name,
+//!   then that machine code). Comparing the two tells which attempt IGC
+//!   kept.
+//!
+//! Newer IGCs put more segments around these (shader numbers, pass names,
+//! a kernel-name postfix), so names are parsed leniently: what ties a file
+//! to a module is `asm<hash>`, and what ties it to a kernel is the exact
+//! `//.kernel` line of its header.
+
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+use std::collections::BTreeMap;
+use std::fs::File;
+use std::io::{BufRead, BufReader, Read};
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+
+/// Headers are read up to here and no further: a `.asm` can be hundreds of
+/// megabytes, and its header fields all come within the first few lines.
+pub const HEADER_MAX_BYTES: u64 = 64 * 1024;
+
+/// `.kernbin`/`.dat` files bigger than this are not compared.
+const BINARY_MAX_BYTES: u64 = 256 * 1024 * 1024;
+
+/// What an `.asm` header says. Every field is optional: IGC versions differ
+/// in what they print, and a missing field is not an error.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AsmHeader {
+    /// Raw bytes after `//.kernel ` (the kernel's exact name).
+    pub kernel: Option<Vec<u8>>,
+    /// `//.platform PVCXT`
+    pub platform: Option<String>,
+    /// `numGRF=` of `//.thread_config`
+    pub grf: Option<u32>,
+    /// `numAcc=` of `//.thread_config`
+    pub acc: Option<u32>,
+    /// `numSWSB=` of `//.thread_config`
+    pub swsb: Option<u32>,
+    /// `//.instCount`
+    pub instructions: Option<u64>,
+    /// `//.RA type` (register allocator that succeeded)
+    pub ra_type: Option<String>,
+    /// `//.spill size` (bytes); IGC 1.0.12504 prints it only for kernels that spill.
+    pub spill_bytes: Option<u64>,
+    /// `//.spill GRF est. ref count`
+    pub spill_grf_refs: Option<u64>,
+    /// `//.spill flag store` (newer IGCs)
+    pub spill_flag_stores: Option<u64>,
+    /// `//.spill flag load` (newer IGCs)
+    pub spill_flag_loads: Option<u64>,
+    /// `//.private memory size` (bytes)
+    pub private_memory_bytes: Option<u64>,
+    /// `//.git-hash` (newer IGCs)
+    pub igc_git_hash: Option<String>,
+    /// The header went on past [`HEADER_MAX_BYTES`] (reading stopped there).
+    pub truncated: bool,
+}
+
+/// Parses the leading `//` lines of an `.asm` dump. Stops at the first line
+/// that is not a `//` comment or after `max_bytes` bytes, whichever comes
+/// first; never reads the instruction body.
+pub fn parse_header(reader: impl Read, max_bytes: u64) -> std::io::Result<AsmHeader> {
+    let mut r = BufReader::new(reader.take(max_bytes));
+    let mut h = AsmHeader::default();
+    let mut line = Vec::new();
+    loop {
+        line.clear();
+        let n = r.read_until(b'\n', &mut line)?;
+        if n == 0 {
+            // Reached the cap (or the end) while still in the header.
+            h.truncated = r.get_ref().limit() == 0;
+            break;
+        }
+        let complete = line.last() == Some(&b'\n');
+        while matches!(line.last(), Some(b'\n' | b'\r')) {
+            line.pop();
+        }
+        if !line.starts_with(b"//") {
+            break;
+        }
+        if !complete && r.get_ref().limit() == 0 {
+            // A line cut by the cap: its value cannot be trusted.
+            h.truncated = true;
+            break;
+        }
+        parse_header_line(&line, &mut h);
+    }
+    Ok(h)
+}
+
+fn parse_header_line(line: &[u8], h: &mut AsmHeader) {
+    if let Some(name) = line.strip_prefix(b"//.kernel ") {
+        if h.kernel.is_none() {
+            h.kernel = Some(name.to_vec());
+        }
+        return;
+    }
+    if !line.starts_with(b"//.") {
+        return;
+    }
+    let text = String::from_utf8_lossy(line);
+    let field = |prefix: &str| text.strip_prefix(prefix).map(str::trim);
+    if let Some(v) = field("//.platform ") {
+        h.platform = Some(v.to_string());
+    } else if let Some(v) = field("//.thread_config ") {
+        for part in v.split(',') {
+            let Some((k, val)) = part.trim().split_once('=') else {
+                continue;
+            };
+            let val = leading_number(val);
+            match k.trim() {
+                "numGRF" => h.grf = val.and_then(|n| u32::try_from(n).ok()),
+                "numAcc" => h.acc = val.and_then(|n| u32::try_from(n).ok()),
+                "numSWSB" => h.swsb = val.and_then(|n| u32::try_from(n).ok()),
+                _ => {}
+            }
+        }
+    } else if let Some(v) = field("//.instCount") {
+        h.instructions = leading_number(v);
+    } else if let Some(v) = field("//.RA type") {
+        h.ra_type = Some(v.to_string()).filter(|s| !s.is_empty());
+    } else if let Some(v) = field("//.spill size") {
+        h.spill_bytes = leading_number(v);
+    } else if let Some(v) = field("//.spill GRF est. ref count") {
+        h.spill_grf_refs = leading_number(v);
+    } else if let Some(v) = field("//.spill flag store") {
+        h.spill_flag_stores = leading_number(v);
+    } else if let Some(v) = field("//.spill flag load") {
+        h.spill_flag_loads = leading_number(v);
+    } else if let Some(v) = field("//.private memory size") {
+        h.private_memory_bytes = leading_number(v);
+    } else if let Some(v) = field("//.git-hash") {
+        h.igc_git_hash = Some(v.to_string()).filter(|s| !s.is_empty());
+    }
+}
+
+fn leading_number(s: &str) -> Option<u64> {
+    let s = s.trim();
+    let end = s.find(|c: char| !c.is_ascii_digit()).unwrap_or(s.len());
+    s[..end].parse().ok()
+}
+
+/// Reads the header of the `.asm` file at `path`.
+pub fn read_header(path: &Path) -> std::io::Result<AsmHeader> {
+    parse_header(File::open(path)?, HEADER_MAX_BYTES)
+}
+
+/// What an `.asm` file name says.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AsmName {
+    /// The module hash (hex) after `asm`.
+    pub hash: String,
+    /// IGC's retry number; 0 for the first attempt.
+    pub retry: u32,
+    pub simd: Option<u32>,
+    pub entry: Option<u32>,
+}
+
+fn re(cell: &'static OnceLock<regex::Regex>, pattern: &str) -> &'static regex::Regex {
+    // The patterns are literals of this file, checked by the tests.
+    cell.get_or_init(|| regex::Regex::new(pattern).expect("valid literal regex"))
+}
+
+/// `OCL_asm6f30f910931b48ea_1_simd32_entry_0001.asm` and lenient variants.
+pub fn parse_asm_file_name(name: &str) -> Option<AsmName> {
+    static RE: OnceLock<regex::Regex> = OnceLock::new();
+    static SIMD: OnceLock<regex::Regex> = OnceLock::new();
+    static ENTRY: OnceLock<regex::Regex> = OnceLock::new();
+    let c = re(
+        &RE,
+        r"(?:^|_)asm([0-9a-f]{8,})(?:_(\d+))?((?:_[^.]*)?)\.asm$",
+    )
+    .captures(name)?;
+    let rest = c.get(3).map_or("", |m| m.as_str());
+    let num = |r: &regex::Regex| {
+        r.captures(rest)
+            .and_then(|c| c.get(1))
+            .and_then(|m| m.as_str().parse().ok())
+    };
+    Some(AsmName {
+        hash: c[1].to_string(),
+        retry: c.get(2).and_then(|m| m.as_str().parse().ok()).unwrap_or(0),
+        simd: num(re(&SIMD, r"_simd(\d+)(?:_|$)")),
+        entry: num(re(&ENTRY, r"_entry_(\d+)(?:_|$)")),
+    })
+}
+
+/// `OCL_asm<hash>.spv` -> hash
+pub fn parse_spv_file_name(name: &str) -> Option<String> {
+    static RE: OnceLock<regex::Regex> = OnceLock::new();
+    re(&RE, r"(?:^|_)asm([0-9a-f]{8,})\.spv$")
+        .captures(name)
+        .map(|c| c[1].to_string())
+}
+
+/// `OCL_asm<hash>_entry_<NNNN>.kernbin` -> hash
+pub fn parse_kernbin_file_name(name: &str) -> Option<String> {
+    static RE: OnceLock<regex::Regex> = OnceLock::new();
+    re(&RE, r"(?:^|_)asm([0-9a-f]{8,})_entry_\d+\.kernbin$")
+        .captures(name)
+        .map(|c| c[1].to_string())
+}
+
+/// A kernel binary as IGC's patch-token `.kernbin` holds it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct KernBin {
+    pub name: Vec<u8>,
+    pub machine_code: Vec<u8>,
+}
+
+/// Parses the patch-token kernel binary header (`SKernelBinaryHeaderCommon`:
+/// checksum u32, shader hash u64, then u32 sizes of name, patch list, kernel
+/// heap, general/dynamic/surface state heaps and the unpadded kernel), the
+/// name, and the unpadded kernel heap. `None` when it does not fit.
+pub fn parse_kernbin(bytes: &[u8]) -> Option<KernBin> {
+    const HEADER: usize = 40;
+    let u32_at = |off: usize| -> Option<usize> {
+        let b: [u8; 4] = bytes.get(off..off + 4)?.try_into().ok()?;
+        Some(u32::from_le_bytes(b) as usize)
+    };
+    let name_size = u32_at(12)?;
+    let heap_size = u32_at(20)?;
+    let unpadded = u32_at(36)?;
+    if unpadded > heap_size {
+        return None;
+    }
+    let name_end = HEADER.checked_add(name_size)?;
+    let name = bytes.get(HEADER..name_end)?;
+    let code = bytes.get(name_end..name_end.checked_add(unpadded)?)?;
+    let name_len = name.iter().position(|b| *b == 0).unwrap_or(name.len());
+    Some(KernBin {
+        name: name[..name_len].to_vec(),
+        machine_code: code.to_vec(),
+    })
+}
+
+/// One `.asm` file of a dump folder.
+#[derive(Debug, Clone)]
+pub struct AsmFile {
+    pub path: PathBuf,
+    /// Path shown in reports: relative to the capture folder when inside it.
+    pub shown: String,
+    pub file_name: String,
+    pub name: AsmName,
+    /// `None` when the file could not be read (a warning says why).
+    pub header: Option<AsmHeader>,
+    /// Whether this attempt's machine code is the binary IGC finally emitted
+    /// for the kernel; `None` when the dump does not tell.
+    pub final_binary: Option<bool>,
+}
+
+/// What one process's dump folder holds.
+#[derive(Debug, Clone, Default)]
+pub struct DumpFolder {
+    pub path: PathBuf,
+    pub shown: String,
+    pub exists: bool,
+    /// SHA-256 (lower-case hex) of each dumped `.spv` -> the module hashes
+    /// IGC named it by.
+    pub spv_by_sha: BTreeMap<String, Vec<String>>,
+    /// module hash -> SHA-256 of its `.spv`
+    pub sha_by_hash: BTreeMap<String, String>,
+    /// Every `.asm` with a module hash in its name, sorted by file name.
+    pub asm: Vec<AsmFile>,
+    /// `.asm` files whose name has no module hash.
+    pub other_asm: usize,
+    pub warnings: Vec<String>,
+}
+
+impl DumpFolder {
+    /// The `.asm` files of the module whose SPIR-V has SHA-256 `sha`.
+    pub fn module_asm<'a>(&'a self, sha: &str) -> impl Iterator<Item = &'a AsmFile> + 'a {
+        let hashes = self
+            .spv_by_sha
+            .get(&sha.to_ascii_lowercase())
+            .cloned()
+            .unwrap_or_default();
+        self.asm
+            .iter()
+            .filter(move |a| hashes.contains(&a.name.hash))
+    }
+
+    pub fn has_module(&self, sha: &str) -> bool {
+        self.spv_by_sha.contains_key(&sha.to_ascii_lowercase())
+    }
+}
+
+/// Raised when the user asked to stop.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Stopped;
+
+/// Lists the top level of `path` (IGC writes its dumps flat): hashes every
+/// `.spv`, reads every `.asm` header, and compares attempts' machine code
+/// with final `.kernbin` binaries. `shown` is how paths are displayed;
+/// `known_final` gives verdicts learned by an earlier collection (whose
+/// evidence files may since have been pruned), keyed by shown path.
+pub fn scan_folder(
+    path: &Path,
+    shown: &str,
+    known_final: &BTreeMap<String, bool>,
+    stop: &dyn Fn() -> bool,
+) -> Result<DumpFolder, Stopped> {
+    let mut f = DumpFolder {
+        path: path.to_path_buf(),
+        shown: shown.to_string(),
+        ..Default::default()
+    };
+    match std::fs::symlink_metadata(path) {
+        Ok(m) if m.is_dir() => f.exists = true,
+        Ok(_) => {
+            f.warnings
+                .push(format!("{shown}: not a folder; its dumps are ignored"));
+            return Ok(f);
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(f),
+        Err(e) => {
+            f.warnings.push(format!("{shown}: cannot read: {e}"));
+            return Ok(f);
+        }
+    }
+    let entries = match std::fs::read_dir(path) {
+        Ok(rd) => rd,
+        Err(e) => {
+            f.warnings.push(format!("{shown}: cannot list: {e}"));
+            return Ok(f);
+        }
+    };
+    let mut files: Vec<(String, PathBuf)> = Vec::new();
+    for e in entries {
+        let Ok(e) = e else { continue };
+        // Only regular files: a symlink in a dump folder is not IGC's.
+        if !e.file_type().is_ok_and(|t| t.is_file()) {
+            continue;
+        }
+        // IGC's names are ASCII; anything else is not one of its files.
+        if let Ok(name) = e.file_name().into_string() {
+            files.push((name, e.path()));
+        }
+    }
+    files.sort();
+
+    let mut kernbins = Vec::new();
+    for (name, p) in &files {
+        if stop() {
+            return Err(Stopped);
+        }
+        let shown_file = format!("{shown}/{name}");
+        if let Some(hash) = parse_spv_file_name(name) {
+            match sha256_file(p) {
+                Ok(sha) => {
+                    f.spv_by_sha
+                        .entry(sha.clone())
+                        .or_default()
+                        .push(hash.clone());
+                    f.sha_by_hash.insert(hash, sha);
+                }
+                Err(e) => f.warnings.push(format!("{shown_file}: cannot read: {e}")),
+            }
+        } else if let Some(asm_name) = parse_asm_file_name(name) {
+            let header = match read_header(p) {
+                Ok(h) => {
+                    if h.kernel.is_none() {
+                        f.warnings.push(format!(
+                            "{shown_file}: no `//.kernel` line in its header; cannot tell its kernel, ignored"
+                        ));
+                    }
+                    Some(h)
+                }
+                Err(e) => {
+                    f.warnings.push(format!("{shown_file}: cannot read: {e}"));
+                    None
+                }
+            };
+            let final_binary = known_final.get(&shown_file).copied();
+            f.asm.push(AsmFile {
+                path: p.clone(),
+                shown: shown_file,
+                file_name: name.clone(),
+                name: asm_name,
+                header,
+                final_binary,
+            });
+        } else if name.ends_with(".asm") {
+            f.other_asm += 1;
+        } else if let Some(hash) = parse_kernbin_file_name(name) {
+            kernbins.push((hash, p.clone(), shown_file));
+        }
+    }
+    for (hash, p, shown_file) in kernbins {
+        if stop() {
+            return Err(Stopped);
+        }
+        let kb = match read_small(&p) {
+            Ok(b) => parse_kernbin(&b),
+            Err(e) => {
+                f.warnings.push(format!("{shown_file}: cannot read: {e}"));
+                continue;
+            }
+        };
+        let Some(kb) = kb else { continue };
+        for a in f.asm.iter_mut() {
+            let same_kernel =
+                a.header.as_ref().and_then(|h| h.kernel.as_deref()) == Some(kb.name.as_slice());
+            if a.name.hash != hash || !same_kernel {
+                continue;
+            }
+            let dat = a.path.with_extension("dat");
+            if let Ok(code) = read_small(&dat) {
+                a.final_binary = Some(code == kb.machine_code);
+            }
+        }
+    }
+    Ok(f)
+}
+
+fn read_small(p: &Path) -> std::io::Result<Vec<u8>> {
+    let mut buf = Vec::new();
+    File::open(p)?
+        .take(BINARY_MAX_BYTES + 1)
+        .read_to_end(&mut buf)?;
+    if buf.len() as u64 > BINARY_MAX_BYTES {
+        return Err(std::io::Error::other("too large to compare"));
+    }
+    Ok(buf)
+}
+
+/// Lower-case hex SHA-256 of a file, read in chunks.
+pub fn sha256_file(p: &Path) -> std::io::Result<String> {
+    let mut file = File::open(p)?;
+    let mut h = Sha256::new();
+    let mut buf = vec![0u8; 1 << 16];
+    loop {
+        let n = file.read(&mut buf)?;
+        if n == 0 {
+            break;
+        }
+        h.update(&buf[..n]);
+    }
+    Ok(xpu_asm_record::hex(&h.finalize()))
+}
+
+/// Bytes and regular files under `root` (symlinks not followed, not counted).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Usage {
+    pub bytes: u64,
+    pub files: u64,
+}
+
+pub fn usage(root: &Path) -> Usage {
+    let mut u = Usage::default();
+    if !is_real_dir(root) {
+        return u;
+    }
+    for e in walkdir::WalkDir::new(root)
+        .follow_links(false)
+        .follow_root_links(false)
+        .into_iter()
+        .flatten()
+    {
+        if e.file_type().is_file() {
+            u.files += 1;
+            u.bytes += e.metadata().map(|m| m.len()).unwrap_or(0);
+        }
+    }
+    u
+}
+
+/// A folder that is not a symlink (pruning never goes through links).
+pub fn is_real_dir(p: &Path) -> bool {
+    std::fs::symlink_metadata(p).is_ok_and(|m| m.is_dir())
+}
+
+/// Deletes every regular file under `root` for which `keep` says no; never
+/// follows symlinks, so it cannot reach outside `root`. Returns how many
+/// files it deleted, plus one message per file it could not delete.
+pub fn prune(
+    root: &Path,
+    keep: &dyn Fn(&Path) -> bool,
+    stop: &dyn Fn() -> bool,
+) -> Result<(u64, Vec<String>), Stopped> {
+    let mut deleted = 0;
+    let mut errors = Vec::new();
+    if !is_real_dir(root) {
+        return Ok((0, errors));
+    }
+    for e in walkdir::WalkDir::new(root)
+        .follow_links(false)
+        .follow_root_links(false)
+        .into_iter()
+        .flatten()
+    {
+        if stop() {
+            return Err(Stopped);
+        }
+        if !e.file_type().is_file() || keep(e.path()) {
+            continue;
+        }
+        match std::fs::remove_file(e.path()) {
+            Ok(()) => deleted += 1,
+            Err(err) => errors.push(format!("{}: cannot delete: {err}", e.path().display())),
+        }
+    }
+    Ok((deleted, errors))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn asm_file_names() {
+        let n = parse_asm_file_name("OCL_asm6f30f910931b48ea_simd32_entry_0001.asm").unwrap();
+        assert_eq!(
+            n,
+            AsmName {
+                hash: "6f30f910931b48ea".into(),
+                retry: 0,
+                simd: Some(32),
+                entry: Some(1)
+            }
+        );
+        let n = parse_asm_file_name("OCL_asm60d3638d7dda8598_1_simd8_entry_0003.asm").unwrap();
+        assert_eq!((n.retry, n.simd, n.entry), (1, Some(8), Some(3)));
+        // Newer layouts: a kernel-name postfix, a shader number prefix.
+        let n = parse_asm_file_name("OCL_1__asm60d3638d7dda8598_simd16_my_kernel.asm").unwrap();
+        assert_eq!(
+            (n.hash.as_str(), n.retry, n.simd, n.entry),
+            ("60d3638d7dda8598", 0, Some(16), None)
+        );
+        assert!(parse_asm_file_name("OCL_asm60d3638d7dda8598.spv").is_none());
+        assert!(parse_asm_file_name("random.asm").is_none());
+        assert!(parse_asm_file_name("OCL_asm60d3638d7dda8598_simd32_entry_0001.visaasm").is_none());
+        assert_eq!(
+            parse_spv_file_name("OCL_asm60d3638d7dda8598.spv").as_deref(),
+            Some("60d3638d7dda8598")
+        );
+        assert_eq!(parse_spv_file_name("OCL_asm60d3638d7dda8598.spvasm"), None);
+        assert_eq!(
+            parse_kernbin_file_name("OCL_asm60d3638d7dda8598_entry_0002.kernbin").as_deref(),
+            Some("60d3638d7dda8598")
+        );
+    }
+
+    #[test]
+    fn header_stops_at_first_non_comment_line() {
+        let text = b"//.kernel k\n//.instCount 5\n\n//.spill size 99\n";
+        let h = parse_header(&text[..], HEADER_MAX_BYTES).unwrap();
+        assert_eq!(h.kernel.as_deref(), Some(&b"k"[..]));
+        assert_eq!(h.instructions, Some(5));
+        assert_eq!(h.spill_bytes, None);
+        assert!(!h.truncated);
+    }
+
+    #[test]
+    fn header_of_an_endless_comment_is_cut_at_the_cap() {
+        let mut text = b"//.kernel k\n".to_vec();
+        while text.len() < 10_000 {
+            text.extend_from_slice(b"//.declare V0001 (1) rf=r size=4 type=ud\n");
+        }
+        let h = parse_header(&text[..], 1000).unwrap();
+        assert_eq!(h.kernel.as_deref(), Some(&b"k"[..]));
+        assert!(h.truncated);
+    }
+
+    #[test]
+    fn header_oddities_are_not_errors() {
+        for text in [
+            &b""[..],
+            b"no header at all\n",
+            b"//.kernel",
+            b"//.thread_config numGRF=abc, numAcc, =, numSWSB=99999999999\n",
+            b"//.instCount\n//.spill size x\n",
+            b"\xff\xfe//.kernel k\n",
+        ] {
+            let h = parse_header(text, HEADER_MAX_BYTES).unwrap();
+            assert_eq!(h.grf, None);
+            assert_eq!(h.instructions, None);
+        }
+        let h = parse_header(&b"//.kernel a\r\n//.kernel b\n"[..], HEADER_MAX_BYTES).unwrap();
+        assert_eq!(h.kernel.as_deref(), Some(&b"a"[..]));
+    }
+
+    #[test]
+    fn kernbin_parsing_is_bounds_checked() {
+        let mut b = vec![0u8; 40];
+        b[12..16].copy_from_slice(&8u32.to_le_bytes());
+        b[20..24].copy_from_slice(&16u32.to_le_bytes());
+        b[36..40].copy_from_slice(&4u32.to_le_bytes());
+        b.extend_from_slice(b"light\0\0\0");
+        b.extend_from_slice(&[1, 2, 3, 4, 0, 0, 0, 0]);
+        let kb = parse_kernbin(&b).unwrap();
+        assert_eq!(kb.name, b"light");
+        assert_eq!(kb.machine_code, [1, 2, 3, 4]);
+        assert_eq!(parse_kernbin(&b[..45]), None);
+        assert_eq!(parse_kernbin(&[]), None);
+        let mut huge = b.clone();
+        huge[12..16].copy_from_slice(&u32::MAX.to_le_bytes());
+        assert_eq!(parse_kernbin(&huge), None);
+    }
+}

@@ -1,0 +1,536 @@
+//! Running the command: the capture folder, the interposer, the child's
+//! environment, signals, and `run.json`.
+
+use crate::report::Exit;
+use crate::{is_capture, names, write_atomic, CollectError, RUN_FILE};
+use serde::{Deserialize, Serialize};
+use std::ffi::{OsStr, OsString};
+use std::os::unix::ffi::OsStrExt;
+use std::os::unix::process::ExitStatusExt;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU8, Ordering};
+
+/// File name of the interposer library.
+pub const INTERPOSER_LIB: &str = "libxpu_asm_interposer.so";
+/// Environment variable naming the interposer library.
+pub const INTERPOSER_ENV: &str = "XPU_ASM_INTERPOSER";
+
+/// NEO's no-hardware mode (see docs/real-stack.md); `ProductFamilyOverride`
+/// gets the device.
+pub const EMULATE_ENV: [(&str, &str); 7] = [
+    ("NEOReadDebugKeys", "1"),
+    ("SetCommandStreamReceiver", "1"),
+    ("ProductFamilyOverride", ""),
+    ("HardwareInfoOverride", "1x4x8"),
+    ("AUBDumpSubCaptureMode", "1"),
+    ("AUBDumpFilterKernelStartIdx", "999999999"),
+    ("AUBDumpFilterKernelEndIdx", "999999999"),
+];
+
+#[derive(Debug, thiserror::Error)]
+pub enum LaunchError {
+    #[error(
+        "{0} is not empty and is not an earlier xpu-asm capture; choose another folder with -o, \
+         or empty it first"
+    )]
+    OutNotEmpty(PathBuf),
+    #[error(
+        "{0} holds an earlier capture; add --force to replace it, choose another folder with -o, \
+         or report on it again with `xpu-asm-run collect {0}`"
+    )]
+    OutIsCapture(PathBuf),
+    #[error("{0} exists and is not a folder; choose another folder with -o")]
+    OutNotDir(PathBuf),
+    #[error("cannot create {path}: {source}")]
+    OutCreate {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("{}", interposer_message(.0))]
+    InterposerNotFound(Vec<(PathBuf, String)>),
+    #[error(
+        "the interposer's path {0} holds a space or colon, which LD_PRELOAD cannot carry; \
+         copy the library to a plain path and give it with --interposer"
+    )]
+    InterposerPath(PathBuf),
+    #[error("cannot run {cmd}: {source}")]
+    CannotStart { cmd: String, source: std::io::Error },
+    #[error(transparent)]
+    Write(#[from] CollectError),
+}
+
+impl LaunchError {
+    /// Exit status of xpu-asm-run for this error: 127 (126) when the
+    /// command cannot be started, as a shell does; 2 otherwise.
+    pub fn exit_code(&self) -> i32 {
+        match self {
+            LaunchError::CannotStart { source, .. }
+                if source.kind() == std::io::ErrorKind::PermissionDenied =>
+            {
+                126
+            }
+            LaunchError::CannotStart { .. } => 127,
+            _ => 2,
+        }
+    }
+}
+
+fn interposer_message(tried: &[(PathBuf, String)]) -> String {
+    let mut s = format!("no interposer library found; looked for {INTERPOSER_LIB} at:\n");
+    for (p, why) in tried {
+        s.push_str(&format!("  {} ({why})\n", p.display()));
+    }
+    s.push_str(
+        "build it with `cargo build --release -p xpu-asm-interposer`, or give its path with \
+         --interposer PATH or XPU_ASM_INTERPOSER=PATH",
+    );
+    s
+}
+
+/// Finds the interposer: `--interposer`, then `$XPU_ASM_INTERPOSER` (each
+/// final when given: a wrong explicit path is an error, not a reason to
+/// pick another library), then next to the executable, then `../lib` from
+/// it. Returns an absolute path.
+pub fn find_interposer(
+    explicit: Option<&Path>,
+    env: Option<OsString>,
+    exe: Option<PathBuf>,
+) -> Result<PathBuf, LaunchError> {
+    let mut tried = Vec::new();
+    let given = explicit
+        .map(|p| (p.to_path_buf(), "--interposer".to_string()))
+        .or_else(|| {
+            env.filter(|v| !v.is_empty())
+                .map(|v| (PathBuf::from(v), format!("${INTERPOSER_ENV}")))
+        });
+    let candidates = match given {
+        Some(g) => vec![g],
+        None => {
+            let mut c = Vec::new();
+            if let Some(dir) = exe.as_deref().and_then(Path::parent) {
+                c.push((dir.join(INTERPOSER_LIB), "next to xpu-asm-run".to_string()));
+                c.push((
+                    dir.join("..").join("lib").join(INTERPOSER_LIB),
+                    "../lib from xpu-asm-run".to_string(),
+                ));
+            }
+            c
+        }
+    };
+    for (p, why) in candidates {
+        if p.is_file() {
+            let p = std::fs::canonicalize(&p).unwrap_or(p);
+            if p.as_os_str()
+                .as_bytes()
+                .iter()
+                .any(|b| *b == b' ' || *b == b':')
+            {
+                return Err(LaunchError::InterposerPath(p));
+            }
+            return Ok(p);
+        }
+        tried.push((p, why));
+    }
+    Err(LaunchError::InterposerNotFound(tried))
+}
+
+/// Local time as `YYYYmmdd-HHMMSS`.
+pub fn timestamp() -> String {
+    // SAFETY: time(NULL) only returns the time.
+    let t = unsafe { libc::time(std::ptr::null_mut()) };
+    // SAFETY: tm is plain old data; all-zero is a valid value.
+    let mut tm: libc::tm = unsafe { std::mem::zeroed() };
+    // SAFETY: both pointers are to live locals; localtime_r is thread-safe.
+    unsafe { libc::localtime_r(&t, &mut tm) };
+    format!(
+        "{:04}{:02}{:02}-{:02}{:02}{:02}",
+        tm.tm_year + 1900,
+        tm.tm_mon + 1,
+        tm.tm_mday,
+        tm.tm_hour,
+        tm.tm_min,
+        tm.tm_sec
+    )
+}
+
+/// `xpu-asm-<command basename>-<timestamp>`
+pub fn default_out_name(cmd0: &OsStr, stamp: &str) -> String {
+    let base = Path::new(cmd0)
+        .file_name()
+        .map(|b| String::from_utf8_lossy(b.as_bytes()).into_owned())
+        .unwrap_or_default();
+    let mut name = names::safe_component(&base, 40);
+    if name.is_empty() {
+        name = "cmd".into();
+    }
+    format!("xpu-asm-{name}-{stamp}")
+}
+
+/// Entries of a capture that `--force` deletes.
+const CAPTURE_ENTRIES: [&str; 6] = [
+    xpu_asm_record::RECORDS_DIR,
+    xpu_asm_record::DUMPS_DIR,
+    crate::ASM_DIR,
+    RUN_FILE,
+    crate::REPORT_FILE,
+    crate::STATE_FILE,
+];
+
+/// The capture folder made by [`prepare_out_dir`].
+#[derive(Debug, Clone)]
+pub struct OutDir {
+    /// Absolute.
+    pub path: PathBuf,
+    /// It did not exist before: removing it leaves no trace.
+    pub created: bool,
+}
+
+/// Makes the capture folder (see `--out` and `--force`), with `records/`
+/// and `dumps/` in it.
+pub fn prepare_out_dir(
+    out: Option<&Path>,
+    force: bool,
+    cmd0: &OsStr,
+) -> Result<OutDir, LaunchError> {
+    let create = |p: &Path| {
+        std::fs::create_dir_all(p).map_err(|source| LaunchError::OutCreate {
+            path: p.to_path_buf(),
+            source,
+        })
+    };
+    let mut created = true;
+    let dir = match out {
+        None => {
+            let base = default_out_name(cmd0, &timestamp());
+            let mut dir = PathBuf::from(&base);
+            let mut n = 2;
+            while std::fs::symlink_metadata(&dir).is_ok() {
+                dir = PathBuf::from(format!("{base}-{n}"));
+                n += 1;
+            }
+            dir
+        }
+        Some(d) => {
+            match std::fs::symlink_metadata(d) {
+                Err(_) => {}
+                Ok(_) if !d.is_dir() => return Err(LaunchError::OutNotDir(d.to_path_buf())),
+                Ok(_) => {
+                    created = false;
+                    let empty = std::fs::read_dir(d)
+                        .map(|mut r| r.next().is_none())
+                        .unwrap_or(false);
+                    if !empty {
+                        if !is_capture(d) {
+                            return Err(LaunchError::OutNotEmpty(d.to_path_buf()));
+                        }
+                        if !force {
+                            return Err(LaunchError::OutIsCapture(d.to_path_buf()));
+                        }
+                        for e in CAPTURE_ENTRIES {
+                            let p = d.join(e);
+                            let r = match std::fs::symlink_metadata(&p) {
+                                Ok(m) if m.is_dir() => std::fs::remove_dir_all(&p),
+                                Ok(_) => std::fs::remove_file(&p),
+                                Err(_) => Ok(()),
+                            };
+                            r.map_err(|source| LaunchError::OutCreate {
+                                path: p.clone(),
+                                source,
+                            })?;
+                        }
+                    }
+                }
+            }
+            d.to_path_buf()
+        }
+    };
+    create(&dir.join(xpu_asm_record::RECORDS_DIR))?;
+    create(&dir.join(xpu_asm_record::DUMPS_DIR))?;
+    let path = std::fs::canonicalize(&dir)
+        .map_err(|source| LaunchError::OutCreate { path: dir, source })?;
+    Ok(OutDir { path, created })
+}
+
+/// The variables set for the command (on top of the inherited
+/// environment): the interposer in front of any `LD_PRELOAD` the user has,
+/// `XPU_ASM_OUT`, and with `emulate` NEO's no-hardware variables.
+pub fn child_env(
+    interposer: &Path,
+    out: &Path,
+    user_preload: Option<&OsStr>,
+    emulate: Option<&str>,
+) -> Vec<(OsString, OsString)> {
+    let ours = interposer.as_os_str().as_bytes();
+    let mut preload = ours.to_vec();
+    if let Some(existing) = user_preload {
+        // ld.so takes colons and spaces as separators; keep every entry but ours.
+        for entry in existing
+            .as_bytes()
+            .split(|b| *b == b':' || *b == b' ')
+            .filter(|e| !e.is_empty() && *e != ours)
+        {
+            preload.push(b':');
+            preload.extend_from_slice(entry);
+        }
+    }
+    let mut env = vec![
+        (
+            OsString::from("LD_PRELOAD"),
+            OsStr::from_bytes(&preload).to_os_string(),
+        ),
+        (
+            OsString::from(xpu_asm_record::OUT_ENV),
+            out.as_os_str().to_os_string(),
+        ),
+    ];
+    if let Some(dev) = emulate {
+        for (k, v) in EMULATE_ENV {
+            let v = if k == "ProductFamilyOverride" { dev } else { v };
+            env.push((k.into(), v.into()));
+        }
+    }
+    env
+}
+
+/// Variables an outer xpu-asm run's interposer set (listed in
+/// `XPU_ASM_OWNED`): not the user's, so not passed on as if they were.
+pub fn inherited_owned_vars() -> Vec<OsString> {
+    let Some(list) = std::env::var_os(xpu_asm_record::OWNED_ENV) else {
+        return Vec::new();
+    };
+    let mut v: Vec<OsString> = list
+        .as_bytes()
+        .split(|b| *b == b',')
+        .filter(|s| !s.is_empty())
+        .map(|s| OsStr::from_bytes(s).to_os_string())
+        .collect();
+    v.push(xpu_asm_record::OWNED_ENV.into());
+    v
+}
+
+/// `run.json`: the command and how it ended.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RunInfo {
+    pub schema: u32,
+    /// The command (lossy UTF-8).
+    pub command: Vec<String>,
+    pub cwd: String,
+    pub interposer: String,
+    pub emulate: Option<String>,
+    /// `running`, `ended` or `not-started`.
+    pub state: String,
+    pub pid: Option<u32>,
+    pub exit: Option<Exit>,
+    /// Why it could not start.
+    pub error: Option<String>,
+    pub started_unix: u64,
+    pub ended_unix: Option<u64>,
+}
+
+pub fn unix_now() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0)
+}
+
+pub fn write_run_info(dir: &Path, info: &RunInfo) -> Result<(), CollectError> {
+    let mut json = serde_json::to_vec_pretty(info).unwrap_or_default();
+    json.push(b'\n');
+    write_atomic(&dir.join(RUN_FILE), &json)
+}
+
+/// Reads `run.json`; a missing or unreadable one is a warning, not an error.
+pub fn read_run_info(dir: &Path, warnings: &mut Vec<String>) -> Option<RunInfo> {
+    let bytes = match std::fs::read(dir.join(RUN_FILE)) {
+        Ok(b) => b,
+        Err(e) => {
+            warnings.push(format!(
+                "{RUN_FILE}: cannot read ({e}); the command and how it ended are unknown"
+            ));
+            return None;
+        }
+    };
+    match serde_json::from_slice::<RunInfo>(&bytes) {
+        Ok(r) => {
+            if r.state == "running" {
+                warnings.push(format!(
+                    "{RUN_FILE}: the command was still running when xpu-asm-run stopped; how it ended is unknown"
+                ));
+            }
+            Some(r)
+        }
+        Err(e) => {
+            warnings.push(format!(
+                "{RUN_FILE}: unreadable ({e}); the command and how it ended are unknown"
+            ));
+            None
+        }
+    }
+}
+
+// ---- signals ----------------------------------------------------------
+
+const PHASE_IDLE: u8 = 0;
+const PHASE_RUNNING: u8 = 1;
+const PHASE_COLLECTING: u8 = 2;
+
+static PHASE: AtomicU8 = AtomicU8::new(PHASE_IDLE);
+static CHILD: AtomicI32 = AtomicI32::new(0);
+static OUR_PGRP: AtomicI32 = AtomicI32::new(0);
+/// A signal that came before the child's pid was known.
+static PENDING: AtomicI32 = AtomicI32::new(0);
+/// Set by a signal during collection; [`crate::Options::stop`] reads it.
+pub static STOP: AtomicBool = AtomicBool::new(false);
+
+/// si_code of signals the kernel generated, such as a terminal's Ctrl-C.
+const SI_KERNEL: libc::c_int = 0x80;
+
+const HANDLED: [libc::c_int; 4] = [libc::SIGINT, libc::SIGTERM, libc::SIGHUP, libc::SIGQUIT];
+
+extern "C" fn on_signal(sig: libc::c_int, info: *mut libc::siginfo_t, _: *mut libc::c_void) {
+    // Only atomics, getpgid and kill here: all async-signal-safe.
+    match PHASE.load(Ordering::SeqCst) {
+        PHASE_RUNNING => {
+            let child = CHILD.load(Ordering::SeqCst);
+            if child <= 0 {
+                PENDING.store(sig, Ordering::SeqCst);
+                return;
+            }
+            // SAFETY: the kernel passes a valid siginfo with SA_SIGINFO; null checked.
+            let from_kernel = !info.is_null() && unsafe { (*info).si_code } == SI_KERNEL;
+            // SAFETY: plain syscalls on a pid.
+            let same_group = unsafe { libc::getpgid(child) } == OUR_PGRP.load(Ordering::SeqCst);
+            // A terminal's Ctrl-C already reached the child (same process
+            // group); anything sent to xpu-asm-run alone is passed on.
+            if !(from_kernel && same_group) {
+                // SAFETY: kill on the child's pid.
+                unsafe { libc::kill(child, sig) };
+            }
+        }
+        PHASE_COLLECTING => STOP.store(true, Ordering::SeqCst),
+        _ => {}
+    }
+}
+
+/// Installs the handler for SIGINT, SIGTERM, SIGHUP and SIGQUIT: while the
+/// command runs they go to it (xpu-asm-run itself does not die); during
+/// collection they set [`STOP`]. A handler (not SIG_IGN) is reset to the
+/// default by exec, so the command gets normal signal dispositions.
+pub fn install_signal_handlers() {
+    // SAFETY: getpgrp cannot fail.
+    OUR_PGRP.store(unsafe { libc::getpgrp() }, Ordering::SeqCst);
+    for sig in HANDLED {
+        // SAFETY: sigaction is plain old data; all-zero is a valid start.
+        let mut sa: libc::sigaction = unsafe { std::mem::zeroed() };
+        sa.sa_sigaction = on_signal as *const () as usize;
+        sa.sa_flags = libc::SA_SIGINFO | libc::SA_RESTART;
+        // SAFETY: sa is initialised; the mask set is a field of it.
+        unsafe {
+            libc::sigemptyset(&mut sa.sa_mask);
+            libc::sigaction(sig, &sa, std::ptr::null_mut());
+        }
+    }
+}
+
+/// From now on a signal stops collection instead of going to the child.
+pub fn enter_collecting() {
+    CHILD.store(0, Ordering::SeqCst);
+    PHASE.store(PHASE_COLLECTING, Ordering::SeqCst);
+}
+
+/// Runs `cmd` with `env` added (and `remove` removed) and waits for it.
+/// Returns its pid and how it ended.
+pub fn spawn_and_wait(
+    cmd: &[OsString],
+    env: &[(OsString, OsString)],
+    remove: &[OsString],
+) -> Result<(u32, Exit), LaunchError> {
+    let Some((program, args)) = cmd.split_first() else {
+        return Err(LaunchError::CannotStart {
+            cmd: String::new(),
+            source: std::io::Error::new(std::io::ErrorKind::NotFound, "empty command"),
+        });
+    };
+    let mut c = std::process::Command::new(program);
+    c.args(args);
+    for k in remove {
+        c.env_remove(k);
+    }
+    c.envs(env.iter().map(|(k, v)| (k, v)));
+    PHASE.store(PHASE_RUNNING, Ordering::SeqCst);
+    let mut child = c.spawn().map_err(|source| {
+        PHASE.store(PHASE_IDLE, Ordering::SeqCst);
+        LaunchError::CannotStart {
+            cmd: String::from_utf8_lossy(program.as_bytes()).into_owned(),
+            source: if source.kind() == std::io::ErrorKind::NotFound {
+                std::io::Error::new(source.kind(), "command not found")
+            } else {
+                source
+            },
+        }
+    })?;
+    let pid = child.id();
+    CHILD.store(pid as i32, Ordering::SeqCst);
+    let pending = PENDING.swap(0, Ordering::SeqCst);
+    if pending != 0 {
+        // SAFETY: kill on the child's pid.
+        unsafe { libc::kill(pid as i32, pending) };
+    }
+    let status = loop {
+        match child.wait() {
+            Ok(s) => break s,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => {
+                return Err(LaunchError::CannotStart {
+                    cmd: String::from_utf8_lossy(program.as_bytes()).into_owned(),
+                    source: e,
+                })
+            }
+        }
+    };
+    CHILD.store(0, Ordering::SeqCst);
+    let exit = match (status.code(), status.signal()) {
+        (Some(c), _) => Exit::Code(c),
+        (None, Some(s)) => Exit::Signal(s),
+        (None, None) => Exit::Code(-1),
+    };
+    Ok((pid, exit))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn preload_goes_in_front_and_keeps_the_users_list() {
+        let env = child_env(
+            Path::new("/x/libxpu_asm_interposer.so"),
+            Path::new("/out"),
+            Some(OsStr::new("liba.so /x/libxpu_asm_interposer.so:libb.so")),
+            None,
+        );
+        assert_eq!(env[0].0, "LD_PRELOAD");
+        assert_eq!(env[0].1, "/x/libxpu_asm_interposer.so:liba.so:libb.so");
+        assert_eq!(env[1], ("XPU_ASM_OUT".into(), "/out".into()));
+        assert_eq!(env.len(), 2);
+        let env = child_env(Path::new("/i.so"), Path::new("/o"), None, Some("dg2"));
+        assert_eq!(env[0].1, "/i.so");
+        assert!(env.contains(&("ProductFamilyOverride".into(), "dg2".into())));
+        assert!(env.contains(&("SetCommandStreamReceiver".into(), "1".into())));
+        assert!(env.contains(&("AUBDumpFilterKernelEndIdx".into(), "999999999".into())));
+    }
+
+    #[test]
+    fn default_out_names_are_safe() {
+        assert_eq!(
+            default_out_name(OsStr::new("/usr/bin/python3"), "20260101-000000"),
+            "xpu-asm-python3-20260101-000000"
+        );
+        assert_eq!(
+            default_out_name(OsStr::new("../we ird/.."), "t"),
+            "xpu-asm-cmd-t"
+        );
+        assert_eq!(timestamp().len(), 15);
+    }
+}

@@ -1,0 +1,445 @@
+//! Ties each launched kernel to the `.asm` IGC wrote for it.
+//!
+//! A kernel is looked for only among the files of its own module (the
+//! module's recorded SPIR-V SHA-256 equals the SHA-256 of a dumped
+//! `OCL_asm<hash>.spv`) in its own process's dump folder, and is matched by
+//! exact equality of the `//.kernel` line: a kernel whose name is a prefix
+//! of another's never takes the other's file, and same-named kernels of
+//! different modules each get their own.
+
+use crate::dumps::{AsmFile, AsmHeader, DumpFolder};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use xpu_asm_record::read::ProcessRecord;
+
+/// Why a kernel has, or has not, an ISA file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Status {
+    /// Its `.asm` was found.
+    Matched,
+    /// IGC compiled it but the program never launched it (listed with `--all`).
+    NotLaunched,
+    /// The module was not SPIR-V (a native binary): IGC did not compile it here.
+    NotSpirv,
+    /// The record has launches of this kernel but not its module.
+    ModuleUnknown,
+    /// The user set `IGC_ShaderDumpEnable` to a false value.
+    DumpsDisabled,
+    /// The process's dump folder does not exist.
+    DumpFolderMissing,
+    /// No dumped `.spv` has the module's SHA-256: compiled before or outside
+    /// this run (a persistent cache), or not dumped.
+    NotCompiledHere,
+    /// The module was dumped but no `.asm` names this kernel.
+    NoAsm,
+}
+
+/// One process as the matcher sees it.
+pub struct ProcessInput<'a> {
+    pub rec: &'a ProcessRecord,
+    pub folder: &'a DumpFolder,
+}
+
+/// A kernel (name, module) with everything found for it, across processes.
+#[derive(Debug, Clone)]
+pub struct KernelMatch {
+    pub name: Vec<u8>,
+    pub module_sha256: Option<String>,
+    pub launches: u64,
+    pub appended: u64,
+    pub pids: Vec<u32>,
+    pub status: Status,
+    pub reason: Option<String>,
+    /// Every `.asm` of this kernel in the processes' dump folders.
+    pub candidates: Vec<AsmFile>,
+    /// Index into `candidates` of the file the report shows.
+    pub chosen: Option<usize>,
+    /// Why that one.
+    pub choice: Option<String>,
+}
+
+impl KernelMatch {
+    pub fn chosen_file(&self) -> Option<&AsmFile> {
+        self.chosen.and_then(|i| self.candidates.get(i))
+    }
+
+    pub fn header(&self) -> Option<&AsmHeader> {
+        self.chosen_file().and_then(|a| a.header.as_ref())
+    }
+}
+
+/// Result of matching.
+#[derive(Debug, Clone, Default)]
+pub struct Matching {
+    /// Kernels launched (or appended) at least once, in no particular order.
+    pub launched: Vec<KernelMatch>,
+    /// Kernels with a `.asm` that were never launched.
+    pub unlaunched: Vec<KernelMatch>,
+    pub warnings: Vec<String>,
+}
+
+/// Values of `IGC_ShaderDumpEnable` that IGC reads as "off".
+fn is_false(v: &str) -> bool {
+    matches!(
+        v.trim().to_ascii_lowercase().as_str(),
+        "" | "0" | "false" | "off" | "no"
+    )
+}
+
+fn user_env<'a>(rec: &'a ProcessRecord, name: &str) -> Option<&'a str> {
+    rec.env
+        .iter()
+        .find(|e| e.by_user && e.name == name)
+        .map(|e| e.value.as_str())
+}
+
+struct PerProcess<'a> {
+    pid: u32,
+    launches: u64,
+    appended: u64,
+    status: Status,
+    reason: Option<String>,
+    candidates: Vec<&'a AsmFile>,
+}
+
+fn short_sha(sha: &str) -> &str {
+    sha.get(..12).unwrap_or(sha)
+}
+
+/// Looks up one launched kernel of one process.
+fn match_one<'a>(
+    p: &ProcessInput<'a>,
+    name: &[u8],
+    module_id: u32,
+) -> (Option<String>, Status, Option<String>, Vec<&'a AsmFile>) {
+    let rec = p.rec;
+    let folder = p.folder;
+    let Some(module) = rec.modules.get(&module_id) else {
+        return (
+            None,
+            Status::ModuleUnknown,
+            Some(format!(
+                "its module (id {module_id}) is not in the record of process {}; the record may be truncated",
+                rec.pid
+            )),
+            vec![],
+        );
+    };
+    let sha = Some(module.sha256.to_ascii_lowercase()).filter(|s| !s.is_empty());
+    if module.format != "spirv" {
+        let what = if module.format == "native" {
+            "a native binary (ZE_MODULE_FORMAT_NATIVE)".to_string()
+        } else {
+            format!("of format {:?}, not SPIR-V", module.format)
+        };
+        return (
+            sha,
+            Status::NotSpirv,
+            Some(format!(
+                "its module is {what}: IGC does not compile it at run time, so there is no dump; its ISA is inside that binary"
+            )),
+            vec![],
+        );
+    }
+    if let Some(v) = user_env(rec, "IGC_ShaderDumpEnable").filter(|v| is_false(v)) {
+        return (
+            sha,
+            Status::DumpsDisabled,
+            Some(format!(
+                "IGC_ShaderDumpEnable was set to {v:?} by the user, so IGC wrote no dumps; unset it and run again"
+            )),
+            vec![],
+        );
+    }
+    if !folder.exists {
+        let mut why = format!(
+            "the dump folder {} does not exist: IGC compiled nothing in process {}",
+            folder.shown, rec.pid
+        );
+        if let Some(d) = user_env(rec, "IGC_DumpToCustomDir") {
+            why.push_str(&format!(
+                " there, or wrote elsewhere (IGC_DumpToCustomDir was set by the user to {d:?})"
+            ));
+        } else {
+            why.push_str(" (every module came from a cache, or IGC did not run)");
+        }
+        return (sha, Status::DumpFolderMissing, Some(why), vec![]);
+    }
+    let Some(sha_s) = sha.as_deref() else {
+        return (
+            None,
+            Status::NotCompiledHere,
+            Some("the record has no SHA-256 for its module, so its dumps cannot be found".into()),
+            vec![],
+        );
+    };
+    if !folder.has_module(sha_s) {
+        let mut why = format!(
+            "no OCL_asm*.spv in {} has its module's SHA-256 ({}…): the module was compiled before or outside this run (a persistent cache) or IGC did not dump it",
+            folder.shown,
+            short_sha(sha_s)
+        );
+        for var in ["NEO_CACHE_PERSISTENT", "SYCL_CACHE_PERSISTENT"] {
+            if let Some(v) = user_env(rec, var) {
+                why.push_str(&format!("; {var} was set by the user to {v:?}"));
+            }
+        }
+        return (sha, Status::NotCompiledHere, Some(why), vec![]);
+    }
+    let module_files: Vec<&AsmFile> = folder.module_asm(sha_s).collect();
+    let candidates: Vec<&AsmFile> = module_files
+        .iter()
+        .copied()
+        .filter(|a| a.header.as_ref().and_then(|h| h.kernel.as_deref()) == Some(name))
+        .collect();
+    if candidates.is_empty() {
+        let hashes = folder
+            .spv_by_sha
+            .get(sha_s)
+            .map(|h| h.join(", "))
+            .unwrap_or_default();
+        return (
+            sha,
+            Status::NoAsm,
+            Some(format!(
+                "IGC dumped its module (OCL_asm{hashes}.spv in {}) but none of that module's {} .asm files has this exact `//.kernel` line",
+                folder.shown,
+                module_files.len()
+            )),
+            vec![],
+        );
+    }
+    (sha, Status::Matched, None, candidates)
+}
+
+/// Picks the file the report shows among a kernel's `.asm` files, and says why.
+///
+/// IGC leaves several `.asm` for one kernel when it compiled it more than
+/// once: a retry of the whole module after spills (`_1_`, `_2_` in the
+/// name), or more than one SIMD width. The rule, best evidence first:
+///
+/// 1. A file whose machine code (`.dat`) is byte-identical to the final
+///    binary IGC emitted (`.kernbin`): that is the code that runs.
+/// 2. Otherwise the latest retry: IGC's RetryManager keeps the retry's code
+///    unless it spills much more than the attempt before.
+/// 3. Then the widest SIMD: IGC tries the widest width first and finishes a
+///    narrower one only when the wider one aborted on spills (an aborted
+///    width leaves no `.asm`).
+pub fn choose(cands: &[AsmFile]) -> Option<(usize, String)> {
+    if cands.is_empty() {
+        return None;
+    }
+    let verified = cands.iter().any(|c| c.final_binary == Some(true));
+    let key = |c: &AsmFile| {
+        (
+            !verified || c.final_binary == Some(true),
+            c.name.retry,
+            c.name.simd.unwrap_or(0),
+            c.file_name.clone(),
+        )
+    };
+    let best = (0..cands.len()).max_by_key(|&i| key(&cands[i]))?;
+    let b = &cands[best];
+    if cands.len() == 1 {
+        let why = match b.final_binary {
+            Some(true) => "the only .asm IGC wrote for this kernel; its machine code is the final binary IGC emitted",
+            _ => "the only .asm IGC wrote for this kernel",
+        };
+        return Some((best, why.to_string()));
+    }
+    let others = cands.len() - 1;
+    if verified {
+        return Some((
+            best,
+            format!(
+                "its machine code (.dat) is byte-identical to the final binary IGC emitted (.kernbin); {others} other attempt(s) listed"
+            ),
+        ));
+    }
+    let spill = |c: &AsmFile| c.header.as_ref().and_then(|h| h.spill_bytes).unwrap_or(0);
+    let mut why = if cands.iter().any(|c| c.name.retry != b.name.retry) {
+        format!(
+            "the latest of IGC's compilations (retry {}); IGC keeps a retry unless it spills much more than the attempt before",
+            b.name.retry
+        )
+    } else {
+        "the widest SIMD width IGC finished (it finishes a narrower width only when a wider one aborts on spills)"
+            .to_string()
+    };
+    if cands.iter().any(|c| spill(c) < spill(b)) {
+        why.push_str(
+            "; this one spills more than another attempt, so IGC may have kept that one instead",
+        );
+    }
+    why.push_str("; no final binary was left in the dump to confirm");
+    Some((best, why))
+}
+
+/// Matches every launched kernel of every process, merges them by (name,
+/// module SHA-256), and collects the compiled kernels nobody launched.
+pub fn match_all(procs: &[ProcessInput]) -> Matching {
+    let mut out = Matching::default();
+    // (name, module key) -> per-process findings
+    type Key = (Vec<u8>, String);
+    let mut launched: BTreeMap<Key, (Option<String>, Vec<PerProcess>)> = BTreeMap::new();
+    for p in procs {
+        warn_same_spirv_different_flags(p.rec, &mut out.warnings);
+        for k in p.rec.kernels.values() {
+            if k.launches == 0 && k.appended == 0 {
+                continue;
+            }
+            let (sha, status, reason, candidates) = match_one(p, &k.name, k.module);
+            let module_key = match &sha {
+                Some(s) => s.clone(),
+                // Without a hash, a module is only itself.
+                None => format!("pid {} module {}", p.rec.pid, k.module),
+            };
+            let e = launched
+                .entry((k.name.clone(), module_key))
+                .or_insert_with(|| (sha.clone(), Vec::new()));
+            e.1.push(PerProcess {
+                pid: p.rec.pid,
+                launches: k.launches,
+                appended: k.appended,
+                status,
+                reason,
+                candidates,
+            });
+        }
+        if p.rec.unknown_launches > 0 {
+            out.warnings.push(format!(
+                "process {}: {} launches of kernel handles whose creation was not seen \
+                 (created before the interposer loaded, or through a path it does not wrap); \
+                 they are not attributed to any kernel",
+                p.rec.pid, p.rec.unknown_launches
+            ));
+        }
+    }
+
+    for ((name, _), (sha, mut per)) in launched {
+        // The process that launched it most speaks for it; ties: lowest pid.
+        per.sort_by(|a, b| {
+            (
+                a.status != Status::Matched,
+                std::cmp::Reverse(a.launches),
+                a.pid,
+            )
+                .cmp(&(
+                    b.status != Status::Matched,
+                    std::cmp::Reverse(b.launches),
+                    b.pid,
+                ))
+        });
+        let mut pids: Vec<u32> = per.iter().map(|p| p.pid).collect();
+        pids.sort_unstable();
+        pids.dedup();
+        let lead = &per[0];
+        let mut km = KernelMatch {
+            name: name.clone(),
+            module_sha256: sha.clone(),
+            launches: per.iter().map(|p| p.launches).sum(),
+            appended: per.iter().map(|p| p.appended).sum(),
+            pids,
+            status: lead.status,
+            reason: lead.reason.clone(),
+            candidates: Vec::new(),
+            chosen: None,
+            choice: None,
+        };
+        if lead.status == Status::Matched {
+            // Choose within the leading process; list every process's files.
+            let lead_files: Vec<AsmFile> = lead.candidates.iter().map(|a| (*a).clone()).collect();
+            let pick = choose(&lead_files);
+            let mut all: Vec<AsmFile> = per
+                .iter()
+                .flat_map(|p| p.candidates.iter().map(|a| (*a).clone()))
+                .collect();
+            all.sort_by(|a, b| a.shown.cmp(&b.shown));
+            all.dedup_by(|a, b| a.shown == b.shown);
+            if let Some((i, why)) = pick {
+                let shown = &lead_files[i].shown;
+                km.chosen = all.iter().position(|a| &a.shown == shown);
+                km.choice = Some(why);
+            }
+            km.candidates = all;
+        }
+        out.launched.push(km);
+    }
+
+    let launched_keys: std::collections::BTreeSet<(Vec<u8>, Option<String>)> = out
+        .launched
+        .iter()
+        .map(|k| (k.name.clone(), k.module_sha256.clone()))
+        .collect();
+    // (name, module key) -> (module SHA-256, pids, files)
+    type Found = (Option<String>, Vec<u32>, Vec<AsmFile>);
+    let mut unlaunched: BTreeMap<Key, Found> = BTreeMap::new();
+    let mut folders_seen = std::collections::BTreeSet::new();
+    for p in procs {
+        // A forked child shares its parent's folder; the files are the parent's.
+        if !folders_seen.insert(p.folder.path.clone()) {
+            continue;
+        }
+        for a in &p.folder.asm {
+            let Some(name) = a.header.as_ref().and_then(|h| h.kernel.clone()) else {
+                continue;
+            };
+            let sha = p.folder.sha_by_hash.get(&a.name.hash).cloned();
+            if launched_keys.contains(&(name.clone(), sha.clone())) {
+                continue;
+            }
+            let module_key = sha.clone().unwrap_or_else(|| format!("asm{}", a.name.hash));
+            let e = unlaunched
+                .entry((name, module_key))
+                .or_insert_with(|| (sha, Vec::new(), Vec::new()));
+            if !e.1.contains(&p.rec.pid) {
+                e.1.push(p.rec.pid);
+            }
+            e.2.push(a.clone());
+        }
+    }
+    for ((name, _), (sha, mut pids, mut files)) in unlaunched {
+        pids.sort_unstable();
+        files.sort_by(|a, b| a.shown.cmp(&b.shown));
+        // A forked child shares its parent's folder: each file once.
+        files.dedup_by(|a, b| a.shown == b.shown);
+        let pick = choose(&files);
+        out.unlaunched.push(KernelMatch {
+            name,
+            module_sha256: sha,
+            launches: 0,
+            appended: 0,
+            pids,
+            status: Status::NotLaunched,
+            reason: Some("IGC compiled it; the program never launched it".into()),
+            chosen: pick.as_ref().map(|p| p.0),
+            choice: pick.map(|p| p.1),
+            candidates: files,
+        });
+    }
+    out
+}
+
+fn warn_same_spirv_different_flags(rec: &ProcessRecord, warnings: &mut Vec<String>) {
+    let mut by_sha: BTreeMap<&str, Vec<&xpu_asm_record::read::Module>> = BTreeMap::new();
+    for m in rec.modules.values() {
+        if m.format == "spirv" && !m.sha256.is_empty() {
+            by_sha.entry(m.sha256.as_str()).or_default().push(m);
+        }
+    }
+    for (sha, mods) in by_sha {
+        let first = mods[0];
+        if let Some(other) = mods.iter().find(|m| m.build_flags != first.build_flags) {
+            warnings.push(format!(
+                "process {}: modules {} and {} have the same SPIR-V ({}…) but different build flags ({:?}, {:?}); IGC names dumps by the SPIR-V alone, so the later build's files replaced the earlier's",
+                rec.pid,
+                first.id,
+                other.id,
+                short_sha(sha),
+                first.build_flags,
+                other.build_flags
+            ));
+        }
+    }
+}

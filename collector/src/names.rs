@@ -1,0 +1,282 @@
+//! Kernel names: demangling, shortening for a table, escaping for a
+//! terminal, and safe file names. Names come from the program (C strings):
+//! they may hold `/`, spaces, `..`, newlines, thousands of characters or
+//! bytes that are not UTF-8, so nothing here trusts them.
+
+use sha2::{Digest, Sha256};
+
+/// Names longer than this are not given to the demangler (its cost grows
+/// with the input; real mangled names stay far below this).
+const DEMANGLE_MAX: usize = 64 * 1024;
+
+/// `typeinfo name for` is what `_ZTS<type>` demangles to; SYCL names kernels
+/// by such typeinfo names, and the type alone is what a person wants to see.
+const TYPEINFO_PREFIX: &str = "typeinfo name for ";
+
+/// The demangled form of `name`, or the name itself (lossily decoded) when
+/// it is not an Itanium-mangled name.
+pub fn demangle(name: &[u8]) -> String {
+    if name.starts_with(b"_Z") && name.len() <= DEMANGLE_MAX {
+        if let Ok(sym) = cpp_demangle::Symbol::new(name) {
+            let opts = cpp_demangle::DemangleOptions::new();
+            if let Ok(s) = sym.demangle(&opts) {
+                return match s.strip_prefix(TYPEINFO_PREFIX) {
+                    Some(t) => t.to_string(),
+                    None => s,
+                };
+            }
+        }
+    }
+    String::from_utf8_lossy(name).into_owned()
+}
+
+/// Replaces control characters by visible escapes so that a name cannot
+/// move the cursor, clear the screen or break a table row.
+pub fn escape_for_terminal(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            c if c.is_control() => out.push_str(&format!("\\u{{{:x}}}", c as u32)),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// Shortens a (demangled) name to at most `max` characters, in steps that
+/// keep the most telling part: drop the parameter list of a function, then
+/// elide template arguments, then cut the middle.
+pub fn shorten(name: &str, max: usize) -> String {
+    let max = max.max(8);
+    if name.chars().count() <= max {
+        return name.to_string();
+    }
+    let no_params = strip_trailing_params(name);
+    if no_params.chars().count() <= max {
+        return no_params;
+    }
+    let no_templates = elide_templates(&no_params);
+    if no_templates.chars().count() <= max {
+        return no_templates;
+    }
+    cut_middle(&no_templates, max)
+}
+
+/// [`shorten`], but keeps whatever follows the last `marker` whole.
+pub fn shorten_keeping_end(name: &str, max: usize, marker: &str) -> String {
+    match name.rfind(marker) {
+        Some(i) if i > 0 => {
+            let tail = &name[i..];
+            let room = max.saturating_sub(tail.chars().count());
+            format!("{}{tail}", shorten(&name[..i], room))
+        }
+        _ => shorten(name, max),
+    }
+}
+
+/// `ns::f<int>(float*, int)` -> `ns::f<int>`; leaves names without a
+/// trailing, balanced parameter list alone.
+fn strip_trailing_params(name: &str) -> String {
+    let trimmed = name.trim_end();
+    let trimmed = trimmed.strip_suffix(" const").unwrap_or(trimmed);
+    if !trimmed.ends_with(')') {
+        return name.to_string();
+    }
+    let chars: Vec<char> = trimmed.chars().collect();
+    let mut depth = 0i64;
+    for i in (0..chars.len()).rev() {
+        match chars[i] {
+            ')' => depth += 1,
+            '(' => {
+                depth -= 1;
+                if depth == 0 {
+                    if i == 0 {
+                        return name.to_string();
+                    }
+                    return chars[..i].iter().collect();
+                }
+            }
+            _ => {}
+        }
+    }
+    name.to_string()
+}
+
+/// `a<b<c>, d>::e<f>` -> `a<…>::e<…>`
+fn elide_templates(name: &str) -> String {
+    let mut out = String::new();
+    let mut depth = 0usize;
+    for c in name.chars() {
+        match c {
+            '<' => {
+                if depth == 0 {
+                    out.push_str("<…");
+                }
+                depth += 1;
+            }
+            '>' if depth > 0 => {
+                depth -= 1;
+                if depth == 0 {
+                    out.push('>');
+                }
+            }
+            c if depth == 0 => out.push(c),
+            _ => {}
+        }
+    }
+    out
+}
+
+fn cut_middle(s: &str, max: usize) -> String {
+    let chars: Vec<char> = s.chars().collect();
+    if chars.len() <= max {
+        return s.to_string();
+    }
+    let keep = max - 1;
+    let head = keep / 2;
+    let tail = keep - head;
+    let mut out: String = chars[..head].iter().collect();
+    out.push('…');
+    out.extend(&chars[chars.len() - tail..]);
+    out
+}
+
+/// First 8 hex digits of the SHA-256 of the full name: tells apart names
+/// that shorten to the same text.
+pub fn name_tag(name: &[u8]) -> String {
+    let d = Sha256::digest(name);
+    xpu_asm_record::hex(&d[..4])
+}
+
+/// Longest file name [`asm_file_name`] produces.
+pub const ASM_FILE_NAME_MAX: usize = 80;
+
+/// `003-vector_add-1a2b3c4d.asm`: rank, a short safe form of the name and
+/// the [`name_tag`]. Only `[A-Za-z0-9._-]`, never starting with a dot, at
+/// most [`ASM_FILE_NAME_MAX`] bytes, whatever the name holds.
+pub fn asm_file_name(rank: usize, demangled: &str, name: &[u8]) -> String {
+    let prefix = format!("{rank:03}-");
+    let suffix = format!("-{}.asm", name_tag(name));
+    let room = ASM_FILE_NAME_MAX.saturating_sub(prefix.len() + suffix.len());
+    let mut short = safe_component(&strip_trailing_params(demangled), room.max(1));
+    if short.is_empty() {
+        short = "kernel".chars().take(room.max(1)).collect();
+    }
+    format!("{prefix}{short}{suffix}")
+}
+
+/// Maps `s` to `[A-Za-z0-9._-]` (runs of anything else become one `_`),
+/// trims separators and dots at both ends, and cuts to `max` bytes. May
+/// return an empty string.
+pub fn safe_component(s: &str, max: usize) -> String {
+    let mut out = String::new();
+    let mut last_sep = false;
+    for c in s.chars() {
+        if c.is_ascii_alphanumeric() || c == '.' || c == '-' {
+            out.push(c);
+            last_sep = false;
+        } else if !last_sep {
+            out.push('_');
+            last_sep = true;
+        }
+    }
+    let trimmed = out.trim_matches(|c| c == '_' || c == '.' || c == '-');
+    let mut cut: String = trimmed.chars().take(max).collect();
+    while cut.ends_with(['_', '.', '-']) {
+        cut.pop();
+    }
+    cut
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn demangles_sycl_typeinfo_names_to_the_type() {
+        assert_eq!(
+            demangle(b"_ZTSZ4mainEUlN4sycl3_V12idILi1EEEE_"),
+            "main::{lambda(sycl::_V1::id<1>)#1}"
+        );
+        assert_eq!(demangle(b"_ZTS12VectorAddKer"), "VectorAddKer");
+        assert_eq!(
+            demangle(b"_Z10vector_addPfS_"),
+            "vector_add(float*, float*)"
+        );
+        assert_eq!(demangle(b"vector_add"), "vector_add");
+        assert_eq!(demangle(b"_Zgarbage"), "_Zgarbage");
+        assert_eq!(demangle(b"bad\xffname"), "bad\u{fffd}name");
+    }
+
+    #[test]
+    fn shortening_drops_params_then_templates_then_the_middle() {
+        assert_eq!(shorten("vector_add", 20), "vector_add");
+        assert_eq!(shorten("ns::f<int>(float*, int)", 12), "ns::f<int>");
+        assert_eq!(shorten("ns::f<some::long<type>>(float*)", 12), "ns::f<…>");
+        let s = shorten(&"x".repeat(100), 21);
+        assert_eq!(s.chars().count(), 21);
+        assert!(s.contains('…'));
+        // A lambda's parameters are inside braces: not a trailing list.
+        assert_eq!(
+            shorten("main::{lambda(sycl::_V1::id<1, 2>)#1}", 34),
+            "main::{lambda(sycl::_V1::id<…>)#1}"
+        );
+        let s = shorten("main::{lambda(sycl::_V1::id<1>)#1}", 30);
+        assert_eq!(s.chars().count(), 30);
+        assert!(s.starts_with("main::{lambda") && s.ends_with(")#1}"), "{s}");
+    }
+
+    #[test]
+    fn terminal_escaping_hides_control_characters() {
+        assert_eq!(escape_for_terminal("a\nb\x1b[2J"), "a\\nb\\u{1b}[2J");
+    }
+
+    fn assert_safe(f: &str) {
+        assert!(f.len() <= ASM_FILE_NAME_MAX, "{f} is {} bytes", f.len());
+        assert!(!f.starts_with('.'), "{f}");
+        assert!(
+            f.bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b"._-".contains(&b)),
+            "{f}"
+        );
+        assert!(f.ends_with(".asm"));
+    }
+
+    #[test]
+    fn asm_file_names_are_safe_for_hostile_names() {
+        let long = "k".repeat(4000);
+        let hostile: Vec<Vec<u8>> = vec![
+            b"vector_add".to_vec(),
+            b"../../etc/passwd".to_vec(),
+            b"..".to_vec(),
+            b"/".to_vec(),
+            b"a b\nc\td".to_vec(),
+            long.clone().into_bytes(),
+            b"bad\xff\xfename".to_vec(),
+            b"".to_vec(),
+            "ünï/cøde".as_bytes().to_vec(),
+            b"_ZTSZ4mainEUlN4sycl3_V12idILi1EEEE_".to_vec(),
+        ];
+        let mut seen = std::collections::BTreeSet::new();
+        for (i, n) in hostile.iter().enumerate() {
+            let f = asm_file_name(i + 1, &demangle(n), n);
+            assert_safe(&f);
+            assert!(seen.insert(f.clone()), "duplicate {f}");
+        }
+        assert_eq!(
+            asm_file_name(3, "vector_add", b"vector_add"),
+            format!("003-vector_add-{}.asm", name_tag(b"vector_add"))
+        );
+        assert!(asm_file_name(1, "../../etc/passwd", b"x").starts_with("001-etc_passwd-"));
+        assert!(asm_file_name(1, "..", b"..").starts_with("001-kernel-"));
+        assert_safe(&asm_file_name(123456, &long, long.as_bytes()));
+        // Same text, different full names: the tag tells them apart.
+        assert_ne!(
+            asm_file_name(1, &long, long.as_bytes()),
+            asm_file_name(1, &long, format!("{long}x").as_bytes())
+        );
+    }
+}

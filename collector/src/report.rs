@@ -1,0 +1,460 @@
+//! The report: `report.json` (a versioned contract) and the table on stdout.
+
+use crate::dumps::{AsmFile, Usage};
+use crate::matching::{KernelMatch, Status};
+use crate::names;
+use serde::{Deserialize, Serialize};
+
+/// Version of `report.json`; bumped on any incompatible change.
+pub const SCHEMA: u32 = 1;
+
+/// How a command or process ended: `{"code": n}` or `{"signal": n}`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Exit {
+    Code(i32),
+    Signal(i32),
+}
+
+impl Exit {
+    /// The shell's convention: the code, or 128 + the signal number.
+    pub fn status(self) -> i32 {
+        match self {
+            Exit::Code(c) => c,
+            Exit::Signal(s) => 128 + s,
+        }
+    }
+
+    pub fn describe(self) -> String {
+        match self {
+            Exit::Code(c) => format!("exited with code {c}"),
+            Exit::Signal(s) => format!("was killed by signal {s} ({})", signal_name(s)),
+        }
+    }
+}
+
+pub fn signal_name(sig: i32) -> &'static str {
+    match sig {
+        1 => "SIGHUP",
+        2 => "SIGINT",
+        3 => "SIGQUIT",
+        4 => "SIGILL",
+        5 => "SIGTRAP",
+        6 => "SIGABRT",
+        7 => "SIGBUS",
+        8 => "SIGFPE",
+        9 => "SIGKILL",
+        10 => "SIGUSR1",
+        11 => "SIGSEGV",
+        12 => "SIGUSR2",
+        13 => "SIGPIPE",
+        14 => "SIGALRM",
+        15 => "SIGTERM",
+        _ => "signal",
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ProcessEntry {
+    pub pid: u32,
+    pub ppid: u32,
+    pub host: String,
+    pub exe: String,
+    pub forked_from: Option<u32>,
+    /// Its IGC dump folder, relative to the capture folder.
+    pub dump_dir: String,
+    pub dump_dir_exists: bool,
+    pub launches: u64,
+    pub appended: u64,
+    /// Launches of kernel handles whose creation was not recorded.
+    pub unknown_launches: u64,
+    /// How it ended, when known.
+    pub exit: Option<Exit>,
+    /// Where that came from, or why it is unknown.
+    pub ended: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Candidate {
+    /// Relative to the capture folder.
+    pub path: String,
+    pub simd: Option<u32>,
+    /// IGC's retry number (0: first compilation).
+    pub retry: u32,
+    pub instructions: Option<u64>,
+    pub spill_bytes: Option<u64>,
+    /// Whether its machine code is the final binary IGC emitted; null when
+    /// the dump does not tell.
+    pub final_binary: Option<bool>,
+}
+
+impl Candidate {
+    fn from_file(a: &AsmFile) -> Self {
+        let h = a.header.as_ref();
+        Candidate {
+            path: a.shown.clone(),
+            simd: a.name.simd,
+            retry: a.name.retry,
+            instructions: h.and_then(|h| h.instructions),
+            spill_bytes: h.and_then(|h| h.spill_bytes),
+            final_binary: a.final_binary,
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct KernelEntry {
+    /// 1-based position in the report (by launches, most first).
+    pub rank: usize,
+    /// The name as the program gave it (lossy when not UTF-8).
+    pub name: String,
+    /// The exact bytes in hex, present only when the name is not UTF-8.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name_hex: Option<String>,
+    pub demangled: String,
+    pub module_sha256: Option<String>,
+    pub launches: u64,
+    pub appended: u64,
+    pub pids: Vec<u32>,
+    pub status: Status,
+    /// Why there is no ISA (null when matched).
+    pub reason: Option<String>,
+    /// The `.asm` shown, in the dump folder, relative to the capture folder.
+    pub asm: Option<String>,
+    /// Its readable copy under `asm/`.
+    pub asm_copy: Option<String>,
+    /// Why that file among the candidates.
+    pub asm_choice: Option<String>,
+    pub asm_candidates: Vec<Candidate>,
+    pub simd: Option<u32>,
+    pub grf: Option<u32>,
+    pub instructions: Option<u64>,
+    pub spill_bytes: Option<u64>,
+    pub platform: Option<String>,
+    pub ra_type: Option<String>,
+    pub spill_grf_refs: Option<u64>,
+    pub private_memory_bytes: Option<u64>,
+}
+
+impl KernelEntry {
+    pub fn from_match(rank: usize, k: &KernelMatch) -> Self {
+        let (name, name_hex) = match std::str::from_utf8(&k.name) {
+            Ok(s) => (s.to_string(), None),
+            Err(_) => (
+                String::from_utf8_lossy(&k.name).into_owned(),
+                Some(xpu_asm_record::hex(&k.name)),
+            ),
+        };
+        let chosen = k.chosen_file();
+        let h = k.header();
+        KernelEntry {
+            rank,
+            name,
+            name_hex,
+            demangled: names::demangle(&k.name),
+            module_sha256: k.module_sha256.clone(),
+            launches: k.launches,
+            appended: k.appended,
+            pids: k.pids.clone(),
+            status: k.status,
+            reason: k.reason.clone(),
+            asm: chosen.map(|a| a.shown.clone()),
+            asm_copy: None,
+            asm_choice: k.choice.clone(),
+            asm_candidates: k.candidates.iter().map(Candidate::from_file).collect(),
+            simd: chosen.and_then(|a| a.name.simd),
+            grf: h.and_then(|h| h.grf),
+            instructions: h.and_then(|h| h.instructions),
+            spill_bytes: h.and_then(|h| h.spill_bytes),
+            platform: h.and_then(|h| h.platform.clone()),
+            ra_type: h.and_then(|h| h.ra_type.clone()),
+            spill_grf_refs: h.and_then(|h| h.spill_grf_refs),
+            private_memory_bytes: h.and_then(|h| h.private_memory_bytes),
+        }
+    }
+
+    /// The name a person reads: demangled, escaped for a terminal.
+    pub fn display_name(&self) -> String {
+        names::escape_for_terminal(&self.demangled)
+    }
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Totals {
+    /// Launched kernels listed (after `--filter`).
+    pub kernels: u64,
+    pub launches: u64,
+    pub appended: u64,
+    pub matched: u64,
+    pub unmatched: u64,
+    /// Launched kernels left out by `--filter`.
+    pub filtered_out: u64,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DumpsInfo {
+    /// `asm`, `launched` or `all`.
+    pub keep: String,
+    /// Before the first collection pruned anything.
+    pub before: Usage,
+    pub after: Usage,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Report {
+    pub schema: u32,
+    /// `xpu-asm-run <version>`
+    pub tool: String,
+    /// The command as run (lossy UTF-8); null when `run.json` is missing.
+    pub command: Option<Vec<String>>,
+    pub exit: Option<Exit>,
+    /// `--emulate DEVICE`: kernels were compiled for DEVICE, not executed.
+    pub emulate: Option<String>,
+    pub processes: Vec<ProcessEntry>,
+    /// Launched kernels by launches (most first), then with `--all` the
+    /// compiled but never launched ones.
+    pub kernels: Vec<KernelEntry>,
+    pub totals: Totals,
+    /// Kernels IGC compiled that no process launched.
+    pub unlaunched_compiled: u64,
+    pub unlaunched_listed: bool,
+    pub filter: Option<String>,
+    pub dumps: DumpsInfo,
+    pub warnings: Vec<String>,
+}
+
+/// How the table is drawn.
+#[derive(Debug, Clone)]
+pub struct TableStyle {
+    /// Characters per line to aim for.
+    pub width: usize,
+    pub color: bool,
+    /// How to show the capture folder in the closing lines.
+    pub dir: String,
+}
+
+fn human_bytes(b: u64) -> String {
+    const UNITS: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
+    let mut v = b as f64;
+    let mut u = 0;
+    while v >= 1024.0 && u + 1 < UNITS.len() {
+        v /= 1024.0;
+        u += 1;
+    }
+    if u == 0 {
+        format!("{b} B")
+    } else {
+        format!("{v:.1} {}", UNITS[u])
+    }
+}
+
+fn opt<T: ToString>(v: Option<T>) -> String {
+    v.map_or_else(|| "-".to_string(), |v| v.to_string())
+}
+
+fn paint(on: bool, code: &str, s: &str) -> String {
+    if on {
+        format!("\x1b[{code}m{s}\x1b[0m")
+    } else {
+        s.to_string()
+    }
+}
+
+/// Pads or cuts `s` to exactly `w` characters.
+fn fit(s: &str, w: usize) -> String {
+    let n = s.chars().count();
+    if n >= w {
+        s.chars().take(w).collect()
+    } else {
+        format!("{s}{}", " ".repeat(w - n))
+    }
+}
+
+/// The table: one row per listed kernel, then totals, what was not matched
+/// and why, unlaunched kernels, dump sizes.
+pub fn render_table(r: &Report, style: &TableStyle) -> String {
+    use std::fmt::Write;
+    let c = style.color;
+    let mut out = String::new();
+    let isa_w = r
+        .kernels
+        .iter()
+        .map(|k| k.asm_copy.as_deref().map_or(1, |s| s.chars().count()))
+        .max()
+        .unwrap_or(8)
+        .max(8);
+    // rank, launches, SIMD, GRF, instrs, spill + separators
+    let fixed = 4 + 11 + 5 + 5 + 8 + 8 + 8;
+    let name_w = style.width.saturating_sub(fixed + isa_w).clamp(24, 80);
+    let header = format!(
+        "{:>4} {:>10}  {}  {:>4} {:>4} {:>7} {:>7}  {}",
+        "#",
+        "launches",
+        fit("kernel", name_w),
+        "SIMD",
+        "GRF",
+        "instrs",
+        "spill",
+        "ISA file"
+    );
+    if r.kernels.is_empty() {
+        let _ = writeln!(out, "no kernel was launched");
+    } else {
+        let _ = writeln!(out, "{}", paint(c, "1", header.trim_end()));
+    }
+    // Same-named kernels of different modules: tell them apart by module.
+    let mut seen = std::collections::BTreeMap::new();
+    for k in &r.kernels {
+        *seen.entry(&k.demangled).or_insert(0usize) += 1;
+    }
+    for k in &r.kernels {
+        let mut display = k.display_name();
+        if seen.get(&k.demangled).copied().unwrap_or(0) > 1 {
+            let sha = k.module_sha256.as_deref().unwrap_or("");
+            display.push_str(&format!(" [module {}]", sha.get(..8).unwrap_or(sha)));
+        }
+        let name = names::shorten_keeping_end(&display, name_w, " [module ");
+        let isa = match (&k.asm_copy, &k.asm, k.status) {
+            (Some(p), _, _) => p.clone(),
+            (None, Some(p), _) => p.clone(),
+            (None, None, Status::NotLaunched) => "-".to_string(),
+            _ => paint(c, "33", "not matched (see below)"),
+        };
+        let launches = if k.status == Status::NotLaunched {
+            "0".to_string()
+        } else {
+            k.launches.to_string()
+        };
+        let line = format!(
+            "{:>4} {:>10}  {}  {:>4} {:>4} {:>7} {:>7}  {}",
+            k.rank,
+            launches,
+            fit(&name, name_w),
+            opt(k.simd),
+            opt(k.grf),
+            opt(k.instructions),
+            opt(k.spill_bytes),
+            isa
+        );
+        let _ = writeln!(out, "{}", line.trim_end());
+    }
+    let t = &r.totals;
+    let _ = writeln!(
+        out,
+        "{}",
+        paint(
+            c,
+            "1",
+            &format!(
+                "total: {} kernel{} launched {} time{} ({} appended), {} matched to their ISA, {} not matched",
+                t.kernels,
+                if t.kernels == 1 { "" } else { "s" },
+                t.launches,
+                if t.launches == 1 { "" } else { "s" },
+                t.appended,
+                t.matched,
+                t.unmatched
+            )
+        )
+    );
+    if t.filtered_out > 0 {
+        let _ = writeln!(
+            out,
+            "{} launched kernel(s) left out by --filter {}",
+            t.filtered_out,
+            r.filter.as_deref().unwrap_or("")
+        );
+    }
+    let unmatched: Vec<&KernelEntry> = r
+        .kernels
+        .iter()
+        .filter(|k| k.status != Status::Matched && k.status != Status::NotLaunched)
+        .collect();
+    if !unmatched.is_empty() {
+        let _ = writeln!(out, "{}", paint(c, "33", "not matched:"));
+        for k in unmatched {
+            let _ = writeln!(
+                out,
+                "  #{} {}: {}",
+                k.rank,
+                names::shorten(&k.display_name(), 60),
+                k.reason.as_deref().unwrap_or("no reason recorded")
+            );
+        }
+    }
+    if r.unlaunched_compiled > 0 && !r.unlaunched_listed {
+        let _ = writeln!(
+            out,
+            "IGC also compiled {} kernel(s) that were never launched (--all lists them)",
+            r.unlaunched_compiled
+        );
+    }
+    if r.processes.is_empty() {
+        let _ = writeln!(
+            out,
+            "{}",
+            paint(
+                c,
+                "33",
+                "no process left a record: the command made no Level Zero call the interposer saw \
+                 (it records a process at its first call), or the interposer did not load \
+                 (a static or setuid program, or LD_PRELOAD was cleared)"
+            )
+        );
+    }
+    let d = &r.dumps;
+    if d.before != d.after {
+        let _ = writeln!(
+            out,
+            "dumps: {} in {} files, {} in {} files after pruning (--keep {}; --keep all keeps everything)",
+            human_bytes(d.before.bytes),
+            d.before.files,
+            human_bytes(d.after.bytes),
+            d.after.files,
+            d.keep
+        );
+    } else {
+        let _ = writeln!(
+            out,
+            "dumps: {} in {} files",
+            human_bytes(d.after.bytes),
+            d.after.files
+        );
+    }
+    if let Some(e) = r.exit {
+        let _ = writeln!(out, "the command {}", e.describe());
+    }
+    if let Some(dev) = &r.emulate {
+        let _ = writeln!(
+            out,
+            "emulated device {dev}: kernels were compiled for it but not executed"
+        );
+    }
+    let _ = writeln!(out, "report: {}/report.json", style.dir);
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn exit_serializes_as_the_contract_says() {
+        assert_eq!(
+            serde_json::to_string(&Exit::Code(3)).unwrap(),
+            r#"{"code":3}"#
+        );
+        assert_eq!(
+            serde_json::to_string(&Exit::Signal(11)).unwrap(),
+            r#"{"signal":11}"#
+        );
+        assert_eq!(Exit::Signal(11).status(), 139);
+    }
+
+    #[test]
+    fn sizes_read_well() {
+        assert_eq!(human_bytes(10), "10 B");
+        assert_eq!(human_bytes(1536), "1.5 KiB");
+        assert_eq!(human_bytes(3 * 1024 * 1024), "3.0 MiB");
+    }
+}

@@ -1,0 +1,404 @@
+//! The `xpu-asm-run` binary: exit statuses, signals, the output folder,
+//! finding the interposer. The interposer itself is not needed here: a
+//! harmless library stands in for it (real end-to-end runs are in tests/).
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+const BIN: &str = env!("CARGO_BIN_EXE_xpu-asm-run");
+
+/// A library that is safe to preload: the C library this test runs with.
+fn stand_in_interposer() -> PathBuf {
+    let maps = std::fs::read_to_string("/proc/self/maps").unwrap();
+    maps.lines()
+        .filter_map(|l| l.split_whitespace().nth(5))
+        .find(|p| p.contains("/libc.so") || p.contains("/libc-"))
+        .map(PathBuf::from)
+        .expect("libc is mapped")
+}
+
+fn xpu(args: &[&str]) -> Command {
+    let mut c = Command::new(BIN);
+    c.args(args)
+        .env("XPU_ASM_INTERPOSER", stand_in_interposer())
+        .env_remove("NO_COLOR")
+        .stdin(Stdio::null());
+    c
+}
+
+fn show(o: &Output) -> String {
+    format!(
+        "status {:?}\nstdout:\n{}\nstderr:\n{}",
+        o.status,
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    )
+}
+
+fn out_arg(dir: &Path) -> String {
+    dir.join("cap").display().to_string()
+}
+
+#[test]
+fn exit_code_is_the_commands() {
+    let t = tempfile::tempdir().unwrap();
+    let out = out_arg(t.path());
+    let o = xpu(&[
+        "-o",
+        &out,
+        "--",
+        "sh",
+        "-c",
+        "echo hello; echo err >&2; exit 3",
+    ])
+    .output()
+    .unwrap();
+    assert_eq!(o.status.code(), Some(3), "{}", show(&o));
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    assert!(stdout.starts_with("hello\n"), "{}", show(&o));
+    assert!(
+        String::from_utf8_lossy(&o.stderr).starts_with("err\n"),
+        "{}",
+        show(&o)
+    );
+    assert!(
+        stdout.contains("the command exited with code 3"),
+        "{}",
+        show(&o)
+    );
+    let j = common::report_json(Path::new(&out));
+    assert_eq!(j["exit"], serde_json::json!({"code": 3}));
+    assert_eq!(
+        j["command"],
+        serde_json::json!(["sh", "-c", "echo hello; echo err >&2; exit 3"])
+    );
+    let run: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(Path::new(&out).join("run.json")).unwrap()).unwrap();
+    assert_eq!(run["state"], "ended");
+    assert!(Path::new(&out).join("records").is_dir() && Path::new(&out).join("dumps").is_dir());
+}
+
+#[test]
+fn a_crash_is_128_plus_the_signal_and_still_reported() {
+    let t = tempfile::tempdir().unwrap();
+    let out = out_arg(t.path());
+    let o = xpu(&["-o", &out, "--json", "--", "sh", "-c", "kill -SEGV $$"])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(139), "{}", show(&o));
+    let printed: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(printed["exit"], serde_json::json!({"signal": 11}));
+    assert_eq!(common::report_json(Path::new(&out)), printed);
+}
+
+#[test]
+fn a_command_that_cannot_start_is_127() {
+    let t = tempfile::tempdir().unwrap();
+    let out = out_arg(t.path());
+    let o = xpu(&["-o", &out, "--", "/no/such/command-xyz"])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(127), "{}", show(&o));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("cannot run /no/such/command-xyz: command not found"),
+        "{}",
+        show(&o)
+    );
+    assert!(
+        !Path::new(&out).exists(),
+        "a folder made for nothing is removed"
+    );
+    let o = xpu(&["-o", &format!("{out}2"), "--", "/"])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(126), "{}", show(&o));
+}
+
+#[test]
+fn missing_interposer_lists_every_path_tried() {
+    let t = tempfile::tempdir().unwrap();
+    let bin = t.path().join("bin/xpu-asm-run");
+    std::fs::create_dir_all(bin.parent().unwrap()).unwrap();
+    std::fs::copy(BIN, &bin).unwrap();
+    let o = Command::new(&bin)
+        .args(["-o", &out_arg(t.path()), "--", "true"])
+        .env_remove("XPU_ASM_INTERPOSER")
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2), "{}", show(&o));
+    let err = String::from_utf8_lossy(&o.stderr);
+    let dir = t.path().join("bin");
+    assert!(
+        err.contains(&dir.join("libxpu_asm_interposer.so").display().to_string()),
+        "{err}"
+    );
+    assert!(
+        err.contains(
+            &dir.join("../lib/libxpu_asm_interposer.so")
+                .display()
+                .to_string()
+        ),
+        "{err}"
+    );
+    assert!(
+        err.contains("cargo build --release -p xpu-asm-interposer"),
+        "{err}"
+    );
+    assert!(
+        !t.path().join("cap").exists(),
+        "nothing is created before the interposer is found"
+    );
+
+    // An explicit path that does not exist is an error too, naming it.
+    let o = xpu(&[
+        "--interposer",
+        "/nope/lib.so",
+        "-o",
+        &out_arg(t.path()),
+        "--",
+        "true",
+    ])
+    .output()
+    .unwrap();
+    assert_eq!(o.status.code(), Some(2), "{}", show(&o));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("/nope/lib.so (--interposer)"));
+
+    // Next to the executable is found.
+    std::fs::copy(stand_in_interposer(), dir.join("libxpu_asm_interposer.so")).unwrap();
+    let o = Command::new(&bin)
+        .args(["-q", "-o", &out_arg(t.path()), "--", "true"])
+        .env_remove("XPU_ASM_INTERPOSER")
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", show(&o));
+}
+
+#[test]
+fn the_interposer_goes_in_front_of_ld_preload() {
+    let t = tempfile::tempdir().unwrap();
+    let out = out_arg(t.path());
+    let lib = stand_in_interposer();
+    let o = xpu(&[
+        "-q",
+        "-o",
+        &out,
+        "--",
+        "sh",
+        "-c",
+        "echo \"$LD_PRELOAD|$XPU_ASM_OUT\"",
+    ])
+    .env("LD_PRELOAD", "")
+    .output()
+    .unwrap();
+    let canon_lib = std::fs::canonicalize(&lib).unwrap();
+    let canon_out = std::fs::canonicalize(&out).unwrap();
+    assert_eq!(
+        String::from_utf8_lossy(&o.stdout).trim(),
+        format!("{}|{}", canon_lib.display(), canon_out.display()),
+        "{}",
+        show(&o)
+    );
+    let o = xpu(&[
+        "-q",
+        "-o",
+        &format!("{out}2"),
+        "--emulate",
+        "pvc",
+        "--",
+        "sh",
+        "-c",
+        "echo $ProductFamilyOverride $SetCommandStreamReceiver",
+    ])
+    .output()
+    .unwrap();
+    assert_eq!(
+        String::from_utf8_lossy(&o.stdout).trim(),
+        "pvc 1",
+        "{}",
+        show(&o)
+    );
+}
+
+#[test]
+fn output_folder_rules() {
+    let t = tempfile::tempdir().unwrap();
+    // A non-empty folder that is not a capture is refused.
+    let other = t.path().join("other");
+    std::fs::create_dir(&other).unwrap();
+    std::fs::write(other.join("precious.txt"), "x").unwrap();
+    let o = xpu(&["-o", other.to_str().unwrap(), "--", "true"])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2), "{}", show(&o));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("not an earlier xpu-asm capture"));
+    let o = xpu(&["-o", other.to_str().unwrap(), "--force", "--", "true"])
+        .output()
+        .unwrap();
+    assert_eq!(
+        o.status.code(),
+        Some(2),
+        "--force never reuses a foreign folder: {}",
+        show(&o)
+    );
+    assert!(other.join("precious.txt").exists());
+
+    // An earlier capture: refused without --force, replaced with it.
+    let cap = t.path().join("cap");
+    let o = xpu(&["-q", "-o", cap.to_str().unwrap(), "--", "true"])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", show(&o));
+    std::fs::write(cap.join("notes.txt"), "mine").unwrap();
+    let o = xpu(&["-o", cap.to_str().unwrap(), "--", "true"])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2), "{}", show(&o));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("--force") && err.contains("xpu-asm-run collect"),
+        "{err}"
+    );
+    let o = xpu(&[
+        "-q",
+        "-o",
+        cap.to_str().unwrap(),
+        "--force",
+        "--",
+        "sh",
+        "-c",
+        "exit 4",
+    ])
+    .output()
+    .unwrap();
+    assert_eq!(o.status.code(), Some(4), "{}", show(&o));
+    assert_eq!(
+        common::report_json(&cap)["exit"],
+        serde_json::json!({"code": 4})
+    );
+    assert!(cap.join("notes.txt").exists());
+
+    // The default name: ./xpu-asm-<command>-<timestamp>
+    let o = xpu(&["-q", "--", "true"])
+        .current_dir(t.path())
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", show(&o));
+    let made: Vec<String> = std::fs::read_dir(t.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .filter(|n| n.starts_with("xpu-asm-true-"))
+        .collect();
+    assert_eq!(made.len(), 1, "{made:?}");
+    assert_eq!(made[0].len(), "xpu-asm-true-".len() + 15, "{made:?}");
+}
+
+#[test]
+fn collect_subcommand_reports_again_without_running() {
+    let t = tempfile::tempdir().unwrap();
+    let cap = t.path().join("cap");
+    common::pvc_capture(&cap);
+    let o = Command::new(BIN)
+        .args(["collect", cap.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", show(&o));
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        stdout.contains("vector_add") && stdout.contains("asm/001-vector_add-"),
+        "{stdout}"
+    );
+    assert!(!stdout.contains('\x1b'), "no colour off a terminal");
+    let o = Command::new(BIN)
+        .args([
+            "collect",
+            "--json",
+            "--filter",
+            "heavy",
+            cap.to_str().unwrap(),
+        ])
+        .output()
+        .unwrap();
+    let j: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(j["kernels"].as_array().unwrap().len(), 1);
+    let o = Command::new(BIN)
+        .args(["collect", t.path().to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(1), "{}", show(&o));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("not an xpu-asm capture"));
+    let o = Command::new(BIN)
+        .args(["collect", "-q", cap.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(o.stdout.is_empty() && o.stderr.is_empty(), "{}", show(&o));
+}
+
+#[test]
+fn an_invalid_filter_is_refused_before_running() {
+    let t = tempfile::tempdir().unwrap();
+    let marker = t.path().join("ran");
+    let o = xpu(&[
+        "--filter",
+        "(",
+        "-o",
+        &out_arg(t.path()),
+        "--",
+        "touch",
+        marker.to_str().unwrap(),
+    ])
+    .output()
+    .unwrap();
+    assert_eq!(o.status.code(), Some(2), "{}", show(&o));
+    assert!(!marker.exists());
+    assert!(!t.path().join("cap").exists());
+}
+
+/// Starts `xpu-asm-run -- sh -c SCRIPT`, waits until the script has set its
+/// traps (it touches `ready`), sends `sig` to xpu-asm-run alone, and
+/// returns the exit status.
+fn signal_run(sig: i32, script: &str) -> (Output, tempfile::TempDir) {
+    let dir = tempfile::tempdir().unwrap();
+    let t = dir.path();
+    let ready = t.join("ready");
+    let script = script.replace("READY", ready.to_str().unwrap());
+    let child = xpu(&["-q", "-o", &out_arg(t), "--", "sh", "-c", &script])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let start = Instant::now();
+    while !ready.exists() {
+        assert!(
+            start.elapsed() < Duration::from_secs(20),
+            "command never got ready"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    // SAFETY: kill on the pid of our own child process.
+    unsafe { libc::kill(child.id() as i32, sig) };
+    (child.wait_with_output().unwrap(), dir)
+}
+
+#[test]
+fn sigterm_and_sigint_go_to_the_command_and_xpu_asm_run_survives_them() {
+    let trap = "trap 'exit 7' TERM; trap 'exit 5' INT; touch READY; while :; do sleep 0.05; done";
+    let (o, dir) = signal_run(libc::SIGTERM, trap);
+    assert_eq!(o.status.code(), Some(7), "{}", show(&o));
+    assert_eq!(
+        common::report_json(&dir.path().join("cap"))["exit"],
+        serde_json::json!({"code": 7})
+    );
+    let (o, _) = signal_run(libc::SIGINT, trap);
+    assert_eq!(o.status.code(), Some(5), "{}", show(&o));
+    // A command that does not catch it dies of it: 128 + 15.
+    let (o, dir) = signal_run(libc::SIGTERM, "touch READY; while :; do sleep 0.05; done");
+    assert_eq!(o.status.code(), Some(143), "{}", show(&o));
+    assert_eq!(
+        common::report_json(&dir.path().join("cap"))["exit"],
+        serde_json::json!({"signal": 15})
+    );
+}
