@@ -124,11 +124,23 @@ fn missing_interposer_lists_every_path_tried() {
     let bin = t.path().join("bin/xpu-asm-run");
     std::fs::create_dir_all(bin.parent().unwrap()).unwrap();
     std::fs::copy(BIN, &bin).unwrap();
-    let o = Command::new(&bin)
-        .args(["-o", &out_arg(t.path()), "--", "true"])
-        .env_remove("XPU_ASM_INTERPOSER")
-        .output()
-        .unwrap();
+    // A copied executable can be briefly "busy" (ETXTBSY) while another test
+    // thread forks with the copy's write descriptor still open: retry.
+    let o = (0..100)
+        .find_map(|_| {
+            match Command::new(&bin)
+                .args(["-o", &out_arg(t.path()), "--", "true"])
+                .env_remove("XPU_ASM_INTERPOSER")
+                .output()
+            {
+                Err(e) if e.raw_os_error() == Some(libc_etxtbsy()) => {
+                    std::thread::sleep(std::time::Duration::from_millis(20));
+                    None
+                }
+                r => Some(r.unwrap()),
+            }
+        })
+        .expect("the copied xpu-asm-run stayed busy (ETXTBSY) for 2 s");
     assert_eq!(o.status.code(), Some(2), "{}", show(&o));
     let err = String::from_utf8_lossy(&o.stderr);
     let dir = t.path().join("bin");
@@ -401,4 +413,9 @@ fn sigterm_and_sigint_go_to_the_command_and_xpu_asm_run_survives_them() {
         common::report_json(&dir.path().join("cap"))["exit"],
         serde_json::json!({"signal": 15})
     );
+}
+
+/// `ETXTBSY` on Linux.
+fn libc_etxtbsy() -> i32 {
+    26
 }
