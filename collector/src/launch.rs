@@ -534,3 +534,60 @@ mod tests {
         assert_eq!(timestamp().len(), 15);
     }
 }
+
+/// Why the dynamic loader will not preload the interposer into `program`
+/// (found through `PATH` like the shell would), or `None` when it will or
+/// when that cannot be told (a script, a missing file: the run says more).
+pub fn untraceable(program: &OsStr) -> Option<String> {
+    use std::os::unix::fs::MetadataExt;
+    let path = resolve_in_path(program)?;
+    let meta = std::fs::metadata(&path).ok()?;
+    let shown = path.display();
+    // SAFETY: geteuid/getegid have no preconditions.
+    let (euid, egid) = unsafe { (libc::geteuid(), libc::getegid()) };
+    if (meta.mode() & 0o4000 != 0 && meta.uid() != euid)
+        || (meta.mode() & 0o2000 != 0 && meta.gid() != egid)
+    {
+        return Some(format!(
+            "{shown} is setuid/setgid: the dynamic loader ignores LD_PRELOAD for it, so its own \
+             Level Zero calls are not traced (programs it starts may be)"
+        ));
+    }
+    let mut head = vec![0u8; 64];
+    let mut f = std::fs::File::open(&path).ok()?;
+    std::io::Read::read_exact(&mut f, &mut head).ok()?;
+    if head[..4] != *b"\x7fELF" || head[4] != 2 || head[5] != 1 {
+        return None; // a script, or not a 64-bit little-endian ELF
+    }
+    let u16_at = |o: usize| u16::from_le_bytes([head[o], head[o + 1]]) as u64;
+    let phoff = u64::from_le_bytes(head[0x20..0x28].try_into().ok()?);
+    let (phentsize, phnum) = (u16_at(0x36), u16_at(0x38));
+    if phentsize < 4 || phnum == 0 {
+        return None;
+    }
+    let mut ph = vec![0u8; (phentsize * phnum) as usize];
+    std::io::Seek::seek(&mut f, std::io::SeekFrom::Start(phoff)).ok()?;
+    std::io::Read::read_exact(&mut f, &mut ph).ok()?;
+    const PT_INTERP: u32 = 3;
+    let has_interp = ph
+        .chunks(phentsize as usize)
+        .any(|e| e.len() >= 4 && u32::from_le_bytes([e[0], e[1], e[2], e[3]]) == PT_INTERP);
+    (!has_interp).then(|| {
+        format!(
+            "{shown} is statically linked: LD_PRELOAD cannot load the interposer into it, so its \
+             own Level Zero calls are not traced (programs it starts may be)"
+        )
+    })
+}
+
+/// `program` as the shell would find it: as given when it holds a `/`, else
+/// the first executable of that name in `PATH`.
+fn resolve_in_path(program: &OsStr) -> Option<PathBuf> {
+    if program.as_bytes().contains(&b'/') {
+        return Some(PathBuf::from(program));
+    }
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path)
+        .map(|d| d.join(program))
+        .find(|p| p.is_file())
+}

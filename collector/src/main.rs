@@ -159,6 +159,9 @@ fn cmd_run(a: &xpu_asm_collector::cli::RunArgs) -> Result<i32, LaunchError> {
         std::env::var_os("LD_PRELOAD").as_deref(),
         a.emulate.as_deref(),
     );
+    if let Some(why) = launch::untraceable(&cmd0) {
+        eprintln!("xpu-asm-run: warning: {why}; running it anyway");
+    }
     launch::install_signal_handlers();
     let (pid, exit) =
         match launch::spawn_and_wait(&a.command, &env, &launch::inherited_owned_vars()) {

@@ -419,3 +419,40 @@ fn sigterm_and_sigint_go_to_the_command_and_xpu_asm_run_survives_them() {
 fn libc_etxtbsy() -> i32 {
     26
 }
+
+#[test]
+fn a_static_program_gets_a_warning_and_still_runs() {
+    let t = tempfile::tempdir().unwrap();
+    let src = t.path().join("s.c");
+    std::fs::write(&src, "int main(void) { return 7; }\n").unwrap();
+    let exe = t.path().join("static-prog");
+    let cc = Command::new("gcc")
+        .arg("-static")
+        .arg(&src)
+        .arg("-o")
+        .arg(&exe)
+        .output()
+        .unwrap();
+    assert!(cc.status.success(), "gcc -static failed: {}", show(&cc));
+    let out = out_arg(t.path());
+    let o = xpu(&["-o", &out, "--", exe.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(7), "{}", show(&o));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("is statically linked: LD_PRELOAD cannot load the interposer"),
+        "{}",
+        show(&o)
+    );
+    // A dynamic program gets no such warning.
+    let o = xpu(&["-o", &format!("{out}2"), "--", "true"])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", show(&o));
+    assert!(
+        !String::from_utf8_lossy(&o.stderr).contains("statically linked"),
+        "{}",
+        show(&o)
+    );
+}
