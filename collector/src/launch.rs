@@ -498,43 +498,6 @@ pub fn spawn_and_wait(
     Ok((pid, exit))
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn preload_goes_in_front_and_keeps_the_users_list() {
-        let env = child_env(
-            Path::new("/x/libxpu_asm_interposer.so"),
-            Path::new("/out"),
-            Some(OsStr::new("liba.so /x/libxpu_asm_interposer.so:libb.so")),
-            None,
-        );
-        assert_eq!(env[0].0, "LD_PRELOAD");
-        assert_eq!(env[0].1, "/x/libxpu_asm_interposer.so:liba.so:libb.so");
-        assert_eq!(env[1], ("XPU_ASM_OUT".into(), "/out".into()));
-        assert_eq!(env.len(), 2);
-        let env = child_env(Path::new("/i.so"), Path::new("/o"), None, Some("dg2"));
-        assert_eq!(env[0].1, "/i.so");
-        assert!(env.contains(&("ProductFamilyOverride".into(), "dg2".into())));
-        assert!(env.contains(&("SetCommandStreamReceiver".into(), "1".into())));
-        assert!(env.contains(&("AUBDumpFilterKernelEndIdx".into(), "999999999".into())));
-    }
-
-    #[test]
-    fn default_out_names_are_safe() {
-        assert_eq!(
-            default_out_name(OsStr::new("/usr/bin/python3"), "20260101-000000"),
-            "xpu-asm-python3-20260101-000000"
-        );
-        assert_eq!(
-            default_out_name(OsStr::new("../we ird/.."), "t"),
-            "xpu-asm-cmd-t"
-        );
-        assert_eq!(timestamp().len(), 15);
-    }
-}
-
 /// Why the dynamic loader will not preload the interposer into `program`
 /// (found through `PATH` like the shell would), or `None` when it will or
 /// when that cannot be told (a script, a missing file: the run says more).
@@ -590,4 +553,41 @@ fn resolve_in_path(program: &OsStr) -> Option<PathBuf> {
     std::env::split_paths(&path)
         .map(|d| d.join(program))
         .find(|p| p.is_file())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn preload_goes_in_front_and_keeps_the_users_list() {
+        let env = child_env(
+            Path::new("/x/libxpu_asm_interposer.so"),
+            Path::new("/out"),
+            Some(OsStr::new("liba.so /x/libxpu_asm_interposer.so:libb.so")),
+            None,
+        );
+        assert_eq!(env[0].0, "LD_PRELOAD");
+        assert_eq!(env[0].1, "/x/libxpu_asm_interposer.so:liba.so:libb.so");
+        assert_eq!(env[1], ("XPU_ASM_OUT".into(), "/out".into()));
+        assert_eq!(env.len(), 2);
+        let env = child_env(Path::new("/i.so"), Path::new("/o"), None, Some("dg2"));
+        assert_eq!(env[0].1, "/i.so");
+        assert!(env.contains(&("ProductFamilyOverride".into(), "dg2".into())));
+        assert!(env.contains(&("SetCommandStreamReceiver".into(), "1".into())));
+        assert!(env.contains(&("AUBDumpFilterKernelEndIdx".into(), "999999999".into())));
+    }
+
+    #[test]
+    fn default_out_names_are_safe() {
+        assert_eq!(
+            default_out_name(OsStr::new("/usr/bin/python3"), "20260101-000000"),
+            "xpu-asm-python3-20260101-000000"
+        );
+        assert_eq!(
+            default_out_name(OsStr::new("../we ird/.."), "t"),
+            "xpu-asm-cmd-t"
+        );
+        assert_eq!(timestamp().len(), 15);
+    }
 }
