@@ -1,0 +1,444 @@
+//! The interposer's counting core alone, without any driver: what one counted
+//! launch costs, on 1, 2 and 8 threads, and what the interposer's memory
+//! does over 10 million launches spread over 10,000 kernels.
+//!
+//! `cargo bench -p xpu-asm-interposer --bench core` (scripts/bench.sh runs it).
+//! Prints a table to stdout, and for scripts one `key=value` line per figure
+//! (prefixed `RESULT `).
+//!
+//! The core is driven through `xpu_asm_interposer::state` exactly as the hooks
+//! drive it: `kernel_created` for each kernel (fake handles), `launch(list,
+//! kernel)` per launch, `list_created` / `execute` for regular lists. Every
+//! section runs in a fresh child process (this same binary, re-executed) with
+//! its own `XPU_ASM_OUT`: the interposer reads its configuration once, at
+//! load time, and memory figures need a process of their own.
+//!
+//! Options: `--quick` (fewer launches, for a smoke test); any other argument
+//! (cargo passes `--bench`) is ignored.
+
+use std::hint::black_box;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::Barrier;
+use std::time::Instant;
+use xpu_asm_interposer::state;
+use xpu_asm_record::{COUNTS_HEADER_LEN, COUNTS_SLOT_LEN, OUT_ENV, RECORDS_DIR};
+
+const SECTION_ENV: &str = "XPU_ASM_BENCH_SECTION";
+const QUICK_ENV: &str = "XPU_ASM_BENCH_QUICK";
+
+/// Fake handles look like heap pointers: aligned, spread out.
+fn kernel_handle(i: usize) -> usize {
+    0x5555_0000_0000 + (i + 1) * 0x240
+}
+
+fn list_handle(i: usize) -> usize {
+    0x7777_0000_0000 + (i + 1) * 0x1c0
+}
+
+fn module_handle(i: usize) -> usize {
+    0x6666_0000_0000 + (i + 1) * 0x300
+}
+
+fn quick() -> bool {
+    std::env::var_os(QUICK_ENV).is_some()
+}
+
+fn median(v: &mut [f64]) -> f64 {
+    v.sort_by(|a, b| a.total_cmp(b));
+    let n = v.len();
+    if n % 2 == 1 {
+        v[n / 2]
+    } else {
+        (v[n / 2 - 1] + v[n / 2]) / 2.0
+    }
+}
+
+fn thread_cpu_ns() -> f64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: ts is a valid out-pointer.
+    unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
+    ts.tv_sec as f64 * 1e9 + ts.tv_nsec as f64
+}
+
+/// `VmRSS`, `RssAnon`, `RssFile`, `VmHWM` of this process, in KiB.
+fn rss_kib() -> [u64; 4] {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    let field = |name: &str| {
+        status
+            .lines()
+            .find_map(|l| l.strip_prefix(name))
+            .and_then(|rest| rest.trim().trim_end_matches("kB").trim().parse().ok())
+            .unwrap_or(0)
+    };
+    [
+        field("VmRSS:"),
+        field("RssAnon:"),
+        field("RssFile:"),
+        field("VmHWM:"),
+    ]
+}
+
+/// The record files this process writes, found by the `.counts` suffix.
+fn record_file(ext: &str) -> Option<PathBuf> {
+    let dir = Path::new(&std::env::var(OUT_ENV).ok()?).join(RECORDS_DIR);
+    std::fs::read_dir(dir)
+        .ok()?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .find(|p| p.extension().is_some_and(|x| x == ext))
+}
+
+/// Sum of the launch counters of kernels 1.. in this process's counts file.
+fn counted_launches() -> u64 {
+    let Some(path) = record_file("counts") else {
+        return 0;
+    };
+    let bytes = std::fs::read(path).unwrap_or_default();
+    bytes
+        .get(COUNTS_HEADER_LEN + COUNTS_SLOT_LEN..)
+        .unwrap_or_default()
+        .chunks_exact(COUNTS_SLOT_LEN)
+        .map(|s| u64::from_le_bytes(s[..8].try_into().unwrap_or([0; 8])))
+        .sum()
+}
+
+fn result(key: &str, value: impl std::fmt::Display) {
+    println!("RESULT {key}={value}");
+}
+
+/// One module of `kernels` kernels, as the hooks report them.
+fn create_kernels(module: usize, first: usize, kernels: usize) {
+    let names: Vec<Vec<u8>> = (first..first + kernels)
+        .map(|i| format!("_ZTSZ4mainE12bench_kernel{i}").into_bytes())
+        .collect();
+    let spirv: Vec<u8> = (0..256u32)
+        .flat_map(|w| (w ^ module as u32).to_le_bytes())
+        .collect();
+    state::module_created(
+        module_handle(module),
+        0,
+        &[state::ModuleInput {
+            bytes: &spirv,
+            build_flags: b"",
+        }],
+        &names,
+    );
+    for (j, name) in names.iter().enumerate() {
+        state::kernel_created(module_handle(module), name, kernel_handle(first + j));
+    }
+}
+
+/// Launch cost on `threads` threads, each launching `per_thread` times on
+/// its own immediate list. Thread `t` launches kernel `t * stride`: stride 0
+/// is one kernel for all (one contended counter), stride 1 neighbouring
+/// kernels (whose 16-byte counter slots share cache lines), stride 4 kernels
+/// whose slots are in separate cache lines.
+fn launch_threads(threads: usize, per_thread: u64, stride: usize) -> (f64, f64) {
+    let barrier = Barrier::new(threads);
+    let start = Instant::now();
+    let cpu: f64 = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..threads)
+            .map(|t| {
+                let barrier = &barrier;
+                s.spawn(move || {
+                    let kernel = kernel_handle(t * stride);
+                    let list = list_handle(1000 + t);
+                    barrier.wait();
+                    let c0 = thread_cpu_ns();
+                    for _ in 0..per_thread {
+                        state::launch(black_box(list), black_box(kernel));
+                    }
+                    thread_cpu_ns() - c0
+                })
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap_or(0.0)).sum()
+    });
+    let wall = start.elapsed().as_nanos() as f64;
+    let total = threads as f64 * per_thread as f64;
+    // Wall time per launch of one thread, CPU time per launch over all.
+    (wall / per_thread as f64, cpu / total)
+}
+
+/// The cases of [`section_launch`]: name and kernel stride between threads.
+const CASES: [(&str, usize); 3] = [("own", 1), ("spread", 4), ("shared", 0)];
+
+fn section_launch() {
+    create_kernels(0, 0, 32);
+    let total: u64 = if quick() { 2_000_000 } else { 20_000_000 };
+    let reps = if quick() { 3 } else { 7 };
+    let mut expected = 0u64;
+    for (case, stride) in CASES {
+        for threads in [1usize, 2, 8] {
+            let per_thread = total / threads as u64;
+            let (mut walls, mut cpus) = (Vec::new(), Vec::new());
+            launch_threads(threads, per_thread / 10, stride); // warm-up
+            expected += threads as u64 * (per_thread / 10);
+            for _ in 0..reps {
+                let (w, c) = launch_threads(threads, per_thread, stride);
+                walls.push(w);
+                cpus.push(c);
+                expected += threads as u64 * per_thread;
+            }
+            let tag = format!("core_{case}_t{threads}");
+            let (w, c) = (median(&mut walls), median(&mut cpus));
+            let (lo, hi) = (cpus[0], cpus[cpus.len() - 1]);
+            result(&format!("{tag}_cpu_ns"), format!("{c:.2}"));
+            result(&format!("{tag}_cpu_ns_min"), format!("{lo:.2}"));
+            result(&format!("{tag}_cpu_ns_max"), format!("{hi:.2}"));
+            result(
+                &format!("{tag}_wall_ns_per_thread_launch"),
+                format!("{w:.2}"),
+            );
+        }
+    }
+    let counted = counted_launches();
+    result(
+        "core_launch_check",
+        if counted == expected {
+            "ok"
+        } else {
+            "MISMATCH"
+        },
+    );
+    result("core_launch_counted", counted);
+    result("core_launch_expected", expected);
+}
+
+/// Regular command lists: appends recorded per list, counted on execution.
+fn section_regular() {
+    create_kernels(0, 0, 4);
+    let list = list_handle(1);
+    state::list_created(list, false);
+    let (appends, executions): (usize, u64) = if quick() { (1000, 100) } else { (1000, 2000) };
+    let reps = if quick() { 3 } else { 7 };
+    let (mut per_append, mut per_exec_launch) = (Vec::new(), Vec::new());
+    for _ in 0..reps {
+        state::list_reset(list);
+        let t0 = Instant::now();
+        for i in 0..appends {
+            state::launch(black_box(list), black_box(kernel_handle(i % 4)));
+        }
+        let t1 = Instant::now();
+        for _ in 0..executions {
+            state::execute(black_box(&[list]));
+        }
+        let t2 = Instant::now();
+        per_append.push((t1 - t0).as_nanos() as f64 / appends as f64);
+        per_exec_launch.push((t2 - t1).as_nanos() as f64 / (appends as u64 * executions) as f64);
+    }
+    result(
+        "core_regular_append_ns",
+        format!("{:.2}", median(&mut per_append)),
+    );
+    result(
+        "core_regular_execute_ns_per_launch",
+        format!("{:.2}", median(&mut per_exec_launch)),
+    );
+    let expected = reps as u64 * appends as u64 * executions;
+    let counted = counted_launches();
+    result(
+        "core_regular_check",
+        if counted == expected {
+            "ok"
+        } else {
+            "MISMATCH"
+        },
+    );
+}
+
+/// Memory after `launches` launches spread over `kernels` kernels (100
+/// kernels per module).
+fn section_memory(kernels: usize, launches: u64) {
+    state::activate();
+    let before = rss_kib();
+    for m in 0..kernels.div_ceil(100) {
+        let first = m * 100;
+        create_kernels(m, first, 100.min(kernels - first));
+    }
+    let created = rss_kib();
+    let kernel_of = |i: u64| kernel_handle(((i.wrapping_mul(7919)) % kernels as u64) as usize);
+    let list = list_handle(1);
+    let t0 = Instant::now();
+    let tenth = launches / 10;
+    for i in 0..tenth {
+        state::launch(black_box(list), kernel_of(i));
+    }
+    let after_tenth = rss_kib();
+    for i in tenth..launches {
+        state::launch(black_box(list), kernel_of(i));
+    }
+    let ns = t0.elapsed().as_nanos() as f64 / launches as f64;
+    let after = rss_kib();
+    let size = |ext| {
+        record_file(ext)
+            .and_then(|p| std::fs::metadata(p).ok())
+            .map(|m| m.len())
+            .unwrap_or(0)
+    };
+    let tag = format!("mem_k{kernels}");
+    result(&format!("{tag}_launches"), launches);
+    result(&format!("{tag}_rss_start_kib"), before[0]);
+    result(&format!("{tag}_rss_kernels_kib"), created[0]);
+    result(&format!("{tag}_rss_tenth_kib"), after_tenth[0]);
+    result(&format!("{tag}_rss_end_kib"), after[0]);
+    result(&format!("{tag}_anon_start_kib"), before[1]);
+    result(&format!("{tag}_anon_end_kib"), after[1]);
+    result(&format!("{tag}_file_end_kib"), after[2]);
+    result(&format!("{tag}_hwm_kib"), after[3]);
+    result(&format!("{tag}_counts_bytes"), size("counts"));
+    result(&format!("{tag}_events_bytes"), size("events"));
+    result(&format!("{tag}_ns_per_launch"), format!("{ns:.2}"));
+    let counted = counted_launches();
+    result(
+        &format!("{tag}_check"),
+        if counted == launches {
+            "ok"
+        } else {
+            "MISMATCH"
+        },
+    );
+}
+
+fn run_section(name: &str) {
+    match name {
+        "launch" => section_launch(),
+        "regular" => section_regular(),
+        "mem1k" => section_memory(1_000, if quick() { 1_000_000 } else { 10_000_000 }),
+        "mem10k" => section_memory(10_000, if quick() { 1_000_000 } else { 10_000_000 }),
+        other => {
+            eprintln!("core bench: unknown section {other:?}");
+            std::process::exit(2);
+        }
+    }
+}
+
+/// Runs one section in a child process; returns its `RESULT` pairs.
+fn child(section: &str, base: &Path) -> Vec<(String, String)> {
+    let out = base.join(section);
+    let exe = std::env::current_exe().expect("the bench knows its own path");
+    let o = Command::new(exe)
+        .env(SECTION_ENV, section)
+        .env(OUT_ENV, &out)
+        .output()
+        .expect("the bench can run itself");
+    if !o.status.success() {
+        eprintln!(
+            "core bench: section {section} failed ({}):\n{}",
+            o.status,
+            String::from_utf8_lossy(&o.stderr)
+        );
+        std::process::exit(1);
+    }
+    String::from_utf8_lossy(&o.stdout)
+        .lines()
+        .filter_map(|l| l.strip_prefix("RESULT "))
+        .filter_map(|l| l.split_once('='))
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect()
+}
+
+fn main() {
+    if let Ok(section) = std::env::var(SECTION_ENV) {
+        if std::env::var_os(OUT_ENV).is_none() {
+            eprintln!("core bench: {OUT_ENV} must be set for a section");
+            std::process::exit(2);
+        }
+        if !state::enabled() {
+            eprintln!("core bench: the interposer did not pick up {OUT_ENV}");
+            std::process::exit(1);
+        }
+        run_section(&section);
+        return;
+    }
+    if std::env::args().any(|a| a == "--quick") {
+        std::env::set_var(QUICK_ENV, "1");
+    }
+    let base = std::env::temp_dir().join(format!("xpu-asm-bench-core-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&base);
+    std::fs::create_dir_all(&base).expect("a temporary folder");
+    let mut all = Vec::new();
+    for section in ["launch", "regular", "mem1k", "mem10k"] {
+        eprintln!("core bench: {section} ...");
+        all.extend(child(section, &base));
+    }
+    let _ = std::fs::remove_dir_all(&base);
+    let get = |k: &str| {
+        all.iter()
+            .find(|(key, _)| key == k)
+            .map(|(_, v)| v.clone())
+            .unwrap_or_else(|| "?".into())
+    };
+
+    println!();
+    println!("Counting core alone (no driver): ns per counted launch, median of runs");
+    println!("  CPU ns = thread CPU time / launches (not inflated when threads > cores)");
+    println!(
+        "  {:<42} {:>8} {:>8} {:>8} {:>14}",
+        "case", "CPU ns", "min", "max", "wall ns/thread"
+    );
+    for (case, _) in CASES {
+        for t in [1, 2, 8] {
+            let tag = format!("core_{case}_t{t}");
+            let what = match case {
+                "own" => "own kernel (slots share lines)",
+                "spread" => "own kernel, own cache line",
+                _ => "one kernel for all",
+            };
+            let label = format!("{t} thread{}, {what}", if t > 1 { "s" } else { "" });
+            println!(
+                "  {:<42} {:>8} {:>8} {:>8} {:>14}",
+                label,
+                get(&format!("{tag}_cpu_ns")),
+                get(&format!("{tag}_cpu_ns_min")),
+                get(&format!("{tag}_cpu_ns_max")),
+                get(&format!("{tag}_wall_ns_per_thread_launch")),
+            );
+        }
+    }
+    println!(
+        "  regular list: append {} ns, execute {} ns per launch counted",
+        get("core_regular_append_ns"),
+        get("core_regular_execute_ns_per_launch")
+    );
+    println!(
+        "  counts check: immediate {}, regular {}",
+        get("core_launch_check"),
+        get("core_regular_check")
+    );
+    println!();
+    println!("Memory of the counting core (KiB of RSS; counts file in bytes)");
+    println!(
+        "  {:<8} {:>11} {:>10} {:>13} {:>12} {:>12} {:>12} {:>13} {:>6}",
+        "kernels",
+        "launches",
+        "start",
+        "+kernels",
+        "+10% launch",
+        "end",
+        "counts B",
+        "events B",
+        "check"
+    );
+    for k in ["1000", "10000"] {
+        let tag = format!("mem_k{k}");
+        println!(
+            "  {:<8} {:>11} {:>10} {:>13} {:>12} {:>12} {:>12} {:>13} {:>6}",
+            k,
+            get(&format!("{tag}_launches")),
+            get(&format!("{tag}_rss_start_kib")),
+            get(&format!("{tag}_rss_kernels_kib")),
+            get(&format!("{tag}_rss_tenth_kib")),
+            get(&format!("{tag}_rss_end_kib")),
+            get(&format!("{tag}_counts_bytes")),
+            get(&format!("{tag}_events_bytes")),
+            get(&format!("{tag}_check")),
+        );
+    }
+    for (k, v) in &all {
+        println!("RESULT {k}={v}");
+    }
+}

@@ -1,0 +1,557 @@
+#!/usr/bin/env bash
+# Benchmarks xpu-asm on this machine's real Level Zero stack (NEO in its
+# no-hardware mode, see docs/real-stack.md) and prints a summary table.
+#
+#   scripts/bench.sh [--quick] [--only SECTIONS] [--keep]
+#
+#   --quick        fewer runs and launches (a smoke test, ~1.5 minutes)
+#   --only LIST    comma-separated subset of: launch,callgrind,core,collector
+#   --keep         keep the work folder (printed at the start)
+#
+# Sections:
+#   launch     bench/launch_loop.c with no hook, a bare C hook that counts
+#              launches, the loader's tracing layer, and the xpu-asm
+#              interposer; interleaved runs; ns per launch, overhead, ratio.
+#              Then the same hooks on bench/hook_loop.c over do-nothing
+#              stand-ins of the loader and driver (bench/fake_ze.c): the
+#              hook's own time, without the driver's run-to-run noise
+#   callgrind  instructions per launch inside the measured loop (callgrind
+#              --toggle-collect), with and without the interposer, and a
+#              profile of what the interposer adds
+#   core       interposer/benches/core.rs: the counting core alone on 1, 2
+#              and 8 threads; memory after 10 million launches over 10,000
+#              kernels
+#   collector  `xpu-asm-run collect` on a synthetic capture of 100,000 .asm
+#              files (1,000 modules, 10 processes): time and peak memory
+#
+# A full run takes about 4 minutes on 2 cores, of which ~15 s generate the
+# synthetic capture (2.4 GB; reused on later runs in the same work folder).
+#
+# Needs: the stack of scripts/install-deps.sh, valgrind for callgrind
+# (scripts/install-deps.sh --bench), gcc, python3, GNU time (/usr/bin/time).
+# Environment: XPU_ASM_BENCH_DIR (work folder; default a new /tmp folder;
+# the synthetic capture, ~2.3 GB, is reused from there when present),
+# XPU_ASM_BENCH_ROUNDS (interleaved rounds of the launch section).
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+QUICK=0
+ONLY="launch,callgrind,core,collector"
+KEEP=0
+while [[ $# -gt 0 ]]; do
+    case "$1" in
+    --quick) QUICK=1 ;;
+    --only)
+        ONLY="$2"
+        shift
+        ;;
+    --keep) KEEP=1 ;;
+    -h | --help)
+        awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"
+        exit 0
+        ;;
+    *)
+        echo "bench.sh: unknown argument '$1' (see --help)" >&2
+        exit 2
+        ;;
+    esac
+    shift
+done
+want() { [[ ",$ONLY," == *",$1,"* ]]; }
+for s in ${ONLY//,/ }; do
+    case "$s" in
+    launch | callgrind | core | collector) ;;
+    *)
+        echo "bench.sh: unknown section '$s' (launch, callgrind, core, collector)" >&2
+        exit 2
+        ;;
+    esac
+done
+START=$(date +%s)
+
+if [[ -n "${XPU_ASM_BENCH_DIR:-}" ]]; then
+    WORK="$XPU_ASM_BENCH_DIR"
+    mkdir -p "$WORK"
+    KEEP=1
+else
+    WORK=$(mktemp -d /tmp/xpu-asm-bench.XXXXXX)
+fi
+cleanup() { [[ $KEEP == 1 ]] || rm -rf "$WORK"; }
+trap cleanup EXIT
+RESULTS="$WORK/results.txt"
+: >"$RESULTS"
+result() { echo "$1=$2" >>"$RESULTS"; }
+log() { echo "bench: $*" >&2; }
+
+# NEO without GPU hardware (docs/real-stack.md).
+export NEOReadDebugKeys=1 SetCommandStreamReceiver=1 ProductFamilyOverride=pvc \
+    HardwareInfoOverride=1x4x8 AUBDumpSubCaptureMode=1 \
+    AUBDumpFilterKernelStartIdx=999999999 AUBDumpFilterKernelEndIdx=999999999
+
+if [[ $QUICK == 1 ]]; then
+    ROUNDS=${XPU_ASM_BENCH_ROUNDS:-3}
+    IMM=200000
+    REG="reg=1000x200 reps=3"
+    CG_LAUNCHES=5000
+    COLLECT_RUNS=1
+    GEN_ARGS=(--processes 10 --modules 10 --kernels 100)
+else
+    ROUNDS=${XPU_ASM_BENCH_ROUNDS:-31}
+    IMM=200000
+    REG="reg=1000x200 reps=5"
+    CG_LAUNCHES=20000
+    COLLECT_RUNS=3
+    GEN_ARGS=(--processes 10 --modules 100 --kernels 100)
+fi
+
+# ---- machine and build ---------------------------------------------------
+
+CPU=$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//')
+pkgver() { dpkg-query -W -f='${Version}' "$1" 2>/dev/null || echo "?"; }
+log "work folder: $WORK"
+log "building (cargo build --release --workspace)"
+(cd "$ROOT" && cargo build --release --workspace --quiet)
+INTERPOSER="$ROOT/target/release/libxpu_asm_interposer.so"
+RUNNER="$ROOT/target/release/xpu-asm-run"
+[[ -f "$INTERPOSER" ]] || {
+    echo "bench.sh: no $INTERPOSER after the build" >&2
+    exit 1
+}
+
+BIN="$WORK/bin"
+mkdir -p "$BIN"
+gcc -O2 -g -Wall -Wextra -o "$BIN/launch_loop" "$ROOT/bench/launch_loop.c" -lze_loader
+gcc -O2 -g -Wall -Wextra -shared -fPIC -o "$BIN/libbare_hook.so" "$ROOT/bench/bare_hook.c" -ldl
+gcc -O2 -g -Wall -Wextra -shared -fPIC -DFAKE_DRIVER -o "$BIN/libfake_ze_driver.so" "$ROOT/bench/fake_ze.c"
+gcc -O2 -g -Wall -Wextra -shared -fPIC -o "$BIN/libfake_ze.so" "$ROOT/bench/fake_ze.c" -ldl
+gcc -O2 -g -Wall -Wextra -o "$BIN/hook_loop" "$ROOT/bench/hook_loop.c" -L"$BIN" -lfake_ze \
+    -Wl,-rpath,"$BIN"
+export FAKE_ZE_DRIVER="$BIN/libfake_ze_driver.so"
+if [[ ! -f "$BIN/kernels.spv" ]]; then
+    (cd "$BIN" && ocloc compile -file "$ROOT/bench/kernels.cl" -spv_only -device pvc \
+        -output kernels -output_no_suffix -q >/dev/null)
+fi
+SPV="$BIN/kernels.spv"
+
+# Runs launch_loop under variant $1 with the remaining arguments.
+run_variant() {
+    local v=$1
+    shift
+    case "$v" in
+    none) "$BIN/launch_loop" "$SPV" "$@" ;;
+    bare) LD_PRELOAD="$BIN/libbare_hook.so" "$BIN/launch_loop" "$SPV" "$@" ;;
+    tracing) ZE_ENABLE_TRACING_LAYER=1 "$BIN/launch_loop" "$SPV" "$@" ;;
+    xpu-asm)
+        rm -rf "$WORK/xpu-out"
+        XPU_ASM_OUT="$WORK/xpu-out" LD_PRELOAD="$INTERPOSER" "$BIN/launch_loop" "$SPV" "$@"
+        ;;
+    esac
+}
+
+# ---- launch: wall time per launch ------------------------------------------
+
+if want launch; then
+    VARIANTS=(none bare tracing xpu-asm)
+    RAW="$WORK/launch-raw.txt"
+    : >"$RAW"
+    log "launch: $ROUNDS interleaved rounds of ${VARIANTS[*]} (imm=$IMM, $REG)"
+    for ((r = 0; r < ROUNDS; r++)); do
+        # Rotate the order each round, so no variant always runs first.
+        for ((i = 0; i < ${#VARIANTS[@]}; i++)); do
+            v=${VARIANTS[$(((i + r) % ${#VARIANTS[@]}))]}
+            run_variant "$v" imm=$IMM $REG | sed "s/^/round=$r variant=$v /" >>"$RAW"
+        done
+    done
+    # The interposer counted every launch of its last run?
+    python3 - "$WORK/xpu-out" "$IMM" "$REG" >>"$RESULTS" <<'EOF'
+import glob, struct, sys, re
+out, imm, reg = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+k, m = map(int, re.search(r"reg=(\d+)x(\d+)", reg).groups())
+reps = int(re.search(r"reps=(\d+)", reg).group(1))
+expected = imm + 1000 + k * m * reps  # + the warm-up launches
+got = 0
+for f in glob.glob(out + "/records/*.counts"):
+    b = open(f, "rb").read()
+    got += sum(struct.unpack_from("<Q", b, o)[0] for o in range(64 + 16, len(b), 16))
+print(f"launch_count_check={'ok' if got == expected else 'MISMATCH'} ({got} counted, {expected} launched)")
+EOF
+    python3 - "$RAW" >>"$RESULTS" <<'EOF'
+import collections, statistics, sys
+runs = collections.defaultdict(dict)  # (variant, phase) -> {round: fields}
+for line in open(sys.argv[1]):
+    f = dict(kv.split("=", 1) for kv in line.split())
+    runs[(f["variant"], f["phase"])][int(f["round"])] = f
+def q(v, p):
+    v = sorted(v)
+    i = (len(v) - 1) * p
+    lo = int(i)
+    hi = min(lo + 1, len(v) - 1)
+    return v[lo] + (v[hi] - v[lo]) * (i - lo)
+for phase in ("imm", "reg"):
+    base = runs[("none", phase)]
+    for variant in ("none", "bare", "tracing", "xpu-asm"):
+        r = runs[(variant, phase)]
+        if not r:
+            continue
+        for stat in ("cpu_min", "cpu_median", "min", "median"):
+            key = f"{stat}_ns_per_launch"
+            vals = [float(x[key]) for x in r.values()]
+            tag = f"launch_{phase}_{variant}_{stat}"
+            print(f"{tag}={statistics.median(vals):.2f}")
+            print(f"{tag}_q1={q(vals, 0.25):.2f}")
+            print(f"{tag}_q3={q(vals, 0.75):.2f}")
+            print(f"{tag}_lo={min(vals):.2f}")
+            print(f"{tag}_hi={max(vals):.2f}")
+            if variant != "none":
+                # Paired by round: each round ran every variant back to back.
+                diffs = [float(x[key]) - float(base[rd][key]) for rd, x in r.items() if rd in base]
+                ratios = [float(x[key]) / float(base[rd][key]) for rd, x in r.items() if rd in base]
+                print(f"{tag}_overhead={statistics.median(diffs):.2f}")
+                print(f"{tag}_overhead_q1={q(diffs, 0.25):.2f}")
+                print(f"{tag}_overhead_q3={q(diffs, 0.75):.2f}")
+                print(f"{tag}_ratio={statistics.median(ratios):.4f}")
+        print(f"launch_{phase}_{variant}_runs={len(r)}")
+        print(f"launch_{phase}_launches={next(iter(r.values()))['launches']}")
+EOF
+fi
+
+# ---- hook path: the same hooks over a do-nothing loader and driver -----------
+
+if want launch; then
+    RAW="$WORK/hookpath-raw.txt"
+    : >"$RAW"
+    HP_ROUNDS=$(((ROUNDS + 2) / 3))
+    log "hook path: $HP_ROUNDS interleaved rounds of none bare xpu-asm (bench/hook_loop.c)"
+    for ((r = 0; r < HP_ROUNDS; r++)); do
+        for v in none bare xpu-asm; do
+            case "$v" in
+            none) line=$("$BIN/hook_loop") ;;
+            bare) line=$(LD_PRELOAD="$BIN/libbare_hook.so" "$BIN/hook_loop") ;;
+            xpu-asm)
+                rm -rf "$WORK/xpu-out"
+                line=$(XPU_ASM_OUT="$WORK/xpu-out" LD_PRELOAD="$INTERPOSER" "$BIN/hook_loop")
+                ;;
+            esac
+            echo "round=$r variant=$v $line" >>"$RAW"
+        done
+    done
+    python3 - "$RAW" >>"$RESULTS" <<'EOF'
+import collections, statistics, sys
+runs = collections.defaultdict(dict)
+for line in open(sys.argv[1]):
+    f = dict(kv.split("=", 1) for kv in line.split())
+    runs[f["variant"]][int(f["round"])] = float(f["min_ns_per_launch"])
+for v in ("none", "bare", "xpu-asm"):
+    vals = list(runs[v].values())
+    print(f"hook_{v}_ns={statistics.median(vals):.2f}")
+    print(f"hook_{v}_ns_lo={min(vals):.2f}")
+    print(f"hook_{v}_ns_hi={max(vals):.2f}")
+    if v != "none":
+        d = [x - runs["none"][r] for r, x in runs[v].items()]
+        print(f"hook_{v}_overhead={statistics.median(d):.2f}")
+        print(f"hook_{v}_overhead_lo={min(d):.2f}")
+        print(f"hook_{v}_overhead_hi={max(d):.2f}")
+print(f"hook_rounds={len(runs['none'])}")
+EOF
+fi
+
+# ---- callgrind: instructions per launch ------------------------------------
+
+if want callgrind; then
+    if ! command -v valgrind >/dev/null 2>&1; then
+        log "callgrind: valgrind not found; install it with scripts/install-deps.sh --bench"
+        result cg_skipped "valgrind not installed (scripts/install-deps.sh --bench)"
+    else
+        CGD="$WORK/callgrind"
+        mkdir -p "$CGD"
+        N=$CG_LAUNCHES
+        REGK=1000
+        REGM=$((N / REGK))
+        log "callgrind: immediate ($N launches) and regular ($REGK x $REGM) loops, 5 runs"
+        cg() { # variant phase-args out-file loop-function
+            local v=$1 args=$2 outf=$3 fn=$4
+            case "$v" in
+            none) valgrind --tool=callgrind --dump-instr=yes --toggle-collect="$fn" \
+                --callgrind-out-file="$outf" "$BIN/launch_loop" "$SPV" $args chunks=1 reps=1 ;;
+            bare) LD_PRELOAD="$BIN/libbare_hook.so" valgrind --tool=callgrind --dump-instr=yes \
+                --toggle-collect="$fn" --callgrind-out-file="$outf" "$BIN/launch_loop" "$SPV" $args chunks=1 reps=1 ;;
+            xpu-asm)
+                rm -rf "$WORK/xpu-out"
+                # valgrind (a shell script, then its launcher) runs with the
+                # interposer preloaded too: it only reads its configuration
+                # there, and records nothing (no Level Zero in them).
+                XPU_ASM_OUT="$WORK/xpu-out" LD_PRELOAD="$INTERPOSER" valgrind --tool=callgrind \
+                    --dump-instr=yes --toggle-collect="$fn" --callgrind-out-file="$outf" \
+                    "$BIN/launch_loop" "$SPV" $args chunks=1 reps=1
+                ;;
+            esac
+        }
+        for v in none bare xpu-asm; do
+            cg "$v" "imm=$N" "$CGD/imm.$v" bench_immediate_loop >/dev/null 2>"$CGD/imm.$v.log"
+        done
+        for v in none xpu-asm; do
+            cg "$v" "reg=${REGK}x$REGM" "$CGD/reg.$v" bench_regular_loop >/dev/null 2>"$CGD/reg.$v.log"
+        done
+        S="$ROOT/bench/callgrind_summary.py"
+        python3 "$S" "$CGD/imm.none" "$CGD/imm.bare" --launches "$N" --label cg_imm_bare --quiet |
+            sed 's/^RESULT //' >>"$RESULTS"
+        python3 "$S" "$CGD/imm.none" "$CGD/imm.xpu-asm" --launches "$N" --label cg_imm_xpu \
+            >"$CGD/imm.profile"
+        python3 "$S" "$CGD/reg.none" "$CGD/reg.xpu-asm" --launches "$((REGK * REGM))" \
+            --label cg_reg_xpu >"$CGD/reg.profile"
+        grep '^RESULT ' "$CGD/imm.profile" "$CGD/reg.profile" | sed 's/^[^:]*:RESULT //' >>"$RESULTS"
+        result cg_imm_launches "$N"
+        result cg_reg_launches "$((REGK * REGM))"
+    fi
+fi
+
+# ---- core: the counting core alone -------------------------------------------
+
+if want core; then
+    log "core: cargo bench -p xpu-asm-interposer --bench core"
+    qa=()
+    [[ $QUICK == 1 ]] && qa=(--quick)
+    (cd "$ROOT" && cargo bench --quiet -p xpu-asm-interposer --bench core -- "${qa[@]}") \
+        >"$WORK/core.txt"
+    grep '^RESULT ' "$WORK/core.txt" | sed 's/^RESULT //' >>"$RESULTS"
+fi
+
+# ---- collector: a synthetic capture of 100,000 .asm files --------------------
+
+if want collector; then
+    if [[ ! -x "$RUNNER" ]]; then
+        log "collector: no $RUNNER"
+        result col_skipped "no xpu-asm-run binary"
+    else
+        GEN="$WORK/capture-all"
+        STAMP="$GEN/.generated$(printf '_%s' "${GEN_ARGS[@]}")"
+        if [[ ! -f "$STAMP" ]]; then
+            rm -rf "$GEN"
+            log "collector: generating the synthetic capture (${GEN_ARGS[*]})"
+            python3 "$ROOT/bench/gen_capture.py" "$GEN" "${GEN_ARGS[@]}" --launched 1.0 >&2
+            touch "$STAMP"
+        fi
+        # The same dumps, with records in which a tenth of the kernels ran.
+        GEN10="$WORK/capture-tenth"
+        rm -rf "$GEN10"
+        python3 "$ROOT/bench/gen_capture.py" "$GEN10" "${GEN_ARGS[@]}" --launched 0.1 --no-dumps >/dev/null
+        cp -al "$GEN/dumps" "$GEN10/dumps"
+        result col_asm_files "$(find "$GEN/dumps" -name '*.asm' | wc -l)"
+        result col_modules "$(find "$GEN/dumps" -name '*.spv' | wc -l)"
+        result col_processes "$(find "$GEN/records" -name '*.events' | wc -l)"
+        result col_dump_mb "$(du -sm "$GEN/dumps" | cut -f1)"
+        # collect prunes and writes into the folder: each run gets a fresh
+        # copy (hard links, so the dump files are not rewritten).
+        for cfg in all tenth; do
+            src="$WORK/capture-$cfg"
+            for ((r = 0; r < COLLECT_RUNS; r++)); do
+                run="$WORK/collect-run"
+                rm -rf "$run"
+                cp -al "$src" "$run"
+                rm -f "$run"/.generated-*
+                sync
+                log "collector: collect ($cfg launched, run $((r + 1))/$COLLECT_RUNS)"
+                /usr/bin/time -v -o "$WORK/time.txt" "$RUNNER" collect --quiet "$run" ||
+                    log "collector: xpu-asm-run collect failed (status $?)"
+                python3 - "$WORK/time.txt" "$run/report.json" "$cfg" "$r" >>"$RESULTS" <<'EOF'
+import json, sys
+t = {}
+for line in open(sys.argv[1]):
+    if ":" in line:
+        k, v = line.rsplit(":", 1) if "Elapsed" not in line else line.split("): ", 1)
+        t[k.strip()] = v.strip()
+el = t.get("Elapsed (wall clock) time (h:mm:ss or m:ss", "0:0")
+secs = 0.0
+for part in el.split(":"):
+    secs = secs * 60 + float(part)
+cfg, r = sys.argv[3], sys.argv[4]
+print(f"col_{cfg}_{r}_wall_s={secs:.2f}")
+print(f"col_{cfg}_{r}_user_s={t.get('User time (seconds)', '?')}")
+print(f"col_{cfg}_{r}_sys_s={t.get('System time (seconds)', '?')}")
+print(f"col_{cfg}_{r}_maxrss_kib={t.get('Maximum resident set size (kbytes)', '?')}")
+try:
+    tot = json.load(open(sys.argv[2]))["totals"]
+    print(f"col_{cfg}_{r}_matched={tot['matched']}")
+    print(f"col_{cfg}_{r}_kernels={tot['kernels']}")
+except Exception as e:
+    print(f"col_{cfg}_{r}_matched=? ({e})")
+EOF
+            done
+            python3 - "$RESULTS" "$cfg" >>"$RESULTS" <<'EOF'
+import statistics, sys
+res = dict(l.rstrip("\n").split("=", 1) for l in open(sys.argv[1]) if "=" in l)
+cfg = sys.argv[2]
+for k in ("wall_s", "maxrss_kib", "user_s", "sys_s"):
+    vals = [float(v) for key, v in res.items()
+            if key.startswith(f"col_{cfg}_") and key.endswith("_" + k) and v.replace(".", "").isdigit()]
+    if vals:
+        print(f"col_{cfg}_{k}={statistics.median(vals):g}")
+        print(f"col_{cfg}_{k}_lo={min(vals):g}")
+        print(f"col_{cfg}_{k}_hi={max(vals):g}")
+EOF
+        done
+        rm -rf "$WORK/collect-run"
+    fi
+fi
+
+# ---- summary ---------------------------------------------------------------
+
+python3 - "$RESULTS" "$(nproc)" "$CPU" "$(date -u '+%Y-%m-%d %H:%M UTC')" \
+    "$(pkgver libze1)" "$(pkgver intel-opencl-icd)" "$(pkgver libigc1)" "$QUICK" "$ROUNDS" \
+    "$WORK" "$(($(date +%s) - START))" "$(cut -d' ' -f1-3 /proc/loadavg)" <<'EOF'
+import sys
+path, nproc, cpu, date, ze, neo, igc, quick, rounds, work, elapsed, load = sys.argv[1:]
+res = {}
+for l in open(path):
+    if "=" in l:
+        k, v = l.rstrip("\n").split("=", 1)
+        res.setdefault(k, v)
+g = lambda k, d="-": res.get(k, d)
+def f(k, fmt="{:.1f}"):
+    try:
+        return fmt.format(float(res[k]))
+    except (KeyError, ValueError):
+        return "-"
+verdicts = []
+def verdict(name, value, limit, unit):
+    try:
+        ok = float(value) <= limit
+    except (TypeError, ValueError):
+        verdicts.append(f"  {name:<52} {'-':>10}   target <= {limit:g} {unit}   NOT MEASURED")
+        return
+    verdicts.append(f"  {name:<52} {float(value):>10.1f}   target <= {limit:g} {unit}   {'MET' if ok else 'MISSED'}")
+
+print()
+print("=" * 100)
+print(f"xpu-asm benchmark   {date}   {'QUICK (smoke test)' if quick == '1' else 'full'}")
+print(f"machine: {nproc} CPUs, {cpu}; Level Zero loader {ze}, NEO {neo}, IGC {igc}")
+print(f"NEO no-hardware mode (pvc, AUB capture filtered away); work folder {work}")
+print(f"bench took {int(elapsed) // 60} min {int(elapsed) % 60} s; load average at the end {load}")
+print("=" * 100)
+
+if "launch_imm_launches" in res:
+    print()
+    print(f"1. Launch cost on the real stack (bench/launch_loop.c), {rounds} interleaved rounds (order rotated).")
+    print("   Per run: CPU time of the process per launch over the fastest of 40 chunks (immediate) or")
+    print("   5 repetitions (regular); the same in wall time. Figures: median over runs [quartiles].")
+    print("   Overhead, ratio: median over rounds of (variant - none), (variant / none) in the same round.")
+    for phase, title in (("imm", f"immediate list, {g('launch_imm_launches')} launches per run"),
+                         ("reg", f"regular list, {g('launch_reg_launches')} launches per run (1000 appends, 200 executions, repeated)")):
+        print(f"   {title}")
+        print(f"   {'variant':<9} {'CPU ns/launch':>22} {'overhead ns':>24} {'ratio':>7} {'wall ns/launch':>15} {'overhead':>9} {'ratio':>7}")
+        for v in ("none", "bare", "tracing", "xpu-asm"):
+            t = f"launch_{phase}_{v}_cpu_min"
+            if t not in res:
+                continue
+            w = f"launch_{phase}_{v}_min"
+            ns = f"{f(t, '{:.1f}')} [{f(t+'_q1', '{:.0f}')}-{f(t+'_q3', '{:.0f}')}]"
+            if phase == "reg":
+                ns = f"{f(t, '{:.2f}')} [{f(t+'_q1', '{:.2f}')}-{f(t+'_q3', '{:.2f}')}]"
+            none = v == "none"
+            ov = "" if none else f"{f(t+'_overhead', '{:+.1f}')} [{f(t+'_overhead_q1', '{:+.1f}')},{f(t+'_overhead_q3', '{:+.1f}')}]"
+            print(f"   {v:<9} {ns:>22} {ov:>24} {'' if none else f(t+'_ratio', '{:.4f}'):>7} "
+                  f"{f(w, '{:.1f}' if phase == 'imm' else '{:.2f}'):>15} {'' if none else f(w+'_overhead', '{:+.1f}'):>9} "
+                  f"{'' if none else f(w+'_ratio', '{:.4f}'):>7}")
+    print("   none: no hook; bare: bench/bare_hook.c (one atomic counter, no features); tracing: the")
+    print("   loader's tracing layer (ZE_ENABLE_TRACING_LAYER=1, no tracer registered); xpu-asm: the interposer.")
+    print(f"   interposer counted every launch: {g('launch_count_check')}")
+if "hook_none_ns" in res:
+    print()
+    print("1b. The hook path alone (bench/hook_loop.c over bench/fake_ze.c: a loader and a driver that do")
+    print("   nothing; a launch passes the exported hook and the dispatch-table hook, as on the real stack).")
+    print(f"   CPU ns per launch, fastest of 100 chunks of 200,000; median of {g('hook_rounds')} interleaved runs [min-max]")
+    print(f"   {'variant':<9} {'ns/launch':>20} {'added ns':>20}")
+    for v in ("none", "bare", "xpu-asm"):
+        ns = f"{f(f'hook_{v}_ns', '{:.2f}')} [{f(f'hook_{v}_ns_lo', '{:.2f}')}-{f(f'hook_{v}_ns_hi', '{:.2f}')}]"
+        ad = "" if v == "none" else f"{f(f'hook_{v}_overhead', '{:+.2f}')} [{f(f'hook_{v}_overhead_lo', '{:+.1f}')},{f(f'hook_{v}_overhead_hi', '{:+.1f}')}]"
+        print(f"   {v:<9} {ns:>20} {ad:>20}")
+    print("   (caches and branch predictors stay warm here; between real driver calls they do not)")
+
+if "cg_imm_xpu_added_per_launch" in res or "cg_skipped" in res:
+    print()
+    print("2. Instructions per launch inside the measured loop (callgrind --toggle-collect; deterministic)")
+    if "cg_skipped" in res:
+        print(f"   skipped: {g('cg_skipped')}")
+    else:
+        ni, nr = float(g("cg_imm_launches")), float(g("cg_reg_launches"))
+        print(f"   {'loop':<36} {'without':>10} {'with':>10} {'added/launch':>13}")
+        print(f"   {'immediate list, bare C hook':<36} {float(g('cg_imm_bare_base_ir'))/ni:>10.1f} {float(g('cg_imm_bare_with_ir'))/ni:>10.1f} {f('cg_imm_bare_added_per_launch'):>13}")
+        print(f"   {'immediate list, xpu-asm':<36} {float(g('cg_imm_xpu_base_ir'))/ni:>10.1f} {float(g('cg_imm_xpu_with_ir'))/ni:>10.1f} {f('cg_imm_xpu_added_per_launch'):>13}")
+        print(f"   {'regular list (append+execute), xpu-asm':<36} {float(g('cg_reg_xpu_base_ir'))/nr:>10.1f} {float(g('cg_reg_xpu_with_ir'))/nr:>10.1f} {f('cg_reg_xpu_added_per_launch'):>13}")
+        for lab, title in (("cg_imm_xpu", "immediate"), ("cg_reg_xpu", "regular")):
+            obs = sorted(((k[len(lab) + 4:], float(v)) for k, v in res.items() if k.startswith(lab + "_ob_")),
+                         key=lambda kv: -abs(kv[1]))
+            print(f"   {title}, added per launch by object: " + ", ".join(f"{o} {v:+.1f}" for o, v in obs))
+        print(f"   profiles: {work}/callgrind/imm.profile, reg.profile (callgrind_annotate {work}/callgrind/imm.xpu-asm)")
+
+if "core_own_t1_cpu_ns" in res:
+    print()
+    print("3. Counting core alone (interposer/benches/core.rs, no driver): CPU ns per counted launch")
+    print("   (median of 7 runs; each thread launches its own kernel, whose 16-byte counter slot shares a")
+    print("   cache line with its neighbours' / its own kernel in a cache line of its own / one kernel for all)")
+    print(f"   {'threads':<8} {'own kernel':>11} {'own line':>9} {'one kernel':>11}")
+    for t in (1, 2, 8):
+        print(f"   {t:<8} {f(f'core_own_t{t}_cpu_ns', '{:.2f}'):>11} {f(f'core_spread_t{t}_cpu_ns', '{:.2f}'):>9} {f(f'core_shared_t{t}_cpu_ns', '{:.2f}'):>11}")
+    print(f"   regular list: {f('core_regular_append_ns', '{:.2f}')} ns per append, "
+          f"{f('core_regular_execute_ns_per_launch', '{:.2f}')} ns per launch counted at execution; "
+          f"counts exact: {g('core_launch_check')}/{g('core_regular_check')}")
+    print()
+    print("4. Interposer memory (counting core; RSS in KiB)")
+    print(f"   {'kernels':>8} {'launches':>11} {'RSS start':>10} {'+kernels':>10} {'+10% launches':>14} {'end':>8} {'growth by launches':>19} {'counts file B':>14} {'events B':>10}")
+    for k in ("1000", "10000"):
+        t = f"mem_k{k}"
+        if t + "_rss_end_kib" not in res:
+            continue
+        grow = int(res[t + "_rss_end_kib"]) - int(res[t + "_rss_kernels_kib"])
+        print(f"   {k:>8} {g(t+'_launches'):>11} {g(t+'_rss_start_kib'):>10} {g(t+'_rss_kernels_kib'):>10} {g(t+'_rss_tenth_kib'):>14} {g(t+'_rss_end_kib'):>8} {grow:>19} {g(t+'_counts_bytes'):>14} {g(t+'_events_bytes'):>10}")
+    print("   (growth by launches = counts-file pages touched for the first time: 16 B per kernel)")
+
+if "col_asm_files" in res or "col_skipped" in res:
+    print()
+    print("5. Collector: xpu-asm-run collect on a synthetic capture")
+    if "col_skipped" in res:
+        print(f"   skipped: {g('col_skipped')}")
+    else:
+        print(f"   {g('col_asm_files')} .asm files ({g('col_dump_mb')} MB of dumps), {g('col_modules')} modules, {g('col_processes')} processes")
+        print(f"   {'kernels launched':<20} {'wall s':>8} {'[min-max]':>14} {'user s':>7} {'sys s':>7} {'peak RSS MiB':>13} {'matched':>8}")
+        for cfg, label in (("all", "all 100%"), ("tenth", "a tenth")):
+            if f"col_{cfg}_wall_s" not in res:
+                continue
+            rss = float(res[f"col_{cfg}_maxrss_kib"]) / 1024
+            print(f"   {label:<20} {f(f'col_{cfg}_wall_s', '{:.2f}'):>8} {f(f'col_{cfg}_wall_s_lo', '{:.2f}') + '-' + f(f'col_{cfg}_wall_s_hi', '{:.2f}'):>14} "
+                  f"{f(f'col_{cfg}_user_s', '{:.2f}'):>7} {f(f'col_{cfg}_sys_s', '{:.2f}'):>7} {rss:>13.0f} {g(f'col_{cfg}_0_matched'):>8}")
+
+print()
+print("Targets")
+def verdict_noisy(name, key, limit, unit):
+    # A median over noisy paired differences: decided only when the
+    # quartiles agree.
+    try:
+        v, lo, hi = (float(res[key + s]) for s in ("", "_q1", "_q3"))
+    except (KeyError, ValueError):
+        verdicts.append(f"  {name:<52} {'-':>10}   target <= {limit:g} {unit}   NOT MEASURED")
+        return
+    state = "MET" if hi <= limit else "MISSED" if lo > limit else ("MET?" if v <= limit else "MISSED?") + " (quartiles straddle the target: noise)"
+    verdicts.append(f"  {name:<52} {v:>10.1f}   target <= {limit:g} {unit}   {state}   [quartiles {lo:+.1f}, {hi:+.1f}]")
+if "hook_xpu-asm_overhead" in res:
+    verdict("ns added per launch (hook path alone, precise)", res["hook_xpu-asm_overhead"], 20, "ns")
+if "launch_imm_xpu-asm_cpu_min_overhead" in res:
+    verdict_noisy("ns added per launch (immediate list, CPU time)", "launch_imm_xpu-asm_cpu_min_overhead", 20, "ns")
+    verdict_noisy("ns added per launch (regular list, CPU time)", "launch_reg_xpu-asm_cpu_min_overhead", 20, "ns")
+if "cg_imm_xpu_added_per_launch" in res:
+    verdict("instructions added per launch (immediate list)", res["cg_imm_xpu_added_per_launch"], 100, "instr")
+    verdict("instructions added per launch (regular list)", res["cg_reg_xpu_added_per_launch"], 100, "instr")
+if "mem_k10000_rss_end_kib" in res:
+    grow = int(res["mem_k10000_rss_end_kib"]) - int(res["mem_k10000_rss_kernels_kib"])
+    ml = int(res["mem_k10000_launches"]) // 1_000_000
+    verdicts.append(f"  {f'memory O(kernels): RSS growth over {ml}M launches (KiB)':<52} {grow:>10}   "
+                    f"counts file {res['mem_k10000_counts_bytes']} B   "
+                    f"{'MET' if grow <= 10000 * 16 // 1024 + 64 else 'MISSED'}")
+nasm = f"{int(res.get('col_asm_files', '0')):,}"
+if "col_all_wall_s" in res:
+    verdict(f"collect {nasm} .asm files, all launched (s)", res["col_all_wall_s"], 3, "s")
+if "col_tenth_wall_s" in res:
+    verdict(f"collect {nasm} .asm files, a tenth launched (s)", res["col_tenth_wall_s"], 3, "s")
+print("\n".join(verdicts) if verdicts else "  (no section run)")
+print()
+EOF
