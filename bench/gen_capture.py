@@ -34,7 +34,7 @@ HOST = "benchhost"
 VERSION = 1
 COUNTS_MAGIC = b"XPUCNT01"
 COUNTS_HEADER_LEN = 64
-COUNTS_SLOT_LEN = 16
+COUNTS_SLOT_LEN = 32
 
 # Instruction lines in the style of IGC's PVC .asm output.
 OPS = [
@@ -188,7 +188,8 @@ def main():
         head[12:16] = struct.pack("<I", COUNTS_SLOT_LEN)
         slots = bytearray(COUNTS_SLOT_LEN)  # kernel id 0: unknown kernels
         for l, ap_ in counts:
-            slots += struct.pack("<QQ", l, ap_)
+            # immediate, regular_appended, regular_launched, reserved
+            slots += struct.pack("<QQQQ", 0, ap_, l, 0)
         with open(os.path.join(records, f"{HOST}-{pid}.counts"), "wb") as f:
             f.write(bytes(head) + bytes(slots))
     print(f"gen_capture: {a.dir}: {a.processes} processes, {a.processes * a.modules} modules, "

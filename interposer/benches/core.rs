@@ -101,7 +101,7 @@ fn counted_launches() -> u64 {
         .get(COUNTS_HEADER_LEN + COUNTS_SLOT_LEN..)
         .unwrap_or_default()
         .chunks_exact(COUNTS_SLOT_LEN)
-        .map(|s| u64::from_le_bytes(s[..8].try_into().unwrap_or([0; 8])))
+        .filter_map(|s| xpu_asm_record::decode_slot(s).map(|(launches, _)| launches))
         .sum()
 }
 

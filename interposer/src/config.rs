@@ -5,6 +5,7 @@
 //! constructor, before `main`, where `std::env` and I/O have no place.
 
 use std::ffi::{CStr, CString};
+use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::OnceLock;
 use xpu_asm_record::{DUMPS_DIR, DUMP_ENV, OUT_ENV, OWNED_ENV};
 
@@ -23,10 +24,25 @@ pub struct Config {
 
 static CONFIG: OnceLock<Option<Config>> = OnceLock::new();
 
+/// 0: not read yet; 1: off; 2: on. A copy of `CONFIG`'s answer that the
+/// launch path can read with one relaxed load.
+static ENABLED: AtomicU8 = AtomicU8::new(0);
+
 /// The configuration, or `None` when `XPU_ASM_OUT` is unset: the interposer
 /// then only passes calls through.
 pub fn get() -> Option<&'static Config> {
-    CONFIG.get_or_init(load).as_ref()
+    let c = CONFIG.get_or_init(load).as_ref();
+    ENABLED.store(if c.is_some() { 2 } else { 1 }, Ordering::Relaxed);
+    c
+}
+
+/// Whether recording is on in this process, for the launch path: one relaxed
+/// load. The constructor has read the configuration by the time the program
+/// runs; a hook called earlier than that (from another library's
+/// constructor) only forwards.
+#[inline(always)]
+pub fn enabled() -> bool {
+    ENABLED.load(Ordering::Relaxed) == 2
 }
 
 fn getenv(name: &str) -> Option<String> {

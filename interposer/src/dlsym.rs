@@ -81,7 +81,7 @@ unsafe extern "C" fn decide(
             answer = Some(std::ptr::null_mut());
             return;
         }
-        if name.is_null() || handle == libc::RTLD_NEXT || !state::enabled() {
+        if name.is_null() || handle == libc::RTLD_NEXT || !state::enabled_now() {
             return;
         }
         // SAFETY: dlsym's name argument is a C string.

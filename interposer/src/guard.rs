@@ -5,36 +5,113 @@
 //! hooked). The outermost hook takes the guard and records; the inner ones
 //! find it held and only forward. So every call is recorded exactly once,
 //! whatever path the program took.
+//!
+//! On x86-64 the flag is an initial-exec TLS variable: two instructions per
+//! access instead of a `__tls_get_addr` call (Rust's `thread_local!` in a
+//! shared library uses the general-dynamic model). Initial-exec is safe here
+//! because the library is loaded at program start (`LD_PRELOAD`), when glibc
+//! reserves static TLS for it.
 
-use std::cell::Cell;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
-thread_local! {
-    static HELD: Cell<bool> = const { Cell::new(false) };
+#[cfg(target_arch = "x86_64")]
+mod flag {
+    core::arch::global_asm!(
+        ".pushsection .tbss,\"awT\",@nobits",
+        ".globl xpu_asm_guard_held",
+        ".hidden xpu_asm_guard_held",
+        ".type xpu_asm_guard_held, @object",
+        ".size xpu_asm_guard_held, 8",
+        ".p2align 3",
+        "xpu_asm_guard_held:",
+        ".zero 8",
+        ".popsection",
+    );
+
+    /// Sets the flag; returns its previous value.
+    #[inline(always)]
+    pub fn swap_in() -> bool {
+        let prev: u32;
+        // SAFETY: reads and writes this thread's own TLS byte.
+        unsafe {
+            core::arch::asm!(
+                "mov {off}, qword ptr [rip + xpu_asm_guard_held@GOTTPOFF]",
+                "movzx {prev:e}, byte ptr fs:[{off}]",
+                "mov byte ptr fs:[{off}], 1",
+                off = out(reg) _,
+                prev = out(reg) prev,
+                options(nostack, preserves_flags),
+            );
+        }
+        prev != 0
+    }
+
+    #[inline(always)]
+    pub fn clear() {
+        // SAFETY: writes this thread's own TLS byte.
+        unsafe {
+            core::arch::asm!(
+                "mov {off}, qword ptr [rip + xpu_asm_guard_held@GOTTPOFF]",
+                "mov byte ptr fs:[{off}], 0",
+                off = out(reg) _,
+                options(nostack, preserves_flags),
+            );
+        }
+    }
+}
+
+#[cfg(not(target_arch = "x86_64"))]
+mod flag {
+    use std::cell::Cell;
+    thread_local! {
+        static HELD: Cell<bool> = const { Cell::new(false) };
+    }
+    #[inline(always)]
+    pub fn swap_in() -> bool {
+        HELD.with(|h| h.replace(true))
+    }
+    #[inline(always)]
+    pub fn clear() {
+        HELD.with(|h| h.set(false));
+    }
 }
 
 /// Held while a hook records; released on drop.
 pub struct Guard(());
 
 impl Guard {
+    /// `None` when `wanted` is false or this thread is already inside a hook.
+    #[inline(always)]
+    pub fn enter_if(wanted: bool) -> Option<Guard> {
+        if wanted {
+            Self::enter()
+        } else {
+            None
+        }
+    }
+
+    /// The guard that an earlier [`enter`](Self::enter) took and
+    /// `mem::forget` handed over; released when this one drops.
+    #[inline(always)]
+    pub fn taken() -> Guard {
+        Guard(())
+    }
+
     /// `None` when this thread is already inside a hook.
     #[inline(always)]
     pub fn enter() -> Option<Guard> {
-        HELD.with(|h| {
-            if h.get() {
-                None
-            } else {
-                h.set(true);
-                Some(Guard(()))
-            }
-        })
+        if flag::swap_in() {
+            None
+        } else {
+            Some(Guard(()))
+        }
     }
 }
 
 impl Drop for Guard {
     #[inline(always)]
     fn drop(&mut self) {
-        HELD.with(|h| h.set(false));
+        flag::clear();
     }
 }
 
@@ -43,4 +120,20 @@ impl Drop for Guard {
 #[inline(always)]
 pub fn no_panic<F: FnOnce()>(f: F) {
     let _ = catch_unwind(AssertUnwindSafe(f));
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn nested_entry_is_refused_until_released_and_per_thread() {
+        let g = Guard::enter().expect("free at first");
+        assert!(Guard::enter().is_none());
+        std::thread::spawn(|| assert!(Guard::enter().is_some()))
+            .join()
+            .expect("other thread");
+        drop(g);
+        assert!(Guard::enter().is_some());
+    }
 }

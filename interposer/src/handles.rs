@@ -15,25 +15,39 @@ struct Slot {
     val: AtomicUsize,
 }
 
+const FREE: Slot = Slot {
+    key: AtomicUsize::new(0),
+    val: AtomicUsize::new(0),
+};
+
 struct Table {
     shift: u32,
+    /// `slots.len() - 1`.
+    mask: usize,
     /// Keys in use, including removed ones (value 0).
     used: AtomicUsize,
-    slots: Box<[Slot]>,
+    slots: &'static [Slot],
 }
+
+/// The table of a map that never had an entry: one free slot, so that a
+/// lookup needs no null check (every lookup ends at a free slot, whose value
+/// is 0; that is also why key 0 needs no special case).
+static EMPTY_SLOTS: [Slot; 1] = [FREE];
+static EMPTY: Table = Table {
+    shift: 63,
+    mask: 0,
+    used: AtomicUsize::new(0),
+    slots: &EMPTY_SLOTS,
+};
 
 impl Table {
     fn new(cap: usize) -> Table {
         debug_assert!(cap.is_power_of_two() && cap >= 16);
         Table {
             shift: 64 - cap.trailing_zeros(),
+            mask: cap - 1,
             used: AtomicUsize::new(0),
-            slots: (0..cap)
-                .map(|_| Slot {
-                    key: AtomicUsize::new(0),
-                    val: AtomicUsize::new(0),
-                })
-                .collect(),
+            slots: Box::leak((0..cap).map(|_| FREE).collect()),
         }
     }
 
@@ -41,12 +55,12 @@ impl Table {
     fn start(&self, key: usize) -> usize {
         // Fibonacci hashing: handles are aligned pointers, so the low bits
         // carry nothing and the multiply spreads the rest.
-        key.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> self.shift
+        (key.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> self.shift) & self.mask
     }
 
     #[inline(always)]
     fn mask(&self) -> usize {
-        self.slots.len() - 1
+        self.mask
     }
 }
 
@@ -63,23 +77,21 @@ impl Default for HandleMap {
 impl HandleMap {
     pub const fn new() -> HandleMap {
         HandleMap {
-            table: AtomicPtr::new(std::ptr::null_mut()),
+            table: AtomicPtr::new(&EMPTY as *const Table as *mut Table),
         }
     }
 
     /// The value for `key`, or 0. Lock-free; safe from any thread.
     #[inline(always)]
     pub fn get(&self, key: usize) -> usize {
-        let t = self.table.load(Ordering::Acquire);
-        if t.is_null() || key == 0 {
-            return 0;
-        }
         // SAFETY: tables are never freed once published.
-        let t = unsafe { &*t };
+        let t = unsafe { &*self.table.load(Ordering::Acquire) };
         let mask = t.mask();
+        let slots = t.slots.as_ptr();
         let mut i = t.start(key);
         loop {
-            let s = &t.slots[i];
+            // SAFETY: i is masked to the table's length (a power of two).
+            let s = unsafe { &*slots.add(i) };
             let k = s.key.load(Ordering::Acquire);
             if k == key {
                 return s.val.load(Ordering::Acquire);
@@ -97,16 +109,8 @@ impl HandleMap {
         if key == 0 {
             return;
         }
-        let mut t = self.table.load(Ordering::Acquire);
-        if t.is_null() {
-            if val == 0 {
-                return;
-            }
-            t = Box::into_raw(Box::new(Table::new(64)));
-            self.table.store(t, Ordering::Release);
-        }
         // SAFETY: published tables are never freed.
-        let mut table = unsafe { &*t };
+        let mut table = unsafe { &*self.table.load(Ordering::Acquire) };
         if (table.used.load(Ordering::Relaxed) + 1) * 2 > table.slots.len() {
             table = self.rehash(table);
         }
@@ -164,12 +168,8 @@ impl HandleMap {
 
     /// Visits every live entry. Same serialization as [`set`](Self::set).
     pub fn for_each(&self, mut f: impl FnMut(usize, usize)) {
-        let t = self.table.load(Ordering::Acquire);
-        if t.is_null() {
-            return;
-        }
         // SAFETY: published tables are never freed.
-        for s in unsafe { &*t }.slots.iter() {
+        for s in unsafe { &*self.table.load(Ordering::Acquire) }.slots.iter() {
             let (k, v) = (s.key.load(Ordering::Acquire), s.val.load(Ordering::Acquire));
             if k != 0 && v != 0 {
                 f(k, v);

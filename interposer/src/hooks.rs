@@ -38,21 +38,52 @@ macro_rules! hook {
 
             /// # Safety
             /// Same contract as the Level Zero function it stands in for.
-            #[allow(unused_variables)]
             pub unsafe extern "C" fn hook<const S: usize>($($arg: $ty),*) -> ZeResult {
-                let p = REAL.get(S);
+                let p = REAL.loaded(S);
                 if p == 0 {
-                    return ZE_RESULT_ERROR_UNINITIALIZED;
+                    // SAFETY: same arguments.
+                    return unsafe { first_call::<S>($($arg),*) };
                 }
                 // SAFETY: slot S only ever holds a function of this signature
                 // (found under this function's name or in its table entry).
                 let real: F = unsafe { std::mem::transmute::<usize, F>(p) };
-                if !state::enabled() {
-                    return unsafe { real($($arg),*) };
+                // Inner hooks (guard held) and a switched-off interposer only
+                // forward: kept free of anything that would stop the compiler
+                // from making this a plain jump to the real function.
+                match Guard::enter_if(state::enabled()) {
+                    // SAFETY: forwarding the caller's arguments unchanged.
+                    None => unsafe { real($($arg),*) },
+                    Some(guard) => {
+                        // Handed over to `record`, which releases it.
+                        std::mem::forget(guard);
+                        // SAFETY: as above; the arguments stay in their registers.
+                        unsafe { record::<S>($($arg),*) }
+                    }
                 }
-                let Some(_guard) = Guard::enter() else {
-                    return unsafe { real($($arg),*) };
-                };
+            }
+
+            /// Slot 0 (the exported symbol) before its real function is
+            /// known: find it, then go on as usual. Other slots are set
+            /// before their hook is handed out, so they never get here.
+            #[cold]
+            #[inline(never)]
+            unsafe fn first_call<const S: usize>($($arg: $ty),*) -> ZeResult {
+                if REAL.get(S) == 0 {
+                    return ZE_RESULT_ERROR_UNINITIALIZED;
+                }
+                // SAFETY: same arguments; the slot is now set.
+                unsafe { hook::<S>($($arg),*) }
+            }
+
+            /// The outermost hook's part: the real call, then the recording.
+            /// Called with the guard taken by `hook`.
+            #[inline(never)]
+            #[allow(unused_variables)]
+            unsafe fn record<const S: usize>($($arg: $ty),*) -> ZeResult {
+                let _guard = Guard::taken();
+                // SAFETY: `hook` checked that slot S is set, with a function
+                // of this signature.
+                let real: F = unsafe { std::mem::transmute::<usize, F>(REAL.loaded(S)) };
                 $( no_panic(|| $before); )?
                 // SAFETY: forwarding the caller's arguments unchanged.
                 let result = unsafe { real($($arg),*) };

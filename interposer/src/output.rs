@@ -15,17 +15,21 @@ use xpu_asm_record::{
     COUNTS_SLOT_LEN, RECORDS_DIR, RECORD_TAG, VERSION,
 };
 
-/// One kernel's counters, laid out as a slot of the counts file.
+/// One kernel's counters, laid out as a slot of the counts file (see
+/// `xpu_asm_record`: launches = immediate + regular_launched, appended =
+/// immediate + regular_appended).
 #[repr(C)]
 pub struct Counter {
-    pub launches: AtomicU64,
-    pub appended: AtomicU64,
+    pub immediate: AtomicU64,
+    pub regular_appended: AtomicU64,
+    pub regular_launched: AtomicU64,
+    pub reserved: AtomicU64,
 }
 
 const _: () = assert!(std::mem::size_of::<Counter>() == COUNTS_SLOT_LEN);
 
 /// Slots per mapping of the counts file.
-const CHUNK_SLOTS: usize = 4096;
+const CHUNK_SLOTS: usize = 2048;
 const CHUNK_BYTES: usize = CHUNK_SLOTS * COUNTS_SLOT_LEN;
 const PAGE: usize = 4096;
 /// A chunk's mapping starts at a page-aligned file offset and reaches one

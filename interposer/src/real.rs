@@ -34,9 +34,22 @@ impl Real {
         if p != 0 || slot != 0 {
             return p;
         }
+        self.resolve_export()
+    }
+
+    /// First call of the exported symbol: find the function it stands in for.
+    #[cold]
+    #[inline(never)]
+    fn resolve_export(&self) -> usize {
         let found = next_symbol(self.name) as usize;
         self.ptrs[0].store(found, Ordering::Release);
         found
+    }
+
+    /// The real function of `slot` as already resolved by [`get`](Self::get).
+    #[inline(always)]
+    pub fn loaded(&self, slot: usize) -> usize {
+        self.ptrs[slot].load(Ordering::Acquire)
     }
 
     /// Sets slot `slot` to `real` unless it already holds a function.

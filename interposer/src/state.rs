@@ -136,13 +136,22 @@ extern "C" fn at_exit() {
 
 /// Makes sure the record exists: called when Level Zero is first seen, so
 /// that IGC's dump folder exists before the first compile.
+#[cold]
+#[inline(never)]
 pub fn activate() {
     with_registry(|_, _| ());
 }
 
-/// Whether recording is on in this process.
+/// Whether recording is on in this process (see [`config::enabled`]).
 #[inline(always)]
 pub fn enabled() -> bool {
+    config::enabled()
+}
+
+/// Whether recording is on, reading the configuration if that has not
+/// happened yet: for the rare paths (`dlsym`, table getters) that may run
+/// before the constructor.
+pub fn enabled_now() -> bool {
     config::get().is_some()
 }
 
@@ -280,35 +289,50 @@ pub fn list_reset(handle: usize) {
 }
 
 #[inline(always)]
-fn counter_of(kernel: usize) -> &'static Counter {
-    let mut c = KERNELS.get(kernel);
+fn counter_of(kernel: usize) -> Option<&'static Counter> {
+    let c = KERNELS.get(kernel);
     if c == 0 {
-        c = UNKNOWN.load(Relaxed) as usize;
+        return unknown_counter();
     }
     // SAFETY: counters live in mappings that are never unmapped (a fork child
-    // replaces them in place); UNKNOWN is set before any handle is mapped.
-    unsafe { &*(c as *const Counter) }
+    // replaces them in place).
+    Some(unsafe { &*(c as *const Counter) })
+}
+
+/// The counter of launches of kernels never seen being created, creating
+/// the record first if this is the first Level Zero activity seen.
+#[cold]
+#[inline(never)]
+fn unknown_counter() -> Option<&'static Counter> {
+    if UNKNOWN.load(Relaxed) == 0 {
+        activate();
+    }
+    let c = UNKNOWN.load(Relaxed) as usize;
+    // SAFETY: as in counter_of; null only when no memory could be mapped.
+    (c != 0).then(|| unsafe { &*(c as *const Counter) })
 }
 
 /// One kernel appended to a command list (the launch path).
 #[inline(always)]
 pub fn launch(list: usize, kernel: usize) {
-    if UNKNOWN.load(Relaxed) == 0 {
-        // No record yet (no Level Zero object seen): nothing to count into.
-        activate();
-        if UNKNOWN.load(Relaxed) == 0 {
-            return;
-        }
-    }
-    let c = counter_of(kernel);
-    c.appended.fetch_add(1, Relaxed);
+    // A known kernel implies the record exists (kernels are registered in it).
+    let Some(c) = counter_of(kernel) else { return };
     let l = LISTS.get(list);
     if l == 0 {
-        c.launches.fetch_add(1, Relaxed);
+        c.immediate.fetch_add(1, Relaxed);
         return;
     }
+    append_regular(l, c);
+}
+
+/// An append to a regular list: counted as appended now, as launched when
+/// the list is executed. Kept out of line so that the immediate path, the
+/// common one, stays small.
+#[inline(never)]
+fn append_regular(list: usize, c: &'static Counter) {
+    c.regular_appended.fetch_add(1, Relaxed);
     // SAFETY: ListStates are never freed.
-    let l = unsafe { &*(l as *const ListState) };
+    let l = unsafe { &*(list as *const ListState) };
     if let Ok(mut runs) = l.runs.lock() {
         let key = c as *const Counter as usize;
         match runs.last_mut() {
@@ -332,7 +356,7 @@ pub fn execute(lists: &[usize]) {
             for &(c, n) in runs.iter() {
                 // SAFETY: run keys are counter addresses from counter_of.
                 unsafe { &*(c as *const Counter) }
-                    .launches
+                    .regular_launched
                     .fetch_add(n, Relaxed);
             }
         }

@@ -218,7 +218,7 @@ macro_rules! getter {
                 let real: F = unsafe { std::mem::transmute::<usize, F>(p) };
                 // SAFETY: forwarding the caller's arguments unchanged.
                 let result = unsafe { real(version, table) };
-                if result == ZE_RESULT_SUCCESS && !table.is_null() && state::enabled() {
+                if result == ZE_RESULT_SUCCESS && !table.is_null() && state::enabled_now() {
                     state::activate();
                     // SAFETY: the real getter just filled `table` for `version`.
                     crate::guard::no_panic(|| unsafe { wrap(stringify!($export), version, table) });

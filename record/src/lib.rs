@@ -9,10 +9,15 @@
 //!   event whose write returned (at worst a truncated last line, which the
 //!   reader reports and skips). The first line is the `process` event.
 //! * `H-P.counts`: a binary file shared-mapped by the interposer. A 64-byte
-//!   header, then one 16-byte slot per kernel id: `launches: u64`,
-//!   `appended: u64`, little-endian. The interposer increments the slots in
-//!   place with atomic adds, so the kernel's page cache holds every count the
-//!   moment the launch call returns: `SIGKILL` loses nothing.
+//!   header, then one 32-byte slot per kernel id, four little-endian `u64`:
+//!   `immediate` (appends to immediate command lists, each one launch),
+//!   `regular_appended` (appends to regular lists), `regular_launched`
+//!   (executions of those appends), and a reserved zero. A kernel's
+//!   `launches` is `immediate + regular_launched`, its `appended` is
+//!   `immediate + regular_appended`: the common immediate launch costs one
+//!   atomic add. The interposer increments the slots in place, so the
+//!   kernel's page cache holds every count the moment the launch call
+//!   returns: `SIGKILL` loses nothing.
 //!
 //! Kernel id 0 is reserved for launches of kernel handles that were never
 //! seen being created ("unknown kernel"); real kernels start at 1.
@@ -26,7 +31,7 @@ pub const COUNTS_MAGIC: [u8; 8] = *b"XPUCNT01";
 /// Size of the counts file header.
 pub const COUNTS_HEADER_LEN: usize = 64;
 /// Size of one kernel's counter slot.
-pub const COUNTS_SLOT_LEN: usize = 16;
+pub const COUNTS_SLOT_LEN: usize = 32;
 /// Kernel id of launches whose kernel handle was never seen being created.
 pub const UNKNOWN_KERNEL_ID: u32 = 0;
 
@@ -138,6 +143,30 @@ pub fn counts_header() -> [u8; COUNTS_HEADER_LEN] {
     h[8..12].copy_from_slice(&VERSION.to_le_bytes());
     h[12..16].copy_from_slice(&(COUNTS_SLOT_LEN as u32).to_le_bytes());
     h
+}
+
+/// One counter slot holding `launches` and `appended` (as regular-list
+/// counts, which can express any pair), for tools and tests that write
+/// counts files.
+pub fn encode_slot(launches: u64, appended: u64) -> [u8; COUNTS_SLOT_LEN] {
+    let mut s = [0u8; COUNTS_SLOT_LEN];
+    s[8..16].copy_from_slice(&appended.to_le_bytes());
+    s[16..24].copy_from_slice(&launches.to_le_bytes());
+    s
+}
+
+/// `(launches, appended)` of a counter slot; `None` when `slot` is short.
+pub fn decode_slot(slot: &[u8]) -> Option<(u64, u64)> {
+    let word = |i: usize| -> Option<u64> {
+        Some(u64::from_le_bytes(
+            slot.get(i * 8..i * 8 + 8)?.try_into().ok()?,
+        ))
+    };
+    let (immediate, regular_appended, regular_launched) = (word(0)?, word(1)?, word(2)?);
+    Some((
+        immediate.wrapping_add(regular_launched),
+        immediate.wrapping_add(regular_appended),
+    ))
 }
 
 #[cfg(feature = "read")]

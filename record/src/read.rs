@@ -224,10 +224,7 @@ pub fn apply_counts(bytes: &[u8], shown: &str, rec: &mut ProcessRecord) {
     }
     let read_slot = |id: u32| -> Option<(u64, u64)> {
         let off = COUNTS_HEADER_LEN + id as usize * COUNTS_SLOT_LEN;
-        let s = bytes.get(off..off + COUNTS_SLOT_LEN)?;
-        let a = u64::from_le_bytes(s[..8].try_into().ok()?);
-        let b = u64::from_le_bytes(s[8..].try_into().ok()?);
-        Some((a, b))
+        decode_slot(bytes.get(off..off + COUNTS_SLOT_LEN)?)
     };
     rec.unknown_launches = read_slot(UNKNOWN_KERNEL_ID).map(|s| s.0).unwrap_or(0);
     for k in rec.kernels.values_mut() {
@@ -310,8 +307,7 @@ mod tests {
 
         let mut counts = counts_header().to_vec();
         for (l, a) in [(5u64, 6u64), (10, 11), (20, 21)] {
-            counts.extend_from_slice(&l.to_le_bytes());
-            counts.extend_from_slice(&a.to_le_bytes());
+            counts.extend_from_slice(&encode_slot(l, a));
         }
         apply_counts(&counts, "c", &mut rec);
         assert_eq!(rec.unknown_launches, 5);
@@ -344,6 +340,17 @@ mod tests {
         let mut rec = ProcessRecord::default();
         parse_events(ev.as_bytes(), "t", &mut rec);
         assert!(rec.warnings[0].contains("version 99"), "{:?}", rec.warnings);
+    }
+
+    #[test]
+    fn slot_totals_add_immediate_and_regular_counts() {
+        let mut slot = [0u8; COUNTS_SLOT_LEN];
+        slot[..8].copy_from_slice(&7u64.to_le_bytes()); // immediate
+        slot[8..16].copy_from_slice(&3u64.to_le_bytes()); // regular appends
+        slot[16..24].copy_from_slice(&12u64.to_le_bytes()); // regular launches
+        assert_eq!(decode_slot(&slot), Some((19, 10)));
+        assert_eq!(decode_slot(&encode_slot(4, 5)), Some((4, 5)));
+        assert_eq!(decode_slot(&slot[..20]), None);
     }
 
     #[test]

@@ -161,8 +161,7 @@ impl Process {
                     .find(|k| k.id == id)
                     .map_or((0, 0), |k| (k.launches, k.appended))
             };
-            counts.extend_from_slice(&l.to_le_bytes());
-            counts.extend_from_slice(&a.to_le_bytes());
+            counts.extend_from_slice(&rec::encode_slot(l, a));
         }
         std::fs::write(
             records.join(rec::counts_file_name(&self.host, self.pid)),
