@@ -15,6 +15,8 @@ struct Slot {
     val: AtomicUsize,
 }
 
+// A template for fresh slots: each use is a new, separate value.
+#[allow(clippy::declare_interior_mutable_const)]
 const FREE: Slot = Slot {
     key: AtomicUsize::new(0),
     val: AtomicUsize::new(0),

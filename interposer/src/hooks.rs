@@ -67,6 +67,7 @@ macro_rules! hook {
             /// before their hook is handed out, so they never get here.
             #[cold]
             #[inline(never)]
+            #[allow(clippy::too_many_arguments)]
             unsafe fn first_call<const S: usize>($($arg: $ty),*) -> ZeResult {
                 if REAL.get(S) == 0 {
                     return ZE_RESULT_ERROR_UNINITIALIZED;
@@ -78,7 +79,7 @@ macro_rules! hook {
             /// The outermost hook's part: the real call, then the recording.
             /// Called with the guard taken by `hook`.
             #[inline(never)]
-            #[allow(unused_variables)]
+            #[allow(unused_variables, clippy::too_many_arguments)]
             unsafe fn record<const S: usize>($($arg: $ty),*) -> ZeResult {
                 let _guard = Guard::taken();
                 // SAFETY: `hook` checked that slot S is set, with a function
