@@ -98,7 +98,7 @@ fn start(cfg: &Config) -> Registry {
         )
     };
     // SAFETY: registering a plain extern "C" function.
-    unsafe { libc::atexit(at_exit) };
+    unsafe { on_exit(at_exit, std::ptr::null_mut()) };
     Registry {
         out,
         modules: HashMap::new(),
@@ -128,9 +128,17 @@ extern "C" fn after_fork_child() {
     unlock();
 }
 
-extern "C" fn at_exit() {
+extern "C" {
+    /// glibc's `atexit` whose handler gets the exit status.
+    fn on_exit(f: extern "C" fn(libc::c_int, *mut libc::c_void), arg: *mut libc::c_void) -> libc::c_int;
+}
+
+/// The process ends through `exit()`: record how (the status as the parent
+/// will see it). Endings that skip `exit()` leave no exit event.
+extern "C" fn at_exit(status: libc::c_int, _: *mut libc::c_void) {
     crate::guard::no_panic(|| {
-        with_registry(|r, _| r.out.event(b"{\"type\":\"exit\"}\n", false));
+        let line = format!("{{\"type\":\"exit\",\"code\":{}}}\n", status & 0xff);
+        with_registry(|r, _| r.out.event(line.as_bytes(), false));
     });
 }
 

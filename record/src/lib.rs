@@ -22,8 +22,9 @@
 //! Kernel id 0 is reserved for launches of kernel handles that were never
 //! seen being created ("unknown kernel"); real kernels start at 1.
 
-/// Version of both files; bumped on any incompatible change.
-pub const VERSION: u32 = 1;
+/// Version of both files; bumped on any incompatible change (2: 32-byte
+/// counter slots).
+pub const VERSION: u32 = 2;
 /// The `record` field of the `process` event.
 pub const RECORD_TAG: &str = "xpu-asm";
 /// First 8 bytes of a counts file.

@@ -53,7 +53,9 @@ pub struct ProcessRecord {
     /// Launches of kernel handles never seen being created.
     pub unknown_launches: u64,
     pub notes: Vec<String>,
-    /// `Some(code)` when the process wrote its exit event (normal exit).
+    /// The process wrote its exit event: it ended through `exit()`.
+    pub exited: bool,
+    /// The status it passed to `exit()`, from its exit event.
     pub exit_code: Option<i32>,
     /// Problems met while reading; each names the file.
     pub warnings: Vec<String>,
@@ -79,7 +81,7 @@ pub fn read_process(events_path: &Path) -> ProcessRecord {
         ..Default::default()
     };
     let shown = events_path.display().to_string();
-    let bytes = match std::fs::read(events_path) {
+    let bytes = match read_regular(events_path) {
         Ok(b) => b,
         Err(e) => {
             rec.warnings.push(format!("{shown}: cannot read: {e}"));
@@ -88,7 +90,7 @@ pub fn read_process(events_path: &Path) -> ProcessRecord {
     };
     parse_events(&bytes, &shown, &mut rec);
     let counts_path = events_path.with_extension("counts");
-    match std::fs::read(&counts_path) {
+    match read_regular(&counts_path) {
         Ok(c) => apply_counts(&c, &counts_path.display().to_string(), &mut rec),
         Err(e) => rec.warnings.push(format!(
             "{}: cannot read: {e}; launch counts of this process are unknown",
@@ -96,6 +98,15 @@ pub fn read_process(events_path: &Path) -> ProcessRecord {
         )),
     }
     rec
+}
+
+/// Reads a regular file (following symlinks) and refuses anything else: a
+/// FIFO would block forever, a device never end.
+fn read_regular(path: &Path) -> std::io::Result<Vec<u8>> {
+    if !std::fs::metadata(path)?.is_file() {
+        return Err(std::io::Error::other("not a regular file"));
+    }
+    std::fs::read(path)
 }
 
 /// Parses the JSON lines of an events file into `rec`.
@@ -194,7 +205,10 @@ pub fn parse_events(bytes: &[u8], shown: &str, rec: &mut ProcessRecord) {
                 rec.kernels.insert(k.id, k);
             }
             "note" => rec.notes.push(get_str(&v, "message")),
-            "exit" => rec.exit_code = Some(get_u64(&v, "code") as i32),
+            "exit" => {
+                rec.exited = true;
+                rec.exit_code = v.get("code").and_then(Value::as_i64).map(|c| c as i32);
+            }
             other => rec.warnings.push(format!(
                 "{shown}:{lineno}: unknown event type {other:?}; skipped"
             )),
