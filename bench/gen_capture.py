@@ -31,7 +31,7 @@ import struct
 import sys
 
 HOST = "benchhost"
-VERSION = 1
+VERSION = 2
 COUNTS_MAGIC = b"XPUCNT01"
 COUNTS_HEADER_LEN = 64
 COUNTS_SLOT_LEN = 32

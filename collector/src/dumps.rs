@@ -33,6 +33,10 @@ use std::sync::OnceLock;
 /// megabytes, and its header fields all come within the first few lines.
 pub const HEADER_MAX_BYTES: u64 = 64 * 1024;
 
+/// Headers are read this much at a time: IGC's fit in the first read, and
+/// the instruction body after them is not copied for nothing.
+const HEADER_READ_CHUNK: usize = 4096;
+
 /// `.kernbin`/`.dat` files bigger than this are not compared.
 const BINARY_MAX_BYTES: u64 = 256 * 1024 * 1024;
 
@@ -74,7 +78,7 @@ pub struct AsmHeader {
 /// that is not a `//` comment or after `max_bytes` bytes, whichever comes
 /// first; never reads the instruction body.
 pub fn parse_header(reader: impl Read, max_bytes: u64) -> std::io::Result<AsmHeader> {
-    let mut r = BufReader::new(reader.take(max_bytes));
+    let mut r = BufReader::with_capacity(HEADER_READ_CHUNK, reader.take(max_bytes));
     let mut h = AsmHeader::default();
     let mut line = Vec::new();
     loop {
@@ -275,23 +279,109 @@ pub struct DumpFolder {
     /// module hash -> SHA-256 of its `.spv`
     pub sha_by_hash: BTreeMap<String, String>,
     /// Every `.asm` with a module hash in its name, sorted by file name.
+    /// Lookups go through an index built from it on first use: after
+    /// changing it, call [`DumpFolder::reindex`].
     pub asm: Vec<AsmFile>,
     /// `.asm` files whose name has no module hash.
     pub other_asm: usize,
     pub warnings: Vec<String>,
+    index: OnceLock<AsmIndex>,
+}
+
+/// The `.asm` files of a folder by module hash and kernel name.
+#[derive(Debug, Clone, Default)]
+struct AsmIndex {
+    /// Indices into `asm`, sorted by (module hash, `//.kernel` name), then
+    /// by index: each module's, and each of its kernels', files are one run
+    /// in the folder's order.
+    order: Vec<usize>,
+}
+
+fn index_key(a: &AsmFile) -> (&str, Option<&[u8]>) {
+    (
+        a.name.hash.as_str(),
+        a.header.as_ref().and_then(|h| h.kernel.as_deref()),
+    )
+}
+
+impl AsmIndex {
+    fn build(asm: &[AsmFile]) -> Self {
+        let mut order: Vec<usize> = (0..asm.len()).collect();
+        // Stable: equal keys keep the folder's order.
+        order.sort_by(|&i, &j| index_key(&asm[i]).cmp(&index_key(&asm[j])));
+        AsmIndex { order }
+    }
+
+    /// Files of module `hash`, in the folder's order.
+    fn module(&self, asm: &[AsmFile], hash: &str) -> &[usize] {
+        let lo = self
+            .order
+            .partition_point(|&i| asm[i].name.hash.as_str() < hash);
+        let hi = self
+            .order
+            .partition_point(|&i| asm[i].name.hash.as_str() <= hash);
+        &self.order[lo..hi]
+    }
+
+    /// Files of module `hash` whose `//.kernel` line is `name`, in the
+    /// folder's order.
+    fn kernel(&self, asm: &[AsmFile], hash: &str, name: &[u8]) -> &[usize] {
+        let key = (hash, Some(name));
+        let lo = self.order.partition_point(|&i| index_key(&asm[i]) < key);
+        let hi = self.order.partition_point(|&i| index_key(&asm[i]) <= key);
+        &self.order[lo..hi]
+    }
 }
 
 impl DumpFolder {
+    fn index(&self) -> &AsmIndex {
+        self.index.get_or_init(|| AsmIndex::build(&self.asm))
+    }
+
+    /// Rebuilds the lookup index after `asm` was changed.
+    pub fn reindex(&mut self) {
+        self.index = OnceLock::new();
+    }
+
+    /// The module hashes IGC named the `.spv` with SHA-256 `sha` by.
+    fn hashes(&self, sha: &str) -> &[String] {
+        self.spv_by_sha
+            .get(&sha.to_ascii_lowercase())
+            .map_or(&[], |h| h.as_slice())
+    }
+
+    /// Indices into `asm` of the files of the modules named `hashes`, in
+    /// the folder's order.
+    fn indices<'a>(&'a self, hashes: &[String], each: impl Fn(&str) -> &'a [usize]) -> Vec<usize> {
+        match hashes {
+            [] => Vec::new(),
+            [h] => each(h).to_vec(),
+            // Two names for the same SPIR-V: merge, in the folder's order.
+            _ => {
+                let mut all: Vec<usize> = hashes.iter().flat_map(|h| each(h)).copied().collect();
+                all.sort_unstable();
+                all.dedup();
+                all
+            }
+        }
+    }
+
     /// The `.asm` files of the module whose SPIR-V has SHA-256 `sha`.
     pub fn module_asm<'a>(&'a self, sha: &str) -> impl Iterator<Item = &'a AsmFile> + 'a {
-        let hashes = self
-            .spv_by_sha
-            .get(&sha.to_ascii_lowercase())
-            .cloned()
-            .unwrap_or_default();
-        self.asm
-            .iter()
-            .filter(move |a| hashes.contains(&a.name.hash))
+        let idx = self.index();
+        self.indices(self.hashes(sha), |h| idx.module(&self.asm, h))
+            .into_iter()
+            .map(move |i| &self.asm[i])
+    }
+
+    /// The `.asm` files of the module whose SPIR-V has SHA-256 `sha` whose
+    /// `//.kernel` line is exactly `name`, in the folder's order.
+    pub fn kernel_asm(&self, sha: &str, name: &[u8]) -> Vec<&AsmFile> {
+        let idx = self.index();
+        self.indices(self.hashes(sha), |h| idx.kernel(&self.asm, h, name))
+            .into_iter()
+            .map(|i| &self.asm[i])
+            .collect()
     }
 
     pub fn has_module(&self, sha: &str) -> bool {
@@ -312,7 +402,7 @@ pub fn scan_folder(
     path: &Path,
     shown: &str,
     known_final: &BTreeMap<String, bool>,
-    stop: &dyn Fn() -> bool,
+    stop: &(dyn Fn() -> bool + Sync),
 ) -> Result<DumpFolder, Stopped> {
     let mut f = DumpFolder {
         path: path.to_path_buf(),
@@ -353,77 +443,118 @@ pub fn scan_folder(
     }
     files.sort();
 
-    let mut kernbins = Vec::new();
-    for (name, p) in &files {
+    // The files' contents, read on every core; then put together in file
+    // order, exactly as one pass over the sorted names would.
+    // Nearly every item is an `Asm`: boxing it would only add allocations.
+    #[allow(clippy::large_enum_variant)]
+    enum Scanned {
+        Spv(String, std::io::Result<String>),
+        Asm(AsmName, std::io::Result<AsmHeader>),
+        OtherAsm,
+        Kernbin(String),
+        Other,
+        Stopped,
+    }
+    let scanned = crate::par::map(&files, |(name, p)| {
         if stop() {
-            return Err(Stopped);
-        }
-        let shown_file = format!("{shown}/{name}");
-        if let Some(hash) = parse_spv_file_name(name) {
-            match sha256_file(p) {
-                Ok(sha) => {
-                    f.spv_by_sha
-                        .entry(sha.clone())
-                        .or_default()
-                        .push(hash.clone());
-                    f.sha_by_hash.insert(hash, sha);
-                }
-                Err(e) => f.warnings.push(format!("{shown_file}: cannot read: {e}")),
-            }
+            Scanned::Stopped
+        } else if let Some(hash) = parse_spv_file_name(name) {
+            Scanned::Spv(hash, sha256_file(p))
         } else if let Some(asm_name) = parse_asm_file_name(name) {
-            let header = match read_header(p) {
-                Ok(h) => {
-                    if h.kernel.is_none() {
-                        f.warnings.push(format!(
-                            "{shown_file}: no `//.kernel` line in its header; cannot tell its kernel, ignored"
-                        ));
-                    }
-                    Some(h)
-                }
-                Err(e) => {
-                    f.warnings.push(format!("{shown_file}: cannot read: {e}"));
-                    None
-                }
-            };
-            let final_binary = known_final.get(&shown_file).copied();
-            f.asm.push(AsmFile {
-                path: p.clone(),
-                shown: shown_file,
-                file_name: name.clone(),
-                name: asm_name,
-                header,
-                final_binary,
-            });
+            Scanned::Asm(asm_name, read_header(p))
         } else if name.ends_with(".asm") {
-            f.other_asm += 1;
+            Scanned::OtherAsm
         } else if let Some(hash) = parse_kernbin_file_name(name) {
-            kernbins.push((hash, p.clone(), shown_file));
+            Scanned::Kernbin(hash)
+        } else {
+            Scanned::Other
+        }
+    });
+    f.asm.reserve_exact(
+        scanned
+            .iter()
+            .filter(|s| matches!(s, Scanned::Asm(..)))
+            .count(),
+    );
+    let mut kernbins = Vec::new();
+    for ((name, p), scanned) in files.into_iter().zip(scanned) {
+        let shown_file = format!("{shown}/{name}");
+        match scanned {
+            Scanned::Stopped => return Err(Stopped),
+            Scanned::Spv(hash, Ok(sha)) => {
+                f.spv_by_sha
+                    .entry(sha.clone())
+                    .or_default()
+                    .push(hash.clone());
+                f.sha_by_hash.insert(hash, sha);
+            }
+            Scanned::Spv(_, Err(e)) => f.warnings.push(format!("{shown_file}: cannot read: {e}")),
+            Scanned::Asm(asm_name, header) => {
+                let header = match header {
+                    Ok(h) => {
+                        if h.kernel.is_none() {
+                            f.warnings.push(format!(
+                                "{shown_file}: no `//.kernel` line in its header; cannot tell its kernel, ignored"
+                            ));
+                        }
+                        Some(h)
+                    }
+                    Err(e) => {
+                        f.warnings.push(format!("{shown_file}: cannot read: {e}"));
+                        None
+                    }
+                };
+                let final_binary = known_final.get(&shown_file).copied();
+                f.asm.push(AsmFile {
+                    path: p,
+                    shown: shown_file,
+                    file_name: name,
+                    name: asm_name,
+                    header,
+                    final_binary,
+                });
+            }
+            Scanned::OtherAsm => f.other_asm += 1,
+            Scanned::Kernbin(hash) => kernbins.push((hash, p, shown_file)),
+            Scanned::Other => {}
         }
     }
-    for (hash, p, shown_file) in kernbins {
+
+    // Each final binary against the attempts of its kernel (same module
+    // hash, same `//.kernel` name), on every core; verdicts applied in file
+    // order (a later binary's verdict on a file replaces an earlier one's).
+    let index = AsmIndex::build(&f.asm);
+    let asm = &f.asm;
+    let verdicts = crate::par::map(&kernbins, |(hash, p, shown_file)| {
         if stop() {
             return Err(Stopped);
         }
-        let kb = match read_small(&p) {
+        let kb = match read_small(p) {
             Ok(b) => parse_kernbin(&b),
-            Err(e) => {
-                f.warnings.push(format!("{shown_file}: cannot read: {e}"));
-                continue;
-            }
+            Err(e) => return Ok(Err(format!("{shown_file}: cannot read: {e}"))),
         };
-        let Some(kb) = kb else { continue };
-        for a in f.asm.iter_mut() {
-            let same_kernel =
-                a.header.as_ref().and_then(|h| h.kernel.as_deref()) == Some(kb.name.as_slice());
-            if a.name.hash != hash || !same_kernel {
-                continue;
-            }
-            let dat = a.path.with_extension("dat");
-            if let Ok(code) = read_small(&dat) {
-                a.final_binary = Some(code == kb.machine_code);
+        let mut found = Vec::new();
+        if let Some(kb) = kb {
+            for &i in index.kernel(asm, hash, &kb.name) {
+                let dat = asm[i].path.with_extension("dat");
+                if let Ok(code) = read_small(&dat) {
+                    found.push((i, code == kb.machine_code));
+                }
             }
         }
+        Ok(Ok(found))
+    });
+    for v in verdicts {
+        match v? {
+            Ok(found) => {
+                for (i, same) in found {
+                    f.asm[i].final_binary = Some(same);
+                }
+            }
+            Err(warning) => f.warnings.push(warning),
+        }
     }
+    f.index = OnceLock::from(index);
     Ok(f)
 }
 
@@ -460,20 +591,39 @@ pub struct Usage {
     pub files: u64,
 }
 
+impl Usage {
+    /// What is left of `self` once `gone` was deleted.
+    pub fn minus(self, gone: Usage) -> Usage {
+        Usage {
+            bytes: self.bytes.saturating_sub(gone.bytes),
+            files: self.files.saturating_sub(gone.files),
+        }
+    }
+}
+
 pub fn usage(root: &Path) -> Usage {
     let mut u = Usage::default();
     if !is_real_dir(root) {
         return u;
     }
-    for e in walkdir::WalkDir::new(root)
-        .follow_links(false)
-        .follow_root_links(false)
-        .into_iter()
-        .flatten()
-    {
-        if e.file_type().is_file() {
+    // Folder by folder; each folder's files measured on every core.
+    let mut dirs = vec![root.to_path_buf()];
+    while let Some(d) = dirs.pop() {
+        let Ok(rd) = std::fs::read_dir(&d) else {
+            continue;
+        };
+        let mut files = Vec::new();
+        for e in rd.flatten() {
+            match e.file_type() {
+                Ok(t) if t.is_file() => files.push(e),
+                Ok(t) if t.is_dir() => dirs.push(e.path()),
+                _ => {}
+            }
+        }
+        // DirEntry::metadata does not follow symlinks.
+        for len in crate::par::map(&files, |e| e.metadata().map_or(0, |m| m.len())) {
             u.files += 1;
-            u.bytes += e.metadata().map(|m| m.len()).unwrap_or(0);
+            u.bytes += len;
         }
     }
     u
@@ -492,10 +642,20 @@ pub fn prune(
     keep: &dyn Fn(&Path) -> bool,
     stop: &dyn Fn() -> bool,
 ) -> Result<(u64, Vec<String>), Stopped> {
-    let mut deleted = 0;
+    prune_measured(root, keep, stop).map(|(gone, errors)| (gone.files, errors))
+}
+
+/// [`prune`], counting the bytes as well as the files it deleted (sizes as
+/// [`usage`] counts them).
+pub fn prune_measured(
+    root: &Path,
+    keep: &dyn Fn(&Path) -> bool,
+    stop: &dyn Fn() -> bool,
+) -> Result<(Usage, Vec<String>), Stopped> {
+    let mut deleted = Usage::default();
     let mut errors = Vec::new();
     if !is_real_dir(root) {
-        return Ok((0, errors));
+        return Ok((deleted, errors));
     }
     for e in walkdir::WalkDir::new(root)
         .follow_links(false)
@@ -509,8 +669,12 @@ pub fn prune(
         if !e.file_type().is_file() || keep(e.path()) {
             continue;
         }
+        let len = e.metadata().map_or(0, |m| m.len());
         match std::fs::remove_file(e.path()) {
-            Ok(()) => deleted += 1,
+            Ok(()) => {
+                deleted.files += 1;
+                deleted.bytes += len;
+            }
             Err(err) => errors.push(format!("{}: cannot delete: {err}", e.path().display())),
         }
     }
@@ -610,5 +774,108 @@ mod tests {
         let mut huge = b.clone();
         huge[12..16].copy_from_slice(&u32::MAX.to_le_bytes());
         assert_eq!(parse_kernbin(&huge), None);
+    }
+
+    fn asm_file(file_name: &str, kernel: Option<&str>) -> AsmFile {
+        AsmFile {
+            path: PathBuf::from(file_name),
+            shown: format!("d/{file_name}"),
+            file_name: file_name.to_string(),
+            name: parse_asm_file_name(file_name).unwrap(),
+            header: Some(AsmHeader {
+                kernel: kernel.map(|k| k.as_bytes().to_vec()),
+                ..Default::default()
+            }),
+            final_binary: None,
+        }
+    }
+
+    #[test]
+    fn lookups_by_module_and_exact_kernel_name() {
+        let mut f = DumpFolder::default();
+        // Module "aaaaaaaa" was dumped twice, under two hashes.
+        for h in ["aaaaaaaa", "cccccccc"] {
+            f.spv_by_sha
+                .entry("sha-a".into())
+                .or_default()
+                .push(h.into());
+        }
+        f.spv_by_sha.insert("sha-b".into(), vec!["bbbbbbbb".into()]);
+        f.asm = vec![
+            asm_file("OCL_asmaaaaaaaa_1_simd32_entry_0001.asm", Some("k")),
+            asm_file("OCL_asmaaaaaaaa_simd32_entry_0001.asm", Some("k")),
+            asm_file("OCL_asmaaaaaaaa_simd32_entry_0002.asm", Some("k_v2")),
+            asm_file("OCL_asmaaaaaaaa_simd32_entry_0003.asm", None),
+            asm_file("OCL_asmbbbbbbbb_simd32_entry_0001.asm", Some("k")),
+            asm_file("OCL_asmcccccccc_simd8_entry_0001.asm", Some("k")),
+        ];
+        let names = |v: Vec<&AsmFile>| v.iter().map(|a| a.file_name.clone()).collect::<Vec<_>>();
+        assert_eq!(
+            names(f.kernel_asm("SHA-A", b"k")),
+            [
+                "OCL_asmaaaaaaaa_1_simd32_entry_0001.asm",
+                "OCL_asmaaaaaaaa_simd32_entry_0001.asm",
+                "OCL_asmcccccccc_simd8_entry_0001.asm"
+            ]
+        );
+        assert_eq!(
+            names(f.kernel_asm("sha-a", b"k_v2")),
+            ["OCL_asmaaaaaaaa_simd32_entry_0002.asm"]
+        );
+        assert!(f.kernel_asm("sha-a", b"k_").is_empty());
+        assert!(f.kernel_asm("sha-c", b"k").is_empty());
+        assert_eq!(
+            names(f.kernel_asm("sha-b", b"k")),
+            ["OCL_asmbbbbbbbb_simd32_entry_0001.asm"]
+        );
+        // Every file of the module, in the folder's order, whatever its header.
+        assert_eq!(
+            names(f.module_asm("sha-a").collect()),
+            [
+                "OCL_asmaaaaaaaa_1_simd32_entry_0001.asm",
+                "OCL_asmaaaaaaaa_simd32_entry_0001.asm",
+                "OCL_asmaaaaaaaa_simd32_entry_0002.asm",
+                "OCL_asmaaaaaaaa_simd32_entry_0003.asm",
+                "OCL_asmcccccccc_simd8_entry_0001.asm"
+            ]
+        );
+        // The index follows `asm` once told.
+        f.asm.remove(0);
+        f.reindex();
+        assert_eq!(f.kernel_asm("sha-a", b"k").len(), 2);
+    }
+
+    #[test]
+    fn pruning_counts_what_it_deletes_as_usage_does() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("dumps");
+        let p = root.join("h-1");
+        std::fs::create_dir_all(p.join("sub")).unwrap();
+        std::fs::write(p.join("a.asm"), b"12345").unwrap();
+        std::fs::write(p.join("a.ll"), b"123").unwrap();
+        std::fs::write(p.join("sub/b.ll"), b"1234567").unwrap();
+        std::fs::write(root.join("top.txt"), b"1").unwrap();
+        std::os::unix::fs::symlink(p.join("a.ll"), p.join("link.ll")).unwrap();
+        let before = usage(&root);
+        assert_eq!(
+            before,
+            Usage {
+                bytes: 16,
+                files: 4
+            }
+        );
+        let keep = |f: &Path| f.extension().is_some_and(|e| e == "asm");
+        let (gone, errors) = prune_measured(&p, &keep, &|| false).unwrap();
+        assert!(errors.is_empty(), "{errors:?}");
+        assert_eq!(
+            gone,
+            Usage {
+                bytes: 10,
+                files: 2
+            }
+        );
+        assert_eq!(before.minus(gone), usage(&root));
+        assert!(p.join("link.ll").symlink_metadata().is_ok());
+        assert_eq!(usage(&dir.path().join("none")), Usage::default());
     }
 }

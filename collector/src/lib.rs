@@ -18,6 +18,7 @@ pub mod dumps;
 pub mod launch;
 pub mod matching;
 pub mod names;
+mod par;
 pub mod report;
 
 use dumps::{DumpFolder, Usage};
@@ -118,11 +119,7 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), CollectError> {
         path: path.to_path_buf(),
         source,
     };
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let tmp = path.with_file_name(format!(".{name}.tmp.{}", std::process::id()));
+    let tmp = temp_path(path);
     let _ = std::fs::remove_file(&tmp);
     let mut opts = std::fs::OpenOptions::new();
     opts.write(true).create_new(true);
@@ -133,6 +130,64 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), CollectError> {
         let _ = std::fs::remove_file(&tmp);
         err(e)
     })
+}
+
+/// `.<name>.tmp.<pid>` next to `path`.
+fn temp_path(path: &Path) -> PathBuf {
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    path.with_file_name(format!(".{name}.tmp.{}", std::process::id()))
+}
+
+/// A file written next to its destination, not yet in place: what
+/// [`write_atomic`] does in two steps, so that the file can be written
+/// ahead and then put in place ([`Pending::commit`]) or dropped (deleted).
+struct Pending {
+    tmp: PathBuf,
+    path: PathBuf,
+}
+
+/// Writes what `write` writes (through a buffer) next to `path`.
+fn write_pending(
+    path: &Path,
+    write: impl FnOnce(&mut dyn std::io::Write) -> std::io::Result<()>,
+) -> Result<Pending, CollectError> {
+    let err = |source| CollectError::Write {
+        path: path.to_path_buf(),
+        source,
+    };
+    let pending = Pending {
+        tmp: temp_path(path),
+        path: path.to_path_buf(),
+    };
+    let _ = std::fs::remove_file(&pending.tmp);
+    let mut opts = std::fs::OpenOptions::new();
+    opts.write(true).create_new(true);
+    let f = opts.open(&pending.tmp).map_err(err)?;
+    let mut w = std::io::BufWriter::with_capacity(1 << 20, f);
+    write(&mut w).map_err(err)?;
+    w.into_inner().map_err(|e| err(e.into_error()))?;
+    Ok(pending)
+}
+
+impl Pending {
+    /// Renames the file into place.
+    fn commit(self) -> Result<(), CollectError> {
+        std::fs::rename(&self.tmp, &self.path).map_err(|source| CollectError::Write {
+            path: self.path.clone(),
+            source,
+        })
+        // On failure, dropping `self` deletes the temporary file.
+    }
+}
+
+impl Drop for Pending {
+    fn drop(&mut self) {
+        // Gone already once committed.
+        let _ = std::fs::remove_file(&self.tmp);
+    }
 }
 
 /// Where a process's dumps are, as its record says.
@@ -282,17 +337,235 @@ pub fn collect(dir: &Path, opts: &Options) -> Result<Report, CollectError> {
         .zip(&folders)
         .map(|(rec, folder)| ProcessInput { rec, folder })
         .collect();
-    let matching = matching::match_all(&inputs);
+    // Unlaunched kernels are listed only with --all; else only counted.
+    let matching = matching::match_all_listing(&inputs, opts.all);
     warnings.extend(matching.warnings.iter().cloned());
 
-    // Save what pruning is about to destroy, before pruning.
+    // The report's launched kernels, ranked: each name demangled once, on
+    // every core.
+    let demangled = par::map(&matching.launched, |k| names::demangle(&k.name));
+    let mut order: Vec<usize> = (0..matching.launched.len()).collect();
+    order.sort_by(|&a, &b| {
+        let (ka, kb) = (&matching.launched[a], &matching.launched[b]);
+        kb.launches
+            .cmp(&ka.launches)
+            .then(kb.appended.cmp(&ka.appended))
+            .then_with(|| demangled[a].cmp(&demangled[b]))
+            .then_with(|| ka.name.cmp(&kb.name))
+            .then_with(|| ka.module_sha256.cmp(&kb.module_sha256))
+    });
+    let passes = |name: &[u8], demangled: &str| match &opts.filter {
+        None => true,
+        Some(re) => re.is_match(&String::from_utf8_lossy(name)) || re.is_match(demangled),
+    };
+    let total_launched = order.len();
+    order.retain(|&i| passes(&matching.launched[i].name, &demangled[i]));
+    let filtered_out = (total_launched - order.len()) as u64;
+
+    // asm/ is filled on a thread of its own (links into one folder go no
+    // faster from more threads) while everything else is done here,
+    // including writing the report as if every link will succeed; it is
+    // written again in the rare case one does not.
+    let ranked: Vec<(usize, usize)> = order.iter().copied().enumerate().collect();
+    let links: Vec<Link> = par::map(&ranked, |&(r, i)| {
+        let k = &matching.launched[i];
+        k.chosen_file().map(|src| Link {
+            entry: r,
+            path: src.path.clone(),
+            shown: src.shown.clone(),
+            file: names::asm_file_name(r + 1, &demangled[i], &k.name),
+        })
+    })
+    .into_iter()
+    .flatten()
+    .collect();
+    drop(ranked);
+    progress("copying ISA files");
+    let report_path = dir.join(REPORT_FILE);
+    let base_warnings = warnings.len();
+    let (copied, done) = std::thread::scope(|s| {
+        // While it links, work here leaves it a core. (Without a thread,
+        // the links are made here at the end.)
+        let busy = par::Busy::new();
+        let (to_link, stop_ref) = (&links, &stop);
+        let copier = std::thread::Builder::new()
+            .spawn_scoped(s, move || {
+                let _done_when_dropped = busy;
+                copy_asm(dir, to_link, stop_ref)
+            })
+            .ok();
+        let done = (|| {
+            let (prune_warnings, after) = save_state_and_prune(
+                dir,
+                opts,
+                &state_path,
+                &mut state,
+                &folders,
+                &locations,
+                &matching,
+                &stop,
+                &progress,
+            )?;
+            progress("copying ISA files");
+            let processes = process_entries(&recs, &locations, &folders, run.as_ref());
+            // What is no longer needed goes while the links are made.
+            drop((folders, recs));
+
+            let mut kernels: Vec<KernelEntry> = par::map(&order, |&i| {
+                KernelEntry::from_match_demangled(0, &matching.launched[i], demangled[i].clone())
+            });
+            for (r, k) in kernels.iter_mut().enumerate() {
+                k.rank = r + 1;
+            }
+            let totals = Totals {
+                kernels: kernels.len() as u64,
+                launches: kernels.iter().map(|k| k.launches).sum(),
+                appended: kernels.iter().map(|k| k.appended).sum(),
+                matched: kernels
+                    .iter()
+                    .filter(|k| k.status == Status::Matched)
+                    .count() as u64,
+                unmatched: kernels
+                    .iter()
+                    .filter(|k| k.status != Status::Matched)
+                    .count() as u64,
+                filtered_out,
+            };
+            if opts.all {
+                let un_demangled = par::map(&matching.unlaunched, |k| names::demangle(&k.name));
+                let mut un: Vec<usize> = (0..matching.unlaunched.len())
+                    .filter(|&i| passes(&matching.unlaunched[i].name, &un_demangled[i]))
+                    .collect();
+                un.sort_by(|&a, &b| {
+                    let (ka, kb) = (&matching.unlaunched[a], &matching.unlaunched[b]);
+                    un_demangled[a]
+                        .cmp(&un_demangled[b])
+                        .then_with(|| ka.name.cmp(&kb.name))
+                        .then_with(|| ka.module_sha256.cmp(&kb.module_sha256))
+                });
+                let first = kernels.len() + 1;
+                let ranked: Vec<(usize, usize)> = un.into_iter().enumerate().collect();
+                kernels.extend(par::map(&ranked, |&(r, i)| {
+                    KernelEntry::from_match_demangled(
+                        first + r,
+                        &matching.unlaunched[i],
+                        un_demangled[i].clone(),
+                    )
+                }));
+            }
+
+            let unlaunched_compiled = matching.unlaunched.len() as u64;
+            drop((matching, demangled, order));
+
+            for l in &links {
+                kernels[l.entry].asm_copy = Some(format!("{ASM_DIR}/{}", l.file));
+            }
+            // The copying's warnings, if any, will go before pruning's.
+            warnings.extend(prune_warnings);
+            let report = Report {
+                schema: report::SCHEMA,
+                tool: format!("xpu-asm-run {}", env!("CARGO_PKG_VERSION")),
+                command: run.as_ref().map(|r| r.command.clone()),
+                exit: run.as_ref().and_then(|r| r.exit),
+                emulate: run.as_ref().and_then(|r| r.emulate.clone()),
+                processes,
+                unlaunched_compiled,
+                unlaunched_listed: opts.all,
+                kernels,
+                totals,
+                filter: opts.filter.as_ref().map(|r| r.as_str().to_string()),
+                dumps: DumpsInfo {
+                    keep: opts.keep.as_str().to_string(),
+                    before: state.dumps_before.unwrap_or(after),
+                    after,
+                },
+                warnings,
+            };
+            let written = if stop() {
+                None
+            } else {
+                Some(write_report(&report_path, &report)?)
+            };
+            Ok((report, written))
+        })();
+        par::Busy::unregister();
+        let copied = match copier.map(|c| c.join()) {
+            Some(Ok(c)) => c,
+            Some(Err(panic)) => std::panic::resume_unwind(panic),
+            None => copy_asm(dir, &links, &stop),
+        };
+        (copied, done)
+    });
+    let (mut report, mut written) = done?;
+    let copied = copied.map_err(|_| interrupted())?;
+
+    // Links that failed: no copy, and a warning each, after the folder's.
+    let mut copy_warnings = copied.warnings;
+    let all_linked = copied.links.len() == links.len();
+    for (l, res) in links.iter().zip(&copied.links) {
+        if let Err(e) = res {
+            report.kernels[l.entry].asm_copy = None;
+            copy_warnings.push(format!(
+                "{}: cannot copy to {ASM_DIR}/{}: {e}",
+                l.shown, l.file
+            ));
+        }
+    }
+    if !all_linked {
+        // asm/ could not be made: no copies at all.
+        for l in &links[copied.links.len()..] {
+            report.kernels[l.entry].asm_copy = None;
+        }
+    }
+    if !copy_warnings.is_empty() || !all_linked {
+        let prune_warnings = report.warnings.split_off(base_warnings);
+        report.warnings.extend(copy_warnings);
+        report.warnings.extend(prune_warnings);
+        written = None;
+    }
+    if stop() {
+        return Err(interrupted());
+    }
+    match written {
+        Some(w) => w.commit()?,
+        None => write_report(&report_path, &report)?.commit()?,
+    }
+    Ok(report)
+}
+
+/// `report` as `report.json` (pretty JSON and a newline), written next to
+/// `path`, to be put in place by [`Pending::commit`].
+fn write_report(path: &Path, report: &Report) -> Result<Pending, CollectError> {
+    write_pending(path, |w| {
+        serde_json::to_writer_pretty(&mut *w, report)?;
+        w.write_all(b"\n")
+    })
+}
+
+/// Measures the dumps, saves in `collect.json` what pruning is about to
+/// destroy, then prunes as `opts.keep` says. Returns the pruning's warnings
+/// and the dumps' size after it.
+#[allow(clippy::too_many_arguments)]
+fn save_state_and_prune(
+    dir: &Path,
+    opts: &Options,
+    state_path: &Path,
+    state: &mut CollectState,
+    folders: &[DumpFolder],
+    locations: &[DumpLocation],
+    matching: &matching::Matching,
+    stop: &dyn Fn() -> bool,
+    progress: &dyn Fn(&str),
+) -> Result<(Vec<String>, Usage), CollectError> {
+    let interrupted = || CollectError::Interrupted(dir.to_path_buf());
     let dumps_root = dir.join(xpu_asm_record::DUMPS_DIR);
+    let dumps_now = dumps::usage(&dumps_root);
     let mut new_state = state.clone();
     new_state.schema = 1;
     if new_state.dumps_before.is_none() {
-        new_state.dumps_before = Some(dumps::usage(&dumps_root));
+        new_state.dumps_before = Some(dumps_now);
     }
-    for f in &folders {
+    for f in folders {
         for a in &f.asm {
             if let Some(v) = a.final_binary {
                 new_state.final_binary.insert(a.shown.clone(), v);
@@ -302,90 +575,31 @@ pub fn collect(dir: &Path, opts: &Options) -> Result<Report, CollectError> {
     if new_state.dumps_before != state.dumps_before || new_state.final_binary != state.final_binary
     {
         let bytes = serde_json::to_vec_pretty(&new_state).unwrap_or_default();
-        write_atomic(&state_path, &bytes)?;
-        state = new_state;
+        write_atomic(state_path, &bytes)?;
+        *state = new_state;
     }
     if stop() {
         return Err(interrupted());
     }
 
-    // The report's kernels.
-    let mut launched = matching.launched.clone();
-    launched.sort_by_cached_key(|k| {
-        (
-            std::cmp::Reverse(k.launches),
-            std::cmp::Reverse(k.appended),
-            names::demangle(&k.name),
-            k.name.clone(),
-            k.module_sha256.clone(),
-        )
-    });
-    let passes = |name: &[u8]| match &opts.filter {
-        None => true,
-        Some(re) => {
-            re.is_match(&String::from_utf8_lossy(name)) || re.is_match(&names::demangle(name))
-        }
-    };
-    let total_launched = launched.len();
-    launched.retain(|k| passes(&k.name));
-    let filtered_out = (total_launched - launched.len()) as u64;
-    let mut kernels: Vec<KernelEntry> = launched
-        .iter()
-        .enumerate()
-        .map(|(i, k)| KernelEntry::from_match(i + 1, k))
-        .collect();
-    let totals = Totals {
-        kernels: kernels.len() as u64,
-        launches: kernels.iter().map(|k| k.launches).sum(),
-        appended: kernels.iter().map(|k| k.appended).sum(),
-        matched: kernels
-            .iter()
-            .filter(|k| k.status == Status::Matched)
-            .count() as u64,
-        unmatched: kernels
-            .iter()
-            .filter(|k| k.status != Status::Matched)
-            .count() as u64,
-        filtered_out,
-    };
-    if opts.all {
-        let mut un: Vec<_> = matching
-            .unlaunched
-            .iter()
-            .filter(|k| passes(&k.name))
-            .collect();
-        un.sort_by_cached_key(|k| {
-            (
-                names::demangle(&k.name),
-                k.name.clone(),
-                k.module_sha256.clone(),
-            )
-        });
-        let first = kernels.len() + 1;
-        kernels.extend(
-            un.iter()
-                .enumerate()
-                .map(|(i, k)| KernelEntry::from_match(first + i, k)),
-        );
-    }
-
-    progress("copying ISA files");
-    copy_asm(dir, &launched, &mut kernels, &mut warnings, &stop).map_err(|_| interrupted())?;
-
-    // Prune.
+    let mut warnings = Vec::new();
+    let mut deleted = Usage::default();
     if opts.keep != Keep::All && dumps::is_real_dir(&dumps_root) {
         progress("pruning dumps");
         // Launched kernels' .asm files, and the hashes of their modules
         // (all launched kernels: --filter limits the report, not the data).
-        let keep_files: BTreeSet<PathBuf> = matching
+        let launched_only = opts.keep == Keep::Launched;
+        let keep_files: BTreeSet<&Path> = matching
             .launched
             .iter()
-            .flat_map(|k| k.candidates.iter().map(|a| a.path.clone()))
+            .filter(|_| launched_only)
+            .flat_map(|k| k.candidates.iter().map(|a| a.path.as_path()))
             .collect();
-        let keep_hashes: BTreeSet<String> = matching
+        let keep_hashes: BTreeSet<&str> = matching
             .launched
             .iter()
-            .flat_map(|k| k.candidates.iter().map(|a| a.name.hash.clone()))
+            .filter(|_| launched_only)
+            .flat_map(|k| k.candidates.iter().map(|a| a.name.hash.as_str()))
             .collect();
         let keep_mode = opts.keep;
         let keep = |p: &Path| -> bool {
@@ -399,7 +613,7 @@ pub fn collect(dir: &Path, opts: &Options) -> Result<Report, CollectError> {
                 Keep::Launched => {
                     keep_files.contains(p)
                         || dumps::parse_spv_file_name(&name)
-                            .is_some_and(|h| keep_hashes.contains(&h))
+                            .is_some_and(|h| keep_hashes.contains(h.as_str()))
                 }
             }
         };
@@ -414,39 +628,14 @@ pub fn collect(dir: &Path, opts: &Options) -> Result<Report, CollectError> {
             if !real {
                 continue;
             }
-            let (_, errs) = dumps::prune(&loc.path, &keep, &stop).map_err(|_| interrupted())?;
+            let (gone, errs) =
+                dumps::prune_measured(&loc.path, &keep, stop).map_err(|_| interrupted())?;
+            deleted.files += gone.files;
+            deleted.bytes += gone.bytes;
             warnings.extend(errs.iter().map(|e| strip_dir(dir, e)));
         }
     }
-    let after = dumps::usage(&dumps_root);
-
-    let processes = process_entries(&recs, &locations, &folders, run.as_ref());
-    let report = Report {
-        schema: report::SCHEMA,
-        tool: format!("xpu-asm-run {}", env!("CARGO_PKG_VERSION")),
-        command: run.as_ref().map(|r| r.command.clone()),
-        exit: run.as_ref().and_then(|r| r.exit),
-        emulate: run.as_ref().and_then(|r| r.emulate.clone()),
-        processes,
-        unlaunched_compiled: matching.unlaunched.len() as u64,
-        unlaunched_listed: opts.all,
-        kernels,
-        totals,
-        filter: opts.filter.as_ref().map(|r| r.as_str().to_string()),
-        dumps: DumpsInfo {
-            keep: opts.keep.as_str().to_string(),
-            before: state.dumps_before.unwrap_or(after),
-            after,
-        },
-        warnings,
-    };
-    if stop() {
-        return Err(interrupted());
-    }
-    let mut json = serde_json::to_vec_pretty(&report).unwrap_or_default();
-    json.push(b'\n');
-    write_atomic(&dir.join(REPORT_FILE), &json)?;
-    Ok(report)
+    Ok((warnings, dumps_now.minus(deleted)))
 }
 
 fn process_entries(
@@ -488,15 +677,27 @@ fn process_entries(
         .collect()
 }
 
-/// Fills `asm/` with one readable copy (a hard link when possible) of each
-/// listed launched kernel's chosen `.asm`, named by [`names::asm_file_name`].
-fn copy_asm(
-    dir: &Path,
-    launched: &[matching::KernelMatch],
-    kernels: &mut [KernelEntry],
-    warnings: &mut Vec<String>,
-    stop: &dyn Fn() -> bool,
-) -> Result<(), dumps::Stopped> {
+/// One launched kernel's chosen `.asm` and its readable copy.
+struct Link {
+    /// Index of the kernel in the report.
+    entry: usize,
+    path: PathBuf,
+    shown: String,
+    /// File name under `asm/`.
+    file: String,
+}
+
+/// What [`copy_asm`] did: a result per link, in order (none at all when
+/// `asm/` could not be made), and warnings about the folder itself.
+struct Copied {
+    links: Vec<std::io::Result<()>>,
+    warnings: Vec<String>,
+}
+
+/// Rebuilds `asm/` with one readable copy (a hard link when possible) of
+/// each chosen `.asm` of `links`.
+fn copy_asm(dir: &Path, links: &[Link], stop: &dyn Fn() -> bool) -> Result<Copied, dumps::Stopped> {
+    let mut warnings = Vec::new();
     let asm_dir = dir.join(ASM_DIR);
     // The folder is ours: rebuilt each time. A link in its place is removed,
     // never followed.
@@ -513,25 +714,86 @@ fn copy_asm(
     }
     if let Err(e) = std::fs::create_dir_all(&asm_dir) {
         warnings.push(format!("{ASM_DIR}/: cannot create: {e}"));
-        return Ok(());
+        return Ok(Copied {
+            links: Vec::new(),
+            warnings,
+        });
     }
-    for (k, entry) in launched.iter().zip(kernels.iter_mut()) {
+    let mut done = Vec::with_capacity(links.len());
+    for l in links {
         if stop() {
             return Err(dumps::Stopped);
         }
-        let Some(src) = k.chosen_file() else { continue };
-        let file = names::asm_file_name(entry.rank, &entry.demangled, &k.name);
-        let dest = asm_dir.join(&file);
-        let _ = std::fs::remove_file(&dest);
-        let ok = std::fs::hard_link(&src.path, &dest)
-            .or_else(|_| std::fs::copy(&src.path, &dest).map(|_| ()));
-        match ok {
-            Ok(()) => entry.asm_copy = Some(format!("{ASM_DIR}/{file}")),
-            Err(e) => warnings.push(format!(
-                "{}: cannot copy to {ASM_DIR}/{file}: {e}",
-                src.shown
-            )),
-        }
+        done.push(link_or_copy(&l.path, &asm_dir.join(&l.file)));
     }
-    Ok(())
+    Ok(Copied {
+        links: done,
+        warnings,
+    })
+}
+
+/// A hard link at `dest` to `src` (replacing whatever `dest` is, a file
+/// left in a folder that could not be cleared), else a copy.
+fn link_or_copy(src: &Path, dest: &Path) -> std::io::Result<()> {
+    match std::fs::hard_link(src, dest) {
+        Ok(()) => return Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+            let _ = std::fs::remove_file(dest);
+            if std::fs::hard_link(src, dest).is_ok() {
+                return Ok(());
+            }
+        }
+        Err(_) => {}
+    }
+    std::fs::copy(src, dest).map(|_| ())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_pending_file_is_in_place_only_once_committed() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("report.json");
+        std::fs::write(&path, b"old").unwrap();
+        let p = write_pending(&path, |w| w.write_all(b"new")).unwrap();
+        assert_eq!(std::fs::read(&path).unwrap(), b"old");
+        p.commit().unwrap();
+        assert_eq!(std::fs::read(&path).unwrap(), b"new");
+        // Dropped uncommitted: nothing left behind, the file untouched.
+        drop(write_pending(&path, |w| w.write_all(b"newer")).unwrap());
+        assert_eq!(std::fs::read(&path).unwrap(), b"new");
+        let left: Vec<_> = std::fs::read_dir(dir.path()).unwrap().collect();
+        assert_eq!(left.len(), 1);
+    }
+
+    #[test]
+    fn the_report_is_streamed_as_it_was_printed() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("report.json");
+        let report = Report {
+            schema: report::SCHEMA,
+            tool: "t".into(),
+            command: Some(vec!["a b".into(), "\u{1b}".into()]),
+            exit: Some(Exit::Signal(9)),
+            emulate: None,
+            processes: Vec::new(),
+            kernels: Vec::new(),
+            totals: Totals::default(),
+            unlaunched_compiled: 3,
+            unlaunched_listed: false,
+            filter: Some("x|y".into()),
+            dumps: DumpsInfo {
+                keep: "asm".into(),
+                before: Usage { bytes: 1, files: 2 },
+                after: Usage::default(),
+            },
+            warnings: vec!["w".into()],
+        };
+        write_report(&path, &report).unwrap().commit().unwrap();
+        let mut expected = serde_json::to_vec_pretty(&report).unwrap();
+        expected.push(b'\n');
+        assert_eq!(std::fs::read(&path).unwrap(), expected);
+    }
 }

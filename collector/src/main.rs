@@ -69,11 +69,11 @@ fn terminal_width() -> usize {
 
 /// Prints the report (table or JSON) on stdout and its warnings on stderr.
 fn print_report(dir: &Path, r: &Report, args: &ReportArgs) {
-    let mut out = std::io::stdout().lock();
+    let mut out = std::io::BufWriter::with_capacity(1 << 20, std::io::stdout().lock());
     if args.json {
-        let mut json = serde_json::to_string_pretty(r).unwrap_or_default();
-        json.push('\n');
-        let _ = out.write_all(json.as_bytes());
+        // Streamed: the report of a large capture is 100+ MB of JSON.
+        let _ = serde_json::to_writer_pretty(&mut out, r);
+        let _ = out.write_all(b"\n");
     } else if !args.quiet {
         let color = std::io::stdout().is_terminal()
             && std::env::var_os("NO_COLOR").map_or(true, |v| v.is_empty());
@@ -110,6 +110,8 @@ fn cmd_collect(dir: &Path, args: &ReportArgs) -> i32 {
     match res {
         Ok(r) => {
             print_report(dir, &r, args);
+            // The process exits next: freeing a large report only takes time.
+            std::mem::forget(r);
             0
         }
         Err(e @ CollectError::Interrupted(_)) => {
@@ -198,7 +200,11 @@ fn cmd_run(a: &xpu_asm_collector::cli::RunArgs) -> Result<i32, LaunchError> {
     let res = collect(&dir, &options(args));
     clear_progress(args);
     match res {
-        Ok(r) => print_report(&dir, &r, args),
+        Ok(r) => {
+            print_report(&dir, &r, args);
+            // The process exits next: freeing a large report only takes time.
+            std::mem::forget(r);
+        }
         Err(e) => eprintln!("xpu-asm-run: {e}"),
     }
     Ok(exit.status())

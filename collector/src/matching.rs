@@ -9,6 +9,7 @@
 
 use crate::dumps::{AsmFile, AsmHeader, DumpFolder};
 use serde::{Deserialize, Serialize};
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 use xpu_asm_record::read::ProcessRecord;
 
@@ -187,13 +188,9 @@ fn match_one<'a>(
         }
         return (sha, Status::NotCompiledHere, Some(why), vec![]);
     }
-    let module_files: Vec<&AsmFile> = folder.module_asm(sha_s).collect();
-    let candidates: Vec<&AsmFile> = module_files
-        .iter()
-        .copied()
-        .filter(|a| a.header.as_ref().and_then(|h| h.kernel.as_deref()) == Some(name))
-        .collect();
+    let candidates = folder.kernel_asm(sha_s, name);
     if candidates.is_empty() {
+        let module_files = folder.module_asm(sha_s).count();
         let hashes = folder
             .spv_by_sha
             .get(sha_s)
@@ -204,8 +201,7 @@ fn match_one<'a>(
             Status::NoAsm,
             Some(format!(
                 "IGC dumped its module (OCL_asm{hashes}.spv in {}) but none of that module's {} .asm files has this exact `//.kernel` line",
-                folder.shown,
-                module_files.len()
+                folder.shown, module_files
             )),
             vec![],
         );
@@ -227,6 +223,11 @@ fn match_one<'a>(
 ///    narrower one only when the wider one aborted on spills (an aborted
 ///    width leaves no `.asm`).
 pub fn choose(cands: &[AsmFile]) -> Option<(usize, String)> {
+    choose_among(&cands.iter().collect::<Vec<_>>())
+}
+
+/// [`choose`] over borrowed files.
+fn choose_among(cands: &[&AsmFile]) -> Option<(usize, String)> {
     if cands.is_empty() {
         return None;
     }
@@ -239,7 +240,7 @@ pub fn choose(cands: &[AsmFile]) -> Option<(usize, String)> {
             c.file_name.clone(),
         )
     };
-    let best = (0..cands.len()).max_by_key(|&i| key(&cands[i]))?;
+    let best = (0..cands.len()).max_by_key(|&i| key(cands[i]))?;
     let b = &cands[best];
     if cands.len() == 1 {
         let why = match b.final_binary {
@@ -279,25 +280,38 @@ pub fn choose(cands: &[AsmFile]) -> Option<(usize, String)> {
 /// Matches every launched kernel of every process, merges them by (name,
 /// module SHA-256), and collects the compiled kernels nobody launched.
 pub fn match_all(procs: &[ProcessInput]) -> Matching {
+    match_all_listing(procs, true)
+}
+
+/// [`match_all`]; without `list_unlaunched`, the kernels nobody launched
+/// are only counted: their entries have no files (nor a choice among them).
+pub fn match_all_listing(procs: &[ProcessInput], list_unlaunched: bool) -> Matching {
     let mut out = Matching::default();
     // (name, module key) -> per-process findings
-    type Key = (Vec<u8>, String);
+    type Key<'a> = (&'a [u8], String);
     let mut launched: BTreeMap<Key, (Option<String>, Vec<PerProcess>)> = BTreeMap::new();
+    // Every launched kernel of every process looked up on every core, then
+    // merged in order.
+    let jobs: Vec<(&ProcessInput, &xpu_asm_record::read::Kernel)> = procs
+        .iter()
+        .flat_map(|p| launched_kernels(p.rec).map(move |k| (p, k)))
+        .collect();
+    let mut found = crate::par::map(&jobs, |(p, k)| match_one(p, &k.name, k.module))
+        .into_iter()
+        .zip(jobs.iter().map(|(_, k)| k));
     for p in procs {
         warn_same_spirv_different_flags(p.rec, &mut out.warnings);
-        for k in p.rec.kernels.values() {
-            if k.launches == 0 && k.appended == 0 {
-                continue;
-            }
-            let (sha, status, reason, candidates) = match_one(p, &k.name, k.module);
+        for ((sha, status, reason, candidates), k) in
+            found.by_ref().take(launched_kernels(p.rec).count())
+        {
             let module_key = match &sha {
                 Some(s) => s.clone(),
                 // Without a hash, a module is only itself.
                 None => format!("pid {} module {}", p.rec.pid, k.module),
             };
             let e = launched
-                .entry((k.name.clone(), module_key))
-                .or_insert_with(|| (sha.clone(), Vec::new()));
+                .entry((k.name.as_slice(), module_key))
+                .or_insert_with(|| (sha, Vec::new()));
             e.1.push(PerProcess {
                 pid: p.rec.pid,
                 launches: k.launches,
@@ -317,97 +331,63 @@ pub fn match_all(procs: &[ProcessInput]) -> Matching {
         }
     }
 
-    for ((name, _), (sha, mut per)) in launched {
-        // The process that launched it most speaks for it; ties: lowest pid.
-        per.sort_by(|a, b| {
-            (
-                a.status != Status::Matched,
-                std::cmp::Reverse(a.launches),
-                a.pid,
-            )
-                .cmp(&(
-                    b.status != Status::Matched,
-                    std::cmp::Reverse(b.launches),
-                    b.pid,
-                ))
-        });
-        let mut pids: Vec<u32> = per.iter().map(|p| p.pid).collect();
-        pids.sort_unstable();
-        pids.dedup();
-        let lead = &per[0];
-        let mut km = KernelMatch {
-            name: name.clone(),
-            module_sha256: sha.clone(),
-            launches: per.iter().map(|p| p.launches).sum(),
-            appended: per.iter().map(|p| p.appended).sum(),
-            pids,
-            status: lead.status,
-            reason: lead.reason.clone(),
-            candidates: Vec::new(),
-            chosen: None,
-            choice: None,
-        };
-        if lead.status == Status::Matched {
-            // Choose within the leading process; list every process's files.
-            let lead_files: Vec<AsmFile> = lead.candidates.iter().map(|a| (*a).clone()).collect();
-            let pick = choose(&lead_files);
-            let mut all: Vec<AsmFile> = per
-                .iter()
-                .flat_map(|p| p.candidates.iter().map(|a| (*a).clone()))
-                .collect();
-            all.sort_by(|a, b| a.shown.cmp(&b.shown));
-            all.dedup_by(|a, b| a.shown == b.shown);
-            if let Some((i, why)) = pick {
-                let shown = &lead_files[i].shown;
-                km.chosen = all.iter().position(|a| &a.shown == shown);
-                km.choice = Some(why);
-            }
-            km.candidates = all;
-        }
-        out.launched.push(km);
-    }
+    let launched: Vec<_> = launched.into_iter().collect();
+    out.launched = crate::par::map(&launched, |((name, _), (sha, per))| {
+        merge_processes(name, sha, per)
+    });
+    drop(launched);
 
-    let launched_keys: std::collections::BTreeSet<(Vec<u8>, Option<String>)> = out
+    let launched_keys: std::collections::HashSet<(&[u8], Option<&str>)> = out
         .launched
         .iter()
-        .map(|k| (k.name.clone(), k.module_sha256.clone()))
+        .map(|k| (k.name.as_slice(), k.module_sha256.as_deref()))
         .collect();
     // (name, module key) -> (module SHA-256, pids, files)
-    type Found = (Option<String>, Vec<u32>, Vec<AsmFile>);
-    let mut unlaunched: BTreeMap<Key, Found> = BTreeMap::new();
+    type Found<'a> = (Option<&'a String>, Vec<u32>, Vec<&'a AsmFile>);
+    let mut unlaunched: BTreeMap<(&[u8], Cow<str>), Found> = BTreeMap::new();
     let mut folders_seen = std::collections::BTreeSet::new();
     for p in procs {
         // A forked child shares its parent's folder; the files are the parent's.
-        if !folders_seen.insert(p.folder.path.clone()) {
+        if !folders_seen.insert(&p.folder.path) {
             continue;
         }
         for a in &p.folder.asm {
-            let Some(name) = a.header.as_ref().and_then(|h| h.kernel.clone()) else {
+            let Some(name) = a.header.as_ref().and_then(|h| h.kernel.as_deref()) else {
                 continue;
             };
-            let sha = p.folder.sha_by_hash.get(&a.name.hash).cloned();
-            if launched_keys.contains(&(name.clone(), sha.clone())) {
+            let sha = p.folder.sha_by_hash.get(&a.name.hash);
+            if launched_keys.contains(&(name, sha.map(String::as_str))) {
                 continue;
             }
-            let module_key = sha.clone().unwrap_or_else(|| format!("asm{}", a.name.hash));
+            let module_key = match sha {
+                Some(s) => Cow::Borrowed(s.as_str()),
+                None => Cow::Owned(format!("asm{}", a.name.hash)),
+            };
             let e = unlaunched
                 .entry((name, module_key))
                 .or_insert_with(|| (sha, Vec::new(), Vec::new()));
             if !e.1.contains(&p.rec.pid) {
                 e.1.push(p.rec.pid);
             }
-            e.2.push(a.clone());
+            e.2.push(a);
         }
     }
-    for ((name, _), (sha, mut pids, mut files)) in unlaunched {
+    let unlaunched: Vec<_> = unlaunched.into_iter().collect();
+    out.unlaunched = crate::par::map(&unlaunched, |((name, _), (sha, pids, files))| {
+        let mut pids = pids.clone();
         pids.sort_unstable();
+        let mut files = if list_unlaunched {
+            files.clone()
+        } else {
+            Vec::new()
+        };
         files.sort_by(|a, b| a.shown.cmp(&b.shown));
         // A forked child shares its parent's folder: each file once.
         files.dedup_by(|a, b| a.shown == b.shown);
-        let pick = choose(&files);
-        out.unlaunched.push(KernelMatch {
-            name,
-            module_sha256: sha,
+        let pick = choose_among(&files);
+        KernelMatch {
+            name: name.to_vec(),
+            module_sha256: sha.cloned(),
             launches: 0,
             appended: 0,
             pids,
@@ -415,10 +395,69 @@ pub fn match_all(procs: &[ProcessInput]) -> Matching {
             reason: Some("IGC compiled it; the program never launched it".into()),
             chosen: pick.as_ref().map(|p| p.0),
             choice: pick.map(|p| p.1),
-            candidates: files,
-        });
-    }
+            candidates: files.into_iter().cloned().collect(),
+        }
+    });
     out
+}
+
+/// The kernels `rec` launched (or appended) at least once.
+fn launched_kernels(rec: &ProcessRecord) -> impl Iterator<Item = &xpu_asm_record::read::Kernel> {
+    rec.kernels
+        .values()
+        .filter(|k| k.launches != 0 || k.appended != 0)
+}
+
+/// One launched kernel's findings in each process that launched it, as one
+/// entry.
+fn merge_processes(name: &[u8], sha: &Option<String>, per: &[PerProcess]) -> KernelMatch {
+    // The process that launched it most speaks for it; ties: lowest pid.
+    let mut per: Vec<&PerProcess> = per.iter().collect();
+    per.sort_by(|a, b| {
+        (
+            a.status != Status::Matched,
+            std::cmp::Reverse(a.launches),
+            a.pid,
+        )
+            .cmp(&(
+                b.status != Status::Matched,
+                std::cmp::Reverse(b.launches),
+                b.pid,
+            ))
+    });
+    let mut pids: Vec<u32> = per.iter().map(|p| p.pid).collect();
+    pids.sort_unstable();
+    pids.dedup();
+    let lead = per[0];
+    let mut km = KernelMatch {
+        name: name.to_vec(),
+        module_sha256: sha.clone(),
+        launches: per.iter().map(|p| p.launches).sum(),
+        appended: per.iter().map(|p| p.appended).sum(),
+        pids,
+        status: lead.status,
+        reason: lead.reason.clone(),
+        candidates: Vec::new(),
+        chosen: None,
+        choice: None,
+    };
+    if lead.status == Status::Matched {
+        // Choose within the leading process; list every process's files.
+        let pick = choose_among(&lead.candidates);
+        let mut all: Vec<&AsmFile> = per
+            .iter()
+            .flat_map(|p| p.candidates.iter().copied())
+            .collect();
+        all.sort_by(|a, b| a.shown.cmp(&b.shown));
+        all.dedup_by(|a, b| a.shown == b.shown);
+        if let Some((i, why)) = pick {
+            let shown = &lead.candidates[i].shown;
+            km.chosen = all.iter().position(|a| &a.shown == shown);
+            km.choice = Some(why);
+        }
+        km.candidates = all.into_iter().cloned().collect();
+    }
+    km
 }
 
 fn warn_same_spirv_different_flags(rec: &ProcessRecord, warnings: &mut Vec<String>) {

@@ -138,6 +138,12 @@ pub struct KernelEntry {
 
 impl KernelEntry {
     pub fn from_match(rank: usize, k: &KernelMatch) -> Self {
+        Self::from_match_demangled(rank, k, names::demangle(&k.name))
+    }
+
+    /// [`KernelEntry::from_match`] with the name already demangled
+    /// ([`names::demangle`] of `k.name`).
+    pub fn from_match_demangled(rank: usize, k: &KernelMatch, demangled: String) -> Self {
         let (name, name_hex) = match std::str::from_utf8(&k.name) {
             Ok(s) => (s.to_string(), None),
             Err(_) => (
@@ -151,7 +157,7 @@ impl KernelEntry {
             rank,
             name,
             name_hex,
-            demangled: names::demangle(&k.name),
+            demangled,
             module_sha256: k.module_sha256.clone(),
             launches: k.launches,
             appended: k.appended,

@@ -130,7 +130,10 @@ extern "C" fn after_fork_child() {
 
 extern "C" {
     /// glibc's `atexit` whose handler gets the exit status.
-    fn on_exit(f: extern "C" fn(libc::c_int, *mut libc::c_void), arg: *mut libc::c_void) -> libc::c_int;
+    fn on_exit(
+        f: extern "C" fn(libc::c_int, *mut libc::c_void),
+        arg: *mut libc::c_void,
+    ) -> libc::c_int;
 }
 
 /// The process ends through `exit()`: record how (the status as the parent
