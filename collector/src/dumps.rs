@@ -430,10 +430,27 @@ pub fn scan_folder(
         }
     };
     let mut files: Vec<(String, PathBuf)> = Vec::new();
+    let mut odd: Vec<String> = Vec::new();
     for e in entries {
         let Ok(e) = e else { continue };
-        // Only regular files: a symlink in a dump folder is not IGC's.
-        if !e.file_type().is_ok_and(|t| t.is_file()) {
+        // Only regular files: a symlink, FIFO or folder is not IGC's output
+        // (and a FIFO would block a read). One named like IGC's is reported.
+        let file_type = e.file_type();
+        if !file_type.as_ref().is_ok_and(|t| t.is_file()) {
+            let name = e.file_name().to_string_lossy().into_owned();
+            let igc_like = parse_asm_file_name(&name).is_some()
+                || parse_spv_file_name(&name).is_some()
+                || parse_kernbin_file_name(&name).is_some();
+            if igc_like {
+                let kind = match file_type {
+                    Ok(t) if t.is_dir() => "a folder",
+                    Ok(t) if t.is_symlink() => "a symbolic link",
+                    _ => "not a regular file",
+                };
+                odd.push(format!(
+                    "{shown}/{name}: {kind}, not a file IGC wrote; ignored"
+                ));
+            }
             continue;
         }
         // IGC's names are ASCII; anything else is not one of its files.
@@ -442,6 +459,8 @@ pub fn scan_folder(
         }
     }
     files.sort();
+    odd.sort();
+    f.warnings.extend(odd);
 
     // The files' contents, read on every core; then put together in file
     // order, exactly as one pass over the sorted names would.

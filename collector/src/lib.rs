@@ -724,7 +724,14 @@ fn copy_asm(dir: &Path, links: &[Link], stop: &dyn Fn() -> bool) -> Result<Copie
         if stop() {
             return Err(dumps::Stopped);
         }
-        done.push(link_or_copy(&l.path, &asm_dir.join(&l.file)));
+        let dest = asm_dir.join(&l.file);
+        // A file outside the capture (a dump folder the user chose) is
+        // copied: a hard link would let an edit of the copy change it.
+        done.push(if l.path.starts_with(dir) {
+            link_or_copy(&l.path, &dest)
+        } else {
+            copy_fresh(&l.path, &dest)
+        });
     }
     Ok(Copied {
         links: done,
@@ -745,6 +752,12 @@ fn link_or_copy(src: &Path, dest: &Path) -> std::io::Result<()> {
         }
         Err(_) => {}
     }
+    std::fs::copy(src, dest).map(|_| ())
+}
+
+/// A copy of `src` at `dest`, replacing whatever `dest` is.
+fn copy_fresh(src: &Path, dest: &Path) -> std::io::Result<()> {
+    let _ = std::fs::remove_file(dest);
     std::fs::copy(src, dest).map(|_| ())
 }
 
