@@ -408,14 +408,23 @@ extern "C" fn on_signal(sig: libc::c_int, info: *mut libc::siginfo_t, _: *mut li
                 unsafe { libc::kill(child, sig) };
             }
         }
-        PHASE_COLLECTING => STOP.store(true, Ordering::SeqCst),
+        // The first signal asks collection to stop at its next check; if a
+        // further one comes, that check is not coming soon enough (a huge
+        // file): end now, the default way.
+        PHASE_COLLECTING if STOP.swap(true, Ordering::SeqCst) => {
+            // SAFETY: signal and raise are async-signal-safe.
+            unsafe {
+                libc::signal(sig, libc::SIG_DFL);
+                libc::raise(sig);
+            }
+        }
         _ => {}
     }
 }
 
 /// Installs the handler for SIGINT, SIGTERM, SIGHUP and SIGQUIT: while the
 /// command runs they go to it (xpu-asm-run itself does not die); during
-/// collection they set [`STOP`]. A handler (not SIG_IGN) is reset to the
+/// collection the first sets [`STOP`] and a further one ends xpu-asm-run. A handler (not SIG_IGN) is reset to the
 /// default by exec, so the command gets normal signal dispositions.
 pub fn install_signal_handlers() {
     // SAFETY: getpgrp cannot fail.

@@ -134,7 +134,7 @@ fn create_kernels(module: usize, first: usize, kernels: usize) {
 /// Launch cost on `threads` threads, each launching `per_thread` times on
 /// its own immediate list. Thread `t` launches kernel `t * stride`: stride 0
 /// is one kernel for all (one contended counter), stride 1 neighbouring
-/// kernels (whose 16-byte counter slots share cache lines), stride 4 kernels
+/// kernels (whose 32-byte counter slots share cache lines), stride 4 kernels
 /// whose slots are in separate cache lines.
 fn launch_threads(threads: usize, per_thread: u64, stride: usize) -> (f64, f64) {
     let barrier = Barrier::new(threads);
