@@ -491,22 +491,25 @@ fn ends_by_sigkill_right_after_the_last_launch() {
     assert_ended(&r, "kill", json!({"signal": 9}), 128 + 9);
 }
 
+/// xpu-asm-run running the workload (reaching Level Zero `via`) through its
+/// launches up to the point where it waits for SIGTERM.
+fn spawn_until_ready(s: &Scratch, via: &str) -> Live {
+    let mut steps = BEFORE_END.to_vec();
+    steps.push("end:term-wait");
+    let mut live = Live::spawn(
+        xpu(s, &["-q", "--emulate", "pvc"], &workload_line(via, &steps)),
+        &s.out,
+    );
+    live.wait_stdout("ready");
+    live
+}
+
 /// SIGTERM sent from outside straight to the workload (a supervisor
 /// stopping it), not through xpu-asm-run.
 #[test]
 fn ends_by_sigterm_from_outside() {
     let s = scratch();
-    let mut steps = BEFORE_END.to_vec();
-    steps.push("end:term-wait");
-    let mut live = Live::spawn(
-        xpu(
-            &s,
-            &["-q", "--emulate", "pvc"],
-            &workload_line("link", &steps),
-        ),
-        &s.out,
-    );
-    live.wait_stdout("ready");
+    let mut live = spawn_until_ready(&s, "link");
     let pids = record_file_pids(&s.out);
     if pids.len() != 1 {
         let ctx = live.ctx(&format!(
@@ -524,17 +527,7 @@ fn ends_by_sigterm_from_outside() {
 #[test]
 fn ends_by_sigterm_sent_to_xpu_asm_run() {
     let s = scratch();
-    let mut steps = BEFORE_END.to_vec();
-    steps.push("end:term-wait");
-    let mut live = Live::spawn(
-        xpu(
-            &s,
-            &["-q", "--emulate", "pvc"],
-            &workload_line("dlsym", &steps),
-        ),
-        &s.out,
-    );
-    live.wait_stdout("ready");
+    let mut live = spawn_until_ready(&s, "dlsym");
     let pid = live.pid().to_string();
     live.kill("TERM", &pid);
     let r = live.finish();
