@@ -356,27 +356,27 @@ fn append_regular(list: usize, c: &'static Counter) {
 /// Command lists executed (`zeCommandQueueExecuteCommandLists`, or regular
 /// lists appended to an immediate one): their appends become launches.
 pub fn execute(lists: &[usize]) {
-    for &h in lists {
-        let l = LISTS.get(h);
-        if l == 0 {
-            continue;
-        }
-        // SAFETY: ListStates are never freed.
-        let l = unsafe { &*(l as *const ListState) };
-        if let Ok(runs) = l.runs.lock() {
-            for &(c, n) in runs.iter() {
-                // SAFETY: run keys are counter addresses from counter_of.
-                unsafe { &*(c as *const Counter) }
-                    .regular_launched
-                    .fetch_add(n, Relaxed);
-            }
-        }
-    }
+    lists.iter().for_each(|&h| execute_list(h));
 }
 
 /// [`execute`] for the handle array of a Level Zero call.
 pub fn execute_handles(lists: &[crate::ffi::Handle]) {
-    for &h in lists {
-        execute(&[h as usize]);
+    lists.iter().for_each(|&h| execute_list(h as usize));
+}
+
+fn execute_list(handle: usize) {
+    let l = LISTS.get(handle);
+    if l == 0 {
+        return;
+    }
+    // SAFETY: ListStates are never freed.
+    let l = unsafe { &*(l as *const ListState) };
+    if let Ok(runs) = l.runs.lock() {
+        for &(c, n) in runs.iter() {
+            // SAFETY: run keys are counter addresses from counter_of.
+            unsafe { &*(c as *const Counter) }
+                .regular_launched
+                .fetch_add(n, Relaxed);
+        }
     }
 }
