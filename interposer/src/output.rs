@@ -275,7 +275,7 @@ impl Output {
             let base = self.chunks[c];
             if self.map_chunk(c, Some(base)).is_none() {
                 // Never touch the inherited pages: they are the parent's counts.
-                warn("cannot remap the counts after fork; this child's launches are not recorded");
+                warn("cannot remap the counts after fork; this child's launches may add to its parent's record");
             }
         }
     }
