@@ -790,3 +790,43 @@ fn a_stop_request_leaves_the_folder_usable() {
     let r = run(t.path());
     assert_eq!(r.totals.matched, 4);
 }
+
+#[test]
+fn isa_from_a_dump_folder_outside_the_capture_is_copied_not_linked() {
+    use std::os::unix::fs::MetadataExt;
+    let t = tempfile::tempdir().unwrap();
+    let out = t.path().join("capture");
+    // The user chose IGC_DumpToCustomDir: the record names an absolute folder.
+    let outside = t.path().join("users-own-dumps");
+    let mut p = Process::new(1);
+    p.dump_dir = Some(outside.display().to_string());
+    p.env = vec![
+        ("IGC_ShaderDumpEnable", "1", false),
+        ("IGC_DumpToCustomDir", "(the user's)", true),
+    ];
+    p.modules = vec![Module::spirv(1, sha_a())];
+    p.kernels = vec![kernel(1, 1, b"vector_add", 4)];
+    p.write(&out);
+    copy_dumps("pvc", t.path(), "users-own-dumps");
+    let r = run(&out);
+    let k = find(&r, "vector_add", &sha_a());
+    assert_eq!(k.launches, 4);
+    let src = out.join(k.asm.as_deref().expect("matched"));
+    let copy = out.join(k.asm_copy.as_deref().expect("copied"));
+    assert!(src.starts_with(&outside), "{}", src.display());
+    assert_eq!(std::fs::read(&src).unwrap(), std::fs::read(&copy).unwrap());
+    // A separate file: editing the copy cannot change the user's dump.
+    assert_eq!(std::fs::metadata(&src).unwrap().nlink(), 1);
+    assert_ne!(
+        std::fs::metadata(&src).unwrap().ino(),
+        std::fs::metadata(&copy).unwrap().ino()
+    );
+    // And the user's folder is never pruned.
+    assert!(outside.join("OCL_asm6f30f910931b48ea.spv").exists());
+    assert!(std::fs::read_dir(&outside)
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .any(|e| e.file_name().to_string_lossy().ends_with(".ll")
+            || e.file_name().to_string_lossy().ends_with(".visaasm")
+            || e.file_name().to_string_lossy().ends_with(".kernbin")));
+}
