@@ -325,7 +325,37 @@ pub fn list_files(dir: &Path) -> Vec<String> {
 /// Runs `cmd` with stdin closed, capturing its output, killing it after
 /// [`RUN_TIMEOUT`].
 pub fn run_with_timeout(cmd: &mut Command) -> Output {
+    let mut f = run_until(cmd, RUN_TIMEOUT, Overrun::Kill);
+    if let Some(why) = f.overran {
+        f.output
+            .stderr
+            .extend_from_slice(format!("\n[xpu-asm-tests: {why}]\n").as_bytes());
+    }
+    f.output
+}
+
+/// How a command that outlives its time is stopped.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum Overrun {
+    /// SIGKILL at once.
+    Kill,
+    /// SIGINT, as a user's Ctrl-C would be; SIGKILL 3 s later if needed.
+    InterruptThenKill,
+}
+
+/// What [`run_until`] saw.
+pub struct Finished {
+    pub output: Output,
+    pub elapsed: Duration,
+    /// `Some(what happened)` when the command outlived its time.
+    pub overran: Option<String>,
+}
+
+/// Runs `cmd` with stdin closed, capturing its output; after `timeout` it is
+/// stopped as `how` says.
+pub fn run_until(cmd: &mut Command, timeout: Duration, how: Overrun) -> Finished {
     let shown = format!("{cmd:?}");
+    let start = Instant::now();
     let mut child = cmd
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
@@ -344,31 +374,55 @@ pub fn run_with_timeout(cmd: &mut Command) -> Output {
         let _ = se.read_to_end(&mut b);
         b
     });
-    let start = Instant::now();
-    let mut timed_out = false;
+    let wait = |child: &mut std::process::Child| {
+        child
+            .try_wait()
+            .unwrap_or_else(|e| panic!("cannot wait for {shown}: {e}"))
+    };
+    let mut overran = None;
     let status = loop {
-        match child.try_wait() {
-            Ok(Some(s)) => break s,
-            Ok(None) if start.elapsed() > RUN_TIMEOUT => {
-                timed_out = true;
+        match wait(&mut child) {
+            Some(s) => break s,
+            None if start.elapsed() > timeout => {
+                if how == Overrun::InterruptThenKill {
+                    let _ = Command::new("kill")
+                        .args(["-INT", &child.id().to_string()])
+                        .status();
+                    let asked = Instant::now();
+                    let mut stopped = None;
+                    while asked.elapsed() < Duration::from_secs(3) {
+                        stopped = wait(&mut child);
+                        if stopped.is_some() {
+                            break;
+                        }
+                        std::thread::sleep(Duration::from_millis(10));
+                    }
+                    if let Some(s) = stopped {
+                        overran = Some(format!(
+                            "still running after {timeout:?}; SIGINT stopped it"
+                        ));
+                        break s;
+                    }
+                    overran = Some(format!(
+                        "still running after {timeout:?}; SIGINT did not stop it within 3 s either, SIGKILL did"
+                    ));
+                } else {
+                    overran = Some(format!("killed after {timeout:?}"));
+                }
                 let _ = child.kill();
                 break child.wait().expect("wait after kill");
             }
-            Ok(None) => std::thread::sleep(Duration::from_millis(5)),
-            Err(e) => panic!("cannot wait for {shown}: {e}"),
+            None => std::thread::sleep(Duration::from_millis(5)),
         }
     };
-    let stdout = t_out.join().unwrap_or_default();
-    let mut stderr = t_err.join().unwrap_or_default();
-    if timed_out {
-        stderr.extend_from_slice(
-            format!("\n[xpu-asm-tests: killed after {RUN_TIMEOUT:?}]\n").as_bytes(),
-        );
-    }
-    Output {
-        status,
-        stdout,
-        stderr,
+    Finished {
+        output: Output {
+            status,
+            stdout: t_out.join().unwrap_or_default(),
+            stderr: t_err.join().unwrap_or_default(),
+        },
+        elapsed: start.elapsed(),
+        overran,
     }
 }
 

@@ -18,12 +18,11 @@
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 use std::collections::BTreeMap;
-use std::io::Read;
 use std::os::unix::fs::FileTypeExt;
 use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
-use std::time::{Duration, Instant};
+use std::process::{Command, Output};
+use std::time::Duration;
 use tempfile::TempDir;
 use xpu_asm_tests::record::{self as rec, DUMP_ENV, OUT_ENV, OWNED_ENV};
 use xpu_asm_tests::*;
@@ -219,73 +218,13 @@ fn collect_within(dir: &Path, args: &[&str], timeout: Duration) -> Collected {
         .current_dir(dir.parent().unwrap_or(dir));
     hermetic(&mut cmd);
     let shown = shell_words(&cmd);
-    let start = Instant::now();
-    let mut child = cmd
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap_or_else(|e| panic!("cannot start {shown}: {e}"));
-    let mut so = child.stdout.take().expect("piped");
-    let mut se = child.stderr.take().expect("piped");
-    let t_out = std::thread::spawn(move || {
-        let mut b = Vec::new();
-        let _ = so.read_to_end(&mut b);
-        b
-    });
-    let t_err = std::thread::spawn(move || {
-        let mut b = Vec::new();
-        let _ = se.read_to_end(&mut b);
-        b
-    });
-    let mut timed_out = false;
-    let mut stopped_by_sigint = None;
-    let status = loop {
-        match child.try_wait().expect("wait for collect") {
-            Some(s) => break s,
-            None if start.elapsed() > timeout => {
-                // What a user would do first: Ctrl-C. Then SIGKILL.
-                timed_out = true;
-                let _ = Command::new("kill")
-                    .args(["-INT", &child.id().to_string()])
-                    .status();
-                let asked = Instant::now();
-                while asked.elapsed() < Duration::from_secs(3) {
-                    if let Some(s) = child.try_wait().expect("wait for collect") {
-                        stopped_by_sigint = Some(s);
-                        break;
-                    }
-                    std::thread::sleep(Duration::from_millis(10));
-                }
-                if let Some(s) = stopped_by_sigint {
-                    break s;
-                }
-                let _ = child.kill();
-                break child.wait().expect("wait after kill");
-            }
-            None => std::thread::sleep(Duration::from_millis(10)),
-        }
-    };
-    let elapsed = start.elapsed();
+    let f = run_until(&mut cmd, timeout, Overrun::InterruptThenKill);
     Collected {
         shown,
-        output: Output {
-            status,
-            stdout: t_out.join().unwrap_or_default(),
-            stderr: t_err.join().unwrap_or_default(),
-        },
+        output: f.output,
         out: dir.to_path_buf(),
-        elapsed,
-        timed_out: timed_out.then(|| {
-            format!(
-                "still running after {timeout:?}; {}",
-                if stopped_by_sigint.is_some() {
-                    "SIGINT stopped it"
-                } else {
-                    "SIGINT did not stop it within 3 s either, SIGKILL did"
-                }
-            )
-        }),
+        elapsed: f.elapsed,
+        timed_out: f.overran,
     }
 }
 
