@@ -599,4 +599,14 @@ mod tests {
         );
         assert_eq!(timestamp().len(), 15);
     }
+
+    #[test]
+    fn a_dynamic_program_is_traceable() {
+        // The statically linked and setuid cases run end to end in
+        // tests/tests/processes.rs; here: no false warning for the usual case.
+        assert_eq!(untraceable(OsStr::new("true")), None);
+        assert_eq!(untraceable(OsStr::new("/bin/sh")), None);
+        // Not found or not ELF: nothing to say here (the run reports it).
+        assert_eq!(untraceable(OsStr::new("/no/such/program")), None);
+    }
 }
