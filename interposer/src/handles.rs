@@ -59,11 +59,6 @@ impl Table {
         // carry nothing and the multiply spreads the rest.
         (key.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> self.shift) & self.mask
     }
-
-    #[inline(always)]
-    fn mask(&self) -> usize {
-        self.mask
-    }
 }
 
 pub struct HandleMap {
@@ -88,7 +83,7 @@ impl HandleMap {
     pub fn get(&self, key: usize) -> usize {
         // SAFETY: tables are never freed once published.
         let t = unsafe { &*self.table.load(Ordering::Acquire) };
-        let mask = t.mask();
+        let mask = t.mask;
         let slots = t.slots.as_ptr();
         let mut i = t.start(key);
         loop {
@@ -116,7 +111,7 @@ impl HandleMap {
         if (table.used.load(Ordering::Relaxed) + 1) * 2 > table.slots.len() {
             table = self.rehash(table);
         }
-        let mask = table.mask();
+        let mask = table.mask;
         let mut i = table.start(key);
         loop {
             let s = &table.slots[i];
@@ -149,7 +144,7 @@ impl HandleMap {
             .count();
         let cap = ((live + 1) * 4).next_power_of_two().max(64);
         let new: &'static Table = Box::leak(Box::new(Table::new(cap)));
-        let mask = new.mask();
+        let mask = new.mask;
         for s in old.slots.iter() {
             let (k, v) = (s.key.load(Ordering::Relaxed), s.val.load(Ordering::Relaxed));
             if k == 0 || v == 0 {

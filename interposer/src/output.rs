@@ -141,7 +141,7 @@ fn process_header(cfg: &Config, pid: u32, forked_from: Option<u32>) -> Vec<u8> {
 impl Output {
     /// Creates this process's record (and its dump folder), or, when that
     /// fails, counts in anonymous memory after saying why on stderr.
-    pub fn open(cfg: &Config, forked_from: Option<u32>) -> Output {
+    pub fn open(cfg: &Config) -> Output {
         let mut o = Output {
             events_fd: -1,
             counts_fd: -1,
@@ -149,7 +149,7 @@ impl Output {
             journal: Vec::new(),
             pid: 0,
         };
-        o.start(cfg, forked_from);
+        o.start(cfg, None);
         o
     }
 

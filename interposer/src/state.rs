@@ -86,7 +86,7 @@ fn with_registry<R>(f: impl FnOnce(&mut Registry, &'static Config) -> R) -> Opti
 
 /// First Level Zero activity in this process: create the record.
 fn start(cfg: &Config) -> Registry {
-    let mut out = Output::open(cfg, None);
+    let mut out = Output::open(cfg);
     let unknown = out.counter(UNKNOWN_KERNEL_ID);
     UNKNOWN.store(unknown as u64, Relaxed);
     // SAFETY: the handlers only take and release LOCK and reopen the record.
