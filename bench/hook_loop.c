@@ -17,18 +17,11 @@
 
 #define NKERNELS 4
 
-static const ze_group_count_t one_group = {1, 1, 1};
+#include "append_loop.h"
 
 __attribute__((noinline, noclone)) ze_result_t
 hook_loop(ze_command_list_handle_t list, ze_kernel_handle_t *k, long n) {
-    ze_result_t bad = ZE_RESULT_SUCCESS;
-    for (long i = 0; i < n; i++) {
-        ze_result_t r = zeCommandListAppendLaunchKernel(list, k[i % NKERNELS], &one_group,
-                                                        NULL, 0, NULL);
-        if (r != ZE_RESULT_SUCCESS)
-            bad = r;
-    }
-    return bad;
+    return append_loop(list, k, n);
 }
 
 static double cpu_ns(void) {

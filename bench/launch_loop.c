@@ -49,33 +49,20 @@ static void check(ze_result_t r, const char *what) {
 
 #define CALL(f, ...) check(f(__VA_ARGS__), #f)
 
-static const ze_group_count_t one_group = {1, 1, 1};
+#include "append_loop.h"
 
 /* The measured loop on an immediate list. noinline (and noclone): callgrind
  * toggles collection on entry and exit of this very symbol. */
 __attribute__((noinline, noclone)) ze_result_t
 bench_immediate_loop(ze_command_list_handle_t list, ze_kernel_handle_t *k, long n) {
-    ze_result_t bad = ZE_RESULT_SUCCESS;
-    for (long i = 0; i < n; i++) {
-        ze_result_t r = zeCommandListAppendLaunchKernel(list, k[i % NKERNELS], &one_group,
-                                                        NULL, 0, NULL);
-        if (r != ZE_RESULT_SUCCESS)
-            bad = r;
-    }
-    return bad;
+    return append_loop(list, k, n);
 }
 
 /* The measured loop on a regular list: K appends, close, M executions. */
 __attribute__((noinline, noclone)) ze_result_t
 bench_regular_loop(ze_command_queue_handle_t queue, ze_command_list_handle_t list,
                    ze_kernel_handle_t *k, long appends, long executions) {
-    ze_result_t bad = ZE_RESULT_SUCCESS;
-    for (long i = 0; i < appends; i++) {
-        ze_result_t r = zeCommandListAppendLaunchKernel(list, k[i % NKERNELS], &one_group,
-                                                        NULL, 0, NULL);
-        if (r != ZE_RESULT_SUCCESS)
-            bad = r;
-    }
+    ze_result_t bad = append_loop(list, k, appends);
     ze_result_t r = zeCommandListClose(list);
     if (r != ZE_RESULT_SUCCESS)
         bad = r;
@@ -93,14 +80,7 @@ bench_regular_loop(ze_command_queue_handle_t queue, ze_command_list_handle_t lis
 /* Warm-up launches, outside the measured functions. */
 __attribute__((noinline, noclone)) ze_result_t
 bench_warmup_loop(ze_command_list_handle_t list, ze_kernel_handle_t *k, long n) {
-    ze_result_t bad = ZE_RESULT_SUCCESS;
-    for (long i = 0; i < n; i++) {
-        ze_result_t r = zeCommandListAppendLaunchKernel(list, k[i % NKERNELS], &one_group,
-                                                        NULL, 0, NULL);
-        if (r != ZE_RESULT_SUCCESS)
-            bad = r;
-    }
-    return bad;
+    return append_loop(list, k, n);
 }
 
 static double now_ns(void) {
