@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
 # Installs the real Intel GPU software stack that xpu-asm's tests run against
-# (Level Zero loader, NEO driver with ocloc, IGC and its tools); see
-# docs/real-stack.md. Idempotent: does nothing when everything is installed.
+# (Level Zero loader, NEO driver with ocloc, IGC and its tools) and the MPI
+# launchers the cluster tests use (Open MPI, MPICH); see docs/real-stack.md. Idempotent: does nothing when everything is installed.
 #
 #   scripts/install-deps.sh          the stack
 #   scripts/install-deps.sh --bench  the stack and valgrind (for benchmarks)
 set -euo pipefail
 
-packages=(libze1 libze-dev intel-opencl-icd libigc1 libigdfcl1 libigc-tools)
+packages=(libze1 libze-dev intel-opencl-icd libigc1 libigdfcl1 libigc-tools
+    openmpi-bin libopenmpi-dev mpich)
 
 for arg in "$@"; do
     case "$arg" in

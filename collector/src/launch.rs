@@ -57,6 +57,9 @@ pub enum LaunchError {
     CannotStart { cmd: String, source: std::io::Error },
     #[error(transparent)]
     Write(#[from] CollectError),
+    /// One instance per rank: the folder or the job's variables do not fit.
+    #[error("{0}")]
+    Job(String),
 }
 
 impl LaunchError {
@@ -166,8 +169,11 @@ pub fn default_out_name(cmd0: &OsStr, stamp: &str) -> String {
     format!("xpu-asm-{name}-{stamp}")
 }
 
-/// Entries of a capture that `--force` deletes.
-const CAPTURE_ENTRIES: [&str; 6] = [
+/// Entries of a capture that `--force` deletes (`job.json` first: ranks
+/// of a new job wait until the folder is empty).
+const CAPTURE_ENTRIES: [&str; 8] = [
+    crate::job::JOB_FILE,
+    crate::job::INSTANCES_DIR,
     xpu_asm_record::RECORDS_DIR,
     xpu_asm_record::DUMPS_DIR,
     crate::ASM_DIR,
@@ -175,6 +181,28 @@ const CAPTURE_ENTRIES: [&str; 6] = [
     crate::REPORT_FILE,
     crate::STATE_FILE,
 ];
+
+/// Deletes the entries of an earlier capture in `d` (`--force`), leaving
+/// other files alone.
+pub fn clear_capture(d: &Path) -> Result<(), LaunchError> {
+    for e in CAPTURE_ENTRIES {
+        let p = d.join(e);
+        let r = match std::fs::symlink_metadata(&p) {
+            Ok(m) if m.is_dir() => std::fs::remove_dir_all(&p),
+            Ok(_) => std::fs::remove_file(&p),
+            Err(_) => Ok(()),
+        };
+        match r {
+            // Another rank of the same --force run was quicker.
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            r => r.map_err(|source| LaunchError::OutCreate {
+                path: p.clone(),
+                source,
+            })?,
+        }
+    }
+    Ok(())
+}
 
 /// The capture folder made by [`prepare_out_dir`].
 #[derive(Debug, Clone)]
@@ -226,18 +254,7 @@ pub fn prepare_out_dir(
                         if !force {
                             return Err(LaunchError::OutIsCapture(d.to_path_buf()));
                         }
-                        for e in CAPTURE_ENTRIES {
-                            let p = d.join(e);
-                            let r = match std::fs::symlink_metadata(&p) {
-                                Ok(m) if m.is_dir() => std::fs::remove_dir_all(&p),
-                                Ok(_) => std::fs::remove_file(&p),
-                                Err(_) => Ok(()),
-                            };
-                            r.map_err(|source| LaunchError::OutCreate {
-                                path: p.clone(),
-                                source,
-                            })?;
-                        }
+                        clear_capture(d)?;
                     }
                 }
             }
@@ -320,6 +337,9 @@ pub struct RunInfo {
     /// `running`, `ended` or `not-started`.
     pub state: String,
     pub pid: Option<u32>,
+    /// The host `pid` is on (as records name it); absent in older files.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host: Option<String>,
     pub exit: Option<Exit>,
     /// Why it could not start.
     pub error: Option<String>,

@@ -15,6 +15,8 @@
 
 pub mod cli;
 pub mod dumps;
+pub mod forward;
+pub mod job;
 pub mod launch;
 pub mod matching;
 pub mod names;
@@ -98,6 +100,7 @@ pub enum CollectError {
 /// True when `dir` holds an earlier capture.
 pub fn is_capture(dir: &Path) -> bool {
     dir.join(xpu_asm_record::RECORDS_DIR).is_dir()
+        || dir.join(job::JOB_FILE).is_file()
         || dir.join(REPORT_FILE).is_file()
         || dir.join(RUN_FILE).is_file()
 }
@@ -407,7 +410,9 @@ pub fn collect(dir: &Path, opts: &Options) -> Result<Report, CollectError> {
                 &progress,
             )?;
             progress("copying ISA files");
-            let processes = process_entries(&recs, &locations, &folders, run.as_ref());
+            let waited = job::waited(dir);
+            let processes = process_entries(&recs, &locations, &folders, run.as_ref(), &waited);
+            let by_rank = job::launches_by_rank(&recs);
             // What is no longer needed goes while the links are made.
             drop((folders, recs));
 
@@ -417,6 +422,7 @@ pub fn collect(dir: &Path, opts: &Options) -> Result<Report, CollectError> {
             for (r, k) in kernels.iter_mut().enumerate() {
                 k.rank = r + 1;
             }
+            job::fill_ranks(&mut kernels, &by_rank);
             let totals = Totals {
                 kernels: kernels.len() as u64,
                 launches: kernels.iter().map(|k| k.launches).sum(),
@@ -643,13 +649,20 @@ fn process_entries(
     locations: &[DumpLocation],
     folders: &[DumpFolder],
     run: Option<&launch::RunInfo>,
+    waited: &[(String, u32, Exit)],
 ) -> Vec<ProcessEntry> {
     recs.iter()
         .zip(locations.iter().zip(folders))
         .map(|(r, (loc, f))| {
             let from_wait = run
-                .filter(|ri| ri.pid == Some(r.pid))
-                .and_then(|ri| ri.exit);
+                .filter(|ri| ri.pid == Some(r.pid) && ri.host.as_ref().map_or(true, |h| *h == r.host))
+                .and_then(|ri| ri.exit)
+                .or_else(|| {
+                    waited
+                        .iter()
+                        .find(|(h, p, _)| *p == r.pid && *h == r.host)
+                        .map(|w| w.2)
+                });
             let (exit, ended) = match (from_wait, r.exit_code) {
                 (Some(e), _) => (Some(e), "seen by xpu-asm-run".to_string()),
                 (None, Some(c)) => (Some(Exit::Code(c)), "exit event in its record".to_string()),
@@ -672,6 +685,9 @@ fn process_entries(
                 unknown_launches: r.unknown_launches,
                 exit,
                 ended,
+                rank: r.rank.as_ref().map(|k| k.rank),
+                local_rank: r.rank.as_ref().and_then(|k| k.local_rank),
+                job_id: r.rank.as_ref().and_then(|k| k.job.clone()),
             }
         })
         .collect()

@@ -6,6 +6,7 @@ use std::path::Path;
 use std::sync::Arc;
 use xpu_asm_collector::cli::{Cli, ReportArgs, Sub};
 use xpu_asm_collector::launch::{self, LaunchError, RunInfo};
+use xpu_asm_collector::{forward, job};
 use xpu_asm_collector::report::{self, Report, TableStyle};
 use xpu_asm_collector::{collect, CollectError, Options};
 
@@ -133,7 +134,15 @@ fn cmd_run(a: &xpu_asm_collector::cli::RunArgs) -> Result<i32, LaunchError> {
     )?;
     // `command` is required by clap: there is a first element.
     let cmd0 = a.command.first().cloned().unwrap_or_default();
-    let out = launch::prepare_out_dir(a.out.as_deref(), a.force, &cmd0)?;
+    // One instance per rank: the ranks of the job share the folder.
+    let joined = match job::this_rank(&cmd0) {
+        Some(rank) => Some(job::join(a.out.as_deref(), a.force, &rank)?),
+        None => None,
+    };
+    let out = match &joined {
+        Some(j) => j.out.clone(),
+        None => launch::prepare_out_dir(a.out.as_deref(), a.force, &cmd0)?,
+    };
     let dir = out.path.clone();
     let mut info = RunInfo {
         schema: 1,
@@ -149,48 +158,107 @@ fn cmd_run(a: &xpu_asm_collector::cli::RunArgs) -> Result<i32, LaunchError> {
         emulate: a.emulate.clone(),
         state: "running".into(),
         pid: None,
+        host: Some(job::host_name()),
         exit: None,
         error: None,
         started_unix: launch::unix_now(),
         ended_unix: None,
     };
-    launch::write_run_info(&dir, &info)?;
-    let env = launch::child_env(
+    let save = |info: &RunInfo| -> Result<(), xpu_asm_collector::CollectError> {
+        match &joined {
+            Some(j) => job::write_instance(
+                &dir,
+                &job::Instance {
+                    schema: 1,
+                    rank: j.rank.rank,
+                    local_rank: j.rank.local_rank,
+                    host: j.host.clone(),
+                    command: info.command.clone(),
+                    pid: info.pid,
+                    state: info.state.clone(),
+                    exit: info.exit,
+                    error: info.error.clone(),
+                },
+            ),
+            None => launch::write_run_info(&dir, info),
+        }
+    };
+    save(&info)?;
+    let mut env = launch::child_env(
         &interposer,
         &dir,
         std::env::var_os("LD_PRELOAD").as_deref(),
         a.emulate.as_deref(),
     );
+    let mut command = a.command.clone();
+    match forward::plan(&command, &env, |k| std::env::var(k).ok()) {
+        forward::Plan::Nothing => {}
+        forward::Plan::Env(more) => env.extend(more),
+        forward::Plan::Args(cmd, note) => {
+            command = cmd;
+            if !a.report.quiet {
+                eprintln!("xpu-asm-run: {note}");
+            }
+        }
+        forward::Plan::Warn(why) => eprintln!("xpu-asm-run: warning: {why}"),
+    }
     if let Some(why) = launch::untraceable(&cmd0) {
         eprintln!("xpu-asm-run: warning: {why}; running it anyway");
     }
     launch::install_signal_handlers();
-    let (pid, exit) =
-        match launch::spawn_and_wait(&a.command, &env, &launch::inherited_owned_vars()) {
-            Ok(r) => r,
-            Err(e) => {
-                if out.created {
-                    // Nothing ran: leave no empty capture behind a typo.
-                    let _ = std::fs::remove_dir_all(&dir);
-                } else {
-                    info.state = "not-started".into();
-                    info.error = Some(e.to_string());
-                    info.ended_unix = Some(launch::unix_now());
-                    let _ = launch::write_run_info(&dir, &info);
-                }
-                return Err(e);
+    let (pid, exit) = match launch::spawn_and_wait(&command, &env, &launch::inherited_owned_vars())
+    {
+        Ok(r) => r,
+        Err(e) => {
+            if out.created && joined.is_none() {
+                // Nothing ran: leave no empty capture behind a typo.
+                let _ = std::fs::remove_dir_all(&dir);
+            } else {
+                info.state = "not-started".into();
+                info.error = Some(e.to_string());
+                info.ended_unix = Some(launch::unix_now());
+                let _ = save(&info);
             }
-        };
+            return Err(e);
+        }
+    };
     launch::enter_collecting();
     info.state = "ended".into();
     info.pid = Some(pid);
     info.exit = Some(exit);
     info.ended_unix = Some(launch::unix_now());
-    if let Err(e) = launch::write_run_info(&dir, &info) {
+    if let Err(e) = save(&info) {
         eprintln!("xpu-asm-run: {e}");
     }
     let args = &a.report;
-    if !args.quiet {
+    if let Some(j) = &joined {
+        match job::after_end(&dir, j.rank.size) {
+            job::AfterEnd::Collect => {
+                if let Err(e) = job::write_job_run_info(&dir, &info) {
+                    eprintln!("xpu-asm-run: {e}");
+                }
+                if !args.quiet {
+                    eprintln!(
+                        "xpu-asm-run: every rank has ended (rank {}, the last, {}); collecting into {}",
+                        j.rank.rank,
+                        exit.describe(),
+                        dir.display()
+                    );
+                }
+            }
+            job::AfterEnd::Done => return Ok(exit.status()),
+            job::AfterEnd::SizeUnknown => {
+                if j.rank.rank == 0 && !args.quiet {
+                    eprintln!(
+                        "xpu-asm-run: the launcher does not say how many ranks the job has: \
+                         run `xpu-asm-run collect {}` once every rank has ended",
+                        dir.display()
+                    );
+                }
+                return Ok(exit.status());
+            }
+        }
+    } else if !args.quiet {
         eprintln!(
             "xpu-asm-run: the command {}; collecting into {}",
             exit.describe(),

@@ -6,7 +6,7 @@ use crate::names;
 use serde::{Deserialize, Serialize};
 
 /// Version of `report.json`; bumped on any incompatible change.
-pub const SCHEMA: u32 = 1;
+pub const SCHEMA: u32 = 2;
 
 /// How a command or process ended: `{"code": n}` or `{"signal": n}`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -72,6 +72,22 @@ pub struct ProcessEntry {
     pub exit: Option<Exit>,
     /// Where that came from, or why it is unknown.
     pub ended: String,
+    /// Its rank in a parallel job, from its launcher's variables.
+    #[serde(default)]
+    pub rank: Option<u32>,
+    #[serde(default)]
+    pub local_rank: Option<u32>,
+    /// The launcher's job id (`openmpi:<id>`, `slurm:<job>.<step>`, ...).
+    #[serde(default)]
+    pub job_id: Option<String>,
+}
+
+/// One rank's share of a kernel's launches.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RankLaunches {
+    pub rank: u32,
+    pub launches: u64,
+    pub appended: u64,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -116,6 +132,12 @@ pub struct KernelEntry {
     pub launches: u64,
     pub appended: u64,
     pub pids: Vec<u32>,
+    /// Ranks of the processes that launched it, sorted (empty outside a job).
+    #[serde(default)]
+    pub ranks: Vec<u32>,
+    /// Its launches per rank, by rank.
+    #[serde(default)]
+    pub launches_by_rank: Vec<RankLaunches>,
     pub status: Status,
     /// Why there is no ISA (null when matched).
     pub reason: Option<String>,
@@ -162,6 +184,8 @@ impl KernelEntry {
             launches: k.launches,
             appended: k.appended,
             pids: k.pids.clone(),
+            ranks: Vec::new(),
+            launches_by_rank: Vec::new(),
             status: k.status,
             reason: k.reason.clone(),
             asm: chosen.map(|a| a.shown.clone()),
@@ -292,10 +316,28 @@ pub fn render_table(r: &Report, style: &TableStyle) -> String {
     // rank, launches, SIMD, GRF, instrs, spill + separators
     let fixed = 4 + 11 + 5 + 5 + 8 + 8 + 8;
     let name_w = style.width.saturating_sub(fixed + isa_w).clamp(24, 80);
+    // A column of ranks only for a parallel job's report.
+    let rank_col: Vec<String> = r
+        .kernels
+        .iter()
+        .map(|k| xpu_asm_record::ranks::ranges(&k.ranks))
+        .collect();
+    let ranks_w = rank_col
+        .iter()
+        .map(|s| s.chars().count())
+        .max()
+        .filter(|w| *w > 0)
+        .map(|w| w.clamp(5, 16));
+    let ranks_cell = |s: &str| match ranks_w {
+        Some(w) => format!(" {}", fit(s, w)),
+        None => String::new(),
+    };
+    let name_w = name_w.saturating_sub(ranks_w.map_or(0, |w| w + 1)).max(24);
     let header = format!(
-        "{:>4} {:>10}  {}  {:>4} {:>4} {:>7} {:>7}  {}",
+        "{:>4} {:>10}{}  {}  {:>4} {:>4} {:>7} {:>7}  {}",
         "#",
         "launches",
+        ranks_cell("ranks"),
         fit("kernel", name_w),
         "SIMD",
         "GRF",
@@ -313,7 +355,7 @@ pub fn render_table(r: &Report, style: &TableStyle) -> String {
     for k in &r.kernels {
         *seen.entry(&k.demangled).or_insert(0usize) += 1;
     }
-    for k in &r.kernels {
+    for (k, ranks) in r.kernels.iter().zip(&rank_col) {
         let mut display = k.display_name();
         if seen.get(&k.demangled).copied().unwrap_or(0) > 1 {
             let sha = k.module_sha256.as_deref().unwrap_or("");
@@ -332,9 +374,10 @@ pub fn render_table(r: &Report, style: &TableStyle) -> String {
             k.launches.to_string()
         };
         let line = format!(
-            "{:>4} {:>10}  {}  {:>4} {:>4} {:>7} {:>7}  {}",
+            "{:>4} {:>10}{}  {}  {:>4} {:>4} {:>7} {:>7}  {}",
             k.rank,
             launches,
+            ranks_cell(ranks),
             fit(&name, name_w),
             opt(k.simd),
             opt(k.grf),
@@ -363,6 +406,20 @@ pub fn render_table(r: &Report, style: &TableStyle) -> String {
             )
         )
     );
+    let job_ranks: Vec<u32> = r.processes.iter().filter_map(|p| p.rank).collect();
+    if !job_ranks.is_empty() {
+        let hosts: std::collections::BTreeSet<&str> =
+            r.processes.iter().map(|p| p.host.as_str()).collect();
+        let _ = writeln!(
+            out,
+            "ranks {} in {} process{} on {} host{}",
+            xpu_asm_record::ranks::ranges(&job_ranks),
+            r.processes.len(),
+            if r.processes.len() == 1 { "" } else { "es" },
+            hosts.len(),
+            if hosts.len() == 1 { "" } else { "s" }
+        );
+    }
     if t.filtered_out > 0 {
         let _ = writeln!(
             out,

@@ -7,7 +7,7 @@
 use std::ffi::{CStr, CString};
 use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::OnceLock;
-use xpu_asm_record::{DUMPS_DIR, DUMP_ENV, OUT_ENV, OWNED_ENV};
+use xpu_asm_record::{ranks, DUMPS_DIR, DUMP_ENV, OUT_ENV, OWNED_ENV};
 
 pub struct Config {
     /// Absolute output folder (`XPU_ASM_OUT`).
@@ -20,6 +20,10 @@ pub struct Config {
     pub dump_dir_abs: String,
     /// `(name, value, set_by_user)` for each variable of [`DUMP_ENV`].
     pub env: Vec<(String, String, bool)>,
+    /// This process's token in its file names (see `xpu_asm_record::process_stem`).
+    pub token: String,
+    /// Its rank, from the launcher's variables.
+    pub rank: Option<ranks::Rank>,
 }
 
 static CONFIG: OnceLock<Option<Config>> = OnceLock::new();
@@ -75,21 +79,27 @@ pub fn hostname() -> String {
     } else {
         String::new()
     };
-    let safe: String = raw
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || c == '.' || c == '-' || c == '_' {
-                c
-            } else {
-                '_'
-            }
-        })
-        .collect();
-    if safe.is_empty() {
-        "host".to_string()
-    } else {
-        safe
+    xpu_asm_record::safe_host(&raw)
+}
+
+/// 8 random hex digits, fresh per process: two processes with the same host
+/// name and pid (PID namespaces, containers) still name their files apart.
+pub fn new_token() -> String {
+    let mut b = [0u8; 4];
+    // SAFETY: b is writable for its length; getrandom fills it or fails.
+    let n = unsafe { libc::getrandom(b.as_mut_ptr().cast(), b.len(), libc::GRND_NONBLOCK) };
+    if n != b.len() as isize {
+        // No entropy yet (early boot): the clock's nanoseconds still differ
+        // between two processes that start apart.
+        let mut ts = libc::timespec {
+            tv_sec: 0,
+            tv_nsec: 0,
+        };
+        // SAFETY: ts is a live timespec.
+        unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
+        b = (ts.tv_nsec as u32 ^ (ts.tv_sec as u32).rotate_left(16)).to_le_bytes();
     }
+    xpu_asm_record::hex(&b)
 }
 
 fn load() -> Option<Config> {
@@ -97,7 +107,11 @@ fn load() -> Option<Config> {
     let host = hostname();
     // SAFETY: getpid has no preconditions.
     let pid = unsafe { libc::getpid() } as u32;
-    let ours_rel = xpu_asm_record::dump_dir_name(&host, pid);
+    let token = new_token();
+    let ours_rel = format!(
+        "{DUMPS_DIR}/{}",
+        xpu_asm_record::process_stem(&host, pid, &token)
+    );
     let ours_abs = format!("{}/{ours_rel}", out.trim_end_matches('/'));
     // Variables a parent process of this run set are ours to replace; any
     // other value already there was set by the user and is kept.
@@ -140,5 +154,7 @@ fn load() -> Option<Config> {
         dump_dir,
         dump_dir_abs: dump_abs,
         env,
+        token,
+        rank: ranks::from_env(getenv),
     })
 }

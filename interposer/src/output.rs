@@ -11,8 +11,8 @@ use crate::config::Config;
 use std::ffi::CString;
 use std::sync::atomic::AtomicU64;
 use xpu_asm_record::{
-    counts_file_name, counts_header, events_file_name, push_json_str, COUNTS_HEADER_LEN,
-    COUNTS_SLOT_LEN, RECORDS_DIR, RECORD_TAG, VERSION,
+    counts_header, process_stem, push_json_str, COUNTS_HEADER_LEN, COUNTS_SLOT_LEN, RECORDS_DIR,
+    RECORD_TAG, VERSION,
 };
 
 /// One kernel's counters, laid out as a slot of the counts file (see
@@ -120,6 +120,29 @@ fn process_header(cfg: &Config, pid: u32, forked_from: Option<u32>) -> Vec<u8> {
         None => l.extend_from_slice(b",\"forked_from\":null"),
     }
     l.extend_from_slice(format!(",\"start_unix_ms\":{}", now_unix_ms()).as_bytes());
+    l.extend_from_slice(b",\"job\":");
+    match &cfg.rank {
+        Some(r) => {
+            let opt = |v: Option<u32>| v.map_or_else(|| "null".to_string(), |v| v.to_string());
+            l.extend_from_slice(b"{\"launcher\":");
+            push_json_str(&mut l, r.launcher.as_str());
+            l.extend_from_slice(
+                format!(
+                    ",\"rank\":{},\"local_rank\":{},\"size\":{},\"id\":",
+                    r.rank,
+                    opt(r.local_rank),
+                    opt(r.size)
+                )
+                .as_bytes(),
+            );
+            match &r.job {
+                Some(j) => push_json_str(&mut l, j),
+                None => l.extend_from_slice(b"null"),
+            }
+            l.push(b'}');
+        }
+        None => l.extend_from_slice(b"null"),
+    }
     l.extend_from_slice(b",\"env\":{");
     for (i, (name, value, by_user)) in cfg.env.iter().enumerate() {
         if i > 0 {
@@ -169,13 +192,31 @@ impl Output {
                 cfg.dump_dir_abs
             ));
         }
-        let events = format!("{dir}/{}", events_file_name(&cfg.host, self.pid));
-        let counts = format!("{dir}/{}", counts_file_name(&cfg.host, self.pid));
-        self.events_fd = open_file(&events, libc::O_WRONLY | libc::O_APPEND | libc::O_TRUNC);
+        // Every process draws its own token; a forked child inherits its
+        // parent's configuration, token included, so it draws a new one.
+        // O_EXCL: a file already there (the same host, pid and token drawn
+        // twice) is never shared; another token is drawn.
+        let mut token = match forked_from {
+            Some(_) => crate::config::new_token(),
+            None => cfg.token.clone(),
+        };
+        let mut tries = 0;
+        let (events, counts) = loop {
+            let stem = process_stem(&cfg.host, self.pid, &token);
+            let events = format!("{dir}/{stem}.events");
+            self.events_fd = open_file(&events, libc::O_WRONLY | libc::O_APPEND | libc::O_EXCL);
+            tries += 1;
+            let taken = self.events_fd < 0
+                && std::io::Error::last_os_error().kind() == std::io::ErrorKind::AlreadyExists;
+            if !taken || tries == 8 {
+                break (events, format!("{dir}/{stem}.counts"));
+            }
+            token = crate::config::new_token();
+        };
         if self.events_fd < 0 {
             warn(&format!("cannot create {events}: {}", errno_str()));
         }
-        self.counts_fd = open_file(&counts, libc::O_RDWR | libc::O_TRUNC);
+        self.counts_fd = open_file(&counts, libc::O_RDWR | libc::O_EXCL);
         if self.counts_fd < 0 {
             warn(&format!(
                 "cannot create {counts}: {}; launch counts stay in memory",

@@ -2,13 +2,16 @@
 //! the collector reads. Defined here once; the README's "Record format"
 //! section describes the same thing for people.
 //!
-//! Each traced process `P` on host `H` leaves two files in `<out>/records/`:
+//! Each traced process `P` on host `H` leaves two files in `<out>/records/`,
+//! named `H-P-T` ([`process_stem`]) where `T` is a token drawn at random by
+//! each process, so that two processes with the same host name and pid (PID
+//! namespaces, containers) never share a file:
 //!
-//! * `H-P.events`: JSON lines, one event per line, each written with a single
+//! * `H-P-T.events`: JSON lines, one event per line, each written with a single
 //!   `write(2)` on an `O_APPEND` descriptor, so a killed process leaves every
 //!   event whose write returned (at worst a truncated last line, which the
 //!   reader reports and skips). The first line is the `process` event.
-//! * `H-P.counts`: a binary file shared-mapped by the interposer. A 64-byte
+//! * `H-P-T.counts`: a binary file shared-mapped by the interposer. A 64-byte
 //!   header, then one 32-byte slot per kernel id, four little-endian `u64`:
 //!   `immediate` (appends to immediate command lists, each one launch),
 //!   `regular_appended` (appends to regular lists), `regular_launched`
@@ -55,19 +58,47 @@ pub const DUMP_ENV: [(&str, &str); 4] = [
     ("SYCL_CACHE_PERSISTENT", "0"),
 ];
 
-/// `H-P.events`
+/// `H-P-T`: what a process's record files and dump folder are named after.
+/// `token` is random per process (8 hex digits).
+pub fn process_stem(host: &str, pid: u32, token: &str) -> String {
+    format!("{host}-{pid}-{token}")
+}
+
+/// `H-P.events`: the name before tokens (still read; the reader takes every
+/// `*.events`).
 pub fn events_file_name(host: &str, pid: u32) -> String {
     format!("{host}-{pid}.events")
 }
 
-/// `H-P.counts`
+/// `H-P.counts`: the name before tokens.
 pub fn counts_file_name(host: &str, pid: u32) -> String {
     format!("{host}-{pid}.counts")
 }
 
-/// `dumps/H-P`, relative to the output folder.
+/// `dumps/H-P`: the dump folder before tokens, assumed for a record that
+/// names none.
 pub fn dump_dir_name(host: &str, pid: u32) -> String {
     format!("{DUMPS_DIR}/{host}-{pid}")
+}
+
+/// A host name reduced to characters safe in a file name (`[A-Za-z0-9._-]`,
+/// anything else `_`; `host` when empty): how records name hosts.
+pub fn safe_host(raw: &str) -> String {
+    let safe: String = raw
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '.' || c == '-' || c == '_' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    if safe.is_empty() {
+        "host".to_string()
+    } else {
+        safe
+    }
 }
 
 /// Appends `s` to `out` as a JSON string literal (with quotes).
@@ -170,5 +201,6 @@ pub fn decode_slot(slot: &[u8]) -> Option<(u64, u64)> {
     ))
 }
 
+pub mod ranks;
 #[cfg(feature = "read")]
 pub mod read;

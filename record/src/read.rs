@@ -47,6 +47,8 @@ pub struct ProcessRecord {
     pub exe: String,
     pub dump_dir: String,
     pub forked_from: Option<u32>,
+    /// Its rank in a parallel job (`job` in the header), when it had one.
+    pub rank: Option<ranks::Rank>,
     pub env: Vec<EnvSetting>,
     pub modules: BTreeMap<u32, Module>,
     pub kernels: BTreeMap<u32, Kernel>,
@@ -161,6 +163,7 @@ pub fn parse_events(bytes: &[u8], shown: &str, rec: &mut ProcessRecord) {
                 .get("forked_from")
                 .and_then(Value::as_u64)
                 .map(|p| p as u32);
+            rec.rank = v.get("job").and_then(parse_rank);
             if let Some(env) = v.get("env").and_then(Value::as_object) {
                 for (name, s) in env {
                     rec.env.push(EnvSetting {
@@ -255,6 +258,18 @@ pub fn apply_counts(bytes: &[u8], shown: &str, rec: &mut ProcessRecord) {
     }
 }
 
+/// The header's `job` object: `{"launcher","rank","local_rank","size","id"}`.
+fn parse_rank(v: &Value) -> Option<ranks::Rank> {
+    let small = |k: &str| v.get(k).and_then(Value::as_u64).map(|n| n as u32);
+    Some(ranks::Rank {
+        launcher: ranks::Launcher::parse(v.get("launcher")?.as_str()?)?,
+        rank: small("rank")?,
+        local_rank: small("local_rank"),
+        size: small("size"),
+        job: v.get("id").and_then(Value::as_str).map(str::to_string),
+    })
+}
+
 fn get_u64(v: &Value, key: &str) -> u64 {
     v.get(key).and_then(Value::as_u64).unwrap_or(0)
 }
@@ -333,6 +348,30 @@ mod tests {
             (rec.kernels[&2].launches, rec.kernels[&2].appended),
             (20, 21)
         );
+    }
+
+    #[test]
+    fn the_rank_in_the_header_is_read() {
+        let ev = header().replace(
+            r#""env":"#,
+            r#""job":{"launcher":"pmi","rank":3,"local_rank":1,"size":4,"id":null},"env":"#,
+        );
+        let mut rec = ProcessRecord::default();
+        parse_events(ev.as_bytes(), "t", &mut rec);
+        assert_eq!(
+            rec.rank,
+            Some(ranks::Rank {
+                launcher: ranks::Launcher::Pmi,
+                rank: 3,
+                local_rank: Some(1),
+                size: Some(4),
+                job: None,
+            })
+        );
+        // Records without one (older, or not in a job) have none.
+        let mut rec = ProcessRecord::default();
+        parse_events(header().as_bytes(), "t", &mut rec);
+        assert_eq!(rec.rank, None);
     }
 
     #[test]

@@ -1,0 +1,587 @@
+//! One `xpu-asm-run` per rank (`mpirun -np N xpu-asm-run -o DIR -- app`):
+//! the instances of one job share DIR, on one host or on many through a
+//! shared filesystem.
+//!
+//! Nothing here is a lock that a killed instance could leave held. The
+//! folder belongs to the job named in `DIR/job.json`, created by whichever
+//! instance comes first with a hard link of a complete file (atomic, and
+//! refused when the name exists: exactly one creator); the others read it
+//! and join when it names their job. Each rank then claims
+//! `instances/rank-<R>.json` with `O_EXCL`, so a rank number seen twice
+//! means a second, unrelated run, which is refused. An instance rewrites its
+//! file (temporary file and rename) when its command ends; the instance
+//! that then finds every rank of the job ended, and wins `O_EXCL` on
+//! `instances/collector`, collects and prints the one table. No rank's
+//! files are touched while it runs, since collection starts only after all
+//! have ended.
+
+use crate::launch::{self, LaunchError, OutDir, RunInfo};
+use crate::report::Exit;
+use crate::{is_capture, write_atomic, REPORT_FILE};
+use serde::{Deserialize, Serialize};
+use std::collections::{BTreeMap, HashMap};
+use std::ffi::OsStr;
+use std::os::unix::ffi::OsStrExt;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+use xpu_asm_record::ranks::{self, Rank};
+
+/// The job a capture folder belongs to.
+pub const JOB_FILE: &str = "job.json";
+/// One file per rank, and the collector's claim.
+pub const INSTANCES_DIR: &str = "instances";
+const COLLECTOR_CLAIM: &str = "collector";
+/// How long a rank given `--force` waits for rank 0 to clear the folder.
+const FORCE_WAIT: Duration = Duration::from_secs(60);
+
+/// Launchers: run under one of these, xpu-asm-run is the launcher-inside
+/// form, not a rank, whatever variables an enclosing allocation left.
+pub const LAUNCHERS: [&str; 9] = [
+    "mpirun",
+    "mpiexec",
+    "orterun",
+    "prterun",
+    "srun",
+    "aprun",
+    "mpiexec.hydra",
+    "mpirun.openmpi",
+    "mpiexec.openmpi",
+];
+
+/// `DIR/job.json`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct JobFile {
+    pub schema: u32,
+    pub launcher: String,
+    /// The launcher's job id; null for Hydra, which gives none.
+    pub id: Option<String>,
+    pub size: Option<u32>,
+    pub started_unix: u64,
+}
+
+/// `DIR/instances/rank-<R>.json`: one rank's xpu-asm-run.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Instance {
+    pub schema: u32,
+    pub rank: u32,
+    pub local_rank: Option<u32>,
+    pub host: String,
+    pub command: Vec<String>,
+    /// The command's pid.
+    pub pid: Option<u32>,
+    /// `running`, `ended` or `not-started`.
+    pub state: String,
+    pub exit: Option<Exit>,
+    pub error: Option<String>,
+}
+
+/// This process's rank when xpu-asm-run is one instance per rank; `None`
+/// when no launcher started it, or when its command is itself a launcher.
+pub fn this_rank(cmd0: &OsStr) -> Option<Rank> {
+    if is_launcher(cmd0) {
+        return None;
+    }
+    ranks::from_env(|k| std::env::var(k).ok())
+}
+
+/// Whether `cmd0` names a job launcher (by its file name).
+pub fn is_launcher(cmd0: &OsStr) -> bool {
+    let name = Path::new(cmd0)
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    LAUNCHERS.contains(&name.as_str())
+}
+
+/// This host's name as records give it.
+pub fn host_name() -> String {
+    let mut buf = [0u8; 256];
+    // SAFETY: buf is writable for its length; gethostname NUL-terminates on success.
+    let rc = unsafe { libc::gethostname(buf.as_mut_ptr().cast(), buf.len()) };
+    let raw = if rc == 0 {
+        let end = buf.iter().position(|b| *b == 0).unwrap_or(buf.len());
+        String::from_utf8_lossy(&buf[..end]).into_owned()
+    } else {
+        String::new()
+    };
+    xpu_asm_record::safe_host(&raw)
+}
+
+fn instance_path(dir: &Path, rank: u32) -> PathBuf {
+    dir.join(INSTANCES_DIR).join(format!("rank-{rank:06}.json"))
+}
+
+fn job_error(msg: String) -> LaunchError {
+    LaunchError::Job(msg)
+}
+
+fn io_error(path: &Path, source: std::io::Error) -> LaunchError {
+    LaunchError::OutCreate {
+        path: path.to_path_buf(),
+        source,
+    }
+}
+
+fn read_job(dir: &Path) -> Option<JobFile> {
+    let bytes = std::fs::read(dir.join(JOB_FILE)).ok()?;
+    serde_json::from_slice(&bytes).ok()
+}
+
+/// Every instance file of `dir`, by rank.
+pub fn instances(dir: &Path) -> Vec<Instance> {
+    let Ok(rd) = std::fs::read_dir(dir.join(INSTANCES_DIR)) else {
+        return Vec::new();
+    };
+    let mut v: Vec<Instance> = rd
+        .filter_map(|e| e.ok())
+        .filter(|e| {
+            let n = e.file_name();
+            let n = n.as_bytes();
+            n.starts_with(b"rank-") && n.ends_with(b".json")
+        })
+        .filter_map(|e| serde_json::from_slice(&std::fs::read(e.path()).ok()?).ok())
+        .collect();
+    v.sort_by_key(|i| i.rank);
+    v
+}
+
+/// Whether every rank of the job has ended (its command ended or could not
+/// start), as far as `dir` tells.
+fn all_ended(dir: &Path, size: u32) -> bool {
+    let done = instances(dir)
+        .iter()
+        .filter(|i| i.state != "running")
+        .count();
+    done >= size as usize
+}
+
+/// Whether `job` (found in the folder) is the job `rank` belongs to.
+fn same_job(dir: &Path, job: &JobFile, rank: &Rank) -> bool {
+    if job.launcher != rank.launcher.as_str() || job.size != rank.size {
+        return false;
+    }
+    match (&job.id, &rank.job) {
+        (Some(a), Some(b)) => a == b,
+        // No id (Hydra): the same kind of job, still under way; a rank
+        // number claimed twice then tells a second run apart.
+        (None, None) => {
+            !dir.join(REPORT_FILE).exists() && !job.size.is_some_and(|n| all_ended(dir, n))
+        }
+        _ => false,
+    }
+}
+
+/// Everything in `dir` but the temporary files of a `job.json` being made.
+fn has_entries(dir: &Path) -> bool {
+    std::fs::read_dir(dir)
+        .map(|rd| {
+            rd.filter_map(|e| e.ok())
+                .any(|e| !e.file_name().as_bytes().starts_with(b".job.json.tmp"))
+        })
+        .unwrap_or(false)
+}
+
+/// Creates `job.json` describing `rank`'s job, unless it exists: true when
+/// this call made it.
+fn create_job_file(dir: &Path, rank: &Rank) -> Result<bool, LaunchError> {
+    let job = JobFile {
+        schema: 1,
+        launcher: rank.launcher.as_str().to_string(),
+        id: rank.job.clone(),
+        size: rank.size,
+        started_unix: launch::unix_now(),
+    };
+    let mut bytes = serde_json::to_vec_pretty(&job).unwrap_or_default();
+    bytes.push(b'\n');
+    // Unique among every rank on every host: the host, the pid and the rank.
+    let tmp = dir.join(format!(
+        ".job.json.tmp.{}-{}-{}",
+        host_name(),
+        std::process::id(),
+        rank.rank
+    ));
+    std::fs::write(&tmp, &bytes).map_err(|e| io_error(&tmp, e))?;
+    let res = std::fs::hard_link(&tmp, dir.join(JOB_FILE));
+    let _ = std::fs::remove_file(&tmp);
+    match res {
+        Ok(()) => Ok(true),
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Ok(false),
+        Err(e) => Err(io_error(&dir.join(JOB_FILE), e)),
+    }
+}
+
+fn describe_job(j: &JobFile) -> String {
+    let size = j.size.map_or_else(|| "?".to_string(), |s| s.to_string());
+    match &j.id {
+        Some(id) => format!("{} job {id} of {size} ranks", j.launcher),
+        None => format!("{} job of {size} ranks", j.launcher),
+    }
+}
+
+/// What [`join`] gives: the folder, and this rank's place in it.
+pub struct Joined {
+    pub out: OutDir,
+    pub rank: Rank,
+    pub host: String,
+}
+
+/// Makes or joins the capture folder `out` for `rank`'s job; refuses a
+/// folder that holds anything else (as a single run does), and a rank
+/// number already claimed there (a second run into the folder).
+pub fn join(out: Option<&Path>, force: bool, rank: &Rank) -> Result<Joined, LaunchError> {
+    let Some(dir) = out else {
+        return Err(job_error(format!(
+            "this is rank {} of a parallel job ({}): give every rank the same capture folder \
+             with -o DIR (on a filesystem all hosts share)",
+            rank.rank,
+            rank.launcher.as_str()
+        )));
+    };
+    if std::fs::symlink_metadata(dir).is_ok() && !dir.is_dir() {
+        return Err(LaunchError::OutNotDir(dir.to_path_buf()));
+    }
+    let existed = dir.is_dir();
+    std::fs::create_dir_all(dir).map_err(|e| io_error(dir, e))?;
+    let waited_since = Instant::now();
+    loop {
+        if let Some(job) = read_job(dir) {
+            if same_job(dir, &job, rank) {
+                break;
+            }
+            if !force {
+                return Err(job_error(format!(
+                    "{} holds the capture of another job ({}); add --force to replace it, \
+                     choose another folder with -o, or report on it again with \
+                     `xpu-asm-run collect {}`",
+                    dir.display(),
+                    describe_job(&job),
+                    dir.display()
+                )));
+            }
+        } else if !has_entries(dir) {
+            if create_job_file(dir, rank)? {
+                break;
+            }
+            continue;
+        } else if dir.join(JOB_FILE).exists() {
+            // Made by a rank of this job since the look above.
+            continue;
+        } else if !is_capture(dir) {
+            return Err(LaunchError::OutNotEmpty(dir.to_path_buf()));
+        } else if !force {
+            return Err(LaunchError::OutIsCapture(dir.to_path_buf()));
+        }
+        // --force: rank 0 clears the folder; the others wait for it.
+        if rank.rank == 0 {
+            launch::clear_capture(dir)?;
+            continue;
+        }
+        if waited_since.elapsed() > FORCE_WAIT {
+            return Err(job_error(format!(
+                "{} still holds an earlier capture after {} s; with --force, rank 0 replaces \
+                 it, and rank 0 did not (is it run under xpu-asm-run?)",
+                dir.display(),
+                FORCE_WAIT.as_secs()
+            )));
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let host = host_name();
+    let inst_dir = dir.join(INSTANCES_DIR);
+    std::fs::create_dir_all(&inst_dir).map_err(|e| io_error(&inst_dir, e))?;
+    let path = instance_path(dir, rank.rank);
+    let claim = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(&path);
+    match claim {
+        Ok(_) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+            let other = std::fs::read(&path)
+                .ok()
+                .and_then(|b| serde_json::from_slice::<Instance>(&b).ok())
+                .map(|i| format!(" (by host {}, pid {:?})", i.host, i.pid))
+                .unwrap_or_default();
+            return Err(job_error(format!(
+                "{} already holds rank {}{other}: it is the capture of another run; choose \
+                 another folder with -o, or report on it with `xpu-asm-run collect {}`",
+                dir.display(),
+                rank.rank,
+                dir.display()
+            )));
+        }
+        Err(e) => return Err(io_error(&path, e)),
+    }
+    for sub in [xpu_asm_record::RECORDS_DIR, xpu_asm_record::DUMPS_DIR] {
+        let p = dir.join(sub);
+        std::fs::create_dir_all(&p).map_err(|e| io_error(&p, e))?;
+    }
+    let path = std::fs::canonicalize(dir).map_err(|e| io_error(dir, e))?;
+    Ok(Joined {
+        out: OutDir {
+            path,
+            created: !existed,
+        },
+        rank: rank.clone(),
+        host,
+    })
+}
+
+/// Writes this rank's instance file (replacing it whole).
+pub fn write_instance(dir: &Path, inst: &Instance) -> Result<(), crate::CollectError> {
+    let mut json = serde_json::to_vec_pretty(inst).unwrap_or_default();
+    json.push(b'\n');
+    write_atomic(&instance_path(dir, inst.rank), &json)
+}
+
+/// What an instance does once its command has ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AfterEnd {
+    /// It is the one that collects.
+    Collect,
+    /// Other ranks are still running (or another instance collects).
+    Done,
+    /// The job's size is unknown: `collect DIR` makes the report.
+    SizeUnknown,
+}
+
+/// Decides, after this rank wrote that it ended, whether it collects: only
+/// the one that finds every rank ended and wins the claim.
+pub fn after_end(dir: &Path, size: Option<u32>) -> AfterEnd {
+    let Some(n) = size else {
+        return AfterEnd::SizeUnknown;
+    };
+    if !all_ended(dir, n) {
+        return AfterEnd::Done;
+    }
+    let claim = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(dir.join(INSTANCES_DIR).join(COLLECTOR_CLAIM));
+    match claim {
+        Ok(mut f) => {
+            let _ = std::io::Write::write_all(
+                &mut f,
+                format!("{} {}\n", host_name(), std::process::id()).as_bytes(),
+            );
+            AfterEnd::Collect
+        }
+        Err(_) => AfterEnd::Done,
+    }
+}
+
+/// How the job ended: the first failing rank's status (by rank), else 0.
+pub fn job_exit(insts: &[Instance]) -> Exit {
+    insts
+        .iter()
+        .filter_map(|i| i.exit)
+        .find(|e| e.status() != 0)
+        .unwrap_or(Exit::Code(0))
+}
+
+/// `run.json` for the whole job, written by the instance that collects:
+/// its command, and the job's exit ([`job_exit`]).
+pub fn write_job_run_info(dir: &Path, own: &RunInfo) -> Result<(), crate::CollectError> {
+    let insts = instances(dir);
+    let mut info = own.clone();
+    info.pid = None;
+    info.host = None;
+    info.exit = Some(job_exit(&insts));
+    info.started_unix = read_job(dir).map_or(own.started_unix, |j| j.started_unix);
+    launch::write_run_info(dir, &info)
+}
+
+/// `(host, pid, exit)` of each command an instance waited for: how those
+/// processes ended, as their parents saw it.
+pub fn waited(dir: &Path) -> Vec<(String, u32, Exit)> {
+    instances(dir)
+        .into_iter()
+        .filter_map(|i| Some((i.host, i.pid?, i.exit?)))
+        .collect()
+}
+
+/// A kernel as the report tells kernels apart: name and module SHA-256.
+type KernelKey = (Vec<u8>, Option<String>);
+
+/// Per kernel, its launches and appends per rank, from the records of
+/// processes that have a rank.
+pub fn launches_by_rank(
+    recs: &[xpu_asm_record::read::ProcessRecord],
+) -> HashMap<KernelKey, BTreeMap<u32, (u64, u64)>> {
+    let mut m: HashMap<KernelKey, BTreeMap<u32, (u64, u64)>> = HashMap::new();
+    for r in recs {
+        let Some(rank) = r.rank.as_ref().map(|k| k.rank) else {
+            continue;
+        };
+        for k in r.kernels.values() {
+            if k.launches == 0 && k.appended == 0 {
+                continue;
+            }
+            let sha = r.modules.get(&k.module).map(|m| m.sha256.clone());
+            let e = m
+                .entry((k.name.clone(), sha))
+                .or_default()
+                .entry(rank)
+                .or_default();
+            e.0 += k.launches;
+            e.1 += k.appended;
+        }
+    }
+    m
+}
+
+/// Fills each launched kernel's `ranks` and `launches_by_rank`.
+pub fn fill_ranks(
+    kernels: &mut [crate::report::KernelEntry],
+    by_rank: &HashMap<KernelKey, BTreeMap<u32, (u64, u64)>>,
+) {
+    if by_rank.is_empty() {
+        return;
+    }
+    for k in kernels.iter_mut() {
+        let name = match &k.name_hex {
+            Some(h) => xpu_asm_record::unhex(h).unwrap_or_default(),
+            None => k.name.as_bytes().to_vec(),
+        };
+        let Some(per) = by_rank.get(&(name, k.module_sha256.clone())) else {
+            continue;
+        };
+        k.ranks = per.keys().copied().collect();
+        k.launches_by_rank = per
+            .iter()
+            .map(|(&rank, &(launches, appended))| crate::report::RankLaunches {
+                rank,
+                launches,
+                appended,
+            })
+            .collect();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use xpu_asm_record::ranks::Launcher;
+
+    fn rank(r: u32, size: u32, id: Option<&str>) -> Rank {
+        Rank {
+            launcher: if id.is_some() {
+                Launcher::OpenMpi
+            } else {
+                Launcher::Pmi
+            },
+            rank: r,
+            local_rank: Some(r),
+            size: Some(size),
+            job: id.map(str::to_string),
+        }
+    }
+
+    fn end(dir: &Path, r: u32, exit: Exit) {
+        write_instance(
+            dir,
+            &Instance {
+                schema: 1,
+                rank: r,
+                local_rank: None,
+                host: "h".into(),
+                command: vec!["app".into()],
+                pid: Some(100 + r),
+                state: "ended".into(),
+                exit: Some(exit),
+                error: None,
+            },
+        )
+        .unwrap();
+    }
+
+    #[test]
+    fn ranks_of_one_job_share_the_folder_and_the_last_collects_once() {
+        let t = tempfile::tempdir().unwrap();
+        let dir = t.path().join("cap");
+        let ranks: Vec<Rank> = (0..3).map(|r| rank(r, 3, Some("openmpi:7"))).collect();
+        // Concurrent joins: all succeed, one job.json.
+        std::thread::scope(|s| {
+            for r in &ranks {
+                let dir = &dir;
+                s.spawn(move || join(Some(dir), false, r).unwrap());
+            }
+        });
+        assert_eq!(read_job(&dir).unwrap().id.as_deref(), Some("openmpi:7"));
+        end(&dir, 0, Exit::Code(0));
+        assert_eq!(after_end(&dir, Some(3)), AfterEnd::Done);
+        end(&dir, 2, Exit::Code(3));
+        end(&dir, 1, Exit::Signal(9));
+        assert_eq!(after_end(&dir, Some(3)), AfterEnd::Collect);
+        assert_eq!(after_end(&dir, Some(3)), AfterEnd::Done);
+        assert_eq!(job_exit(&instances(&dir)), Exit::Signal(9));
+        assert_eq!(waited(&dir).len(), 3);
+
+        // Another job, or the same rank again, is refused.
+        let e = join(Some(&dir), false, &rank(0, 3, Some("openmpi:8")))
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(e.contains("another job (openmpi job openmpi:7"), "{e}");
+        let again = join(Some(&dir), false, &ranks[1]).err().unwrap().to_string();
+        assert!(again.contains("already holds rank 1"), "{again}");
+    }
+
+    #[test]
+    fn hydra_jobs_without_an_id_are_told_apart_by_ranks_and_completion() {
+        let t = tempfile::tempdir().unwrap();
+        let dir = t.path().join("cap");
+        join(Some(&dir), false, &rank(0, 2, None)).unwrap();
+        join(Some(&dir), false, &rank(1, 2, None)).unwrap();
+        end(&dir, 0, Exit::Code(0));
+        end(&dir, 1, Exit::Code(0));
+        // Finished: a second run of the same shape is another job.
+        let e = join(Some(&dir), false, &rank(0, 2, None))
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(e.contains("another job"), "{e}");
+    }
+
+    #[test]
+    fn a_single_runs_capture_is_refused_and_force_lets_rank_0_replace_it() {
+        let t = tempfile::tempdir().unwrap();
+        let dir = t.path().join("cap");
+        std::fs::create_dir_all(dir.join("records")).unwrap();
+        std::fs::write(dir.join("run.json"), "{}").unwrap();
+        let r1 = rank(1, 2, Some("openmpi:9"));
+        assert!(matches!(
+            join(Some(&dir), false, &r1),
+            Err(LaunchError::OutIsCapture(_))
+        ));
+        std::thread::scope(|s| {
+            let d = &dir;
+            let waiting = s.spawn(move || join(Some(d), true, &rank(1, 2, Some("openmpi:9"))));
+            std::thread::sleep(Duration::from_millis(100));
+            join(Some(d), true, &rank(0, 2, Some("openmpi:9"))).unwrap();
+            waiting.join().unwrap().unwrap();
+        });
+        assert!(!dir.join("run.json").exists());
+        assert_eq!(instances(&dir).len(), 0, "claims are empty until written");
+        assert!(instance_path(&dir, 0).exists() && instance_path(&dir, 1).exists());
+        let other = t.path().join("other");
+        std::fs::create_dir_all(&other).unwrap();
+        std::fs::write(other.join("notes.txt"), "x").unwrap();
+        assert!(matches!(
+            join(Some(&other), true, &r1),
+            Err(LaunchError::OutNotEmpty(_))
+        ));
+        assert!(join(None, false, &r1)
+            .err()
+            .unwrap()
+            .to_string()
+            .contains("-o DIR"));
+    }
+
+    #[test]
+    fn launchers_are_not_ranks() {
+        assert!(is_launcher(OsStr::new("/usr/bin/mpirun.openmpi")));
+        assert!(is_launcher(OsStr::new("srun")));
+        assert!(!is_launcher(OsStr::new("./app")));
+    }
+}
