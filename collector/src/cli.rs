@@ -22,7 +22,7 @@ use std::path::PathBuf;
 #[command(
     name = "xpu-asm-run",
     version,
-    override_usage = "xpu-asm-run [OPTIONS] -- <COMMAND>...\n       xpu-asm-run collect [OPTIONS] <DIR>",
+    override_usage = "xpu-asm-run [OPTIONS] -- <COMMAND>...\n       xpu-asm-run collect [OPTIONS] <DIR>\n       xpu-asm-run merge -o <OUT> [OPTIONS] <DIR>...",
     args_conflicts_with_subcommands = true,
     subcommand_negates_reqs = true,
     disable_help_subcommand = true,
@@ -32,6 +32,8 @@ Examples:
   xpu-asm-run -o run1 -- python train.py
   xpu-asm-run --emulate pvc -o pvc-isa -- ./my_sycl_app
   xpu-asm-run collect run1 --filter gemm --json
+  mpirun -np 4 xpu-asm-run -o run2 -- ./my_mpi_app
+  xpu-asm-run merge -o all node1-cap node2-cap
 
 Exit status: the command's (128+N when signal N ended it); 127 when the
 command cannot be started (126 when it is not executable); 2 when
@@ -50,6 +52,29 @@ pub enum Sub {
     /// Match and report again on an existing capture folder, without running
     /// anything.
     Collect(CollectArgs),
+    /// Make one capture of several (node-local folders of one job, separate
+    /// runs), then report on it
+    ///
+    /// Records, IGC dumps, rank files and what earlier collections saved are
+    /// copied (hard links where possible) into the new folder OUT; a name
+    /// already taken by different content gets a `~N` suffix (N: the input's
+    /// position), the same file given twice is kept once. `collect OUT`
+    /// reports on it again.
+    Merge(MergeArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct MergeArgs {
+    /// The new capture folder (must not exist, or be empty)
+    #[arg(short, long, value_name = "OUT", required = true)]
+    pub out: PathBuf,
+
+    /// The capture folders to bring together
+    #[arg(value_name = "DIR", required = true)]
+    pub dirs: Vec<PathBuf>,
+
+    #[command(flatten)]
+    pub report: ReportArgs,
 }
 
 #[derive(Debug, Args)]
@@ -176,8 +201,18 @@ mod tests {
                 assert!(a.report.all);
                 assert_eq!(a.report.keep, Keep::Launched);
             }
-            None => panic!("collect not parsed"),
+            _ => panic!("collect not parsed"),
         }
+        let c = parse(&["merge", "-o", "all", "a", "b", "--json"]).unwrap();
+        match c.sub {
+            Some(Sub::Merge(m)) => {
+                assert_eq!(m.out, PathBuf::from("all"));
+                assert_eq!(m.dirs, [PathBuf::from("a"), PathBuf::from("b")]);
+                assert!(m.report.json);
+            }
+            _ => panic!("merge not parsed"),
+        }
+        assert!(parse(&["merge", "a", "b"]).is_err(), "-o is required");
 
         // A command named `collect` runs after `--`.
         let c = parse(&["--", "collect", "d"]).unwrap();

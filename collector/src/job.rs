@@ -394,10 +394,12 @@ pub fn write_job_run_info(dir: &Path, own: &RunInfo) -> Result<(), crate::Collec
 /// `(host, pid, exit)` of each command an instance waited for: how those
 /// processes ended, as their parents saw it.
 pub fn waited(dir: &Path) -> Vec<(String, u32, Exit)> {
-    instances(dir)
+    let mut v: Vec<(String, u32, Exit)> = instances(dir)
         .into_iter()
         .filter_map(|i| Some((i.host, i.pid?, i.exit?)))
-        .collect()
+        .collect();
+    v.extend(crate::merge::waited(dir));
+    v
 }
 
 /// A kernel as the report tells kernels apart: name and module SHA-256.

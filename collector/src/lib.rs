@@ -19,6 +19,7 @@ pub mod forward;
 pub mod job;
 pub mod launch;
 pub mod matching;
+pub mod merge;
 pub mod names;
 mod par;
 pub mod report;

@@ -17,6 +17,7 @@ fn main() {
     let cli = Cli::parse();
     let code = match cli.sub {
         Some(Sub::Collect(a)) => cmd_collect(&a.dir, &a.report),
+        Some(Sub::Merge(a)) => cmd_merge(&a.out, &a.dirs, &a.report),
         None => match cmd_run(&cli.run) {
             Ok(code) => code,
             Err(e) => {
@@ -118,6 +119,29 @@ fn cmd_collect(dir: &Path, args: &ReportArgs) -> i32 {
         Err(e @ CollectError::Interrupted(_)) => {
             eprintln!("xpu-asm-run: {e}");
             130
+        }
+        Err(e) => {
+            eprintln!("xpu-asm-run: {e}");
+            1
+        }
+    }
+}
+
+fn cmd_merge(out: &Path, dirs: &[std::path::PathBuf], args: &ReportArgs) -> i32 {
+    match xpu_asm_collector::merge::merge(out, dirs) {
+        Ok(m) => {
+            if !args.quiet {
+                let records: u64 = m.inputs.iter().map(|i| i.records).sum();
+                eprintln!(
+                    "xpu-asm-run: merged {} captures ({records} process records) into {}",
+                    m.inputs.len(),
+                    out.display()
+                );
+                for r in &m.renamed {
+                    eprintln!("xpu-asm-run: renamed (the name was taken): {r}");
+                }
+            }
+            cmd_collect(out, args)
         }
         Err(e) => {
             eprintln!("xpu-asm-run: {e}");

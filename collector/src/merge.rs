@@ -1,0 +1,435 @@
+//! `xpu-asm-run merge -o OUT DIR...`: one capture made of several
+//! (node-local folders brought to one place, separate runs of one job).
+//!
+//! Records, dump folders and rank files are copied (hard links where the
+//! filesystem allows). Their names carry host, pid and a per-process token,
+//! so they seldom meet; a name already taken by different content gets a
+//! `~<input number>` suffix, and a renamed dump folder is renamed in the
+//! record that names it too. The same file met twice (one folder given
+//! twice) is kept once. What the inputs' first collection saved before
+//! pruning (`collect.json`) is carried over, and each input's `run.json`
+//! is kept in `merged.json`, so `collect OUT` reports on everything.
+
+use crate::job::{self, INSTANCES_DIR};
+use crate::launch::{self, RunInfo};
+use crate::report::Exit;
+use crate::{is_capture, write_atomic, RUN_FILE, STATE_FILE};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use std::collections::{BTreeMap, HashMap};
+use std::path::{Path, PathBuf};
+use xpu_asm_record::{DUMPS_DIR, RECORDS_DIR};
+
+/// The inputs of a merged capture.
+pub const MERGED_FILE: &str = "merged.json";
+
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct MergeError(pub String);
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct MergedInput {
+    pub path: String,
+    pub run: Option<RunInfo>,
+    pub job: Option<job::JobFile>,
+    pub records: u64,
+    pub dump_folders: u64,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Merged {
+    pub schema: u32,
+    pub inputs: Vec<MergedInput>,
+    /// Names changed because another input had the same name.
+    pub renamed: Vec<String>,
+}
+
+fn err(what: impl std::fmt::Display) -> MergeError {
+    MergeError(what.to_string())
+}
+
+/// Hard link, else copy.
+fn put(src: &Path, dest: &Path) -> Result<(), MergeError> {
+    if std::fs::hard_link(src, dest).is_ok() {
+        return Ok(());
+    }
+    std::fs::copy(src, dest)
+        .map(|_| ())
+        .map_err(|e| err(format!("cannot copy {} to {}: {e}", src.display(), dest.display())))
+}
+
+fn copy_tree(src: &Path, dest: &Path) -> Result<(), MergeError> {
+    std::fs::create_dir_all(dest).map_err(|e| err(format!("cannot create {}: {e}", dest.display())))?;
+    for e in walkdir::WalkDir::new(src).min_depth(1) {
+        let e = e.map_err(|e| err(format!("cannot read {}: {e}", src.display())))?;
+        let rel = e.path().strip_prefix(src).unwrap_or(e.path());
+        let to = dest.join(rel);
+        if e.file_type().is_dir() {
+            std::fs::create_dir_all(&to)
+                .map_err(|e| err(format!("cannot create {}: {e}", to.display())))?;
+        } else if e.file_type().is_file() {
+            put(e.path(), &to)?;
+        }
+    }
+    Ok(())
+}
+
+fn same_file_content(a: &Path, b: &Path) -> bool {
+    match (std::fs::read(a), std::fs::read(b)) {
+        (Ok(x), Ok(y)) => x == y,
+        _ => false,
+    }
+}
+
+/// A name not taken in `dir`: `name`, else `name~i`, `name~i.2`, ...
+fn free_name(dir: &Path, stem: &str, ext: &str, i: usize) -> String {
+    let mut n = format!("{stem}~{i}");
+    let mut k = 2;
+    while dir.join(format!("{n}{ext}")).exists() {
+        n = format!("{stem}~{i}.{k}");
+        k += 1;
+    }
+    n
+}
+
+/// The record's header with `dump_dir` replaced.
+fn rewrite_dump_dir(events: &[u8], new_dir: &str) -> Option<Vec<u8>> {
+    let end = events.iter().position(|b| *b == b'\n')?;
+    let mut header: Value = serde_json::from_slice(&events[..end]).ok()?;
+    header
+        .as_object_mut()?
+        .insert("dump_dir".into(), Value::String(new_dir.into()));
+    let mut out = serde_json::to_vec(&header).ok()?;
+    out.extend_from_slice(&events[end..]);
+    Some(out)
+}
+
+fn header_dump_dir(events: &[u8]) -> Option<String> {
+    let end = events.iter().position(|b| *b == b'\n').unwrap_or(events.len());
+    let header: Value = serde_json::from_slice(&events[..end]).ok()?;
+    Some(header.get("dump_dir")?.as_str()?.to_string())
+}
+
+/// Merges `inputs` into the new capture folder `out`.
+pub fn merge(out: &Path, inputs: &[PathBuf]) -> Result<Merged, MergeError> {
+    if inputs.is_empty() {
+        return Err(err("give the capture folders to merge: merge -o OUT DIR..."));
+    }
+    for i in inputs {
+        if !i.is_dir() {
+            return Err(err(format!("{}: no such folder", i.display())));
+        }
+        if !is_capture(i) {
+            return Err(err(format!(
+                "{} is not an xpu-asm capture (no records/, run.json or report.json)",
+                i.display()
+            )));
+        }
+    }
+    if out.exists() {
+        let empty = std::fs::read_dir(out)
+            .map(|mut r| r.next().is_none())
+            .unwrap_or(false);
+        if !empty {
+            return Err(err(format!(
+                "{} exists and is not empty; merge writes a new capture: choose another -o",
+                out.display()
+            )));
+        }
+    }
+    let (records_out, dumps_out, inst_out) = (
+        out.join(RECORDS_DIR),
+        out.join(DUMPS_DIR),
+        out.join(INSTANCES_DIR),
+    );
+    for d in [&records_out, &dumps_out, &inst_out] {
+        std::fs::create_dir_all(d).map_err(|e| err(format!("cannot create {}: {e}", d.display())))?;
+    }
+
+    let mut merged = Merged {
+        schema: 1,
+        inputs: Vec::new(),
+        renamed: Vec::new(),
+    };
+    let mut final_binary: BTreeMap<String, Value> = BTreeMap::new();
+    let (mut before_bytes, mut before_files) = (0u64, 0u64);
+    let mut exits: Vec<Exit> = Vec::new();
+    for (n, input) in inputs.iter().enumerate() {
+        let n = n + 1;
+        let mut info = MergedInput {
+            path: input.display().to_string(),
+            run: launch::read_run_info(input, &mut Vec::new()),
+            job: std::fs::read(input.join(job::JOB_FILE))
+                .ok()
+                .and_then(|b| serde_json::from_slice(&b).ok()),
+            records: 0,
+            dump_folders: 0,
+        };
+        // Dump folders first: the records' dump_dir follows their names.
+        let mut dump_names: HashMap<String, String> = HashMap::new();
+        let dumps_in = input.join(DUMPS_DIR);
+        if let Ok(rd) = std::fs::read_dir(&dumps_in) {
+            let mut names: Vec<String> = rd
+                .filter_map(|e| e.ok())
+                .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .collect();
+            names.sort();
+            for name in names {
+                let src = dumps_in.join(&name);
+                let mut to = name.clone();
+                if dumps_out.join(&to).exists() {
+                    if dirs_equal(&src, &dumps_out.join(&to)) {
+                        dump_names.insert(name.clone(), to);
+                        continue;
+                    }
+                    to = free_name(&dumps_out, &name, "", n);
+                    merged
+                        .renamed
+                        .push(format!("{}/{DUMPS_DIR}/{name} -> {DUMPS_DIR}/{to}", input.display()));
+                }
+                copy_tree(&src, &dumps_out.join(&to))?;
+                info.dump_folders += 1;
+                dump_names.insert(name, to);
+            }
+        }
+        let records_in = input.join(RECORDS_DIR);
+        let mut events: Vec<PathBuf> = std::fs::read_dir(&records_in)
+            .map(|rd| {
+                rd.filter_map(|e| e.ok().map(|e| e.path()))
+                    .filter(|p| p.extension().is_some_and(|x| x == "events"))
+                    .collect()
+            })
+            .unwrap_or_default();
+        events.sort();
+        for ev in events {
+            let stem = ev
+                .file_stem()
+                .map(|s| s.to_string_lossy().into_owned())
+                .unwrap_or_default();
+            let counts = ev.with_extension("counts");
+            let bytes = std::fs::read(&ev)
+                .map_err(|e| err(format!("cannot read {}: {e}", ev.display())))?;
+            let mut bytes_out = bytes.clone();
+            if let Some(dd) = header_dump_dir(&bytes) {
+                let moved = dd
+                    .strip_prefix(&format!("{DUMPS_DIR}/"))
+                    .and_then(|d| dump_names.get(d))
+                    .map(|to| format!("{DUMPS_DIR}/{to}"))
+                    .filter(|to| *to != dd);
+                if let Some(to) = moved {
+                    bytes_out = rewrite_dump_dir(&bytes, &to).unwrap_or(bytes_out);
+                }
+            }
+            let mut to = stem.clone();
+            let dest = records_out.join(format!("{to}.events"));
+            if dest.exists() {
+                if std::fs::read(&dest).is_ok_and(|b| b == bytes_out)
+                    && same_file_content(&counts, &records_out.join(format!("{to}.counts")))
+                {
+                    continue;
+                }
+                to = free_name(&records_out, &stem, ".events", n);
+                merged.renamed.push(format!(
+                    "{}/{RECORDS_DIR}/{stem}.events -> {RECORDS_DIR}/{to}.events",
+                    input.display()
+                ));
+            }
+            let dest = records_out.join(format!("{to}.events"));
+            if bytes_out == bytes {
+                put(&ev, &dest)?;
+            } else {
+                std::fs::write(&dest, &bytes_out)
+                    .map_err(|e| err(format!("cannot write {}: {e}", dest.display())))?;
+            }
+            if counts.is_file() {
+                put(&counts, &records_out.join(format!("{to}.counts")))?;
+            }
+            info.records += 1;
+        }
+        for inst in job::instances(input) {
+            if let Some(e) = inst.exit {
+                exits.push(e);
+            }
+            let mut name = format!("rank-{:06}", inst.rank);
+            if inst_out.join(format!("{name}.json")).exists() {
+                name = free_name(&inst_out, &name, ".json", n);
+            }
+            write_json(&inst_out.join(format!("{name}.json")), &inst)?;
+        }
+        if let Some(e) = info.run.as_ref().and_then(|r| r.exit) {
+            exits.push(e);
+        }
+        // What the input's first collection read before pruning.
+        let state: Option<Value> = std::fs::read(input.join(STATE_FILE))
+            .ok()
+            .and_then(|b| serde_json::from_slice(&b).ok());
+        let before = state.as_ref().and_then(|s| s.get("dumps_before"));
+        match before {
+            Some(b) => {
+                before_bytes += b.get("bytes").and_then(Value::as_u64).unwrap_or(0);
+                before_files += b.get("files").and_then(Value::as_u64).unwrap_or(0);
+            }
+            None => {
+                let u = crate::dumps::usage(&dumps_in);
+                before_bytes += u.bytes;
+                before_files += u.files;
+            }
+        }
+        if let Some(fb) = state
+            .as_ref()
+            .and_then(|s| s.get("final_binary"))
+            .and_then(Value::as_object)
+        {
+            for (path, v) in fb {
+                let renamed = path
+                    .strip_prefix(&format!("{DUMPS_DIR}/"))
+                    .and_then(|rest| {
+                        let (d, file) = rest.split_once('/')?;
+                        Some(format!("{DUMPS_DIR}/{}/{file}", dump_names.get(d)?))
+                    })
+                    .unwrap_or_else(|| path.clone());
+                final_binary.insert(renamed, v.clone());
+            }
+        }
+        merged.inputs.push(info);
+    }
+
+    let state = serde_json::json!({
+        "schema": 1,
+        "dumps_before": {"bytes": before_bytes, "files": before_files},
+        "final_binary": final_binary,
+    });
+    write_json(&out.join(STATE_FILE), &state)?;
+    write_json(&out.join(MERGED_FILE), &merged)?;
+    // The command as the first input ran it; the exit of the first that failed.
+    let first = merged.inputs.iter().find_map(|i| i.run.clone());
+    let run = RunInfo {
+        schema: 1,
+        command: first.as_ref().map(|r| r.command.clone()).unwrap_or_default(),
+        cwd: first.as_ref().map(|r| r.cwd.clone()).unwrap_or_default(),
+        interposer: first
+            .as_ref()
+            .map(|r| r.interposer.clone())
+            .unwrap_or_default(),
+        emulate: first.as_ref().and_then(|r| r.emulate.clone()),
+        state: "ended".into(),
+        pid: None,
+        host: None,
+        exit: Some(
+            exits
+                .iter()
+                .copied()
+                .find(|e| e.status() != 0)
+                .unwrap_or(Exit::Code(0)),
+        ),
+        error: None,
+        started_unix: merged
+            .inputs
+            .iter()
+            .filter_map(|i| i.run.as_ref().map(|r| r.started_unix))
+            .min()
+            .unwrap_or_else(launch::unix_now),
+        ended_unix: Some(launch::unix_now()),
+    };
+    write_json(&out.join(RUN_FILE), &run)?;
+    Ok(merged)
+}
+
+/// Pretty JSON and a newline at `path`.
+fn write_json<T: Serialize>(path: &Path, v: &T) -> Result<(), MergeError> {
+    let mut json = serde_json::to_vec_pretty(v).unwrap_or_default();
+    json.push(b'\n');
+    write_atomic(path, &json).map_err(err)
+}
+
+/// The single runs among a merged capture's inputs: `(host, pid, exit)` of
+/// each command an xpu-asm-run waited for.
+pub fn waited(dir: &Path) -> Vec<(String, u32, Exit)> {
+    let Some(m) = std::fs::read(dir.join(MERGED_FILE))
+        .ok()
+        .and_then(|b| serde_json::from_slice::<Merged>(&b).ok())
+    else {
+        return Vec::new();
+    };
+    m.inputs
+        .into_iter()
+        .filter_map(|i| {
+            let r = i.run?;
+            Some((r.host?, r.pid?, r.exit?))
+        })
+        .collect()
+}
+
+/// Whether two folders hold the same files with the same contents.
+fn dirs_equal(a: &Path, b: &Path) -> bool {
+    let list = |d: &Path| -> Vec<(PathBuf, u64)> {
+        let mut v: Vec<(PathBuf, u64)> = walkdir::WalkDir::new(d)
+            .min_depth(1)
+            .into_iter()
+            .filter_map(|e| e.ok())
+            .filter(|e| e.file_type().is_file())
+            .map(|e| {
+                (
+                    e.path().strip_prefix(d).unwrap_or(e.path()).to_path_buf(),
+                    e.metadata().map(|m| m.len()).unwrap_or(0),
+                )
+            })
+            .collect();
+        v.sort();
+        v
+    };
+    let (la, lb) = (list(a), list(b));
+    la == lb
+        && la
+            .iter()
+            .all(|(rel, _)| same_file_content(&a.join(rel), &b.join(rel)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn capture(dir: &Path, stem: &str, payload: &str) {
+        std::fs::create_dir_all(dir.join("records")).unwrap();
+        std::fs::create_dir_all(dir.join("dumps").join(stem)).unwrap();
+        std::fs::write(dir.join("dumps").join(stem).join("x.asm"), payload).unwrap();
+        std::fs::write(
+            dir.join("records").join(format!("{stem}.events")),
+            format!(
+                "{{\"record\":\"xpu-asm\",\"version\":2,\"type\":\"process\",\"pid\":1,\"host\":\"h\",\"dump_dir\":\"dumps/{stem}\"}}\n"
+            ),
+        )
+        .unwrap();
+        std::fs::write(dir.join("records").join(format!("{stem}.counts")), payload).unwrap();
+    }
+
+    #[test]
+    fn same_names_with_other_contents_are_renamed_and_duplicates_kept_once() {
+        let t = tempfile::tempdir().unwrap();
+        let (a, b, out) = (t.path().join("a"), t.path().join("b"), t.path().join("out"));
+        capture(&a, "h-1", "first");
+        capture(&b, "h-1", "second");
+        let m = merge(&out, &[a.clone(), b.clone(), a.clone()]).unwrap();
+        assert_eq!(m.renamed.len(), 2, "{:?}", m.renamed);
+        let ev = std::fs::read_to_string(out.join("records/h-1~2.events")).unwrap();
+        assert!(ev.contains("\"dump_dir\":\"dumps/h-1~2\""), "{ev}");
+        assert_eq!(
+            std::fs::read_to_string(out.join("dumps/h-1~2/x.asm")).unwrap(),
+            "second"
+        );
+        assert_eq!(
+            std::fs::read_to_string(out.join("dumps/h-1/x.asm")).unwrap(),
+            "first"
+        );
+        // The third input (the first again) added nothing.
+        assert_eq!(std::fs::read_dir(out.join("records")).unwrap().count(), 4);
+        assert_eq!(m.inputs[2].records, 0);
+        // The output is new, never overwritten.
+        assert!(merge(&out, &[a]).unwrap_err().0.contains("not empty"));
+        assert!(merge(&t.path().join("o2"), &[t.path().join("none")])
+            .unwrap_err()
+            .0
+            .contains("no such folder"));
+    }
+}
