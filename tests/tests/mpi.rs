@@ -1,0 +1,640 @@
+//! Many ranks, many nodes, on the real stack with real launchers: Open MPI's
+//! `mpirun.openmpi` and MPICH's `mpiexec.hydra` (Debian packages, installed
+//! by scripts/install-deps.sh).
+//!
+//! Other "nodes" are simulated without a network: a stand-in for `ssh`
+//! (written by each test) starts the launcher's remote daemon with an empty
+//! environment, as ssh does, in a UTS namespace of its own with the node's
+//! host name (`unshare --uts`). The daemons and ranks then really see
+//! another host name and only the variables the launcher forwards.
+//!
+//! Each rank runs the C workload with distinct kernels and counts, so every
+//! total is exact: N ranks launch exactly N times one rank's launches.
+
+use serde_json::Value;
+use std::collections::BTreeMap;
+use std::os::unix::fs::PermissionsExt;
+use std::os::unix::process::ExitStatusExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use tempfile::TempDir;
+use xpu_asm_tests::record::{ranks, DUMP_ENV, OUT_ENV, OWNED_ENV};
+use xpu_asm_tests::*;
+
+const OPENMPI: &str = "mpirun.openmpi";
+/// Two simulated nodes, two slots each (both launchers take this form).
+const NODES: &str = "nodeb:2,nodec:2";
+const HYDRA: &str = "mpiexec.hydra";
+
+/// One rank's launches: `scale` 5 times on an immediate list, `scale_v2`
+/// appended once to a regular list executed 3 times.
+const STEPS: [&str; 2] = ["imm:a:scale:5", "reg:a:scale_v2:1:3"];
+
+struct Scratch {
+    _dir: TempDir,
+    root: PathBuf,
+    out: PathBuf,
+}
+
+fn scratch() -> Scratch {
+    require_stack();
+    for l in [OPENMPI, HYDRA] {
+        assert!(
+            Command::new(l).arg("--version").output().is_ok(),
+            "{l} is not installed; run scripts/install-deps.sh (it installs openmpi-bin and mpich)"
+        );
+    }
+    let dir = tempfile::Builder::new()
+        .prefix("xpu-asm-mpi-")
+        .tempdir()
+        .expect("a temporary folder");
+    let root = dir.path().to_path_buf();
+    Scratch {
+        out: root.join("out"),
+        root,
+        _dir: dir,
+    }
+}
+
+/// A command with nothing of the test's own environment that would change
+/// the outcome: an outer capture, IGC/NEO settings, an enclosing job's
+/// rank variables.
+fn command(program: &str) -> Command {
+    let mut cmd = Command::new(program);
+    cmd.env_remove("LD_PRELOAD")
+        .env_remove(OUT_ENV)
+        .env_remove(OWNED_ENV);
+    for (name, _) in DUMP_ENV {
+        cmd.env_remove(name);
+    }
+    for (name, _) in neo_env() {
+        cmd.env_remove(name);
+    }
+    for v in ranks::VARS {
+        cmd.env_remove(v);
+    }
+    for v in ["OMPI_MCA_mca_base_env_list", "PMIX_RANK", "PMIX_NAMESPACE"] {
+        cmd.env_remove(v);
+    }
+    // Open MPI refuses to run as root without these; harmless otherwise.
+    cmd.env("OMPI_ALLOW_RUN_AS_ROOT", "1")
+        .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1");
+    cmd
+}
+
+/// `LAUNCHER <its options for n ranks> ARGS...`
+fn launcher(s: &Scratch, l: &str, n: usize, nodes: Option<&str>) -> Command {
+    let mut cmd = command(l);
+    cmd.current_dir(&s.root);
+    let n = n.to_string();
+    match (l, nodes) {
+        (OPENMPI, None) => cmd.args(["--oversubscribe", "-np", &n]),
+        (OPENMPI, Some(hosts)) => cmd.args([
+            "--oversubscribe",
+            "--mca",
+            "plm_rsh_agent",
+            &fake_ssh(s),
+            "-H",
+            hosts,
+            "-np",
+            &n,
+        ]),
+        (_, None) => cmd.args(["-n", &n]),
+        (_, Some(hosts)) => cmd.args([
+            "-launcher",
+            "ssh",
+            "-launcher-exec",
+            &fake_ssh(s),
+            "-hosts",
+            hosts,
+            "-n",
+            &n,
+        ]),
+    };
+    cmd
+}
+
+/// The stand-in for ssh: `fake-ssh [OPTIONS] HOST COMMAND...` runs COMMAND
+/// with an empty environment (as sshd gives) in a UTS namespace named HOST.
+fn fake_ssh(s: &Scratch) -> String {
+    let path = s.root.join("fake-ssh");
+    if !path.exists() {
+        let script = "#!/bin/sh\n\
+            while [ \"${1#-}\" != \"$1\" ]; do shift; done\n\
+            host=$1; shift\n\
+            exec env -i PATH=/usr/bin:/bin HOME=/root \
+            OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 \
+            unshare --uts sh -c \"hostname $host && $*\"\n";
+        std::fs::write(&path, script).expect("the ssh stand-in");
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755))
+            .expect("the ssh stand-in made executable");
+    }
+    path.display().to_string()
+}
+
+fn workload_args(steps: &[&str]) -> Vec<String> {
+    let mut v = vec![
+        workload().display().to_string(),
+        "--via".into(),
+        "ddi".into(),
+        "--module".into(),
+        format!("a={}", spirv("a").display()),
+    ];
+    v.extend(steps.iter().map(|s| s.to_string()));
+    v
+}
+
+/// `xpu-asm-run --emulate pvc -o OUT --` (the per-rank form's prefix).
+fn per_rank(out: &Path) -> Vec<String> {
+    vec![
+        xpu_asm_run().display().to_string(),
+        "--emulate".into(),
+        "pvc".into(),
+        "-o".into(),
+        out.display().to_string(),
+        "--".into(),
+    ]
+}
+
+struct Run {
+    shown: String,
+    output: Output,
+    out: PathBuf,
+    /// The test's folder, when the run outlives the function that made it.
+    _scratch: Option<Scratch>,
+}
+
+impl Run {
+    fn ctx(&self) -> String {
+        let report = std::fs::read_to_string(self.out.join("report.json"))
+            .unwrap_or_else(|e| format!("(no report.json: {e})"));
+        format!(
+            "{}\nreport.json:\n{report}",
+            describe(&self.shown, &self.output, &self.out)
+        )
+    }
+
+    fn report(&self) -> Value {
+        let text = std::fs::read_to_string(self.out.join("report.json"))
+            .unwrap_or_else(|e| panic!("no report.json: {e}\n{}", self.ctx()));
+        serde_json::from_str(&text).unwrap_or_else(|e| panic!("bad JSON: {e}\n{}", self.ctx()))
+    }
+
+    fn assert_status(&self, code: i32) {
+        assert_eq!(
+            (self.output.status.code(), self.output.status.signal()),
+            (Some(code), None),
+            "expected exit status {code}\n{}",
+            self.ctx()
+        );
+    }
+
+    fn stdout(&self) -> String {
+        String::from_utf8_lossy(&self.output.stdout).into_owned()
+    }
+
+    fn stderr(&self) -> String {
+        String::from_utf8_lossy(&self.output.stderr).into_owned()
+    }
+}
+
+fn run(mut cmd: Command, out: &Path) -> Run {
+    let shown = shell_words(&cmd);
+    let output = run_with_timeout(&mut cmd);
+    Run {
+        shown,
+        output,
+        out: out.to_path_buf(),
+        _scratch: None,
+    }
+}
+
+/// `(launches, appended)` per kernel name; each kernel listed once.
+fn kernels(run: &Run, r: &Value) -> BTreeMap<String, (u64, u64)> {
+    let mut m = BTreeMap::new();
+    for k in r["kernels"].as_array().into_iter().flatten() {
+        assert_eq!(k["status"], "matched", "{k}\n{}", run.ctx());
+        let name = k["name"].as_str().unwrap_or("?").to_string();
+        let row = (
+            k["launches"].as_u64().unwrap_or(u64::MAX),
+            k["appended"].as_u64().unwrap_or(u64::MAX),
+        );
+        assert!(m.insert(name, row).is_none(), "listed twice\n{}", run.ctx());
+    }
+    m
+}
+
+/// `n` ranks each launched [`STEPS`]: exact totals, ranks 0..n on every
+/// kernel with one rank's launches each.
+fn assert_ranks_launched(run: &Run, r: &Value, n: u64) {
+    let want: BTreeMap<String, (u64, u64)> = [
+        (SCALE.to_string(), (5 * n, 5 * n)),
+        (SCALE_V2.to_string(), (3 * n, n)),
+    ]
+    .into();
+    assert_eq!(kernels(run, r), want, "launches\n{}", run.ctx());
+    let all: Vec<u64> = (0..n).collect();
+    for k in r["kernels"].as_array().into_iter().flatten() {
+        let ranks: Vec<u64> = k["ranks"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(Value::as_u64)
+            .collect();
+        assert_eq!(ranks, all, "ranks of {}\n{}", k["name"], run.ctx());
+        let per: Vec<(u64, u64)> = k["launches_by_rank"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .map(|e| (e["rank"].as_u64().unwrap(), e["launches"].as_u64().unwrap()))
+            .collect();
+        let each = if k["name"] == SCALE { 5 } else { 3 };
+        let want: Vec<(u64, u64)> = all.iter().map(|r| (*r, each)).collect();
+        assert_eq!(per, want, "launches per rank\n{}", run.ctx());
+    }
+}
+
+/// `(rank, host)` of each process, sorted.
+fn process_ranks(r: &Value) -> Vec<(u64, String)> {
+    let mut v: Vec<(u64, String)> = r["processes"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|p| {
+            (
+                p["rank"].as_u64().unwrap_or(u64::MAX),
+                p["host"].as_str().unwrap_or("?").to_string(),
+            )
+        })
+        .collect();
+    v.sort();
+    v
+}
+
+/// The table was printed once, with the ranks column: one report, not N.
+fn assert_one_table(run: &Run, ranks: &str) {
+    let out = run.stdout();
+    assert_eq!(
+        out.matches("total: 2 kernels launched").count(),
+        1,
+        "exactly one table\n{}",
+        run.ctx()
+    );
+    let row = out
+        .lines()
+        .find(|l| l.contains(" scale ") && l.contains("asm/"))
+        .unwrap_or_else(|| panic!("no row for scale\n{}", run.ctx()));
+    assert!(row.contains(&format!(" {ranks} ")), "{row}\n{}", run.ctx());
+}
+
+fn per_rank_job(l: &str) {
+    let s = scratch();
+    let mut cmd = launcher(&s, l, 4, None);
+    cmd.args(per_rank(&s.out)).args(workload_args(&STEPS));
+    let r1 = run(cmd, &s.out);
+    r1.assert_status(0);
+    let r = r1.report();
+    assert_ranks_launched(&r1, &r, 4);
+    assert_one_table(&r1, "0-3");
+    let h = r["processes"][0]["host"].as_str().unwrap_or("?").to_string();
+    assert_eq!(
+        process_ranks(&r),
+        (0..4).map(|i| (i, h.clone())).collect::<Vec<_>>(),
+        "{}",
+        r1.ctx()
+    );
+    for p in r["processes"].as_array().into_iter().flatten() {
+        assert_eq!(p["exit"], serde_json::json!({"code": 0}), "{}", r1.ctx());
+        assert_eq!(p["local_rank"], p["rank"], "one node\n{}", r1.ctx());
+    }
+    assert_eq!(r["exit"], serde_json::json!({"code": 0}));
+    // A second, unrelated run into the same folder is refused by every
+    // rank, and the first run's report stays.
+    let before = std::fs::read(s.out.join("report.json")).unwrap();
+    let mut again = launcher(&s, l, 4, None);
+    again.args(per_rank(&s.out)).args(workload_args(&STEPS));
+    let r2 = run(again, &s.out);
+    assert!(!r2.output.status.success(), "{}", r2.ctx());
+    assert!(
+        r2.stderr().contains("holds the capture of another job"),
+        "{}",
+        r2.ctx()
+    );
+    assert!(!r2.stdout().contains("total:"), "{}", r2.ctx());
+    assert_eq!(std::fs::read(s.out.join("report.json")).unwrap(), before);
+}
+
+#[test]
+fn openmpi_one_xpu_asm_run_per_rank_gives_one_report() {
+    per_rank_job(OPENMPI);
+}
+
+#[test]
+fn hydra_one_xpu_asm_run_per_rank_gives_one_report() {
+    per_rank_job(HYDRA);
+}
+
+/// A shell line for rank `rank`'s command: waits until the other ranks
+/// have ended (so that Open MPI, which stops a job when one rank fails, has
+/// nothing left to stop), then runs the workload and ends as `how` says.
+fn last_rank_ending(out: &Path, others: usize, how: &str) -> String {
+    let wait = format!(
+        "until [ \"$(grep -l '\"ended\"' {}/instances/rank-*.json 2>/dev/null | wc -l)\" -ge {others} ]; do sleep 0.05; done",
+        out.display()
+    );
+    let w = workload_args(&STEPS).join(" ");
+    match how {
+        "kill" => format!("{wait}; exec {w} end:kill"),
+        code => format!("{wait}; {w} && exit {code}"),
+    }
+}
+
+/// Ranks 0..n-1 run the workload; the last rank ends as `how` says, after
+/// the others.
+fn job_with_last_rank(l: &str, how: &str) -> Run {
+    let s = scratch();
+    let script = s.root.join("rank.sh");
+    let rank_var = if l == OPENMPI {
+        "OMPI_COMM_WORLD_RANK"
+    } else {
+        "PMI_RANK"
+    };
+    std::fs::write(
+        &script,
+        format!(
+            "if [ \"${rank_var}\" = 3 ]; then {}; else exec {}; fi\n",
+            last_rank_ending(&s.out, 3, how),
+            workload_args(&STEPS).join(" ")
+        ),
+    )
+    .unwrap();
+    let mut cmd = launcher(&s, l, 4, None);
+    cmd.args(per_rank(&s.out)).arg("sh").arg(&script);
+    let mut r = run(cmd, &s.out);
+    r._scratch = Some(s);
+    r
+}
+
+fn failing_rank(l: &str) {
+    let r1 = job_with_last_rank(l, "3");
+    r1.assert_status(3);
+    let r = r1.report();
+    assert_ranks_launched(&r1, &r, 4);
+    assert_one_table(&r1, "0-3");
+    assert_eq!(r["exit"], serde_json::json!({"code": 3}), "{}", r1.ctx());
+}
+
+fn killed_rank(l: &str) {
+    let r1 = job_with_last_rank(l, "kill");
+    r1.assert_status(128 + 9);
+    let r = r1.report();
+    // The killed rank's launches are all there.
+    assert_ranks_launched(&r1, &r, 4);
+    let killed: Vec<&Value> = r["processes"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|p| p["rank"] == 3)
+        .collect();
+    assert_eq!(killed.len(), 1, "{}", r1.ctx());
+    assert_eq!(killed[0]["exit"], serde_json::json!({"signal": 9}));
+    assert_eq!(killed[0]["launches"], 8, "{}", r1.ctx());
+    assert_eq!(r["exit"], serde_json::json!({"signal": 9}));
+}
+
+#[test]
+fn openmpi_failing_rank_status_is_passed_on() {
+    failing_rank(OPENMPI);
+}
+
+#[test]
+fn hydra_failing_rank_status_is_passed_on() {
+    failing_rank(HYDRA);
+}
+
+#[test]
+fn openmpi_rank_killed_by_sigkill_keeps_its_launches() {
+    killed_rank(OPENMPI);
+}
+
+#[test]
+fn hydra_rank_killed_by_sigkill_keeps_its_launches() {
+    killed_rank(HYDRA);
+}
+
+/// The report of a job over nodes b and c, two ranks each.
+fn assert_two_nodes(run: &Run, r: &Value) {
+    assert_ranks_launched(run, r, 4);
+    let hosts: Vec<String> = process_ranks(r).into_iter().map(|p| p.1).collect();
+    let mut by_host: BTreeMap<String, usize> = BTreeMap::new();
+    for h in hosts {
+        *by_host.entry(h).or_default() += 1;
+    }
+    assert_eq!(
+        by_host,
+        [("nodeb".to_string(), 2), ("nodec".to_string(), 2)].into(),
+        "processes per host\n{}",
+        run.ctx()
+    );
+    let local: Vec<u64> = r["processes"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|p| p["local_rank"].as_u64())
+        .collect();
+    assert_eq!(local.iter().filter(|l| **l == 0).count(), 2, "{}", run.ctx());
+}
+
+fn two_nodes_shared_folder(l: &str) {
+    let s = scratch();
+    let mut cmd = launcher(&s, l, 4, Some(NODES));
+    cmd.args(per_rank(&s.out)).args(workload_args(&STEPS));
+    let r1 = run(cmd, &s.out);
+    r1.assert_status(0);
+    let r = r1.report();
+    assert_two_nodes(&r1, &r);
+    assert_one_table(&r1, "0-3");
+}
+
+#[test]
+fn openmpi_two_nodes_share_one_folder() {
+    two_nodes_shared_folder(OPENMPI);
+}
+
+#[test]
+fn hydra_two_nodes_share_one_folder() {
+    two_nodes_shared_folder(HYDRA);
+}
+
+#[test]
+fn node_local_folders_are_merged_into_one_report() {
+    let s = scratch();
+    let base = s.root.join("local");
+    let mut cmd = launcher(&s, OPENMPI, 4, Some(NODES));
+    // Each node writes into a folder of its own, named after the node.
+    let line = format!(
+        "exec {} --emulate pvc -o {}/$(hostname) -- {}",
+        xpu_asm_run().display(),
+        base.display(),
+        workload_args(&STEPS).join(" ")
+    );
+    cmd.args(["sh", "-c", &line]);
+    let r0 = run(cmd, &base);
+    r0.assert_status(0);
+    // Half a job in each: nobody could collect.
+    assert!(!r0.stdout().contains("total:"), "{}", r0.ctx());
+    let (b, c) = (base.join("nodeb"), base.join("nodec"));
+    let mut m = command(&xpu_asm_run().display().to_string());
+    m.arg("merge").arg("-o").arg(&s.out).arg(&b).arg(&c);
+    let r1 = run(m, &s.out);
+    r1.assert_status(0);
+    let r = r1.report();
+    assert_two_nodes(&r1, &r);
+    assert_one_table(&r1, "0-3");
+    assert!(
+        r1.stderr().contains("merged 2 captures (4 process records)"),
+        "{}",
+        r1.ctx()
+    );
+    // collect on the merged folder reports the same.
+    let mut again = command(&xpu_asm_run().display().to_string());
+    again.arg("collect").arg(&s.out).arg("--json");
+    let r2 = run(again, &s.out);
+    r2.assert_status(0);
+    let j: Value = serde_json::from_slice(&r2.output.stdout).unwrap();
+    assert_eq!(j["kernels"], r["kernels"]);
+    assert_eq!(j["processes"], r["processes"]);
+}
+
+/// `xpu-asm-run -- LAUNCHER ... -H nodeb,nodec`: the ranks on the other
+/// "nodes" start from an empty environment and get only what the launcher
+/// forwards.
+fn launcher_inside(l: &str, extra: &[&str]) -> Run {
+    let s = scratch();
+    let mut cmd = command(&xpu_asm_run().display().to_string());
+    cmd.current_dir(&s.root)
+        .args(["--emulate", "pvc", "-o"])
+        .arg(&s.out)
+        .arg("--");
+    let inner = launcher(&s, l, 4, Some(NODES));
+    cmd.arg(inner.get_program()).args(inner.get_args());
+    cmd.args(extra).args(workload_args(&STEPS));
+    let mut r = run(cmd, &s.out);
+    r._scratch = Some(s);
+    r
+}
+
+#[test]
+fn openmpi_launcher_inside_forwards_the_capture_to_other_nodes() {
+    let r1 = launcher_inside(OPENMPI, &[]);
+    r1.assert_status(0);
+    let r = r1.report();
+    assert_two_nodes(&r1, &r);
+    assert!(!r1.stderr().contains("warning"), "{}", r1.ctx());
+}
+
+#[test]
+fn openmpi_launcher_inside_with_its_own_x_options_still_forwards() {
+    // Open MPI refuses -x together with mca_base_env_list: xpu-asm-run adds
+    // its variables as -x too, and says so.
+    let r1 = launcher_inside(OPENMPI, &["-x", "HOME"]);
+    r1.assert_status(0);
+    assert!(
+        r1.stderr().contains("added `-x LD_PRELOAD -x XPU_ASM_OUT"),
+        "{}",
+        r1.ctx()
+    );
+    assert_two_nodes(&r1, &r1.report());
+}
+
+#[test]
+fn hydra_launcher_inside_passes_everything_and_warns_when_told_not_to() {
+    let r1 = launcher_inside(HYDRA, &[]);
+    r1.assert_status(0);
+    assert_two_nodes(&r1, &r1.report());
+    assert!(!r1.stderr().contains("warning"), "{}", r1.ctx());
+    // -envnone: the remote ranks get nothing; said before the run.
+    let r2 = launcher_inside(HYDRA, &["-envnone"]);
+    let err = r2.stderr();
+    let warn = err
+        .find("warning: the command limits the variables mpiexec passes")
+        .unwrap_or_else(|| panic!("no warning\n{}", r2.ctx()));
+    assert!(
+        err[warn..].contains("xpu-asm-run -o DIR -- APP"),
+        "{}",
+        r2.ctx()
+    );
+    assert!(
+        r2.report()["processes"].as_array().unwrap().is_empty(),
+        "nothing reached the ranks\n{}",
+        r2.ctx()
+    );
+}
+
+#[test]
+fn same_host_and_pid_in_two_pid_namespaces_keep_two_records() {
+    let s = scratch();
+    // Each workload is pid 1 of its own PID namespace, on the same host.
+    let w1 = workload_args(&["imm:a:scale:3"]).join(" ");
+    let w2 = workload_args(&["imm:a:scale_v2:4"]).join(" ");
+    let line = format!("unshare --pid --fork {w1} & unshare --pid --fork {w2} & wait");
+    let mut cmd = command(&xpu_asm_run().display().to_string());
+    cmd.current_dir(&s.root)
+        .args(["--emulate", "pvc", "-o"])
+        .arg(&s.out)
+        .args(["--", "sh", "-c", &line]);
+    let r1 = run(cmd, &s.out);
+    r1.assert_status(0);
+    let r = r1.report();
+    let procs = r["processes"].as_array().cloned().unwrap_or_default();
+    assert_eq!(procs.len(), 2, "{}", r1.ctx());
+    assert!(
+        procs.iter().all(|p| p["pid"] == 1 && p["host"] == procs[0]["host"]),
+        "{}",
+        r1.ctx()
+    );
+    assert_ne!(procs[0]["dump_dir"], procs[1]["dump_dir"], "{}", r1.ctx());
+    let mut per: Vec<u64> = procs.iter().map(|p| p["launches"].as_u64().unwrap()).collect();
+    per.sort();
+    assert_eq!(per, [3, 4], "{}", r1.ctx());
+    let want: BTreeMap<String, (u64, u64)> =
+        [(SCALE.to_string(), (3, 3)), (SCALE_V2.to_string(), (4, 4))].into();
+    assert_eq!(kernels(&r1, &r), want, "{}", r1.ctx());
+    assert_eq!(records(&s.out).len(), 2);
+}
+
+#[test]
+fn installed_binary_finds_its_interposer_and_captures() {
+    let s = scratch();
+    let prefix = s.root.join("prefix");
+    let mut inst = Command::new("bash");
+    inst.arg(workspace_dir().join("scripts/install.sh"))
+        .arg("--prefix")
+        .arg(&prefix)
+        .arg("--built")
+        .arg(profile_dir());
+    let ri = run(inst, &prefix);
+    ri.assert_status(0);
+    let bin = prefix.join("bin/xpu-asm-run");
+    let lib = prefix.join("lib/libxpu_asm_interposer.so");
+    assert!(bin.is_file() && lib.is_file(), "{}", ri.ctx());
+    let mut cmd = command(&bin.display().to_string());
+    cmd.current_dir(&s.root)
+        .env_remove("XPU_ASM_INTERPOSER")
+        .args(["--emulate", "pvc", "-o"])
+        .arg(&s.out)
+        .arg("--")
+        .args(workload_args(&STEPS));
+    let r1 = run(cmd, &s.out);
+    r1.assert_status(0);
+    let r = r1.report();
+    let want: BTreeMap<String, (u64, u64)> =
+        [(SCALE.to_string(), (5, 5)), (SCALE_V2.to_string(), (3, 1))].into();
+    assert_eq!(kernels(&r1, &r), want, "{}", r1.ctx());
+    let run_json: Value =
+        serde_json::from_slice(&std::fs::read(s.out.join("run.json")).unwrap()).unwrap();
+    assert_eq!(
+        run_json["interposer"],
+        std::fs::canonicalize(&lib).unwrap().display().to_string()
+    );
+}
