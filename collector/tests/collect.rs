@@ -559,7 +559,7 @@ fn report_json_contract() {
     pvc_capture(t.path());
     run(t.path());
     let j = report_json(t.path());
-    assert_eq!(j["schema"], 1);
+    assert_eq!(j["schema"], 2);
     assert_eq!(j["command"], serde_json::json!(["./app", "--x"]));
     assert_eq!(j["exit"], serde_json::json!({"code": 0}));
     for key in ["processes", "kernels", "warnings"] {
@@ -573,6 +573,11 @@ fn report_json_contract() {
     assert_eq!(p["host"], "h");
     assert_eq!(p["launches"], 1115);
     assert_eq!(p["exit"], serde_json::json!({"code": 0}));
+    // Not a parallel job: no rank.
+    assert_eq!(
+        (&p["rank"], &p["local_rank"], &p["job_id"]),
+        (&Value::Null, &Value::Null, &Value::Null)
+    );
     let k = &j["kernels"][0];
     for key in [
         "name",
@@ -597,6 +602,8 @@ fn report_json_contract() {
     assert_eq!(k["reason"], Value::Null);
     assert_eq!(k["spill_bytes"], Value::Null);
     assert_eq!(k["pids"], serde_json::json!([100]));
+    assert_eq!(k["ranks"], serde_json::json!([]));
+    assert_eq!(k["launches_by_rank"], serde_json::json!([]));
     assert!(k["asm"].as_str().unwrap().starts_with("dumps/"));
     assert!(k.get("name_hex").is_none());
     // Paths are relative: nothing in the report names the temporary folder.

@@ -585,9 +585,10 @@ pub fn sha256_file(path: &Path) -> String {
     xpu_asm_record::hex(&Sha256::digest(&bytes))
 }
 
-/// The per-process IGC dump folder of `rec`: `out/dumps/<host>-<pid>`.
+/// The per-process IGC dump folder of `rec`, as its record names it:
+/// `out/dumps/<host>-<pid>-<token>`.
 pub fn dump_dir(out: &Path, rec: &ProcessRecord) -> PathBuf {
-    out.join(xpu_asm_record::dump_dir_name(&rec.host, rec.pid))
+    out.join(&rec.dump_dir)
 }
 
 /// The kernel each `.asm` file of `dir` is for, from its `//.kernel` line

@@ -319,9 +319,20 @@ fn dump_folder_names_every_launched_kernel(via: &str) {
     );
     assert_eq!(stdout_lines(&output).len(), 3);
     let rec = only_record(&s.out);
+    // Record and dump folder are named alike: host, pid, the process's token.
+    let stem = rec
+        .events_path
+        .file_stem()
+        .and_then(|s| s.to_str())
+        .unwrap_or_default()
+        .to_string();
+    assert!(
+        stem.starts_with(&format!("{}-{}-", rec.host, rec.pid)),
+        "record file {stem}"
+    );
     assert_eq!(
         rec.dump_dir,
-        xpu_asm_record::dump_dir_name(&rec.host, rec.pid),
+        format!("{}/{stem}", xpu_asm_record::DUMPS_DIR),
         "the record names another dump folder"
     );
     let dir = dump_dir(&s.out, &rec);
@@ -627,14 +638,21 @@ fn inert_output_and_status_identical() {
     assert_left_nothing(&s.out, &shown, &traced);
 }
 
-/// The pid in `IGC_DumpToCustomDir=.../<host>-<pid>` of `env`'s output.
-fn find_env_pid(lines: &BTreeSet<String>) -> u32 {
-    lines
+/// The pid and token in `IGC_DumpToCustomDir=.../<host>-<pid>-<token>` of
+/// `env`'s output; the token is 8 hex digits.
+fn find_env_pid(lines: &BTreeSet<String>) -> (u32, String) {
+    let v = lines
         .iter()
         .find_map(|l| l.strip_prefix("IGC_DumpToCustomDir="))
-        .and_then(|v| v.rsplit('-').next())
-        .and_then(|p| p.parse().ok())
-        .unwrap_or_else(|| panic!("env printed no IGC_DumpToCustomDir: {lines:?}"))
+        .unwrap_or_else(|| panic!("env printed no IGC_DumpToCustomDir: {lines:?}"));
+    let mut parts = v.rsplit('-');
+    let token = parts.next().unwrap_or_default().to_string();
+    let pid = parts.next().and_then(|p| p.parse().ok());
+    assert!(
+        token.len() == 8 && token.bytes().all(|b| b.is_ascii_hexdigit()),
+        "no token in {v}"
+    );
+    (pid.unwrap_or_else(|| panic!("no pid in {v}")), token)
 }
 
 /// The host name as the interposer writes it in file names.
@@ -670,13 +688,14 @@ fn inert_env_sees_only_its_own_environment() {
     want.insert(format!("{}={}", xpu_asm_record::OUT_ENV, s.out.display()));
     // The interposer's own variables, set at load for the driver and IGC
     // (README, "Environment set at load"), and nothing else.
-    let pid = find_env_pid(&got);
+    let (pid, token) = find_env_pid(&got);
     for (name, value) in xpu_asm_record::DUMP_ENV {
         let value = if name == "IGC_DumpToCustomDir" {
             format!(
-                "{}/{}",
+                "{}/{}/{}",
                 s.out.display(),
-                xpu_asm_record::dump_dir_name(&host(), pid)
+                xpu_asm_record::DUMPS_DIR,
+                xpu_asm_record::process_stem(&host(), pid, &token)
             )
         } else {
             value.to_string()

@@ -380,8 +380,9 @@ fn record_file_pids(out: &Path) -> Vec<u32> {
         .filter_map(|e| e.ok())
         .filter_map(|e| {
             let name = e.file_name().into_string().ok()?;
+            // <host>-<pid>-<token>
             let stem = name.strip_suffix(".events")?;
-            stem.rsplit('-').next()?.parse().ok()
+            stem.rsplit('-').nth(1)?.parse().ok()
         })
         .collect();
     pids.sort();

@@ -262,7 +262,7 @@ fn base_capture(s: &Scratch) -> Base {
     let recs = records(&s.out);
     assert_eq!(recs.len(), 1, "{}", describe(&shown, &output, &s.out));
     let r = &recs[0];
-    let dump_dir = rec::dump_dir_name(&r.host, r.pid);
+    let dump_dir = r.dump_dir.clone();
     let igc_hash = std::fs::read_dir(s.out.join(&dump_dir))
         .expect("the dump folder")
         .flatten()
