@@ -107,17 +107,30 @@ fn load() -> Option<Config> {
     let host = hostname();
     // SAFETY: getpid has no preconditions.
     let pid = unsafe { libc::getpid() } as u32;
-    let token = new_token();
-    let ours_rel = format!(
-        "{DUMPS_DIR}/{}",
-        xpu_asm_record::process_stem(&host, pid, &token)
-    );
-    let ours_abs = format!("{}/{ours_rel}", out.trim_end_matches('/'));
     // Variables a parent process of this run set are ours to replace; any
     // other value already there was set by the user and is kept.
     let owned_before: Vec<String> = getenv(OWNED_ENV)
         .map(|s| s.split(',').map(str::to_string).collect())
         .unwrap_or_default();
+    let dumps_prefix = format!("{}/{DUMPS_DIR}/", out.trim_end_matches('/'));
+    // After exec the process is the same (same pid): it keeps its token, so
+    // its dump folder stays the one it had before exec.
+    let token = owned_before
+        .iter()
+        .any(|o| o == "IGC_DumpToCustomDir")
+        .then(|| getenv("IGC_DumpToCustomDir"))
+        .flatten()
+        .and_then(|d| {
+            let stem = d.strip_prefix(&dumps_prefix)?;
+            let tok = stem.strip_prefix(&format!("{host}-{pid}-"))?;
+            (tok.len() == 8 && tok.bytes().all(|b| b.is_ascii_hexdigit())).then(|| tok.to_string())
+        })
+        .unwrap_or_else(new_token);
+    let ours_rel = format!(
+        "{DUMPS_DIR}/{}",
+        xpu_asm_record::process_stem(&host, pid, &token)
+    );
+    let ours_abs = format!("{}/{ours_rel}", out.trim_end_matches('/'));
     let mut owned = Vec::new();
     let mut env = Vec::new();
     for (name, default) in DUMP_ENV {
