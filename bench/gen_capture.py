@@ -9,7 +9,7 @@ kernel, with a header like IGC 1.0.12504's and a body of instruction lines.
 
     gen_capture.py DIR [--processes 10] [--modules 100] [--kernels 100]
                        [--body-lines 200] [--launched 1.0] [--spv-bytes 32768]
-                       [--no-dumps]
+                       [--no-dumps] [--job RANKS_PER_HOST]
 
 --modules is per process and --kernels per module: the defaults give 10
 processes, 1,000 modules and 100,000 .asm files. --launched is the fraction
@@ -18,6 +18,11 @@ were compiled, as IGC compiles every kernel of a module, but never used).
 
 --no-dumps writes the records only (the dumps of the same arguments are the
 same files, so a script can link them in from another folder).
+
+--job N makes the processes the ranks of one SPMD job (Open MPI's variables
+in each record's `job`), N ranks per host (hosts node000, node001, ...):
+every rank compiles and launches the same modules and kernels, and files are
+named as the interposer names them, with a per-process token.
 
 Deterministic: the same arguments give the same folder. Prints a summary line.
 """
@@ -118,6 +123,8 @@ def main():
     ap.add_argument("--spv-bytes", type=int, default=32768)
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--no-dumps", action="store_true", help="write the records only")
+    ap.add_argument("--job", type=int, default=0, metavar="RANKS_PER_HOST",
+                    help="the processes are the ranks of one job, this many per host")
     a = ap.parse_args()
 
     rng = random.Random(a.seed)
@@ -127,15 +134,24 @@ def main():
     n_asm = n_bytes = n_launched = 0
     for p in range(a.processes):
         pid = 40000 + p
-        dump_rel = f"dumps/{HOST}-{pid}"
+        host, stem = HOST, f"{HOST}-{pid}"
+        job = None
+        if a.job:
+            host = f"node{p // a.job:03d}"
+            stem = f"{host}-{pid}-{p:08x}"
+            job = {"launcher": "openmpi", "rank": p, "local_rank": p % a.job,
+                   "size": a.processes, "id": "openmpi:1"}
+        # The same program on every rank: the same modules and kernels.
+        q = 0 if a.job else p
+        dump_rel = f"dumps/{stem}"
         dump = os.path.join(a.dir, dump_rel)
         if not a.no_dumps:
             os.makedirs(dump, exist_ok=True)
         header = {
             "record": "xpu-asm", "version": VERSION, "type": "process", "pid": pid,
-            "ppid": 39999, "host": HOST, "exe": "/usr/bin/python3",
+            "ppid": 39999, "host": host, "exe": "/usr/bin/python3",
             "cmdline": ["python3", "train.py", f"--rank={p}"], "dump_dir": dump_rel,
-            "forked_from": None, "start_unix_ms": 1700000000000 + p,
+            "forked_from": None, "start_unix_ms": 1700000000000 + p, "job": job,
             "env": {
                 "IGC_ShaderDumpEnable": {"value": "1", "set_by": "xpu-asm"},
                 "IGC_DumpToCustomDir": {"value": dump_rel, "set_by": "xpu-asm"},
@@ -149,14 +165,14 @@ def main():
         for m in range(a.modules):
             mod_id = m + 1
             # The module's SPIR-V: magic, then bytes unique to this module.
-            seed = hashlib.sha256(f"{a.seed}/{p}/{m}".encode()).digest()
+            seed = hashlib.sha256(f"{a.seed}/{q}/{m}".encode()).digest()
             spv = struct.pack("<I", 0x07230203) + (seed * (a.spv_bytes // 32 + 1))[: a.spv_bytes - 4]
             sha = hashlib.sha256(spv).hexdigest()
             igc_hash = hashlib.sha1(spv).hexdigest()[:16]
             if not a.no_dumps:
                 with open(os.path.join(dump, f"OCL_asm{igc_hash}.spv"), "wb") as f:
                     f.write(spv)
-            names = [kernel_name(p, m, k) for k in range(a.kernels)]
+            names = [kernel_name(q, m, k) for k in range(a.kernels)]
             events.append(
                 '{"type":"module","id":%d,"format":"spirv","size":%d,"sha256":%s,'
                 '"build_flags":"","kernel_names":[%s]}'
@@ -180,7 +196,7 @@ def main():
                     counts.append((launches, launches))
                     n_launched += 1
         events.append('{"type":"exit","code":0}')
-        with open(os.path.join(records, f"{HOST}-{pid}.events"), "w") as f:
+        with open(os.path.join(records, f"{stem}.events"), "w") as f:
             f.write("\n".join(events) + "\n")
         head = bytearray(COUNTS_HEADER_LEN)
         head[:8] = COUNTS_MAGIC
@@ -190,7 +206,7 @@ def main():
         for l, ap_ in counts:
             # immediate, regular_appended, regular_launched, reserved
             slots += struct.pack("<QQQQ", 0, ap_, l, 0)
-        with open(os.path.join(records, f"{HOST}-{pid}.counts"), "wb") as f:
+        with open(os.path.join(records, f"{stem}.counts"), "wb") as f:
             f.write(bytes(head) + bytes(slots))
     print(f"gen_capture: {a.dir}: {a.processes} processes, {a.processes * a.modules} modules, "
           f"{n_asm} .asm files ({n_bytes / 1e6:.0f} MB), {n_launched} kernels launched")

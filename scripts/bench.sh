@@ -5,7 +5,7 @@
 #   scripts/bench.sh [--quick] [--only SECTIONS] [--keep]
 #
 #   --quick        fewer runs and launches (a smoke test, ~1.5 minutes)
-#   --only LIST    comma-separated subset of: launch,callgrind,core,collector
+#   --only LIST    comma-separated subset of: launch,callgrind,core,collector,mpi
 #   --keep         keep the work folder (printed at the start)
 #
 # Sections:
@@ -23,6 +23,12 @@
 #              kernels
 #   collector  `xpu-asm-run collect` on a synthetic capture of 100,000 .asm
 #              files (1,000 modules, 10 processes): time and peak memory
+#   mpi        32 ranks under Open MPI's mpirun, one xpu-asm-run per rank
+#              (the C workload of tests/, 1,000 launches each): the time from
+#              the job's end (the last rank's command ended) to report.json
+#              written, and to mpirun's exit; then `collect` on a synthetic
+#              capture of a 1,000-rank job (125 hosts, 100 kernels launched
+#              by every rank, 100,000 .asm files)
 #
 # A full run takes about 4 minutes on 2 cores, of which ~15 s generate the
 # synthetic capture (2.4 GB; reused on later runs in the same work folder).
@@ -36,7 +42,7 @@ set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 QUICK=0
-ONLY="launch,callgrind,core,collector"
+ONLY="launch,callgrind,core,collector,mpi"
 KEEP=0
 while [[ $# -gt 0 ]]; do
     case "$1" in
@@ -60,9 +66,9 @@ done
 want() { [[ ",$ONLY," == *",$1,"* ]]; }
 for s in ${ONLY//,/ }; do
     case "$s" in
-    launch | callgrind | core | collector) ;;
+    launch | callgrind | core | collector | mpi) ;;
     *)
-        echo "bench.sh: unknown section '$s' (launch, callgrind, core, collector)" >&2
+        echo "bench.sh: unknown section '$s' (launch, callgrind, core, collector, mpi)" >&2
         exit 2
         ;;
     esac
@@ -95,6 +101,8 @@ if [[ $QUICK == 1 ]]; then
     CG_LAUNCHES=5000
     COLLECT_RUNS=1
     GEN_ARGS=(--processes 10 --modules 10 --kernels 100)
+    MPI_RUNS=1
+    JOB_ARGS=(--processes 1000 --modules 1 --kernels 10 --job 8)
 else
     ROUNDS=${XPU_ASM_BENCH_ROUNDS:-31}
     IMM=200000
@@ -102,6 +110,8 @@ else
     CG_LAUNCHES=20000
     COLLECT_RUNS=3
     GEN_ARGS=(--processes 10 --modules 100 --kernels 100)
+    MPI_RUNS=5
+    JOB_ARGS=(--processes 1000 --modules 4 --kernels 25 --job 8)
 fi
 
 # ---- machine and build ---------------------------------------------------
@@ -111,8 +121,9 @@ pkgver() { dpkg-query -W -f='${Version}' "$1" 2>/dev/null || echo "?"; }
 log "work folder: $WORK"
 log "building (cargo build --release --workspace)"
 (cd "$ROOT" && cargo build --release --workspace --quiet)
-INTERPOSER="$ROOT/target/release/libxpu_asm_interposer.so"
-RUNNER="$ROOT/target/release/xpu-asm-run"
+TARGET=${CARGO_TARGET_DIR:-$ROOT/target}
+INTERPOSER="$TARGET/release/libxpu_asm_interposer.so"
+RUNNER="$TARGET/release/xpu-asm-run"
 [[ -f "$INTERPOSER" ]] || {
     echo "bench.sh: no $INTERPOSER after the build" >&2
     exit 1
@@ -394,6 +405,80 @@ EOF
     fi
 fi
 
+# ---- mpi: one xpu-asm-run per rank, and a 1,000-rank capture ----------------
+
+if want mpi; then
+    if ! command -v mpirun.openmpi >/dev/null; then
+        log "mpi: no mpirun.openmpi (scripts/install-deps.sh installs openmpi-bin)"
+        result mpi_skipped "no mpirun.openmpi"
+    else
+        gcc -std=c11 -O2 -o "$BIN/workload" "$ROOT/tests/workload/workload.c" -ldl -lpthread
+        (cd "$BIN" && ocloc compile -file "$ROOT/tests/workload/kernels_a.cl" -spv_only \
+            -device pvc -output kernels_a -output_no_suffix -q >/dev/null)
+        MPIW="$WORK/mpi"
+        for ((r = 0; r < MPI_RUNS; r++)); do
+            rm -rf "$MPIW"
+            mkdir -p "$MPIW/ends"
+            log "mpi: 32 ranks, one xpu-asm-run each (run $((r + 1))/$MPI_RUNS)"
+            # Each rank's command notes when it ended; the job ends with the last.
+            OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 \
+                mpirun.openmpi --oversubscribe -np 32 "$RUNNER" --emulate pvc -q -o "$MPIW/cap" -- \
+                sh -c "'$BIN/workload' --via ddi --module a='$BIN/kernels_a.spv' imm:a:scale:1000 >/dev/null &&
+                       date +%s.%N >'$MPIW/ends/'\$OMPI_COMM_WORLD_RANK" ||
+                log "mpi: mpirun failed (status $?)"
+            date +%s.%N >"$MPIW/mpirun-end"
+            python3 - "$MPIW" "$r" >>"$RESULTS" <<'EOF'
+import json, os, sys
+w, r = sys.argv[1], sys.argv[2]
+ends = [float(open(os.path.join(w, "ends", f)).read()) for f in os.listdir(os.path.join(w, "ends"))]
+rep = os.path.join(w, "cap", "report.json")
+job_end = max(ends)
+print(f"mpi_{r}_ranks_ended={len(ends)}")
+print(f"mpi_{r}_to_report_s={os.stat(rep).st_mtime_ns / 1e9 - job_end:.3f}")
+print(f"mpi_{r}_to_exit_s={float(open(os.path.join(w, 'mpirun-end')).read()) - job_end:.3f}")
+t = json.load(open(rep))["totals"]
+print(f"mpi_{r}_launches={t['launches']}")
+EOF
+        done
+        JOBGEN="$WORK/capture-job"
+        STAMP="$JOBGEN/.generated$(printf '_%s' "${JOB_ARGS[@]}")"
+        if [[ ! -f "$STAMP" ]]; then
+            rm -rf "$JOBGEN"
+            log "mpi: generating the synthetic 1,000-rank capture (${JOB_ARGS[*]})"
+            python3 "$ROOT/bench/gen_capture.py" "$JOBGEN" "${JOB_ARGS[@]}" >&2
+            touch "$STAMP"
+        fi
+        result job_asm_files "$(find "$JOBGEN/dumps" -name '*.asm' | wc -l)"
+        for ((r = 0; r < COLLECT_RUNS; r++)); do
+            run="$WORK/collect-job"
+            rm -rf "$run"
+            cp -al "$JOBGEN" "$run"
+            rm -f "$run"/.generated-*
+            sync
+            log "mpi: collect the 1,000-rank capture (run $((r + 1))/$COLLECT_RUNS)"
+            /usr/bin/time -f "%e %M" -o "$WORK/time.txt" "$RUNNER" collect --quiet "$run" ||
+                log "mpi: collect failed (status $?)"
+            read -r secs kib <"$WORK/time.txt"
+            result "job_${r}_wall_s" "$secs"
+            result "job_${r}_maxrss_kib" "$kib"
+            result "job_${r}_processes" "$(python3 -c 'import json,sys; print(len(json.load(open(sys.argv[1]))["processes"]))' "$run/report.json")"
+        done
+        rm -rf "$WORK/collect-job" "$MPIW"
+        python3 - "$RESULTS" >>"$RESULTS" <<'EOF'
+import statistics, sys
+res = dict(l.rstrip("\n").split("=", 1) for l in open(sys.argv[1]) if "=" in l)
+for pre, keys in (("mpi", ("to_report_s", "to_exit_s")), ("job", ("wall_s", "maxrss_kib"))):
+    for k in keys:
+        vals = [float(v) for key, v in res.items() if key.startswith(pre + "_") and key.endswith("_" + k)
+                and key.split("_")[1].isdigit()]
+        if vals:
+            print(f"{pre}_{k}={statistics.median(vals):g}")
+            print(f"{pre}_{k}_lo={min(vals):g}")
+            print(f"{pre}_{k}_hi={max(vals):g}")
+EOF
+    fi
+fi
+
 # ---- summary ---------------------------------------------------------------
 
 python3 - "$RESULTS" "$(nproc)" "$CPU" "$(date -u '+%Y-%m-%d %H:%M UTC')" \
@@ -521,6 +606,20 @@ if "col_asm_files" in res or "col_skipped" in res:
             print(f"   {label:<20} {f(f'col_{cfg}_wall_s', '{:.2f}'):>8} {f(f'col_{cfg}_wall_s_lo', '{:.2f}') + '-' + f(f'col_{cfg}_wall_s_hi', '{:.2f}'):>14} "
                   f"{f(f'col_{cfg}_user_s', '{:.2f}'):>7} {f(f'col_{cfg}_sys_s', '{:.2f}'):>7} {rss:>13.0f} {g(f'col_{cfg}_0_matched'):>8}")
 
+if "mpi_to_report_s" in res or "mpi_skipped" in res:
+    print()
+    print("6. MPI: 32 ranks under mpirun.openmpi, one xpu-asm-run per rank (1,000 launches each)")
+    if "mpi_skipped" in res:
+        print(f"   skipped: {g('mpi_skipped')}")
+    else:
+        print(f"   from the job's end (last rank's command ended) to report.json written: "
+              f"{f('mpi_to_report_s', '{:.2f}')} s [{f('mpi_to_report_s_lo', '{:.2f}')}-{f('mpi_to_report_s_hi', '{:.2f}')}];")
+        print(f"   to mpirun's exit: {f('mpi_to_exit_s', '{:.2f}')} s [{f('mpi_to_exit_s_lo', '{:.2f}')}-{f('mpi_to_exit_s_hi', '{:.2f}')}]"
+              f" (median [min-max]); launches counted: {g('mpi_0_launches')}")
+        print(f"   collect of a 1,000-rank capture ({g('job_0_processes')} processes, {g('job_asm_files')} .asm files): "
+              f"{f('job_wall_s', '{:.2f}')} s [{f('job_wall_s_lo', '{:.2f}')}-{f('job_wall_s_hi', '{:.2f}')}], "
+              f"{float(res.get('job_maxrss_kib', 0)) / 1024:.0f} MiB peak")
+
 print()
 print("Targets")
 def verdict_noisy(name, key, limit, unit):
@@ -552,6 +651,8 @@ if "col_all_wall_s" in res:
     verdict(f"collect {nasm} .asm files, all launched (s)", res["col_all_wall_s"], 3, "s")
 if "col_tenth_wall_s" in res:
     verdict(f"collect {nasm} .asm files, a tenth launched (s)", res["col_tenth_wall_s"], 3, "s")
+if "job_wall_s" in res:
+    verdict("collect a 1,000-rank capture (s)", res["job_wall_s"], 3, "s")
 print("\n".join(verdicts) if verdicts else "  (no section run)")
 print()
 EOF

@@ -66,16 +66,15 @@ fn kind(cmd0: &OsStr) -> Option<Kind> {
     match name.as_str() {
         "srun" => Some(Kind::Srun),
         "mpirun" | "mpiexec" | "orterun" | "mpirun.openmpi" | "mpiexec.openmpi" | "prterun"
-        | "mpiexec.hydra" | "mpirun.mpich" | "mpiexec.mpich" => Some(if is("openmpi")
-            || is("orterun")
-            || is("prterun")
-        {
-            Kind::OpenMpi
-        } else if is("hydra") || is("mpich") {
-            Kind::Hydra
-        } else {
-            Kind::Unknown
-        }),
+        | "mpiexec.hydra" | "mpirun.mpich" | "mpiexec.mpich" => {
+            Some(if is("openmpi") || is("orterun") || is("prterun") {
+                Kind::OpenMpi
+            } else if is("hydra") || is("mpich") {
+                Kind::Hydra
+            } else {
+                Kind::Unknown
+            })
+        }
         _ => None,
     }
 }
@@ -175,7 +174,8 @@ pub fn plan(
                 let a = a.to_string_lossy();
                 a.strip_prefix("--export=")
                     .is_some_and(|v| !v.split(',').any(|e| e == "ALL"))
-            }) || env("SLURM_EXPORT_ENV").is_some_and(|v| !v.split(',').any(|e| e == "ALL"));
+            }) || env("SLURM_EXPORT_ENV")
+                .is_some_and(|v| !v.split(',').any(|e| e == "ALL"));
             if limited {
                 Plan::Warn(format!(
                     "srun --export does not pass the whole environment; add ALL or {} to it, or \
@@ -237,7 +237,10 @@ mod tests {
     fn open_mpi_forwards_our_variables() {
         assert_eq!(
             plan(&os(&["mpirun.openmpi", "-H", "a,b", "app"]), &ours(), none),
-            Plan::Env(vec![(OMPI_ENV_LIST.into(), "LD_PRELOAD;XPU_ASM_OUT".into())])
+            Plan::Env(vec![(
+                OMPI_ENV_LIST.into(),
+                "LD_PRELOAD;XPU_ASM_OUT".into()
+            )])
         );
         match plan(&os(&["mpirun.openmpi", "-x", "FOO", "app"]), &ours(), none) {
             Plan::Args(cmd, note) => {
@@ -287,7 +290,11 @@ mod tests {
     #[test]
     fn hydra_and_srun_warn_only_when_the_environment_is_limited() {
         assert_eq!(
-            plan(&os(&["mpiexec.hydra", "-hosts", "a,b", "app"]), &ours(), none),
+            plan(
+                &os(&["mpiexec.hydra", "-hosts", "a,b", "app"]),
+                &ours(),
+                none
+            ),
             Plan::Nothing
         );
         match plan(&os(&["mpiexec.hydra", "-envnone", "app"]), &ours(), none) {

@@ -451,11 +451,13 @@ pub fn fill_ranks(
         k.ranks = per.keys().copied().collect();
         k.launches_by_rank = per
             .iter()
-            .map(|(&rank, &(launches, appended))| crate::report::RankLaunches {
-                rank,
-                launches,
-                appended,
-            })
+            .map(
+                |(&rank, &(launches, appended))| crate::report::RankLaunches {
+                    rank,
+                    launches,
+                    appended,
+                },
+            )
             .collect();
     }
 }
@@ -525,7 +527,10 @@ mod tests {
             .unwrap()
             .to_string();
         assert!(e.contains("another job (openmpi job openmpi:7"), "{e}");
-        let again = join(Some(&dir), false, &ranks[1]).err().unwrap().to_string();
+        let again = join(Some(&dir), false, &ranks[1])
+            .err()
+            .unwrap()
+            .to_string();
         assert!(again.contains("already holds rank 1"), "{again}");
     }
 

@@ -6,7 +6,10 @@
 //!
 //! * `run.json`: the command and how it ended ([`launch::RunInfo`]);
 //! * `records/`: what the interposer recorded per process;
-//! * `dumps/<host>-<pid>/`: IGC's dumps per process;
+//! * `dumps/<host>-<pid>-<token>/`: IGC's dumps per process;
+//! * `job.json`, `instances/`: the parallel job whose ranks share the
+//!   folder, one file per rank ([`job`]); `merged.json`: the captures
+//!   [`merge`] brought together;
 //! * `report.json`: the report ([`report::Report`], schema [`report::SCHEMA`]);
 //! * `asm/`: a readable copy of each launched kernel's ISA;
 //! * `collect.json`: facts the first collection read from dump files it then
@@ -656,7 +659,9 @@ fn process_entries(
         .zip(locations.iter().zip(folders))
         .map(|(r, (loc, f))| {
             let from_wait = run
-                .filter(|ri| ri.pid == Some(r.pid) && ri.host.as_ref().map_or(true, |h| *h == r.host))
+                .filter(|ri| {
+                    ri.pid == Some(r.pid) && ri.host.as_ref().map_or(true, |h| *h == r.host)
+                })
                 .and_then(|ri| ri.exit)
                 .or_else(|| {
                     waited

@@ -6,9 +6,9 @@ use std::path::Path;
 use std::sync::Arc;
 use xpu_asm_collector::cli::{Cli, ReportArgs, Sub};
 use xpu_asm_collector::launch::{self, LaunchError, RunInfo};
-use xpu_asm_collector::{forward, job};
-use xpu_asm_collector::report::{self, Report, TableStyle};
+use xpu_asm_collector::report::{self, Exit, Report, TableStyle};
 use xpu_asm_collector::{collect, CollectError, Options};
+use xpu_asm_collector::{forward, job};
 
 /// Warnings printed on stderr; the rest are in report.json.
 const MAX_WARNINGS_SHOWN: usize = 20;
@@ -241,7 +241,20 @@ fn cmd_run(a: &xpu_asm_collector::cli::RunArgs) -> Result<i32, LaunchError> {
                 info.state = "not-started".into();
                 info.error = Some(e.to_string());
                 info.ended_unix = Some(launch::unix_now());
+                if joined.is_some() {
+                    // The job's status says a rank could not start.
+                    info.exit = Some(Exit::Code(e.exit_code()));
+                }
                 let _ = save(&info);
+            }
+            // The last rank to end collects, even one that never started.
+            if let Some(j) = &joined {
+                if job::after_end(&dir, j.rank.size) == job::AfterEnd::Collect {
+                    eprintln!("xpu-asm-run: {e}");
+                    let _ = job::write_job_run_info(&dir, &info);
+                    collect_and_print(&dir, &a.report);
+                    return Ok(e.exit_code());
+                }
             }
             return Err(e);
         }
@@ -289,15 +302,20 @@ fn cmd_run(a: &xpu_asm_collector::cli::RunArgs) -> Result<i32, LaunchError> {
             dir.display()
         );
     }
-    let res = collect(&dir, &options(args));
+    collect_and_print(&dir, args);
+    Ok(exit.status())
+}
+
+/// Collects `dir` after a run and prints the report (errors on stderr).
+fn collect_and_print(dir: &Path, args: &ReportArgs) {
+    let res = collect(dir, &options(args));
     clear_progress(args);
     match res {
         Ok(r) => {
-            print_report(&dir, &r, args);
+            print_report(dir, &r, args);
             // The process exits next: freeing a large report only takes time.
             std::mem::forget(r);
         }
         Err(e) => eprintln!("xpu-asm-run: {e}"),
     }
-    Ok(exit.status())
 }

@@ -53,13 +53,18 @@ fn put(src: &Path, dest: &Path) -> Result<(), MergeError> {
     if std::fs::hard_link(src, dest).is_ok() {
         return Ok(());
     }
-    std::fs::copy(src, dest)
-        .map(|_| ())
-        .map_err(|e| err(format!("cannot copy {} to {}: {e}", src.display(), dest.display())))
+    std::fs::copy(src, dest).map(|_| ()).map_err(|e| {
+        err(format!(
+            "cannot copy {} to {}: {e}",
+            src.display(),
+            dest.display()
+        ))
+    })
 }
 
 fn copy_tree(src: &Path, dest: &Path) -> Result<(), MergeError> {
-    std::fs::create_dir_all(dest).map_err(|e| err(format!("cannot create {}: {e}", dest.display())))?;
+    std::fs::create_dir_all(dest)
+        .map_err(|e| err(format!("cannot create {}: {e}", dest.display())))?;
     for e in walkdir::WalkDir::new(src).min_depth(1) {
         let e = e.map_err(|e| err(format!("cannot read {}: {e}", src.display())))?;
         let rel = e.path().strip_prefix(src).unwrap_or(e.path());
@@ -105,7 +110,10 @@ fn rewrite_dump_dir(events: &[u8], new_dir: &str) -> Option<Vec<u8>> {
 }
 
 fn header_dump_dir(events: &[u8]) -> Option<String> {
-    let end = events.iter().position(|b| *b == b'\n').unwrap_or(events.len());
+    let end = events
+        .iter()
+        .position(|b| *b == b'\n')
+        .unwrap_or(events.len());
     let header: Value = serde_json::from_slice(&events[..end]).ok()?;
     Some(header.get("dump_dir")?.as_str()?.to_string())
 }
@@ -113,7 +121,9 @@ fn header_dump_dir(events: &[u8]) -> Option<String> {
 /// Merges `inputs` into the new capture folder `out`.
 pub fn merge(out: &Path, inputs: &[PathBuf]) -> Result<Merged, MergeError> {
     if inputs.is_empty() {
-        return Err(err("give the capture folders to merge: merge -o OUT DIR..."));
+        return Err(err(
+            "give the capture folders to merge: merge -o OUT DIR...",
+        ));
     }
     for i in inputs {
         if !i.is_dir() {
@@ -143,7 +153,8 @@ pub fn merge(out: &Path, inputs: &[PathBuf]) -> Result<Merged, MergeError> {
         out.join(INSTANCES_DIR),
     );
     for d in [&records_out, &dumps_out, &inst_out] {
-        std::fs::create_dir_all(d).map_err(|e| err(format!("cannot create {}: {e}", d.display())))?;
+        std::fs::create_dir_all(d)
+            .map_err(|e| err(format!("cannot create {}: {e}", d.display())))?;
     }
 
     let mut merged = Merged {
@@ -184,9 +195,10 @@ pub fn merge(out: &Path, inputs: &[PathBuf]) -> Result<Merged, MergeError> {
                         continue;
                     }
                     to = free_name(&dumps_out, &name, "", n);
-                    merged
-                        .renamed
-                        .push(format!("{}/{DUMPS_DIR}/{name} -> {DUMPS_DIR}/{to}", input.display()));
+                    merged.renamed.push(format!(
+                        "{}/{DUMPS_DIR}/{name} -> {DUMPS_DIR}/{to}",
+                        input.display()
+                    ));
                 }
                 copy_tree(&src, &dumps_out.join(&to))?;
                 info.dump_folders += 1;
@@ -306,7 +318,10 @@ pub fn merge(out: &Path, inputs: &[PathBuf]) -> Result<Merged, MergeError> {
     let first = merged.inputs.iter().find_map(|i| i.run.clone());
     let run = RunInfo {
         schema: 1,
-        command: first.as_ref().map(|r| r.command.clone()).unwrap_or_default(),
+        command: first
+            .as_ref()
+            .map(|r| r.command.clone())
+            .unwrap_or_default(),
         cwd: first.as_ref().map(|r| r.cwd.clone()).unwrap_or_default(),
         interposer: first
             .as_ref()

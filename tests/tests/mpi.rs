@@ -296,7 +296,10 @@ fn per_rank_job(l: &str) {
     let r = r1.report();
     assert_ranks_launched(&r1, &r, 4);
     assert_one_table(&r1, "0-3");
-    let h = r["processes"][0]["host"].as_str().unwrap_or("?").to_string();
+    let h = r["processes"][0]["host"]
+        .as_str()
+        .unwrap_or("?")
+        .to_string();
     assert_eq!(
         process_ranks(&r),
         (0..4).map(|i| (i, h.clone())).collect::<Vec<_>>(),
@@ -442,7 +445,12 @@ fn assert_two_nodes(run: &Run, r: &Value) {
         .flatten()
         .filter_map(|p| p["local_rank"].as_u64())
         .collect();
-    assert_eq!(local.iter().filter(|l| **l == 0).count(), 2, "{}", run.ctx());
+    assert_eq!(
+        local.iter().filter(|l| **l == 0).count(),
+        2,
+        "{}",
+        run.ctx()
+    );
 }
 
 fn two_nodes_shared_folder(l: &str) {
@@ -492,7 +500,8 @@ fn node_local_folders_are_merged_into_one_report() {
     assert_two_nodes(&r1, &r);
     assert_one_table(&r1, "0-3");
     assert!(
-        r1.stderr().contains("merged 2 captures (4 process records)"),
+        r1.stderr()
+            .contains("merged 2 captures (4 process records)"),
         "{}",
         r1.ctx()
     );
@@ -589,12 +598,17 @@ fn same_host_and_pid_in_two_pid_namespaces_keep_two_records() {
     let procs = r["processes"].as_array().cloned().unwrap_or_default();
     assert_eq!(procs.len(), 2, "{}", r1.ctx());
     assert!(
-        procs.iter().all(|p| p["pid"] == 1 && p["host"] == procs[0]["host"]),
+        procs
+            .iter()
+            .all(|p| p["pid"] == 1 && p["host"] == procs[0]["host"]),
         "{}",
         r1.ctx()
     );
     assert_ne!(procs[0]["dump_dir"], procs[1]["dump_dir"], "{}", r1.ctx());
-    let mut per: Vec<u64> = procs.iter().map(|p| p["launches"].as_u64().unwrap()).collect();
+    let mut per: Vec<u64> = procs
+        .iter()
+        .map(|p| p["launches"].as_u64().unwrap())
+        .collect();
     per.sort();
     assert_eq!(per, [3, 4], "{}", r1.ctx());
     let want: BTreeMap<String, (u64, u64)> =
