@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs the real Intel GPU software stack that xpu-asm's tests run against
 # (Level Zero loader, NEO driver with ocloc, IGC and its tools) and the MPI
-# launchers the cluster tests use (Open MPI, MPICH); see docs/real-stack.md. Idempotent: does nothing when everything is installed.
+# launchers the cluster tests use (Open MPI, MPICH); see docs/real-stack.md.
+# Idempotent: does nothing when everything is installed.
 #
 #   scripts/install-deps.sh          the stack
 #   scripts/install-deps.sh --bench  the stack and valgrind (for benchmarks)
