@@ -18,6 +18,10 @@ use std::path::PathBuf;
 /// The capture folder keeps report.json, a copy of each launched kernel's
 /// ISA under asm/, the records and the dumps; `xpu-asm-run collect DIR`
 /// reports on it again.
+///
+/// Started by a job launcher as one instance per rank (`mpirun -np N
+/// xpu-asm-run -o DIR -- app`, also mpiexec, srun), the instances share DIR
+/// and the last rank to end prints the one report of every rank.
 #[derive(Debug, Parser)]
 #[command(
     name = "xpu-asm-run",
@@ -83,7 +87,8 @@ pub struct RunArgs {
     ///
     /// It must not exist, or be empty. An earlier capture (a folder with
     /// records/, run.json or report.json) is reused only with --force; any other
-    /// non-empty folder is refused.
+    /// non-empty folder is refused. One instance per rank of a parallel job:
+    /// required, the same for every rank (on a filesystem all hosts share).
     #[arg(short, long, value_name = "DIR")]
     pub out: Option<PathBuf>,
 
