@@ -440,6 +440,32 @@ mod tests {
         // The third input (the first again) added nothing.
         assert_eq!(std::fs::read_dir(out.join("records")).unwrap().count(), 4);
         assert_eq!(m.inputs[2].records, 0);
+        // What the inputs' collections saved follows the renamed folders.
+        let t2 = tempfile::tempdir().unwrap();
+        let (c, d, out2) = (
+            t2.path().join("c"),
+            t2.path().join("d"),
+            t2.path().join("o"),
+        );
+        capture(&c, "h-1", "first");
+        capture(&d, "h-1", "second");
+        std::fs::write(
+            d.join(STATE_FILE),
+            r#"{"schema":1,"dumps_before":{"bytes":1000,"files":7},"final_binary":{"dumps/h-1/x.asm":true}}"#,
+        )
+        .unwrap();
+        merge(&out2, &[c, d]).unwrap();
+        let state: Value =
+            serde_json::from_slice(&std::fs::read(out2.join(STATE_FILE)).unwrap()).unwrap();
+        assert_eq!(
+            state["final_binary"],
+            serde_json::json!({"dumps/h-1~2/x.asm": true})
+        );
+        // c was never collected: its dumps as they are (one 5-byte file).
+        assert_eq!(
+            state["dumps_before"],
+            serde_json::json!({"bytes": 1005, "files": 8})
+        );
         // The output is new, never overwritten.
         assert!(merge(&out, &[a]).unwrap_err().0.contains("not empty"));
         assert!(merge(&t.path().join("o2"), &[t.path().join("none")])
