@@ -14,12 +14,15 @@
 //!   later `collect` reports the same.
 
 pub mod cli;
+pub mod diff;
 pub mod dumps;
+pub mod isa;
 pub mod launch;
 pub mod matching;
 pub mod names;
 mod par;
 pub mod report;
+pub mod show;
 
 use dumps::{DumpFolder, Usage};
 use matching::{ProcessInput, Status};
@@ -411,8 +414,12 @@ pub fn collect(dir: &Path, opts: &Options) -> Result<Report, CollectError> {
             // What is no longer needed goes while the links are made.
             drop((folders, recs));
 
+            // Source lines and mix: each launched kernel's chosen file read whole.
             let mut kernels: Vec<KernelEntry> = par::map(&order, |&i| {
-                KernelEntry::from_match_demangled(0, &matching.launched[i], demangled[i].clone())
+                let k = &matching.launched[i];
+                let mut e = KernelEntry::from_match_demangled(0, k, demangled[i].clone());
+                e.set_isa(k.chosen_file().map(|a| a.path.as_path()));
+                e
             });
             for (r, k) in kernels.iter_mut().enumerate() {
                 k.rank = r + 1;

@@ -6,7 +6,7 @@ use crate::names;
 use serde::{Deserialize, Serialize};
 
 /// Version of `report.json`; bumped on any incompatible change.
-pub const SCHEMA: u32 = 1;
+pub const SCHEMA: u32 = 2;
 
 /// How a command or process ended: `{"code": n}` or `{"signal": n}`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -134,6 +134,11 @@ pub struct KernelEntry {
     pub ra_type: Option<String>,
     pub spill_grf_refs: Option<u64>,
     pub private_memory_bytes: Option<u64>,
+    /// Source lines and their instructions; null without line information
+    /// (or for a kernel not launched).
+    pub source: Option<crate::isa::source::Source>,
+    /// Instructions by class; null for a kernel not launched.
+    pub mix: Option<crate::isa::mix::Mix>,
 }
 
 impl KernelEntry {
@@ -176,6 +181,17 @@ impl KernelEntry {
             ra_type: h.and_then(|h| h.ra_type.clone()),
             spill_grf_refs: h.and_then(|h| h.spill_grf_refs),
             private_memory_bytes: h.and_then(|h| h.private_memory_bytes),
+            source: None,
+            mix: None,
+        }
+    }
+
+    /// Fills `source` and `mix` from the ISA file at `path` (left null when
+    /// there is none or it cannot be read).
+    pub fn set_isa(&mut self, path: Option<&std::path::Path>) {
+        if let Some(a) = path.and_then(|p| crate::isa::analyze_file(p).ok().flatten()) {
+            self.source = a.source;
+            self.mix = Some(a.mix);
         }
     }
 
