@@ -22,7 +22,7 @@ use std::path::PathBuf;
 #[command(
     name = "xpu-asm-run",
     version,
-    override_usage = "xpu-asm-run [OPTIONS] -- <COMMAND>...\n       xpu-asm-run collect [OPTIONS] <DIR>",
+    override_usage = "xpu-asm-run [OPTIONS] -- <COMMAND>...\n       xpu-asm-run collect [OPTIONS] <DIR>\n       xpu-asm-run show [OPTIONS] <DIR> <KERNEL>\n       xpu-asm-run diff [OPTIONS] <A> <B> [KERNEL]",
     args_conflicts_with_subcommands = true,
     subcommand_negates_reqs = true,
     disable_help_subcommand = true,
@@ -32,6 +32,8 @@ Examples:
   xpu-asm-run -o run1 -- python train.py
   xpu-asm-run --emulate pvc -o pvc-isa -- ./my_sycl_app
   xpu-asm-run collect run1 --filter gemm --json
+  xpu-asm-run show run1 gemm --lines
+  xpu-asm-run diff before after --fail-on spill,instructions+5%
 
 Exit status: the command's (128+N when signal N ended it); 127 when the
 command cannot be started (126 when it is not executable); 2 when
@@ -50,6 +52,91 @@ pub enum Sub {
     /// Match and report again on an existing capture folder, without running
     /// anything.
     Collect(CollectArgs),
+    Show(ShowArgs),
+    Diff(DiffArgs),
+}
+
+/// When to colour the output.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+pub enum Color {
+    /// On a terminal, unless NO_COLOR is set
+    #[default]
+    Auto,
+    Always,
+    Never,
+}
+
+/// One kernel of a capture: its header figures, instruction mix and ISA,
+/// interleaved with its source lines when it was built with line
+/// information (-g), like `objdump -S`.
+#[derive(Debug, Args)]
+pub struct ShowArgs {
+    /// The capture folder (with its report.json)
+    pub dir: PathBuf,
+
+    /// The kernel: its rank number in the report, its exact or demangled
+    /// name, or a regular expression (several matches are listed)
+    pub kernel: String,
+
+    /// Print only the kernel's source lines, ranked by the instructions
+    /// each produced
+    #[arg(long)]
+    pub lines: bool,
+
+    /// When to colour the output
+    #[arg(long, value_enum, value_name = "WHEN", default_value_t = Color::Auto)]
+    pub color: Color,
+}
+
+/// Two captures side by side: per kernel (paired by name), launches, SIMD,
+/// GRF, instructions, spill bytes and instruction mix; by default only the
+/// kernels that changed, and those in one capture only.
+///
+/// With KERNEL: a unified diff of that kernel's ISA in A and in B, comments
+/// removed.
+///
+/// Exit status: 0; 1 when a --fail-on condition holds; 2 on error.
+#[derive(Debug, Args)]
+pub struct DiffArgs {
+    /// The first capture folder (the baseline)
+    pub a: PathBuf,
+
+    /// The second capture folder
+    pub b: PathBuf,
+
+    /// A kernel (rank number in A, exact or demangled name, or regular
+    /// expression): show the unified diff of its two ISA texts
+    pub kernel: Option<String>,
+
+    /// List every kernel, the unchanged ones too
+    #[arg(long)]
+    pub all: bool,
+
+    /// Print the comparison as JSON
+    #[arg(long, conflicts_with = "kernel")]
+    pub json: bool,
+
+    /// Exit with 1 when a condition holds for a kernel, e.g.
+    /// `spill,instructions+5%`. Conditions: `spill` (a kernel starts
+    /// spilling or spills more), `any` (any change), `missing` (a kernel of
+    /// A is not in B), `new` (a kernel of B is not in A), `FIELD+N` and
+    /// `FIELD+N%` (FIELD grows by more than N, or N percent; FIELD is
+    /// launches, simd, grf, instructions, spill_bytes or mix.CLASS)
+    #[arg(long, value_name = "CONDITIONS", value_parser = parse_fail_on, conflicts_with = "kernel")]
+    pub fail_on: Option<crate::diff::FailOn>,
+
+    /// With KERNEL: rename registers in order of first use, to hide a
+    /// different register allocation
+    #[arg(long, requires = "kernel")]
+    pub normalize_regs: bool,
+
+    /// When to colour the output
+    #[arg(long, value_enum, value_name = "WHEN", default_value_t = Color::Auto)]
+    pub color: Color,
+}
+
+fn parse_fail_on(s: &str) -> Result<crate::diff::FailOn, String> {
+    crate::diff::parse_conditions(s).map(crate::diff::FailOn)
 }
 
 #[derive(Debug, Args)]

@@ -114,10 +114,7 @@ mod tests {
 
     #[test]
     fn lines_are_told_apart() {
-        assert_eq!(
-            classify("// File: /tmp/a b.cl"),
-            Line::File("/tmp/a b.cl")
-        );
+        assert_eq!(classify("// File: /tmp/a b.cl"), Line::File("/tmp/a b.cl"));
         assert_eq!(
             classify("// Line 12:  x[i] = x[i] * 2.0f;"),
             Line::Source {
@@ -126,7 +123,10 @@ mod tests {
             }
         );
         assert_eq!(classify("_0_016:"), Line::Label("_0_016"));
-        assert_eq!(classify("per_thread_prolog:"), Line::Label("per_thread_prolog"));
+        assert_eq!(
+            classify("per_thread_prolog:"),
+            Line::Label("per_thread_prolog")
+        );
         assert_eq!(classify("// _main:"), Line::Other);
         assert_eq!(classify("//.kernel scale"), Line::Other);
         assert_eq!(classify("// Line x: y"), Line::Other);
