@@ -263,13 +263,45 @@ mod tests {
                 assert!(a.report.all);
                 assert_eq!(a.report.keep, Keep::Launched);
             }
-            None => panic!("collect not parsed"),
+            other => panic!("collect not parsed: {other:?}"),
         }
 
         // A command named `collect` runs after `--`.
         let c = parse(&["--", "collect", "d"]).unwrap();
         assert!(c.sub.is_none());
         assert_eq!(c.run.command, ["collect", "d"]);
+    }
+
+    #[test]
+    fn show_and_diff_parse() {
+        let c = parse(&["show", "d", "7", "--lines", "--color", "always"]).unwrap();
+        match c.sub {
+            Some(Sub::Show(a)) => {
+                assert_eq!((a.dir, a.kernel.as_str()), (PathBuf::from("d"), "7"));
+                assert!(a.lines);
+                assert_eq!(a.color, Color::Always);
+            }
+            other => panic!("show not parsed: {other:?}"),
+        }
+        let c = parse(&["diff", "a", "b", "--json", "--fail-on", "spill,grf+0"]).unwrap();
+        match c.sub {
+            Some(Sub::Diff(a)) => {
+                assert_eq!((a.a, a.b, a.kernel), ("a".into(), "b".into(), None));
+                assert!(a.json && !a.all);
+                assert_eq!(a.fail_on.map(|f| f.0.len()), Some(2));
+            }
+            other => panic!("diff not parsed: {other:?}"),
+        }
+        let c = parse(&["diff", "a", "b", "scale", "--normalize-regs"]).unwrap();
+        assert!(matches!(c.sub, Some(Sub::Diff(a)) if a.kernel.as_deref() == Some("scale") && a.normalize_regs));
+        // --normalize-regs needs KERNEL; --json and --fail-on do not go with it.
+        assert!(parse(&["diff", "a", "b", "--normalize-regs"]).is_err());
+        assert!(parse(&["diff", "a", "b", "k", "--json"]).is_err());
+        assert!(parse(&["diff", "a", "b", "k", "--fail-on", "spill"]).is_err());
+        let e = parse(&["diff", "a", "b", "--fail-on", "instrs+5%"])
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("unknown condition"), "{e}");
     }
 
     #[test]

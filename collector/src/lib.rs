@@ -365,6 +365,17 @@ pub fn collect(dir: &Path, opts: &Options) -> Result<Report, CollectError> {
     order.retain(|&i| passes(&matching.launched[i].name, &demangled[i]));
     let filtered_out = (total_launched - order.len()) as u64;
 
+    // Source lines and mix of each listed launched kernel, its chosen file
+    // read whole, on every core before asm/ takes one.
+    progress("reading ISA");
+    let analyses = par::map(&order, |&i| {
+        let file = matching.launched[i].chosen_file()?;
+        isa::analyze_file(&file.path).ok().flatten()
+    });
+    if stop() {
+        return Err(interrupted());
+    }
+
     // asm/ is filled on a thread of its own (links into one folder go no
     // faster from more threads) while everything else is done here,
     // including writing the report as if every link will succeed; it is
@@ -414,15 +425,12 @@ pub fn collect(dir: &Path, opts: &Options) -> Result<Report, CollectError> {
             // What is no longer needed goes while the links are made.
             drop((folders, recs));
 
-            // Source lines and mix: each launched kernel's chosen file read whole.
             let mut kernels: Vec<KernelEntry> = par::map(&order, |&i| {
-                let k = &matching.launched[i];
-                let mut e = KernelEntry::from_match_demangled(0, k, demangled[i].clone());
-                e.set_isa(k.chosen_file().map(|a| a.path.as_path()));
-                e
+                KernelEntry::from_match_demangled(0, &matching.launched[i], demangled[i].clone())
             });
-            for (r, k) in kernels.iter_mut().enumerate() {
+            for ((r, k), a) in kernels.iter_mut().enumerate().zip(analyses) {
                 k.rank = r + 1;
+                k.set_isa(a);
             }
             let totals = Totals {
                 kernels: kernels.len() as u64,

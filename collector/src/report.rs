@@ -186,10 +186,10 @@ impl KernelEntry {
         }
     }
 
-    /// Fills `source` and `mix` from the ISA file at `path` (left null when
-    /// there is none or it cannot be read).
-    pub fn set_isa(&mut self, path: Option<&std::path::Path>) {
-        if let Some(a) = path.and_then(|p| crate::isa::analyze_file(p).ok().flatten()) {
+    /// Sets `source` and `mix` from the analysis of its ISA file (none:
+    /// no file, or it could not be read).
+    pub fn set_isa(&mut self, a: Option<crate::isa::Analysis>) {
+        if let Some(a) = a {
             self.source = a.source;
             self.mix = Some(a.mix);
         }

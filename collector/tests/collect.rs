@@ -559,7 +559,7 @@ fn report_json_contract() {
     pvc_capture(t.path());
     run(t.path());
     let j = report_json(t.path());
-    assert_eq!(j["schema"], 1);
+    assert_eq!(j["schema"], 2);
     assert_eq!(j["command"], serde_json::json!(["./app", "--x"]));
     assert_eq!(j["exit"], serde_json::json!({"code": 0}));
     for key in ["processes", "kernels", "warnings"] {
@@ -596,6 +596,16 @@ fn report_json_contract() {
     assert_eq!(k["status"], "matched");
     assert_eq!(k["reason"], Value::Null);
     assert_eq!(k["spill_bytes"], Value::Null);
+    // Built without line information; its mix read from the whole file.
+    assert_eq!(k["source"], Value::Null);
+    let m = k["mix"].as_object().expect("a mix");
+    let classes: u64 = m
+        .iter()
+        .filter(|(f, _)| *f != "instructions")
+        .map(|(_, n)| n.as_u64().unwrap())
+        .sum();
+    assert!(classes > 0);
+    assert_eq!(m["instructions"].as_u64(), Some(classes));
     assert_eq!(k["pids"], serde_json::json!([100]));
     assert!(k["asm"].as_str().unwrap().starts_with("dumps/"));
     assert!(k.get("name_hex").is_none());

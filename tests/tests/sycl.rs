@@ -411,9 +411,9 @@ fn report_json_every_kernel_with_exact_launches_and_asm() {
 
     assert_eq!(
         json_u64(&report, "schema"),
-        Some(1),
+        Some(2),
         "{}",
-        ctx("schema must be 1")
+        ctx("schema must be 2")
     );
     // `exit` is ops.py's exit status: a number, or an object with `code`.
     let exit = report.get("exit");

@@ -15,7 +15,7 @@
  * interposer cannot see its calls by symbol interposition alone.
  *
  * Usage: workload --via link|ddi|dlsym --module a=A.spv [--module b=B.spv]
- *                 [--native n=N.bin] STEP...
+ *                 [--native n=N.bin] [--build-flags FLAGS] STEP...
  * Steps are described in usage() below.
  */
 #define _GNU_SOURCE

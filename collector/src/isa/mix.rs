@@ -180,32 +180,42 @@ pub fn count(text: &str) -> Mix {
     m
 }
 
-const CONTROL: &[&str] = &[
-    "jmpi", "brc", "brd", "if", "else", "endif", "while", "break", "cont", "halt", "goto", "join",
-    "call", "calla", "ret",
-];
-
 /// The class of one instruction line (predicate, opcode, operands,
 /// comment).
 pub fn classify(instruction: &str) -> Class {
-    let mut s = instruction.trim_start();
+    // On bytes: this runs for every instruction of every launched kernel.
+    let b = instruction.as_bytes();
+    let mut i = 0;
+    while i < b.len() && b[i].is_ascii_whitespace() {
+        i += 1;
+    }
     // Predicate: `(W)`, `(f0.0)`, `(W&~f2.0)`.
-    if s.starts_with('(') {
-        if let Some(end) = s.find(')') {
-            s = s[end + 1..].trim_start();
+    if b.get(i) == Some(&b'(') {
+        if let Some(end) = memchr::memchr(b')', &b[i..]) {
+            i += end + 1;
+            while i < b.len() && b[i].is_ascii_whitespace() {
+                i += 1;
+            }
         }
     }
-    let opcode = s.split(|c: char| c.is_whitespace()).next().unwrap_or("");
-    let base = opcode.split('.').next().unwrap_or("");
+    let start = i;
+    while i < b.len() && !b[i].is_ascii_whitespace() {
+        i += 1;
+    }
+    // Both ends are at ASCII bytes (or the ends of the text).
+    let opcode = &instruction[start..i];
+    let rest = &instruction[start..];
+    let base = before_dot(opcode);
     match base {
         "mov" | "movi" | "smov" => Class::Mov,
         "math" => Class::Math,
         "dpas" | "dpasw" => Class::Dpas,
         "sync" | "wait" => Class::Sync,
-        "send" | "sends" | "sendc" | "sendsc" => classify_send(opcode, s),
-        _ if CONTROL.contains(&base) => Class::Control,
-        _ => match symbolic(opcode) {
-            Some(kind) => memory_class(kind, opcode, s),
+        "send" | "sends" | "sendc" | "sendsc" => classify_send(opcode, rest),
+        "jmpi" | "brc" | "brd" | "if" | "else" | "endif" | "while" | "break" | "cont" | "halt"
+        | "goto" | "join" | "call" | "calla" | "ret" => Class::Control,
+        _ => match symbolic(base) {
+            Some(kind) => memory_class(kind, opcode, rest),
             None => Class::Alu,
         },
     }
@@ -220,9 +230,8 @@ enum Kind {
 }
 
 /// The kind of a symbolic LSC operation (`load`, `load_block2d`, `store`,
-/// `atomic_iadd`, `fence`, ...).
-fn symbolic(op: &str) -> Option<Kind> {
-    let base = op.split('.').next().unwrap_or("");
+/// `atomic_iadd`, `fence`, ...), given its name before the first dot.
+fn symbolic(base: &str) -> Option<Kind> {
     if base == "load" || base.starts_with("load_") {
         // `load_status` reads no memory but is a data-port message all the same.
         Some(Kind::Load)
@@ -237,17 +246,43 @@ fn symbolic(op: &str) -> Option<Kind> {
     }
 }
 
+/// The second component of `op`: `ugm` of `load.ugm.d32.a64`.
+fn sfid(op: &str) -> &str {
+    let rest = &op[before_dot(op).len()..];
+    let rest = rest.strip_prefix('.').unwrap_or(rest);
+    before_dot(rest)
+}
+
+/// `op` up to its first dot: `load` of `load.ugm.d32.a64`.
+fn before_dot(op: &str) -> &str {
+    match op.bytes().position(|c| c == b'.') {
+        Some(i) => &op[..i],
+        None => op,
+    }
+}
+
+/// An instruction split at its first `//`: the code, and the comment.
+fn split_comment(s: &str) -> (&str, &str) {
+    let b = s.as_bytes();
+    // memchr, not memmem: a searcher built per line costs more than it saves.
+    for i in memchr::memchr_iter(b'/', b) {
+        if b.get(i + 1) == Some(&b'/') {
+            return (&s[..i], &s[i + 2..]);
+        }
+    }
+    (s, "")
+}
+
 /// The comment of an instruction (after its first `//`), or "".
 fn comment(s: &str) -> &str {
-    s.find("//").map_or("", |i| &s[i + 2..])
+    split_comment(s).1
 }
 
 /// A symbolic memory operation `op` (its SFID the second component) with
 /// `line` the whole instruction.
 fn memory_class(kind: Kind, op: &str, line: &str) -> Class {
-    let sfid = op.split('.').nth(1).unwrap_or("");
-    let body = line.find("//").map_or(line, |i| &line[..i]);
-    let c = comment(line);
+    let sfid = sfid(op);
+    let (body, c) = split_comment(line);
     let memory = if sfid == "slm" {
         Memory::Slm
     } else if scratch_address(body) || scratch_address(op) {
@@ -272,19 +307,23 @@ fn with_memory(kind: Kind, memory: Memory, comment: &str) -> Class {
 /// `ss[...]`: surface-state addressing, which IGC uses for scratch
 /// (`bss[...]`, bindless surfaces, is not).
 fn scratch_address(s: &str) -> bool {
-    s.match_indices("ss[")
-        .any(|(i, _)| i == 0 || !s.as_bytes()[i - 1].is_ascii_alphanumeric())
+    let b = s.as_bytes();
+    memchr::memchr_iter(b'[', b).any(|i| {
+        i >= 2
+            && &b[i - 2..i] == b"ss"
+            && (i == 2 || !b[i - 3].is_ascii_alphanumeric())
+    })
 }
 
 /// A raw `send.<sfid>`: what its comment says it does.
 fn classify_send(opcode: &str, line: &str) -> Class {
-    let sfid = opcode.split('.').nth(1).unwrap_or("");
+    let sfid = sfid(opcode);
     let c = comment(line);
     // IGA's description of an LSC message: `wr:4+0, rd:8; load.ugm.d32x4.a64`.
     for part in c.split(';') {
         let p = part.trim();
         let op = p.split(|ch: char| ch.is_whitespace()).next().unwrap_or("");
-        if let Some(kind) = symbolic(op) {
+        if let Some(kind) = symbolic(before_dot(op)) {
             if op.contains('.') {
                 return memory_class(kind, op, &format!("{p} //{c}"));
             }

@@ -30,11 +30,17 @@ pub enum Line<'a> {
 
 /// Classifies one line (without its newline).
 pub fn classify(raw: &str) -> Line<'_> {
-    let s = raw.trim_start();
+    // ASCII trims: Unicode whitespace never occurs in ISA text, and
+    // decoding characters costs more than the rest of the line.
+    let s = raw.trim_ascii_start();
     if s.is_empty() {
         return Line::Other;
     }
     if let Some(c) = s.strip_prefix("//") {
+        // Most comments are header lines (`//.declare ...`).
+        if !c.starts_with(' ') {
+            return Line::Other;
+        }
         if let Some(f) = c.strip_prefix(" File: ") {
             return Line::File(f.trim_end());
         }
@@ -50,7 +56,9 @@ pub fn classify(raw: &str) -> Line<'_> {
         }
         return Line::Other;
     }
-    let t = s.trim_end();
+    // A label ends with `:`; an instruction does not (its comment, if any,
+    // ends with a vISA offset or text).
+    let t = s.trim_ascii_end();
     if let Some(label) = t.strip_suffix(':') {
         if !label.is_empty() && !label.starts_with('(') && !label.contains(char::is_whitespace) {
             return Line::Label(label);
@@ -61,7 +69,16 @@ pub fn classify(raw: &str) -> Line<'_> {
 
 /// Lines of `text`, each classified.
 pub fn lines(text: &str) -> impl Iterator<Item = Line<'_>> {
-    text.split('\n').map(classify)
+    let mut start = 0;
+    let bytes = text.as_bytes();
+    memchr::memchr_iter(b'\n', bytes)
+        .chain(std::iter::once(bytes.len()))
+        .map(move |end| {
+            // Both ends are at `\n` or the text's ends: char boundaries.
+            let line = &text[start..end];
+            start = end + 1;
+            classify(line)
+        })
 }
 
 /// Source lines and instruction mix of one ISA text.
@@ -100,12 +117,30 @@ pub fn analyze_file(path: &Path) -> std::io::Result<Option<Analysis>> {
     if !meta.is_file() || meta.len() > MAX_ANALYZED_BYTES {
         return Ok(None);
     }
-    let mut bytes = Vec::with_capacity(meta.len() as usize + 1);
-    f.take(MAX_ANALYZED_BYTES + 1).read_to_end(&mut bytes)?;
-    if bytes.len() as u64 > MAX_ANALYZED_BYTES {
-        return Ok(None);
+    thread_local! {
+        // One buffer per thread, reused: fresh pages for every file cost
+        // more (zeroing) than reading it.
+        static BUF: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
     }
-    Ok(Some(analyze(&String::from_utf8_lossy(&bytes))))
+    BUF.with_borrow_mut(|bytes| {
+        bytes.clear();
+        // Room for the whole file: one read, no probing reads.
+        bytes.reserve(meta.len() as usize + 1);
+        f.take(MAX_ANALYZED_BYTES + 1).read_to_end(bytes)?;
+        if bytes.len() as u64 > MAX_ANALYZED_BYTES {
+            return Ok(None);
+        }
+        let a = match std::str::from_utf8(bytes) {
+            Ok(text) => analyze(text),
+            // IGC writes ASCII; anything else is read as well as it goes.
+            Err(_) => analyze(&String::from_utf8_lossy(bytes)),
+        };
+        // A huge file does not keep its memory after it.
+        if bytes.capacity() > 16 << 20 {
+            *bytes = Vec::new();
+        }
+        Ok(Some(a))
+    })
 }
 
 #[cfg(test)]
