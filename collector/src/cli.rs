@@ -293,7 +293,9 @@ mod tests {
             other => panic!("diff not parsed: {other:?}"),
         }
         let c = parse(&["diff", "a", "b", "scale", "--normalize-regs"]).unwrap();
-        assert!(matches!(c.sub, Some(Sub::Diff(a)) if a.kernel.as_deref() == Some("scale") && a.normalize_regs));
+        assert!(
+            matches!(c.sub, Some(Sub::Diff(a)) if a.kernel.as_deref() == Some("scale") && a.normalize_regs)
+        );
         // --normalize-regs needs KERNEL; --json and --fail-on do not go with it.
         assert!(parse(&["diff", "a", "b", "--normalize-regs"]).is_err());
         assert!(parse(&["diff", "a", "b", "k", "--json"]).is_err());

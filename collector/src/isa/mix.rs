@@ -308,11 +308,8 @@ fn with_memory(kind: Kind, memory: Memory, comment: &str) -> Class {
 /// (`bss[...]`, bindless surfaces, is not).
 fn scratch_address(s: &str) -> bool {
     let b = s.as_bytes();
-    memchr::memchr_iter(b'[', b).any(|i| {
-        i >= 2
-            && &b[i - 2..i] == b"ss"
-            && (i == 2 || !b[i - 3].is_ascii_alphanumeric())
-    })
+    memchr::memchr_iter(b'[', b)
+        .any(|i| i >= 2 && &b[i - 2..i] == b"ss" && (i == 2 || !b[i - 3].is_ascii_alphanumeric()))
 }
 
 /// A raw `send.<sfid>`: what its comment says it does.
