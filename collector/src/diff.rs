@@ -438,7 +438,12 @@ pub fn render(d: &DiffReport, color: bool) -> String {
         .max()
         .unwrap_or(6)
         .clamp(6, 48);
-    let rows: Vec<&KernelDiff> = d.kernels.iter().collect();
+    // Kernels in both in a table; those in one capture only listed apart.
+    let rows: Vec<&KernelDiff> = d
+        .kernels
+        .iter()
+        .filter(|k| k.a.is_some() && k.b.is_some())
+        .collect();
     if !rows.is_empty() {
         let _ = writeln!(out);
         let head = format!(
@@ -456,22 +461,6 @@ pub fn render(d: &DiffReport, color: bool) -> String {
             let _ = write!(out, "{:<name_w$}  ", l);
         };
         match (&k.a, &k.b) {
-            (Some(a), None) => {
-                label(&mut out);
-                let _ = writeln!(
-                    out,
-                    "{}",
-                    paint(c, "33", &format!("only in A (#{})", a.rank))
-                );
-            }
-            (None, Some(b)) => {
-                label(&mut out);
-                let _ = writeln!(
-                    out,
-                    "{}",
-                    paint(c, "33", &format!("only in B (#{})", b.rank))
-                );
-            }
             (Some(a), Some(b)) => {
                 if k.changed.is_empty() {
                     label(&mut out);
@@ -502,10 +491,36 @@ pub fn render(d: &DiffReport, color: bool) -> String {
                     let _ = writeln!(out, "{:<16} {:>10} {:>10}  {}", f, opt(va), opt(vb), ch);
                 }
             }
-            (None, None) => {}
+            _ => {}
         }
         if let Some(p) = &k.pairing {
             let _ = writeln!(out, "{:<name_w$}  ({p})", "");
+        }
+    }
+    for (title, in_a) in [("only in A:", true), ("only in B:", false)] {
+        let only: Vec<(&KernelDiff, &Side)> = d
+            .kernels
+            .iter()
+            .filter_map(|k| match (&k.a, &k.b) {
+                (Some(a), None) if in_a => Some((k, a)),
+                (None, Some(b)) if !in_a => Some((k, b)),
+                _ => None,
+            })
+            .collect();
+        if only.is_empty() {
+            continue;
+        }
+        let _ = writeln!(out);
+        let _ = writeln!(out, "{}", paint(c, "33", title));
+        for (k, side) in only {
+            let _ = writeln!(
+                out,
+                "  #{} {} ({} launches, {} instructions)",
+                side.rank,
+                k.display_name(),
+                side.launches,
+                opt(side.instructions)
+            );
         }
     }
     let s = &d.summary;

@@ -868,6 +868,73 @@ fn diff_fails_on_a_kernel_that_starts_spilling() {
         assert!(changed.contains(&f), "{f}: {k:#}");
     }
 
+    // Kernels in one capture only: listed apart, null on the other side,
+    // and `missing` / `new` hold exactly for them.
+    let ab = capture_ab(dir.path(), "ab", "", "");
+    let abs = ab.out.to_str().unwrap();
+    let r = xpu(&["diff", abs, s, "--json", "--fail-on", "missing"], &ab.out);
+    r.assert_status(1);
+    let j = r.json();
+    let only_a: Vec<&str> = j["kernels"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|k| k["b"].is_null())
+        .map(|k| k["name"].as_str().unwrap())
+        .collect();
+    let only_b: Vec<&str> = j["kernels"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|k| k["a"].is_null())
+        .map(|k| k["name"].as_str().unwrap())
+        .collect();
+    let want_a: Vec<&str> = AB_KERNELS.iter().map(|(n, _, _)| *n).collect();
+    let mut want_a_sorted = want_a.clone();
+    want_a_sorted.sort();
+    let mut got_a = only_a.clone();
+    got_a.sort();
+    assert_eq!(got_a, want_a_sorted, "{}", r.ctx());
+    assert_eq!(
+        only_b,
+        [
+            "mix_spill",
+            "mix_scratch",
+            "mix_slm",
+            "mix_atomics",
+            "mix_mad_loop"
+        ],
+        "{}",
+        r.ctx()
+    );
+    assert_eq!(
+        j["summary"],
+        serde_json::json!({"in_both": 0, "changed": 0, "only_a": 6, "only_b": 5})
+    );
+    assert_eq!(j["failed"].as_array().unwrap().len(), 6, "{}", r.ctx());
+    let r = xpu(&["diff", abs, s, "--fail-on", "new"], &ab.out);
+    r.assert_status(1);
+    assert_eq!(
+        r.stderr().matches("--fail-on new: ").count(),
+        5,
+        "{}",
+        r.ctx()
+    );
+    let t = r.stdout();
+    let (a_part, b_part) = t.split_once("only in B:").expect("only in B listed");
+    assert!(
+        a_part.contains("only in A:\n  #1 main::vector_add (11 launches"),
+        "{}",
+        r.ctx()
+    );
+    assert!(
+        b_part.starts_with("\n  #1 mix_spill (5 launches"),
+        "{}",
+        r.ctx()
+    );
+    let r = xpu(&["diff", abs, abs, "--fail-on", "missing,new"], &ab.out);
+    r.assert_status(0);
+
     let argv = [
         xpu_asm_run().to_str().unwrap().to_string(),
         "diff".into(),
