@@ -460,38 +460,35 @@ pub fn render(d: &DiffReport, color: bool) -> String {
             first = false;
             let _ = write!(out, "{:<name_w$}  ", l);
         };
-        match (&k.a, &k.b) {
-            (Some(a), Some(b)) => {
-                if k.changed.is_empty() {
-                    label(&mut out);
-                    let _ = writeln!(
-                        out,
-                        "no change ({} launches, {} instructions)",
-                        a.launches,
-                        opt(a.instructions)
-                    );
-                }
-                for f in &k.changed {
-                    label(&mut out);
-                    let (va, vb) = (a.get(f), b.get(f));
-                    let ch = match (va, vb) {
-                        (Some(x), Some(y)) => {
-                            let s = change(x, y);
-                            let code = if !is_cost(f) {
-                                "0"
-                            } else if y > x {
-                                "31"
-                            } else {
-                                "32"
-                            };
-                            paint(c, code, &s)
-                        }
-                        _ => String::new(),
-                    };
-                    let _ = writeln!(out, "{:<16} {:>10} {:>10}  {}", f, opt(va), opt(vb), ch);
-                }
+        if let (Some(a), Some(b)) = (&k.a, &k.b) {
+            if k.changed.is_empty() {
+                label(&mut out);
+                let _ = writeln!(
+                    out,
+                    "no change ({} launches, {} instructions)",
+                    a.launches,
+                    opt(a.instructions)
+                );
             }
-            _ => {}
+            for f in &k.changed {
+                label(&mut out);
+                let (va, vb) = (a.get(f), b.get(f));
+                let ch = match (va, vb) {
+                    (Some(x), Some(y)) => {
+                        let s = change(x, y);
+                        let code = if !is_cost(f) {
+                            "0"
+                        } else if y > x {
+                            "31"
+                        } else {
+                            "32"
+                        };
+                        paint(c, code, &s)
+                    }
+                    _ => String::new(),
+                };
+                let _ = writeln!(out, "{:<16} {:>10} {:>10}  {}", f, opt(va), opt(vb), ch);
+            }
         }
         if let Some(p) = &k.pairing {
             let _ = writeln!(out, "{:<name_w$}  ({p})", "");
