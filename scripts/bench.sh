@@ -23,6 +23,8 @@
 #              kernels
 #   collector  `xpu-asm-run collect` on a synthetic capture of 100,000 .asm
 #              files (1,000 modules, 10 processes): time and peak memory
+#              (launched kernels' .asm files are read whole, for their
+#              source lines and instruction mix)
 #
 # A full run takes about 4 minutes on 2 cores, of which ~15 s generate the
 # synthetic capture (2.4 GB; reused on later runs in the same work folder).

@@ -369,6 +369,9 @@ pub fn collect(dir: &Path, opts: &Options) -> Result<Report, CollectError> {
     // read whole, on every core before asm/ takes one.
     progress("reading ISA");
     let analyses = par::map(&order, |&i| {
+        if stop() {
+            return None;
+        }
         let file = matching.launched[i].chosen_file()?;
         isa::analyze_file(&file.path).ok().flatten()
     });
