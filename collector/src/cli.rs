@@ -38,7 +38,8 @@ Examples:
 Exit status: the command's (128+N when signal N ended it); 127 when the
 command cannot be started (126 when it is not executable); 2 when
 xpu-asm-run refuses to start (bad option, output folder, missing
-interposer)."
+interposer). collect and show: 0, or 1 on error. diff: 0, 1 when a
+--fail-on condition holds, 2 on error."
 )]
 pub struct Cli {
     #[command(subcommand)]
