@@ -19,16 +19,41 @@ for m in a b; do
         -device pvc -output "kernels_$m" -output_no_suffix -q >/dev/null)
 done
 
+run=${CARGO_TARGET_DIR:-target}/release/xpu-asm-run
 # 1000 + 300 + 20 launches on immediate lists, a regular list of 4 appends run
 # 50 times (200 launches), and a kernel of the same name in a second module.
-target/release/xpu-asm-run --emulate pvc -o "$demo/capture" -- \
+steps=(imm:a:_ZTSZ4mainE10vector_add:1000 imm:a:scale:300 imm:a:scale_v2:20
+    reg:a:common_kernel:4:50 imm:b:common_kernel:7 imm:b:only_in_b:2)
+"$run" --emulate pvc -o "$demo/capture" -- \
     "$demo/build/workload" --via ddi \
     --module "a=$demo/build/kernels_a.spv" --module "b=$demo/build/kernels_b.spv" \
-    imm:a:_ZTSZ4mainE10vector_add:1000 imm:a:scale:300 imm:a:scale_v2:20 \
-    reg:a:common_kernel:4:50 imm:b:common_kernel:7 imm:b:only_in_b:2
+    "${steps[@]}"
+
+# The same program twice more, quietly: its modules built with line
+# information (-g), and without optimisation (build flags -cl-opt-disable).
+for m in a b; do
+    (cd "$demo/build" && ocloc compile -file "../../../tests/workload/kernels_$m.cl" -spv_only \
+        -device pvc -options -g -output "kernels_${m}_g" -output_no_suffix -q >/dev/null)
+done
+"$run" --emulate pvc -q -o "$demo/capture-g" -- \
+    "$demo/build/workload" --via ddi --build-flags -g \
+    --module "a=$demo/build/kernels_a_g.spv" --module "b=$demo/build/kernels_b_g.spv" \
+    "${steps[@]}" >/dev/null
+"$run" --emulate pvc -q -o "$demo/capture-O0" -- \
+    "$demo/build/workload" --via ddi --build-flags -cl-opt-disable \
+    --module "a=$demo/build/kernels_a.spv" --module "b=$demo/build/kernels_b.spv" \
+    "${steps[@]}" >/dev/null
+
+echo
+echo "\$ xpu-asm-run show $demo/capture-g scale_v2 --lines"
+"$run" show "$demo/capture-g" scale_v2 --lines
+echo
+echo "\$ xpu-asm-run diff $demo/capture $demo/capture-O0 --fail-on instructions+40%"
+"$run" diff "$demo/capture" "$demo/capture-O0" --fail-on instructions+40% || true
 
 echo
 echo "ISA of each launched kernel:  $demo/capture/asm/"
 ls "$demo/capture/asm" | sed 's/^/  /'
 echo "full report:                  $demo/capture/report.json"
-echo "again, without running:       target/release/xpu-asm-run collect $demo/capture"
+echo "again, without running:       $run collect $demo/capture"
+echo "a kernel with its source lines: $run show $demo/capture-g scale_v2"

@@ -26,7 +26,7 @@ use std::path::PathBuf;
 #[command(
     name = "xpu-asm-run",
     version,
-    override_usage = "xpu-asm-run [OPTIONS] -- <COMMAND>...\n       xpu-asm-run collect [OPTIONS] <DIR>\n       xpu-asm-run merge -o <OUT> [OPTIONS] <DIR>...",
+    override_usage = "xpu-asm-run [OPTIONS] -- <COMMAND>...\n       xpu-asm-run collect [OPTIONS] <DIR>\n       xpu-asm-run merge -o <OUT> [OPTIONS] <DIR>...\n       xpu-asm-run show [OPTIONS] <DIR> <KERNEL>\n       xpu-asm-run diff [OPTIONS] <A> <B> [KERNEL]",
     args_conflicts_with_subcommands = true,
     subcommand_negates_reqs = true,
     disable_help_subcommand = true,
@@ -38,11 +38,14 @@ Examples:
   xpu-asm-run collect run1 --filter gemm --json
   mpirun -np 4 xpu-asm-run -o run2 -- ./my_mpi_app
   xpu-asm-run merge -o all node1-cap node2-cap
+  xpu-asm-run show run1 gemm --lines
+  xpu-asm-run diff before after --fail-on spill,instructions+5%
 
 Exit status: the command's (128+N when signal N ended it); 127 when the
 command cannot be started (126 when it is not executable); 2 when
 xpu-asm-run refuses to start (bad option, output folder, missing
-interposer)."
+interposer). collect and show: 0, or 1 on error. diff: 0, 1 when a
+--fail-on condition holds, 2 on error."
 )]
 pub struct Cli {
     #[command(subcommand)]
@@ -65,6 +68,8 @@ pub enum Sub {
     /// position), the same file given twice is kept once. `collect OUT`
     /// reports on it again.
     Merge(MergeArgs),
+    Show(ShowArgs),
+    Diff(DiffArgs),
 }
 
 #[derive(Debug, Args)]
@@ -79,6 +84,89 @@ pub struct MergeArgs {
 
     #[command(flatten)]
     pub report: ReportArgs,
+}
+
+/// When to colour the output.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+pub enum Color {
+    /// On a terminal, unless NO_COLOR is set
+    #[default]
+    Auto,
+    Always,
+    Never,
+}
+
+/// One kernel of a capture: its header figures, instruction mix and ISA,
+/// interleaved with its source lines when it was built with line
+/// information (-g), like `objdump -S`.
+#[derive(Debug, Args)]
+pub struct ShowArgs {
+    /// The capture folder (with its report.json)
+    pub dir: PathBuf,
+
+    /// The kernel: its rank number in the report, its exact or demangled
+    /// name, or a regular expression (several matches are listed)
+    pub kernel: String,
+
+    /// Print only the kernel's source lines, ranked by the instructions
+    /// each produced
+    #[arg(long)]
+    pub lines: bool,
+
+    /// When to colour the output
+    #[arg(long, value_enum, value_name = "WHEN", default_value_t = Color::Auto)]
+    pub color: Color,
+}
+
+/// Two captures side by side: per kernel (paired by name), launches, SIMD,
+/// GRF, instructions, spill bytes and instruction mix; by default only the
+/// kernels that changed, and those in one capture only.
+///
+/// With KERNEL: a unified diff of that kernel's ISA in A and in B, comments
+/// removed.
+///
+/// Exit status: 0; 1 when a --fail-on condition holds; 2 on error.
+#[derive(Debug, Args)]
+pub struct DiffArgs {
+    /// The first capture folder (the baseline)
+    pub a: PathBuf,
+
+    /// The second capture folder
+    pub b: PathBuf,
+
+    /// A kernel (rank number in A, exact or demangled name, or regular
+    /// expression): show the unified diff of its two ISA texts
+    pub kernel: Option<String>,
+
+    /// List every kernel, the unchanged ones too
+    #[arg(long)]
+    pub all: bool,
+
+    /// Print the comparison as JSON
+    #[arg(long, conflicts_with = "kernel")]
+    pub json: bool,
+
+    /// Exit with 1 when a condition holds for a kernel, e.g.
+    /// `spill,instructions+5%`. Conditions: `spill` (a kernel starts
+    /// spilling or spills more), `any` (any change), `missing` (a kernel of
+    /// A is not in B), `new` (a kernel of B is not in A), `FIELD+N` and
+    /// `FIELD+N%` (FIELD grows by more than N, or N percent; FIELD is
+    /// launches, simd, grf, instructions, spill_bytes or mix.CLASS)
+    #[arg(long, value_name = "CONDITIONS", value_parser = parse_fail_on, conflicts_with = "kernel")]
+    pub fail_on: Option<crate::diff::FailOn>,
+
+    /// With KERNEL: rename registers in order of first use, to hide a
+    /// different register allocation
+    #[arg(long, requires = "kernel")]
+    pub normalize_regs: bool,
+
+    /// When to colour the output
+    #[arg(long, value_enum, value_name = "WHEN", default_value_t = Color::Auto)]
+    pub color: Color,
+}
+
+fn parse_fail_on(s: &str) -> Result<crate::diff::FailOn, String> {
+    crate::diff::parse_conditions(s).map(crate::diff::FailOn)
 }
 
 #[derive(Debug, Args)]
@@ -206,7 +294,7 @@ mod tests {
                 assert!(a.report.all);
                 assert_eq!(a.report.keep, Keep::Launched);
             }
-            _ => panic!("collect not parsed"),
+            other => panic!("collect not parsed: {other:?}"),
         }
         let c = parse(&["merge", "-o", "all", "a", "b", "--json"]).unwrap();
         match c.sub {
@@ -223,6 +311,40 @@ mod tests {
         let c = parse(&["--", "collect", "d"]).unwrap();
         assert!(c.sub.is_none());
         assert_eq!(c.run.command, ["collect", "d"]);
+    }
+
+    #[test]
+    fn show_and_diff_parse() {
+        let c = parse(&["show", "d", "7", "--lines", "--color", "always"]).unwrap();
+        match c.sub {
+            Some(Sub::Show(a)) => {
+                assert_eq!((a.dir, a.kernel.as_str()), (PathBuf::from("d"), "7"));
+                assert!(a.lines);
+                assert_eq!(a.color, Color::Always);
+            }
+            other => panic!("show not parsed: {other:?}"),
+        }
+        let c = parse(&["diff", "a", "b", "--json", "--fail-on", "spill,grf+0"]).unwrap();
+        match c.sub {
+            Some(Sub::Diff(a)) => {
+                assert_eq!((a.a, a.b, a.kernel), ("a".into(), "b".into(), None));
+                assert!(a.json && !a.all);
+                assert_eq!(a.fail_on.map(|f| f.0.len()), Some(2));
+            }
+            other => panic!("diff not parsed: {other:?}"),
+        }
+        let c = parse(&["diff", "a", "b", "scale", "--normalize-regs"]).unwrap();
+        assert!(
+            matches!(c.sub, Some(Sub::Diff(a)) if a.kernel.as_deref() == Some("scale") && a.normalize_regs)
+        );
+        // --normalize-regs needs KERNEL; --json and --fail-on do not go with it.
+        assert!(parse(&["diff", "a", "b", "--normalize-regs"]).is_err());
+        assert!(parse(&["diff", "a", "b", "k", "--json"]).is_err());
+        assert!(parse(&["diff", "a", "b", "k", "--fail-on", "spill"]).is_err());
+        let e = parse(&["diff", "a", "b", "--fail-on", "instrs+5%"])
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("unknown condition"), "{e}");
     }
 
     #[test]

@@ -17,8 +17,10 @@
 //!   later `collect` reports the same.
 
 pub mod cli;
+pub mod diff;
 pub mod dumps;
 pub mod forward;
+pub mod isa;
 pub mod job;
 pub mod launch;
 pub mod matching;
@@ -26,6 +28,7 @@ pub mod merge;
 pub mod names;
 mod par;
 pub mod report;
+pub mod show;
 
 use dumps::{DumpFolder, Usage};
 use matching::{ProcessInput, Status};
@@ -369,6 +372,20 @@ pub fn collect(dir: &Path, opts: &Options) -> Result<Report, CollectError> {
     order.retain(|&i| passes(&matching.launched[i].name, &demangled[i]));
     let filtered_out = (total_launched - order.len()) as u64;
 
+    // Source lines and mix of each listed launched kernel, its chosen file
+    // read whole, on every core before asm/ takes one.
+    progress("reading ISA");
+    let analyses = par::map(&order, |&i| {
+        if stop() {
+            return None;
+        }
+        let file = matching.launched[i].chosen_file()?;
+        isa::analyze_file(&file.path).ok().flatten()
+    });
+    if stop() {
+        return Err(interrupted());
+    }
+
     // asm/ is filled on a thread of its own (links into one folder go no
     // faster from more threads) while everything else is done here,
     // including writing the report as if every link will succeed; it is
@@ -423,8 +440,9 @@ pub fn collect(dir: &Path, opts: &Options) -> Result<Report, CollectError> {
             let mut kernels: Vec<KernelEntry> = par::map(&order, |&i| {
                 KernelEntry::from_match_demangled(0, &matching.launched[i], demangled[i].clone())
             });
-            for (r, k) in kernels.iter_mut().enumerate() {
+            for ((r, k), a) in kernels.iter_mut().enumerate().zip(analyses) {
                 k.rank = r + 1;
+                k.set_isa(a);
             }
             job::fill_ranks(&mut kernels, &by_rank);
             let totals = Totals {

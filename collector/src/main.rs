@@ -4,7 +4,7 @@ use clap::Parser;
 use std::io::{IsTerminal, Write};
 use std::path::Path;
 use std::sync::Arc;
-use xpu_asm_collector::cli::{Cli, ReportArgs, Sub};
+use xpu_asm_collector::cli::{Cli, Color, DiffArgs, ReportArgs, ShowArgs, Sub};
 use xpu_asm_collector::launch::{self, LaunchError, RunInfo};
 use xpu_asm_collector::report::{self, Exit, Report, TableStyle};
 use xpu_asm_collector::{collect, CollectError, Options};
@@ -18,6 +18,8 @@ fn main() {
     let code = match cli.sub {
         Some(Sub::Collect(a)) => cmd_collect(&a.dir, &a.report),
         Some(Sub::Merge(a)) => cmd_merge(&a.out, &a.dirs, &a.report),
+        Some(Sub::Show(a)) => cmd_show(&a),
+        Some(Sub::Diff(a)) => cmd_diff(&a),
         None => match cmd_run(&cli.run) {
             Ok(code) => code,
             Err(e) => {
@@ -100,6 +102,92 @@ fn print_report(dir: &Path, r: &Report, args: &ReportArgs) {
                 r.warnings.len() - MAX_WARNINGS_SHOWN,
                 dir.display()
             );
+        }
+    }
+}
+
+/// Colour for stdout: `--color`, else a terminal without NO_COLOR.
+fn use_color(c: Color) -> bool {
+    match c {
+        Color::Always => true,
+        Color::Never => false,
+        Color::Auto => {
+            std::io::stdout().is_terminal()
+                && std::env::var_os("NO_COLOR").map_or(true, |v| v.is_empty())
+        }
+    }
+}
+
+/// Writes `text` on stdout; a closed pipe (`| head`) is not an error.
+fn print_out(text: &str) {
+    let mut out = std::io::stdout().lock();
+    let _ = out.write_all(text.as_bytes());
+    let _ = out.flush();
+}
+
+fn cmd_show(a: &ShowArgs) -> i32 {
+    use xpu_asm_collector::show;
+    let res = show::load_report(&a.dir).and_then(|r| {
+        let k = show::select(&r, &a.dir, &a.kernel)?;
+        show::render(
+            &a.dir,
+            k,
+            show::ShowOptions {
+                lines_only: a.lines,
+                color: use_color(a.color),
+            },
+        )
+    });
+    match res {
+        Ok(text) => {
+            print_out(&text);
+            0
+        }
+        Err(e) => {
+            eprintln!("xpu-asm-run: {e}");
+            1
+        }
+    }
+}
+
+fn cmd_diff(a: &DiffArgs) -> i32 {
+    use xpu_asm_collector::diff;
+    let color = use_color(a.color);
+    let conditions = a.fail_on.as_ref().map_or(&[][..], |f| &f.0[..]);
+    if let Some(kernel) = &a.kernel {
+        return match diff::isa_diff(&a.a, &a.b, kernel, a.normalize_regs, color) {
+            Ok(text) => {
+                print_out(&text);
+                0
+            }
+            Err(e) => {
+                eprintln!("xpu-asm-run: {e}");
+                2
+            }
+        };
+    }
+    match diff::diff(&a.a, &a.b, a.all, conditions) {
+        Ok(d) => {
+            if a.json {
+                let mut text = serde_json::to_string_pretty(&d).unwrap_or_default();
+                text.push('\n');
+                print_out(&text);
+            } else {
+                print_out(&diff::render(&d, color));
+            }
+            for f in &d.failed {
+                eprintln!(
+                    "xpu-asm-run: --fail-on {}: {}: {}",
+                    f.condition,
+                    xpu_asm_collector::names::escape_for_terminal(&f.kernel),
+                    f.why
+                );
+            }
+            i32::from(!d.failed.is_empty())
+        }
+        Err(e) => {
+            eprintln!("xpu-asm-run: {e}");
+            2
         }
     }
 }

@@ -156,6 +156,11 @@ pub struct KernelEntry {
     pub ra_type: Option<String>,
     pub spill_grf_refs: Option<u64>,
     pub private_memory_bytes: Option<u64>,
+    /// Source lines and their instructions; null without line information
+    /// (or for a kernel not launched).
+    pub source: Option<crate::isa::source::Source>,
+    /// Instructions by class; null for a kernel not launched.
+    pub mix: Option<crate::isa::mix::Mix>,
 }
 
 impl KernelEntry {
@@ -200,6 +205,17 @@ impl KernelEntry {
             ra_type: h.and_then(|h| h.ra_type.clone()),
             spill_grf_refs: h.and_then(|h| h.spill_grf_refs),
             private_memory_bytes: h.and_then(|h| h.private_memory_bytes),
+            source: None,
+            mix: None,
+        }
+    }
+
+    /// Sets `source` and `mix` from the analysis of its ISA file (none:
+    /// no file, or it could not be read).
+    pub fn set_isa(&mut self, a: Option<crate::isa::Analysis>) {
+        if let Some(a) = a {
+            self.source = a.source;
+            self.mix = Some(a.mix);
         }
     }
 

@@ -601,6 +601,16 @@ fn report_json_contract() {
     assert_eq!(k["status"], "matched");
     assert_eq!(k["reason"], Value::Null);
     assert_eq!(k["spill_bytes"], Value::Null);
+    // Built without line information; its mix read from the whole file.
+    assert_eq!(k["source"], Value::Null);
+    let m = k["mix"].as_object().expect("a mix");
+    let classes: u64 = m
+        .iter()
+        .filter(|(f, _)| *f != "instructions")
+        .map(|(_, n)| n.as_u64().unwrap())
+        .sum();
+    assert!(classes > 0);
+    assert_eq!(m["instructions"].as_u64(), Some(classes));
     assert_eq!(k["pids"], serde_json::json!([100]));
     assert_eq!(k["ranks"], serde_json::json!([]));
     assert_eq!(k["launches_by_rank"], serde_json::json!([]));

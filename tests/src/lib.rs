@@ -198,8 +198,22 @@ pub fn workload_for(via: &str) -> PathBuf {
 }
 
 fn ocloc_build(cl: &str, spv_only: bool) -> PathBuf {
+    ocloc_build_with(cl, spv_only, "")
+}
+
+/// `ocloc compile` of `cl` with `-options OPTIONS` (none when empty).
+fn ocloc_build_with(cl: &str, spv_only: bool, options: &str) -> PathBuf {
     require_stack();
     let stem = cl.trim_end_matches(".cl");
+    let tag: String = options
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
+        .collect();
+    let stem = if tag.is_empty() {
+        stem.to_string()
+    } else {
+        format!("{stem}-{tag}")
+    };
     let dest = if spv_only {
         build_dir().join(format!("{stem}.spv"))
     } else {
@@ -217,6 +231,9 @@ fn ocloc_build(cl: &str, spv_only: bool) -> PathBuf {
         .arg(workload_src_dir().join(cl));
     if spv_only {
         cmd.arg("-spv_only");
+    }
+    if !options.is_empty() {
+        cmd.args(["-options", options]);
     }
     cmd.args([
         "-device",
@@ -251,6 +268,23 @@ pub fn spirv(name: &str) -> PathBuf {
         "b" => B.get_or_init(|| ocloc_build("kernels_b.cl", true)).clone(),
         other => panic!("no kernel source for module {other:?} (have a, b)"),
     }
+}
+
+/// SPIR-V of `tests/workload/kernels_<name>.cl` (`a`, `b` or `mix`) built
+/// with `ocloc -spv_only -options OPTIONS` (`-g`: with line information),
+/// once per test process and options.
+pub fn spirv_with(name: &str, options: &str) -> PathBuf {
+    static BUILT: std::sync::Mutex<BTreeMap<(String, String), PathBuf>> =
+        std::sync::Mutex::new(BTreeMap::new());
+    assert!(
+        ["a", "b", "mix"].contains(&name),
+        "no kernel source for module {name:?} (have a, b, mix)"
+    );
+    let mut built = BUILT.lock().unwrap_or_else(|e| e.into_inner());
+    built
+        .entry((name.to_string(), options.to_string()))
+        .or_insert_with(|| ocloc_build_with(&format!("kernels_{name}.cl"), true, options))
+        .clone()
 }
 
 /// A native PVC binary (zebin) of `kernels_a.cl`, for `--native`.

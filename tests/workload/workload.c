@@ -15,7 +15,7 @@
  * interposer cannot see its calls by symbol interposition alone.
  *
  * Usage: workload --via link|ddi|dlsym --module a=A.spv [--module b=B.spv]
- *                 [--native n=N.bin] STEP...
+ *                 [--native n=N.bin] [--build-flags FLAGS] STEP...
  * Steps are described in usage() below.
  */
 #define _GNU_SOURCE
@@ -113,7 +113,8 @@ static void check(ze_result_t r, const char *what) {
 static void usage(void) {
     fprintf(stderr,
             "usage: workload --via link|ddi|dlsym --module a=A.spv [--module b=B.spv]\n"
-            "                [--native n=N.bin] STEP...\n"
+            "                [--native n=N.bin] [--build-flags FLAGS] STEP...\n"
+            "  --build-flags FLAGS  zeModuleCreate's pBuildFlags for every module (default \"\")\n"
             "steps (M module name, K kernel name, counts are decimal):\n"
             "  imm:M:K:N          N launches on one immediate command list\n"
             "  coop:M:K:N         same with zeCommandListAppendLaunchCooperativeKernel\n"
@@ -290,12 +291,16 @@ static int find_module(const char *name) {
     return -1;
 }
 
+/* --build-flags: reach IGC as a program's own build options would (-g,
+ * -cl-opt-disable, ...). */
+static const char *build_flags = "";
+
 static ze_module_handle_t create_module(module_t *m) {
     ze_module_desc_t desc = {.stype = ZE_STRUCTURE_TYPE_MODULE_DESC};
     desc.format = m->format;
     desc.inputSize = m->size;
     desc.pInputModule = m->bytes;
-    desc.pBuildFlags = "";
+    desc.pBuildFlags = build_flags;
     ze_module_handle_t h = NULL;
     ze_module_build_log_handle_t log = NULL;
     ze_result_t r = ZE(ModuleCreate)(context, device, &desc, &h, &log);
@@ -683,6 +688,8 @@ int main(int argc, char **argv) {
             add_module(argv[++i], ZE_MODULE_FORMAT_IL_SPIRV);
         else if (strcmp(argv[i], "--native") == 0 && i + 1 < argc)
             add_module(argv[++i], ZE_MODULE_FORMAT_NATIVE);
+        else if (strcmp(argv[i], "--build-flags") == 0 && i + 1 < argc)
+            build_flags = argv[++i];
         else if (strncmp(argv[i], "--", 2) == 0)
             usage();
         else

@@ -1,0 +1,755 @@
+//! `xpu-asm-run diff A B`: two captures side by side, kernel by kernel,
+//! and `diff A B KERNEL`: a unified diff of one kernel's two ISA texts.
+//!
+//! Kernels are paired by name: module hashes differ between builds. A name
+//! that several modules define is paired by module order (the order in
+//! which the program created the modules, from the records).
+
+use crate::isa::{self, mix::Mix, Line};
+use crate::names;
+use crate::report::{KernelEntry, Report};
+use crate::show::{self, ShowError};
+use serde::{Deserialize, Serialize};
+use std::collections::{BTreeMap, HashMap};
+use std::fmt::Write;
+use std::path::Path;
+
+/// One capture's figures for a kernel.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Side {
+    pub rank: usize,
+    pub module_sha256: Option<String>,
+    pub launches: u64,
+    pub simd: Option<u32>,
+    pub grf: Option<u32>,
+    pub instructions: Option<u64>,
+    pub spill_bytes: Option<u64>,
+    pub mix: Option<Mix>,
+}
+
+impl Side {
+    fn of(k: &KernelEntry) -> Side {
+        Side {
+            rank: k.rank,
+            module_sha256: k.module_sha256.clone(),
+            launches: k.launches,
+            simd: k.simd,
+            grf: k.grf,
+            instructions: k.instructions,
+            spill_bytes: k.spill_bytes,
+            mix: k.mix.clone(),
+        }
+    }
+
+    /// The figure named `field` (`launches`, `simd`, `grf`,
+    /// `instructions`, `spill_bytes`, `mix.<class>`).
+    pub fn get(&self, field: &str) -> Option<u64> {
+        match field {
+            "launches" => Some(self.launches),
+            "simd" => self.simd.map(u64::from),
+            "grf" => self.grf.map(u64::from),
+            "instructions" => self.instructions,
+            "spill_bytes" => self.spill_bytes,
+            _ => {
+                let class = field.strip_prefix("mix.")?;
+                let m = self.mix.as_ref()?;
+                m.fields()
+                    .iter()
+                    .find(|(f, _)| *f == class)
+                    .map(|(_, n)| *n)
+            }
+        }
+    }
+}
+
+/// The fields compared, in the order `changed` lists them.
+pub fn fields() -> Vec<String> {
+    let mut f: Vec<String> = ["launches", "simd", "grf", "instructions", "spill_bytes"]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+    // mix.instructions repeats instructions.
+    f.extend(
+        Mix::default()
+            .fields()
+            .iter()
+            .skip(1)
+            .map(|(n, _)| format!("mix.{n}")),
+    );
+    f
+}
+
+/// One kernel of the comparison.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct KernelDiff {
+    pub name: String,
+    pub demangled: String,
+    /// Null when the name is in A once at most and in B once at most; else
+    /// how the same-named kernels were paired.
+    pub pairing: Option<String>,
+    pub a: Option<Side>,
+    pub b: Option<Side>,
+    /// The fields whose values differ (both sides present).
+    pub changed: Vec<String>,
+}
+
+impl KernelDiff {
+    pub fn display_name(&self) -> String {
+        names::escape_for_terminal(&self.demangled)
+    }
+}
+
+/// A condition of `--fail-on`.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Condition {
+    /// A kernel starts spilling or spills more (spill bytes, or spill
+    /// messages).
+    Spill,
+    /// Any field of a kernel in both changed.
+    Any,
+    /// A kernel of A is not in B.
+    Missing,
+    /// A kernel of B is not in A.
+    New,
+    /// `FIELD+N` / `FIELD+N%`: a field grows by more than N (percent).
+    Grows {
+        field: String,
+        by: f64,
+        percent: bool,
+    },
+}
+
+impl std::fmt::Display for Condition {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Condition::Spill => f.write_str("spill"),
+            Condition::Any => f.write_str("any"),
+            Condition::Missing => f.write_str("missing"),
+            Condition::New => f.write_str("new"),
+            Condition::Grows { field, by, percent } => {
+                write!(f, "{field}+{by}{}", if *percent { "%" } else { "" })
+            }
+        }
+    }
+}
+
+/// The conditions of one `--fail-on`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FailOn(pub Vec<Condition>);
+
+/// Parses `spill,instructions+5%`.
+pub fn parse_conditions(s: &str) -> Result<Vec<Condition>, String> {
+    let known = fields();
+    s.split(',')
+        .map(str::trim)
+        .filter(|c| !c.is_empty())
+        .map(|c| match c {
+            "spill" => Ok(Condition::Spill),
+            "any" => Ok(Condition::Any),
+            "missing" => Ok(Condition::Missing),
+            "new" => Ok(Condition::New),
+            _ => {
+                let bad = || {
+                    format!(
+                        "unknown condition {c:?}: expected spill, any, missing, new, or FIELD+N / \
+                         FIELD+N% with FIELD one of {}",
+                        known.join(", ")
+                    )
+                };
+                let (field, amount) = c.split_once('+').ok_or_else(bad)?;
+                if !known.iter().any(|k| k == field) {
+                    return Err(bad());
+                }
+                let (num, percent) = match amount.strip_suffix('%') {
+                    Some(n) => (n, true),
+                    None => (amount, false),
+                };
+                let by: f64 = num.parse().map_err(|_| bad())?;
+                if !(by >= 0.0 && by.is_finite()) {
+                    return Err(bad());
+                }
+                Ok(Condition::Grows {
+                    field: field.to_string(),
+                    by,
+                    percent,
+                })
+            }
+        })
+        .collect::<Result<Vec<_>, _>>()
+        .and_then(|v| {
+            if v.is_empty() {
+                Err("no condition given (e.g. --fail-on spill,instructions+5%)".into())
+            } else {
+                Ok(v)
+            }
+        })
+}
+
+/// Why a condition holds for a kernel, or `None`.
+pub fn holds(c: &Condition, k: &KernelDiff) -> Option<String> {
+    match (c, &k.a, &k.b) {
+        (Condition::Missing, Some(_), None) => Some("only in A".into()),
+        (Condition::New, None, Some(_)) => Some("only in B".into()),
+        (Condition::Any, Some(_), Some(_)) if !k.changed.is_empty() => {
+            Some(format!("changed: {}", k.changed.join(", ")))
+        }
+        (Condition::Spill, Some(a), Some(b)) => {
+            let (sa, sb) = (a.spill_bytes.unwrap_or(0), b.spill_bytes.unwrap_or(0));
+            let msgs = |s: &Side| s.mix.as_ref().map(|m| m.spill + m.fill);
+            if sb > sa {
+                Some(format!("spill bytes {sa} -> {sb}"))
+            } else {
+                match (msgs(a), msgs(b)) {
+                    (Some(ma), Some(mb)) if mb > ma => {
+                        Some(format!("spill and fill messages {ma} -> {mb}"))
+                    }
+                    _ => None,
+                }
+            }
+        }
+        (Condition::Grows { field, by, percent }, Some(a), Some(b)) => {
+            let (va, vb) = (a.get(field)?, b.get(field)?);
+            let grew = vb as f64 - va as f64;
+            let over = if *percent {
+                grew > 0.0 && (va == 0 || grew * 100.0 / va as f64 > *by)
+            } else {
+                grew > *by
+            };
+            over.then(|| format!("{field} {va} -> {vb} ({})", change(va, vb)))
+        }
+        _ => None,
+    }
+}
+
+/// `+15, +60.0%`
+fn change(a: u64, b: u64) -> String {
+    let d = b as i128 - a as i128;
+    if a == 0 {
+        format!("{d:+}")
+    } else {
+        format!("{d:+}, {:+.1}%", d as f64 * 100.0 / a as f64)
+    }
+}
+
+/// Module SHA-256 -> order of creation in the capture (processes by host
+/// and pid, modules by id); empty without records.
+fn module_order(dir: &Path) -> HashMap<String, usize> {
+    let mut order = HashMap::new();
+    let records = dir.join(xpu_asm_record::RECORDS_DIR);
+    let Ok(mut recs) = xpu_asm_record::read::read_dir(&records) else {
+        return order;
+    };
+    recs.sort_by(|a, b| (&a.host, a.pid).cmp(&(&b.host, b.pid)));
+    for r in &recs {
+        for m in r.modules.values() {
+            let n = order.len();
+            order.entry(m.sha256.clone()).or_insert(n);
+        }
+    }
+    order
+}
+
+/// Kernels of a report by name, same-named ones in module order.
+fn by_name<'a>(
+    r: &'a Report,
+    order: &HashMap<String, usize>,
+) -> BTreeMap<&'a str, Vec<&'a KernelEntry>> {
+    let mut m: BTreeMap<&str, Vec<&KernelEntry>> = BTreeMap::new();
+    for k in &r.kernels {
+        m.entry(k.name.as_str()).or_default().push(k);
+    }
+    for v in m.values_mut() {
+        v.sort_by_key(|k| {
+            (
+                k.module_sha256
+                    .as_ref()
+                    .and_then(|s| order.get(s))
+                    .copied()
+                    .unwrap_or(usize::MAX),
+                k.rank,
+            )
+        });
+    }
+    m
+}
+
+/// The comparison of two captures' reports: every kernel, in A's order,
+/// then those only in B.
+pub fn compare(a: &Report, a_dir: &Path, b: &Report, b_dir: &Path) -> Vec<KernelDiff> {
+    let (oa, ob) = (module_order(a_dir), module_order(b_dir));
+    let (ka, kb) = (by_name(a, &oa), by_name(b, &ob));
+    let fields = fields();
+    let mut out = Vec::new();
+    let mut emit = |name: &str, list_a: &[&KernelEntry], list_b: &[&KernelEntry]| {
+        let n = list_a.len().max(list_b.len());
+        let pairing = (n > 1).then(|| {
+            format!(
+                "{} in A, {} in B: paired by module order",
+                list_a.len(),
+                list_b.len()
+            )
+        });
+        for i in 0..n {
+            let sa = list_a.get(i).map(|k| Side::of(k));
+            let sb = list_b.get(i).map(|k| Side::of(k));
+            let demangled = list_a
+                .get(i)
+                .or(list_b.get(i))
+                .map(|k| k.demangled.clone())
+                .unwrap_or_default();
+            let changed = match (&sa, &sb) {
+                (Some(x), Some(y)) => fields
+                    .iter()
+                    .filter(|f| x.get(f) != y.get(f))
+                    .cloned()
+                    .collect(),
+                _ => Vec::new(),
+            };
+            out.push(KernelDiff {
+                name: name.to_string(),
+                demangled,
+                pairing: pairing.clone(),
+                a: sa,
+                b: sb,
+                changed,
+            });
+        }
+    };
+    // A's order (by rank of the first of each name), then B's new names.
+    let mut names_a: Vec<&str> = ka.keys().copied().collect();
+    names_a.sort_by_key(|n| ka[n].iter().map(|k| k.rank).min().unwrap_or(0));
+    for n in names_a {
+        emit(n, &ka[n], kb.get(n).map_or(&[][..], |v| &v[..]));
+    }
+    let mut names_b: Vec<&str> = kb.keys().copied().filter(|n| !ka.contains_key(n)).collect();
+    names_b.sort_by_key(|n| kb[n].iter().map(|k| k.rank).min().unwrap_or(0));
+    for n in names_b {
+        emit(n, &[], &kb[n]);
+    }
+    out
+}
+
+/// A condition that held for a kernel.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Failure {
+    pub condition: String,
+    pub kernel: String,
+    pub why: String,
+}
+
+/// What `diff --json` prints.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DiffReport {
+    pub a: String,
+    pub b: String,
+    /// Kernels that changed or are in one capture only; every kernel with
+    /// `--all`.
+    pub kernels: Vec<KernelDiff>,
+    pub summary: Summary,
+    /// `--fail-on` conditions that held.
+    pub failed: Vec<Failure>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Summary {
+    pub in_both: usize,
+    pub changed: usize,
+    pub only_a: usize,
+    pub only_b: usize,
+}
+
+/// Compares the captures `a` and `b` (their report.json).
+pub fn diff(
+    a_dir: &Path,
+    b_dir: &Path,
+    all: bool,
+    fail_on: &[Condition],
+) -> Result<DiffReport, ShowError> {
+    let a = show::load_report(a_dir)?;
+    let b = show::load_report(b_dir)?;
+    let kernels = compare(&a, a_dir, &b, b_dir);
+    let mut summary = Summary::default();
+    let mut failed = Vec::new();
+    for k in &kernels {
+        match (&k.a, &k.b) {
+            (Some(_), Some(_)) => {
+                summary.in_both += 1;
+                if !k.changed.is_empty() {
+                    summary.changed += 1;
+                }
+            }
+            (Some(_), None) => summary.only_a += 1,
+            _ => summary.only_b += 1,
+        }
+        for c in fail_on {
+            if let Some(why) = holds(c, k) {
+                failed.push(Failure {
+                    condition: c.to_string(),
+                    kernel: k.demangled.clone(),
+                    why,
+                });
+            }
+        }
+    }
+    let kernels = kernels
+        .into_iter()
+        .filter(|k| all || !k.changed.is_empty() || k.a.is_none() || k.b.is_none())
+        .collect();
+    Ok(DiffReport {
+        a: a_dir.display().to_string(),
+        b: b_dir.display().to_string(),
+        kernels,
+        summary,
+        failed,
+    })
+}
+
+fn paint(on: bool, code: &str, s: &str) -> String {
+    if on {
+        format!("\x1b[{code}m{s}\x1b[0m")
+    } else {
+        s.to_string()
+    }
+}
+
+fn opt(v: Option<u64>) -> String {
+    v.map_or_else(|| "-".to_string(), |v| v.to_string())
+}
+
+/// Growth of these is a cost: shown red, shrinking green.
+fn is_cost(field: &str) -> bool {
+    !matches!(field, "launches" | "simd")
+}
+
+/// The comparison as a table.
+pub fn render(d: &DiffReport, color: bool) -> String {
+    let c = color;
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "A: {}\nB: {}",
+        names::escape_for_terminal(&d.a),
+        names::escape_for_terminal(&d.b)
+    );
+    let name_w = d
+        .kernels
+        .iter()
+        .map(|k| k.display_name().chars().count())
+        .max()
+        .unwrap_or(6)
+        .clamp(6, 48);
+    // Kernels in both in a table; those in one capture only listed apart.
+    let rows: Vec<&KernelDiff> = d
+        .kernels
+        .iter()
+        .filter(|k| k.a.is_some() && k.b.is_some())
+        .collect();
+    if !rows.is_empty() {
+        let _ = writeln!(out);
+        let head = format!(
+            "{:<name_w$}  {:<16} {:>10} {:>10}  change",
+            "kernel", "field", "A", "B"
+        );
+        let _ = writeln!(out, "{}", paint(c, "1", &head));
+    }
+    for k in rows {
+        let name = names::shorten(&k.display_name(), name_w);
+        let mut first = true;
+        let mut label = |out: &mut String| {
+            let l = if first { name.clone() } else { String::new() };
+            first = false;
+            let _ = write!(out, "{:<name_w$}  ", l);
+        };
+        if let (Some(a), Some(b)) = (&k.a, &k.b) {
+            if k.changed.is_empty() {
+                label(&mut out);
+                let _ = writeln!(
+                    out,
+                    "no change ({} launches, {} instructions)",
+                    a.launches,
+                    opt(a.instructions)
+                );
+            }
+            for f in &k.changed {
+                label(&mut out);
+                let (va, vb) = (a.get(f), b.get(f));
+                let ch = match (va, vb) {
+                    (Some(x), Some(y)) => {
+                        let s = change(x, y);
+                        let code = if !is_cost(f) {
+                            "0"
+                        } else if y > x {
+                            "31"
+                        } else {
+                            "32"
+                        };
+                        paint(c, code, &s)
+                    }
+                    _ => String::new(),
+                };
+                let _ = writeln!(out, "{:<16} {:>10} {:>10}  {}", f, opt(va), opt(vb), ch);
+            }
+        }
+        if let Some(p) = &k.pairing {
+            let _ = writeln!(out, "{:<name_w$}  ({p})", "");
+        }
+    }
+    for (title, in_a) in [("only in A:", true), ("only in B:", false)] {
+        let only: Vec<(&KernelDiff, &Side)> = d
+            .kernels
+            .iter()
+            .filter_map(|k| match (&k.a, &k.b) {
+                (Some(a), None) if in_a => Some((k, a)),
+                (None, Some(b)) if !in_a => Some((k, b)),
+                _ => None,
+            })
+            .collect();
+        if only.is_empty() {
+            continue;
+        }
+        let _ = writeln!(out);
+        let _ = writeln!(out, "{}", paint(c, "33", title));
+        for (k, side) in only {
+            let _ = writeln!(
+                out,
+                "  #{} {} ({} launches, {} instructions)",
+                side.rank,
+                k.display_name(),
+                side.launches,
+                opt(side.instructions)
+            );
+        }
+    }
+    let s = &d.summary;
+    let _ = writeln!(out);
+    let _ = writeln!(
+        out,
+        "{}",
+        paint(
+            c,
+            "1",
+            &format!(
+                "{} kernel{} in both, {} changed; {} only in A, {} only in B",
+                s.in_both,
+                if s.in_both == 1 { "" } else { "s" },
+                s.changed,
+                s.only_a,
+                s.only_b
+            )
+        )
+    );
+    out
+}
+
+/// ISA text reduced to what a change of code shows in: labels and
+/// instructions, comments and alignment removed; with `normalize_regs`,
+/// GRF registers renamed in order of first use (`r0`, `r1`, ...), so that
+/// a different register allocation of the same code compares equal.
+pub fn comparable(text: &str, normalize_regs: bool) -> String {
+    let re = normalize_regs.then(|| regex::Regex::new(r"\br(\d+)\b").expect("a valid regex"));
+    let mut regs: HashMap<String, usize> = HashMap::new();
+    let mut out = String::new();
+    for l in isa::lines(text) {
+        let line = match l {
+            Line::Label(l) => format!("{l}:"),
+            Line::Instruction(i) => {
+                let code = i.find("//").map_or(i, |p| &i[..p]);
+                code.split_whitespace().collect::<Vec<_>>().join(" ")
+            }
+            _ => continue,
+        };
+        let line = match &re {
+            Some(re) => re
+                .replace_all(&line, |c: &regex::Captures| {
+                    let n = regs.len();
+                    format!("r{}", *regs.entry(c[1].to_string()).or_insert(n))
+                })
+                .into_owned(),
+            None => line,
+        };
+        out.push_str(&line);
+        out.push('\n');
+    }
+    out
+}
+
+/// The unified diff of one kernel's ISA in the two captures.
+pub fn isa_diff(
+    a_dir: &Path,
+    b_dir: &Path,
+    selector: &str,
+    normalize_regs: bool,
+    color: bool,
+) -> Result<String, ShowError> {
+    let a = show::load_report(a_dir)?;
+    let b = show::load_report(b_dir)?;
+    let pairs = compare(&a, a_dir, &b, b_dir);
+    // The selector picks a kernel of A (else of B); its pair is the other.
+    let (in_a, in_b) = (
+        show::find_kernels(&a, selector),
+        show::find_kernels(&b, selector),
+    );
+    let (dir, report, found, side_a) = if !in_a.is_empty() {
+        (a_dir, &a, in_a, true)
+    } else {
+        (b_dir, &b, in_b, false)
+    };
+    let k = match found.as_slice() {
+        [k] => *k,
+        _ => show::select(report, dir, selector)?,
+    };
+    let pair = pairs
+        .iter()
+        .find(|p| {
+            let s = if side_a { &p.a } else { &p.b };
+            p.name == k.name && s.as_ref().is_some_and(|s| s.rank == k.rank)
+        })
+        .expect("every kernel of a report is in its comparison");
+    let entry = |r: &Report, s: &Option<Side>| {
+        s.as_ref()
+            .and_then(|s| r.kernels.iter().find(|k| k.rank == s.rank))
+            .cloned()
+    };
+    let (ea, eb) = (entry(&a, &pair.a), entry(&b, &pair.b));
+    let text = |dir: &Path, e: &Option<KernelEntry>| -> Result<(String, String), ShowError> {
+        match e {
+            None => Ok((String::new(), "/dev/null".to_string())),
+            Some(e) => {
+                let p = show::isa_path(dir, e)?;
+                let bytes = std::fs::read(&p).map_err(|source| ShowError::Read {
+                    path: p.clone(),
+                    source,
+                })?;
+                Ok((
+                    comparable(&String::from_utf8_lossy(&bytes), normalize_regs),
+                    p.display().to_string(),
+                ))
+            }
+        }
+    };
+    let (ta, la) = text(a_dir, &ea)?;
+    let (tb, lb) = text(b_dir, &eb)?;
+    let d = similar::TextDiff::from_lines(&ta, &tb);
+    let unified = d
+        .unified_diff()
+        .context_radius(3)
+        .header(&la, &lb)
+        .to_string();
+    if !color {
+        return Ok(unified);
+    }
+    let mut out = String::new();
+    for l in unified.lines() {
+        let code = if l.starts_with("+++") || l.starts_with("---") {
+            "1"
+        } else if l.starts_with('+') {
+            "32"
+        } else if l.starts_with('-') {
+            "31"
+        } else if l.starts_with("@@") {
+            "36"
+        } else {
+            ""
+        };
+        if code.is_empty() {
+            out.push_str(l);
+        } else {
+            out.push_str(&paint(true, code, l));
+        }
+        out.push('\n');
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn conditions_parse_and_refuse() {
+        assert_eq!(
+            parse_conditions("spill,instructions+5%").unwrap(),
+            [
+                Condition::Spill,
+                Condition::Grows {
+                    field: "instructions".into(),
+                    by: 5.0,
+                    percent: true
+                }
+            ]
+        );
+        assert_eq!(
+            parse_conditions("mix.spill+0").unwrap(),
+            [Condition::Grows {
+                field: "mix.spill".into(),
+                by: 0.0,
+                percent: false
+            }]
+        );
+        for bad in [
+            "",
+            "spil",
+            "instructions+",
+            "instructions+x%",
+            "bogus+1",
+            "grf+-1",
+        ] {
+            assert!(parse_conditions(bad).is_err(), "{bad}");
+        }
+    }
+
+    fn side(instructions: u64, spill: Option<u64>) -> Side {
+        Side {
+            rank: 1,
+            module_sha256: None,
+            launches: 1,
+            simd: Some(32),
+            grf: Some(128),
+            instructions: Some(instructions),
+            spill_bytes: spill,
+            mix: None,
+        }
+    }
+
+    fn pair(a: Side, b: Side) -> KernelDiff {
+        let changed = fields()
+            .into_iter()
+            .filter(|f| a.get(f) != b.get(f))
+            .collect();
+        KernelDiff {
+            name: "k".into(),
+            demangled: "k".into(),
+            pairing: None,
+            a: Some(a),
+            b: Some(b),
+            changed,
+        }
+    }
+
+    #[test]
+    fn conditions_hold_exactly_at_their_threshold() {
+        let five = parse_conditions("instructions+5%").unwrap().remove(0);
+        assert!(holds(&five, &pair(side(100, None), side(105, None))).is_none());
+        assert!(holds(&five, &pair(side(100, None), side(106, None))).is_some());
+        assert!(holds(&five, &pair(side(100, None), side(90, None))).is_none());
+        let spill = Condition::Spill;
+        assert!(holds(&spill, &pair(side(1, None), side(1, Some(64)))).is_some());
+        assert!(holds(&spill, &pair(side(1, Some(64)), side(1, Some(64)))).is_none());
+        assert!(holds(&spill, &pair(side(1, Some(128)), side(1, Some(64)))).is_none());
+        let any = Condition::Any;
+        assert!(holds(&any, &pair(side(1, None), side(1, None))).is_none());
+        assert!(holds(&any, &pair(side(1, None), side(2, None))).is_some());
+    }
+
+    #[test]
+    fn register_renumbering_compares_equal() {
+        let a = "L0:\n  add (1|M0) r12.0<1>:d r13.0<0;1,0>:d 1:w // $1\n  mov (1|M0) r14.0<1>:d r12.0<0;1,0>:d\n";
+        let b = "L0:\n  add (1|M0)   r40.0<1>:d r41.0<0;1,0>:d 1:w // $7\n  mov (1|M0) r42.0<1>:d r40.0<0;1,0>:d\n";
+        assert_ne!(comparable(a, false), comparable(b, false));
+        assert_eq!(comparable(a, true), comparable(b, true));
+        assert_eq!(
+            comparable(a, true),
+            "L0:\nadd (1|M0) r0.0<1>:d r1.0<0;1,0>:d 1:w\nmov (1|M0) r2.0<1>:d r0.0<0;1,0>:d\n"
+        );
+    }
+}

@@ -1,0 +1,372 @@
+//! `xpu-asm-run show DIR KERNEL`: one kernel of a capture, read like
+//! `objdump -S`: its header figures, its instruction mix and its ISA, with
+//! line information interleaved with the source lines that produced it.
+
+use crate::isa::{self, Line};
+use crate::report::{KernelEntry, Report};
+use crate::{names, REPORT_FILE};
+use std::collections::HashMap;
+use std::fmt::Write;
+use std::path::{Path, PathBuf};
+
+#[derive(Debug, thiserror::Error)]
+pub enum ShowError {
+    #[error("{0}: no such folder")]
+    NotFound(PathBuf),
+    #[error("{path}: {why}; run `xpu-asm-run collect {dir}` to write it")]
+    NoReport {
+        path: PathBuf,
+        dir: String,
+        why: String,
+    },
+    #[error("no kernel of {dir} is {selector:?} (a rank number, an exact or demangled name, or a regular expression); `xpu-asm-run collect {dir}` lists them")]
+    NoMatch { dir: String, selector: String },
+    #[error("{selector:?} matches {} kernels of {dir}; give one by its rank number:\n{}", .matches.len(), .matches.join("\n"))]
+    Ambiguous {
+        dir: String,
+        selector: String,
+        matches: Vec<String>,
+    },
+    #[error("kernel #{rank} {name} has no ISA file: {reason}")]
+    NoIsa {
+        rank: usize,
+        name: String,
+        reason: String,
+    },
+    #[error("cannot read {path}: {source}")]
+    Read {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("kernel #{rank} {name} has no line information; build it with -g (module build flags `-g`, or `ocloc compile -options -g`)")]
+    NoLines { rank: usize, name: String },
+}
+
+/// The report of the capture folder `dir`.
+pub fn load_report(dir: &Path) -> Result<Report, ShowError> {
+    if !dir.is_dir() {
+        return Err(ShowError::NotFound(dir.to_path_buf()));
+    }
+    let path = dir.join(REPORT_FILE);
+    let no_report = |why: String| ShowError::NoReport {
+        path: path.clone(),
+        dir: dir.display().to_string(),
+        why,
+    };
+    let bytes = std::fs::read(&path).map_err(|e| no_report(e.to_string()))?;
+    serde_json::from_slice(&bytes).map_err(|e| {
+        no_report(format!(
+            "not a report this xpu-asm-run reads ({e}); it may come from another version"
+        ))
+    })
+}
+
+/// The kernels of `r` that `selector` names: the one of that rank (a
+/// number), else those whose exact or demangled name it is, else those a
+/// regular expression matches (mangled or demangled name).
+pub fn find_kernels<'a>(r: &'a Report, selector: &str) -> Vec<&'a KernelEntry> {
+    if let Ok(rank) = selector.parse::<usize>() {
+        if let Some(k) = r.kernels.iter().find(|k| k.rank == rank) {
+            return vec![k];
+        }
+    }
+    let exact: Vec<&KernelEntry> = r
+        .kernels
+        .iter()
+        .filter(|k| k.name == selector || k.demangled == selector)
+        .collect();
+    if !exact.is_empty() {
+        return exact;
+    }
+    match regex::Regex::new(selector) {
+        Ok(re) => r
+            .kernels
+            .iter()
+            .filter(|k| re.is_match(&k.name) || re.is_match(&k.demangled))
+            .collect(),
+        Err(_) => Vec::new(),
+    }
+}
+
+/// The one kernel of `r` that `selector` names, or an error that lists
+/// what it matched.
+pub fn select<'a>(r: &'a Report, dir: &Path, selector: &str) -> Result<&'a KernelEntry, ShowError> {
+    let found = find_kernels(r, selector);
+    match found.as_slice() {
+        [k] => Ok(k),
+        [] => Err(ShowError::NoMatch {
+            dir: dir.display().to_string(),
+            selector: selector.to_string(),
+        }),
+        many => Err(ShowError::Ambiguous {
+            dir: dir.display().to_string(),
+            selector: selector.to_string(),
+            matches: many.iter().map(|k| describe(k)).collect(),
+        }),
+    }
+}
+
+/// `#rank name [module 12345678]`.
+pub fn describe(k: &KernelEntry) -> String {
+    let sha = k.module_sha256.as_deref().unwrap_or("");
+    format!(
+        "  #{} {} [module {}]",
+        k.rank,
+        k.display_name(),
+        sha.get(..8).unwrap_or(sha)
+    )
+}
+
+/// The ISA file of `k` in the capture `dir`: its copy under `asm/`, else
+/// the dump.
+pub fn isa_path(dir: &Path, k: &KernelEntry) -> Result<PathBuf, ShowError> {
+    k.asm_copy
+        .iter()
+        .chain(k.asm.iter())
+        .map(|p| dir.join(p))
+        .find(|p| p.is_file())
+        .ok_or_else(|| ShowError::NoIsa {
+            rank: k.rank,
+            name: k.display_name(),
+            reason: k
+                .reason
+                .clone()
+                .unwrap_or_else(|| "its file is gone from the capture".into()),
+        })
+}
+
+/// How to show a kernel.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ShowOptions {
+    /// Only the source lines, ranked by instructions.
+    pub lines_only: bool,
+    pub color: bool,
+}
+
+fn paint(on: bool, code: &str, s: &str) -> String {
+    if on {
+        format!("\x1b[{code}m{s}\x1b[0m")
+    } else {
+        s.to_string()
+    }
+}
+
+fn opt<T: ToString>(v: Option<T>) -> String {
+    v.map_or_else(|| "-".to_string(), |v| v.to_string())
+}
+
+/// Source files' lines, read once each; `None` for a file that cannot be
+/// read here (the comment's text is shown instead).
+#[derive(Default)]
+struct SourceFiles(HashMap<String, Option<Vec<String>>>);
+
+impl SourceFiles {
+    fn line(&mut self, file: &str, line: u32) -> Option<&str> {
+        let lines = self.0.entry(file.to_string()).or_insert_with(|| {
+            std::fs::read(file).ok().map(|b| {
+                String::from_utf8_lossy(&b)
+                    .lines()
+                    .map(str::to_string)
+                    .collect()
+            })
+        });
+        let i = usize::try_from(line).ok()?.checked_sub(1)?;
+        lines.as_ref()?.get(i).map(|s| s.trim())
+    }
+}
+
+/// Short names for source files: the file name alone when no two files
+/// share it.
+fn short_names(files: &[String]) -> HashMap<String, String> {
+    let base = |f: &str| {
+        Path::new(f)
+            .file_name()
+            .map_or_else(|| f.to_string(), |n| n.to_string_lossy().into_owned())
+    };
+    files
+        .iter()
+        .map(|f| {
+            let b = base(f);
+            let unique = files.iter().filter(|g| base(g) == b).count() == 1;
+            (f.clone(), if unique { b } else { f.clone() })
+        })
+        .collect()
+}
+
+/// `k` of the capture `dir`, as text.
+pub fn render(dir: &Path, k: &KernelEntry, o: ShowOptions) -> Result<String, ShowError> {
+    let path = isa_path(dir, k)?;
+    let bytes = std::fs::read(&path).map_err(|source| ShowError::Read {
+        path: path.clone(),
+        source,
+    })?;
+    let text = String::from_utf8_lossy(&bytes);
+    let analysis = isa::analyze(&text);
+    let c = o.color;
+    let mut out = String::new();
+    let shown = path
+        .strip_prefix(dir)
+        .unwrap_or(&path)
+        .display()
+        .to_string();
+    let name = names::escape_for_terminal(&k.demangled);
+    let _ = writeln!(
+        out,
+        "{} {}",
+        paint(c, "1", &format!("#{}", k.rank)),
+        paint(c, "1", &name)
+    );
+    if k.demangled != k.name {
+        let _ = writeln!(
+            out,
+            "  mangled:      {}",
+            names::escape_for_terminal(&k.name)
+        );
+    }
+    let _ = writeln!(
+        out,
+        "  launches:     {} ({} appended)",
+        k.launches, k.appended
+    );
+    let _ = writeln!(
+        out,
+        "  SIMD {}, GRF {}, {} instructions, spill bytes {}, private memory bytes {}, platform {}",
+        opt(k.simd),
+        opt(k.grf),
+        opt(k.instructions),
+        opt(k.spill_bytes),
+        opt(k.private_memory_bytes),
+        opt(k.platform.as_deref())
+    );
+    let _ = writeln!(
+        out,
+        "  ISA:          {}",
+        names::escape_for_terminal(&shown)
+    );
+    let src = analysis.source.as_ref();
+    let shorts = src.map(|s| short_names(&s.files)).unwrap_or_default();
+    let mut files = SourceFiles::default();
+    if o.lines_only {
+        let s = src.ok_or_else(|| ShowError::NoLines {
+            rank: k.rank,
+            name: name.clone(),
+        })?;
+        let mut ranked: Vec<_> = s.lines.iter().collect();
+        ranked.sort_by(|a, b| {
+            b.instructions
+                .cmp(&a.instructions)
+                .then_with(|| a.file.cmp(&b.file))
+                .then(a.line.cmp(&b.line))
+        });
+        let _ = writeln!(out);
+        let _ = writeln!(out, "{}", paint(c, "1", "instrs  line  source"));
+        for l in ranked {
+            let text = files.line(&l.file, l.line).unwrap_or(&l.text).to_string();
+            let at = format!("{}:{}", shorts.get(&l.file).unwrap_or(&l.file), l.line);
+            let _ = writeln!(
+                out,
+                "{:>6}  {}  {}",
+                l.instructions,
+                paint(c, "36", &names::escape_for_terminal(&at)),
+                names::escape_for_terminal(&text)
+            );
+        }
+        if s.no_line > 0 {
+            let _ = writeln!(out, "{:>6}  (no source line: IGC's prolog)", s.no_line);
+        }
+        return Ok(out);
+    }
+    let m = &analysis.mix;
+    let _ = writeln!(out);
+    let _ = writeln!(
+        out,
+        "{}",
+        paint(c, "1", &format!("mix: {} instructions", m.instructions))
+    );
+    let mut row = String::new();
+    for (field, n) in m.fields().iter().skip(1).filter(|(_, n)| *n > 0) {
+        let cell = format!("{field} {n}");
+        let cell = if (*field == "spill" || *field == "fill") && *n > 0 {
+            paint(c, "31", &cell)
+        } else {
+            cell
+        };
+        if !row.is_empty() {
+            row.push_str(", ");
+        }
+        row.push_str(&cell);
+    }
+    let _ = writeln!(out, "  {row}");
+    let _ = writeln!(out);
+    // Instructions per (file, line), for the interleaved headers.
+    let counts: HashMap<(&str, u32), u64> = src
+        .map(|s| {
+            s.lines
+                .iter()
+                .map(|l| ((l.file.as_str(), l.line), l.instructions))
+                .collect()
+        })
+        .unwrap_or_default();
+    let mut file = String::new();
+    // A source line's header waits for its first instruction.
+    let mut pending: Option<(u32, String)> = None;
+    let mut any_line = false;
+    for l in isa::lines(&text) {
+        match l {
+            Line::File(f) => file = f.to_string(),
+            Line::Source { line, text } => {
+                any_line = true;
+                pending = Some((line, text.to_string()));
+            }
+            Line::Label(l) => {
+                let _ = writeln!(
+                    out,
+                    "{}",
+                    paint(c, "1", &format!("{}:", names::escape_for_terminal(l)))
+                );
+            }
+            Line::Instruction(i) => {
+                if let Some((line, comment_text)) = pending.take() {
+                    let n = counts.get(&(file.as_str(), line)).copied().unwrap_or(0);
+                    let source_text = files
+                        .line(&file, line)
+                        .map(str::to_string)
+                        .unwrap_or(comment_text);
+                    let at = format!("{}:{}", shorts.get(&file).unwrap_or(&file), line);
+                    let head = format!(
+                        "{at}  ({n} instruction{})  {source_text}",
+                        if n == 1 { "" } else { "s" }
+                    );
+                    let _ = writeln!(
+                        out,
+                        "{}",
+                        paint(c, "36", &names::escape_for_terminal(&head))
+                    );
+                }
+                if src.is_some() && !any_line {
+                    any_line = true;
+                    let head = format!(
+                        "(no source line)  ({} instructions)",
+                        src.map_or(0, |s| s.no_line)
+                    );
+                    let _ = writeln!(out, "{}", paint(c, "36", &head));
+                }
+                let class = isa::mix::classify(i);
+                // IGC's alignment: an 8-column predicate field.
+                let i = names::escape_for_terminal(i.trim_end());
+                let line = if i.starts_with('(') {
+                    i
+                } else {
+                    format!("        {i}")
+                };
+                let line = match class {
+                    isa::mix::Class::Spill | isa::mix::Class::Fill => paint(c, "31", &line),
+                    _ => line,
+                };
+                let _ = writeln!(out, "{line}");
+            }
+            Line::Other => {}
+        }
+    }
+    Ok(out)
+}

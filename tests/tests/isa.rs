@@ -1,0 +1,962 @@
+//! Reading the ISA on the real stack: source lines of kernels built with
+//! `-g`, the instruction mix of kernels whose mix is known from their
+//! source (`tests/workload/kernels_mix.cl`), `xpu-asm-run show` and
+//! `xpu-asm-run diff` on real captures.
+//!
+//! Each test has its own temporary folder; every capture runs the C
+//! workload under `xpu-asm-run --emulate pvc`, so IGC compiles every kernel
+//! for PVC exactly as the driver's JIT does on a GPU.
+
+use serde_json::Value;
+use std::collections::BTreeMap;
+use std::os::unix::process::ExitStatusExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use tempfile::TempDir;
+use xpu_asm_tests::record::{DUMP_ENV, OUT_ENV, OWNED_ENV};
+use xpu_asm_tests::*;
+
+// ---------------------------------------------------------------------------
+// Support
+
+fn scratch() -> TempDir {
+    require_stack();
+    tempfile::Builder::new()
+        .prefix("xpu-asm-isa-")
+        .tempdir()
+        .expect("a temporary folder")
+}
+
+/// Removes what the test's own environment could add (an outer xpu-asm
+/// run's variables, IGC's and NEO's settings, NO_COLOR).
+fn hermetic(cmd: &mut Command) {
+    cmd.env_remove("LD_PRELOAD")
+        .env_remove(OUT_ENV)
+        .env_remove(OWNED_ENV)
+        .env_remove("NO_COLOR");
+    for (name, _) in DUMP_ENV {
+        cmd.env_remove(name);
+    }
+    for (name, _) in neo_env() {
+        cmd.env_remove(name);
+    }
+}
+
+/// Launches of the a/b workload: every count distinct.
+const AB_STEPS: [&str; 6] = [
+    "imm:a:_ZTSZ4mainE10vector_add:11",
+    "imm:a:scale:7",
+    "imm:a:scale_v2:5",
+    "reg:a:common_kernel:2:3",
+    "imm:b:common_kernel:4",
+    "imm:b:only_in_b:2",
+];
+
+/// (mangled name, module, launches) of [`AB_STEPS`].
+const AB_KERNELS: [(&str, &str, u64); 6] = [
+    ("_ZTSZ4mainE10vector_add", "a", 11),
+    ("scale", "a", 7),
+    ("common_kernel", "a", 6),
+    ("scale_v2", "a", 5),
+    ("common_kernel", "b", 4),
+    ("only_in_b", "b", 2),
+];
+
+const MIX_STEPS: [&str; 5] = [
+    "imm:m:mix_spill:5",
+    "imm:m:mix_scratch:4",
+    "imm:m:mix_slm:3",
+    "imm:m:mix_atomics:2",
+    "imm:m:mix_mad_loop:1",
+];
+
+/// A finished command: what a failure must show.
+struct Run {
+    shown: String,
+    output: Output,
+    out: PathBuf,
+}
+
+impl Run {
+    fn ctx(&self) -> String {
+        describe(&self.shown, &self.output, &self.out)
+    }
+
+    fn stdout(&self) -> String {
+        String::from_utf8_lossy(&self.output.stdout).into_owned()
+    }
+
+    fn stderr(&self) -> String {
+        String::from_utf8_lossy(&self.output.stderr).into_owned()
+    }
+
+    fn assert_status(&self, code: i32) {
+        assert_eq!(
+            (self.output.status.code(), self.output.status.signal()),
+            (Some(code), None),
+            "must exit with {code}\n{}",
+            self.ctx()
+        );
+    }
+
+    fn json(&self) -> Value {
+        serde_json::from_slice(&self.output.stdout)
+            .unwrap_or_else(|e| panic!("stdout is not JSON: {e}\n{}", self.ctx()))
+    }
+}
+
+fn run(mut cmd: Command, out: &Path) -> Run {
+    hermetic(&mut cmd);
+    let shown = shell_words(&cmd);
+    let output = run_with_timeout(&mut cmd);
+    Run {
+        shown,
+        output,
+        out: out.to_path_buf(),
+    }
+}
+
+/// A capture of the workload: `xpu-asm-run --emulate pvc [extra] -o out --
+/// workload --via ddi MODULES [--build-flags FLAGS] STEPS`.
+struct Capture {
+    out: PathBuf,
+    report: Value,
+}
+
+impl Capture {
+    fn kernel(&self, name: &str) -> &Value {
+        self.kernels(name)
+            .first()
+            .copied()
+            .unwrap_or_else(|| panic!("no kernel {name} in {}", self.out.display()))
+    }
+
+    fn kernels(&self, name: &str) -> Vec<&Value> {
+        self.report["kernels"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter(|k| k["name"] == name)
+            .collect()
+    }
+}
+
+fn capture(
+    dir: &Path,
+    tag: &str,
+    modules: &[(&str, PathBuf)],
+    build_flags: &str,
+    steps: &[&str],
+    extra: &[&str],
+) -> Capture {
+    let out = dir.join(tag);
+    let work = dir.join(format!("{tag}-work"));
+    std::fs::create_dir_all(&work).expect("a work folder");
+    let mut cmd = Command::new(xpu_asm_run());
+    cmd.args(["--emulate", "pvc", "--quiet"])
+        .args(extra)
+        .arg("-o")
+        .arg(&out)
+        .arg("--")
+        .arg(workload())
+        .args(["--via", "ddi"]);
+    for (name, spv) in modules {
+        cmd.arg("--module").arg(format!("{name}={}", spv.display()));
+    }
+    if !build_flags.is_empty() {
+        cmd.args(["--build-flags", build_flags]);
+    }
+    cmd.args(steps).current_dir(&work);
+    let r = run(cmd, &out);
+    r.assert_status(0);
+    let text = std::fs::read_to_string(out.join("report.json"))
+        .unwrap_or_else(|e| panic!("no report.json: {e}\n{}", r.ctx()));
+    let report: Value = serde_json::from_str(&text).expect("report.json is JSON");
+    assert_eq!(report["schema"], 2, "{}", r.ctx());
+    Capture { out, report }
+}
+
+/// The a/b workload, both modules built with ocloc `-options OPTIONS` and
+/// created with build flags `flags`.
+fn capture_ab(dir: &Path, tag: &str, options: &str, flags: &str) -> Capture {
+    let c = capture(
+        dir,
+        tag,
+        &[
+            ("a", spirv_with("a", options)),
+            ("b", spirv_with("b", options)),
+        ],
+        flags,
+        &AB_STEPS,
+        &[],
+    );
+    let got: Vec<(String, u64)> = c.report["kernels"]
+        .as_array()
+        .expect("kernels")
+        .iter()
+        .map(|k| {
+            (
+                k["name"].as_str().unwrap_or("").to_string(),
+                k["launches"].as_u64().unwrap_or(0),
+            )
+        })
+        .collect();
+    let want: Vec<(String, u64)> = AB_KERNELS
+        .iter()
+        .map(|(n, _, l)| (n.to_string(), *l))
+        .collect();
+    assert_eq!(got, want, "{}", c.out.display());
+    c
+}
+
+fn capture_mix(dir: &Path, tag: &str, flags: &str, extra: &[&str]) -> Capture {
+    capture(
+        dir,
+        tag,
+        &[("m", spirv_with("mix", ""))],
+        flags,
+        &MIX_STEPS,
+        extra,
+    )
+}
+
+fn xpu(args: &[&str], out: &Path) -> Run {
+    let mut cmd = Command::new(xpu_asm_run());
+    cmd.args(args);
+    run(cmd, out)
+}
+
+/// Runs `argv` on a new pseudo-terminal and returns what the terminal
+/// showed (carriage returns removed) and the exit status.
+fn at_terminal(argv: &[&str], env: &[(&str, &str)]) -> (String, i32) {
+    const HELPER: &str = r#"
+import os, pty, sys
+pid, fd = pty.fork()
+if pid == 0:
+    os.execvp(sys.argv[1], sys.argv[1:])
+buf = b""
+while True:
+    try:
+        d = os.read(fd, 65536)
+    except OSError:
+        d = b""
+    if not d:
+        break
+    buf += d
+_, status = os.waitpid(pid, 0)
+sys.stdout.buffer.write(buf)
+sys.stdout.write("\nSTATUS %d\n" % os.waitstatus_to_exitcode(status))
+"#;
+    let mut cmd = Command::new("python3");
+    cmd.arg("-c").arg(HELPER).args(argv);
+    hermetic(&mut cmd);
+    cmd.envs(env.iter().copied());
+    let shown = shell_words(&cmd);
+    let output = run_with_timeout(&mut cmd);
+    let text = String::from_utf8_lossy(&output.stdout).replace('\r', "");
+    let status = text
+        .lines()
+        .rev()
+        .find_map(|l| l.strip_prefix("STATUS "))
+        .and_then(|s| s.parse().ok())
+        .unwrap_or_else(|| {
+            panic!(
+                "the terminal helper failed\n{}",
+                describe(&shown, &output, Path::new("."))
+            )
+        });
+    (text, status)
+}
+
+/// The kernel source file as ocloc was given it.
+fn cl_path(name: &str) -> String {
+    workload_src_dir()
+        .join(format!("kernels_{name}.cl"))
+        .display()
+        .to_string()
+}
+
+fn u(v: &Value) -> u64 {
+    v.as_u64().unwrap_or_else(|| panic!("not a count: {v}"))
+}
+
+// ---------------------------------------------------------------------------
+// Source lines
+
+/// Built with `-g`, every launched kernel has `source` naming its `.cl`
+/// file, with lines that exist in it (the text IGC quotes is the line's),
+/// and instruction counts that sum with the prolog to the kernel's
+/// instruction count; without `-g`, `source` is null.
+#[test]
+fn kernels_built_with_g_have_their_source_lines() {
+    let dir = scratch();
+    let g = capture_ab(dir.path(), "g", "-g", "-g");
+    let plain = capture_ab(dir.path(), "plain", "", "");
+    for (i, (name, module, _)) in AB_KERNELS.iter().enumerate() {
+        let k = &g.report["kernels"][i];
+        let file = cl_path(module);
+        let src = &k["source"];
+        assert_eq!(src["files"], serde_json::json!([file]), "{name}: {k:#}");
+        let text = std::fs::read_to_string(&file).expect("the kernel source");
+        let file_lines: Vec<&str> = text.lines().collect();
+        let lines = src["lines"].as_array().expect("lines");
+        assert!(!lines.is_empty(), "{name}: {k:#}");
+        let mut sum = u(&src["no_line"]);
+        let mut last = 0;
+        for l in lines {
+            assert_eq!(l["file"], file.as_str(), "{name}: {l}");
+            let n = u(&l["line"]) as usize;
+            assert!(n > last, "{name}: lines in order: {k:#}");
+            last = n;
+            assert!(
+                n >= 1 && n <= file_lines.len(),
+                "{name}: line {n} is not in {file}"
+            );
+            assert_eq!(l["text"], file_lines[n - 1].trim(), "{name}: line {n}");
+            assert!(u(&l["instructions"]) > 0, "{name}: {l}");
+            sum += u(&l["instructions"]);
+        }
+        assert_eq!(sum, u(&k["instructions"]), "{name}: {k:#}");
+        assert_eq!(sum, u(&k["mix"]["instructions"]), "{name}: {k:#}");
+        // The kernel's body line (the one with `x[i] = ...`) made code.
+        assert!(
+            lines
+                .iter()
+                .any(|l| l["text"].as_str().is_some_and(|t| t.starts_with("x[i] ="))),
+            "{name}: {k:#}"
+        );
+    }
+    for k in plain.report["kernels"].as_array().expect("kernels") {
+        assert!(k["source"].is_null(), "{k:#}");
+        assert_eq!(u(&k["mix"]["instructions"]), u(&k["instructions"]), "{k:#}");
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Instruction mix
+
+fn mix_of(k: &Value) -> BTreeMap<String, u64> {
+    k["mix"]
+        .as_object()
+        .unwrap_or_else(|| panic!("no mix: {k:#}"))
+        .iter()
+        .map(|(f, v)| (f.clone(), u(v)))
+        .collect()
+}
+
+/// The mix of the kernels of `kernels_mix.cl`, each class checked against
+/// what its source must produce; and the same kernels' machine code,
+/// disassembled by IGA, gives the same mix (IGA does not say which scratch
+/// messages are spills: those count as scratch).
+#[test]
+fn mix_of_kernels_with_known_answers() {
+    let dir = scratch();
+    let c = capture_mix(dir.path(), "mix", "", &["--keep", "all"]);
+    let memory = [
+        "load_global",
+        "store_global",
+        "atomic_global",
+        "load_slm",
+        "store_slm",
+        "atomic_slm",
+        "load_scratch",
+        "store_scratch",
+        "spill",
+        "fill",
+    ];
+    let mut mixes = BTreeMap::new();
+    for step in MIX_STEPS {
+        let name = step.split(':').nth(2).expect("a step names its kernel");
+        let k = c.kernel(name);
+        let m = mix_of(k);
+        let classes: u64 = m
+            .iter()
+            .filter(|(f, _)| *f != "instructions")
+            .map(|(_, n)| n)
+            .sum();
+        assert_eq!(classes, m["instructions"], "{name}: {m:?}");
+        assert_eq!(m["instructions"], u(&k["instructions"]), "{name}: {m:?}");
+        // One end-of-thread message each; nothing of the other memories
+        // than the kernel's own.
+        assert_eq!(m["send_other"], 1, "{name}: {m:?}");
+        assert_eq!(m["dpas"], 0, "{name}: {m:?}");
+        let nonzero = |f: &str| m[f] > 0;
+        let mem: Vec<&str> = memory.iter().copied().filter(|f| nonzero(f)).collect();
+        match name {
+            "mix_mad_loop" => {
+                assert_eq!(mem, ["load_global", "store_global"], "{name}: {m:?}");
+                assert_eq!(m["store_global"], 1, "{name}: {m:?}");
+                // The loop: a branch back at least; the unrolled mads are ALU.
+                assert!(m["control"] >= 2, "{name}: {m:?}");
+                let text = std::fs::read_to_string(c.out.join(k["asm"].as_str().unwrap())).unwrap();
+                let mads = text
+                    .lines()
+                    .filter(|l| {
+                        let t = l.trim_start();
+                        let t = if t.starts_with('(') {
+                            t.split_once(')').map_or(t, |x| x.1).trim_start()
+                        } else {
+                            t
+                        };
+                        t.starts_with("mad ") && t.contains(":f")
+                    })
+                    .count() as u64;
+                assert!(mads >= 8, "{name}: {mads} float mads");
+                assert!(m["alu"] >= mads, "{name}: {m:?}");
+            }
+            "mix_atomics" => {
+                assert_eq!(mem, ["load_global", "atomic_global"], "{name}: {m:?}");
+                assert_eq!(m["atomic_global"], 2, "{name}: {m:?}");
+            }
+            "mix_slm" => {
+                assert_eq!(
+                    mem,
+                    ["load_global", "store_global", "load_slm", "store_slm"],
+                    "{name}: {m:?}"
+                );
+                assert_eq!(
+                    (m["load_slm"], m["store_slm"], m["store_global"]),
+                    (1, 1, 1),
+                    "{name}: {m:?}"
+                );
+                // A fence and a barrier at least.
+                assert!(m["sync"] >= 2, "{name}: {m:?}");
+            }
+            "mix_scratch" => {
+                assert_eq!(
+                    mem,
+                    [
+                        "load_global",
+                        "store_global",
+                        "load_scratch",
+                        "store_scratch"
+                    ],
+                    "{name}: {m:?}"
+                );
+                // Two reads of the private array at run-time indices.
+                assert_eq!(m["load_scratch"], 2, "{name}: {m:?}");
+                assert!(u(&k["private_memory_bytes"]) > 0, "{name}: {k:#}");
+                assert!(k["spill_bytes"].is_null(), "{name}: {k:#}");
+            }
+            "mix_spill" => {
+                assert!(m["spill"] > 0 && m["fill"] > 0, "{name}: {m:?}");
+                assert!(u(&k["spill_bytes"]) > 0, "{name}: {k:#}");
+                assert_eq!(
+                    m["atomic_global"] + m["atomic_slm"] + m["load_slm"] + m["store_slm"],
+                    0,
+                    "{name}: {m:?}"
+                );
+            }
+            other => panic!("no expectation for {other}"),
+        }
+        mixes.insert(name.to_string(), (k.clone(), m));
+    }
+
+    // The machine code IGC emitted for each, disassembled by IGA.
+    for (name, (k, m)) in &mixes {
+        let asm = c.out.join(k["asm"].as_str().expect("an ISA file"));
+        let dat = asm.with_extension("dat");
+        assert!(
+            dat.is_file(),
+            "{name}: no machine code {} (--keep all)",
+            dat.display()
+        );
+        let mut cmd = Command::new("iga64");
+        cmd.args(["-d", "-p=12p72"]).arg(&dat);
+        let r = run(cmd, &c.out);
+        r.assert_status(0);
+        let iga = xpu_asm_collector::isa::mix::count(&r.stdout());
+        let iga: BTreeMap<String, u64> = iga
+            .fields()
+            .iter()
+            .map(|(f, n)| (f.to_string(), *n))
+            .collect();
+        let mut want = m.clone();
+        *want.get_mut("store_scratch").unwrap() += want["spill"];
+        *want.get_mut("load_scratch").unwrap() += want["fill"];
+        want.insert("spill".into(), 0);
+        want.insert("fill".into(), 0);
+        assert_eq!(iga, want, "{name}: IGA's disassembly of {}", dat.display());
+    }
+}
+
+// ---------------------------------------------------------------------------
+// show
+
+/// The instruction lines of an ISA file, as IGC wrote them (trimmed).
+fn isa_instructions(path: &Path) -> Vec<String> {
+    let text = std::fs::read_to_string(path).expect("the ISA file");
+    text.lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty() && !l.starts_with("//") && !l.ends_with(':'))
+        .map(str::to_string)
+        .collect()
+}
+
+/// `show` of a `-g` kernel: header, mix, then the ISA in its order with
+/// each source line (text from the file) before the instructions it made;
+/// `--lines` ranks the lines; colour on a terminal only, never with
+/// NO_COLOR.
+#[test]
+fn show_interleaves_source_lines_with_the_isa() {
+    let dir = scratch();
+    let g = capture_ab(dir.path(), "g", "-g", "-g");
+    let out = g.out.to_str().expect("a UTF-8 path");
+    let k = g.kernel("scale_v2");
+    let r = xpu(&["show", out, "scale_v2"], &g.out);
+    r.assert_status(0);
+    let text = r.stdout();
+    assert!(
+        !text.contains('\x1b'),
+        "piped output has no colour\n{}",
+        r.ctx()
+    );
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines[0], format!("#{} scale_v2", k["rank"]), "{}", r.ctx());
+    assert!(
+        text.contains(&format!("mix: {} instructions", k["instructions"])),
+        "{}",
+        r.ctx()
+    );
+
+    // Instructions in the ISA's order; each under the header of its line.
+    let isa = isa_instructions(&g.out.join(k["asm_copy"].as_str().unwrap()));
+    let file = std::fs::read_to_string(cl_path("a")).unwrap();
+    let file_lines: Vec<&str> = file.lines().collect();
+    let header = regex_lite_header();
+    let mut shown_instructions = Vec::new();
+    let mut under: BTreeMap<u64, u64> = BTreeMap::new();
+    let mut announced: BTreeMap<u64, u64> = BTreeMap::new();
+    let mut current: Option<u64> = None;
+    let body = text
+        .split_once("\n\n")
+        .unwrap()
+        .1
+        .split_once("\n\n")
+        .unwrap()
+        .1;
+    for l in body.lines() {
+        if let Some((line, n, src)) = header(l) {
+            assert_eq!(src, file_lines[line as usize - 1].trim(), "{l}");
+            announced.insert(line, n);
+            current = Some(line);
+        } else if l.starts_with("(no source line)") {
+            current = None;
+        } else if !l.ends_with(':') {
+            shown_instructions.push(l.trim().to_string());
+            if let Some(c) = current {
+                *under.entry(c).or_default() += 1;
+            }
+        }
+    }
+    assert_eq!(shown_instructions, isa, "{}", r.ctx());
+    assert_eq!(
+        under,
+        announced,
+        "each header's count is what follows it\n{}",
+        r.ctx()
+    );
+    let report_lines: BTreeMap<u64, u64> = k["source"]["lines"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|l| (u(&l["line"]), u(&l["instructions"])))
+        .collect();
+    assert_eq!(under, report_lines, "{}", r.ctx());
+
+    // --lines: ranked by instructions, the prolog last.
+    let r = xpu(&["show", out, &k["rank"].to_string(), "--lines"], &g.out);
+    r.assert_status(0);
+    let ranked: Vec<u64> = r
+        .stdout()
+        .lines()
+        .skip_while(|l| !l.starts_with("instrs"))
+        .skip(1)
+        .filter(|l| l.contains("kernels_a.cl:"))
+        .map(|l| l.split_whitespace().next().unwrap().parse().unwrap())
+        .collect();
+    let mut sorted = ranked.clone();
+    sorted.sort_by(|a, b| b.cmp(a));
+    assert_eq!(ranked, sorted, "{}", r.ctx());
+    assert_eq!(ranked.len(), report_lines.len(), "{}", r.ctx());
+
+    // Several matches are listed, by rank; no line information is said.
+    let r = xpu(&["show", out, "common_kernel"], &g.out);
+    r.assert_status(1);
+    assert_eq!(r.stderr().matches("#").count(), 2, "{}", r.ctx());
+    let plain = capture_ab(dir.path(), "plain", "", "");
+    let r = xpu(
+        &["show", plain.out.to_str().unwrap(), "scale", "--lines"],
+        &plain.out,
+    );
+    r.assert_status(1);
+    assert!(r.stderr().contains("build it with -g"), "{}", r.ctx());
+
+    // On a terminal: colour, the same text; NO_COLOR: none.
+    let (tty, status) = at_terminal(
+        &[xpu_asm_run().to_str().unwrap(), "show", out, "scale_v2"],
+        &[],
+    );
+    assert_eq!(status, 0, "{tty}");
+    assert!(tty.contains("\x1b[36mkernels_a.cl:"), "{tty}");
+    assert_eq!(
+        strip_ansi(&tty)
+            .trim_end()
+            .trim_end_matches("STATUS 0")
+            .trim_end(),
+        text.trim_end()
+    );
+    let (tty, _) = at_terminal(
+        &[xpu_asm_run().to_str().unwrap(), "show", out, "scale_v2"],
+        &[("NO_COLOR", "1")],
+    );
+    assert!(!tty.contains('\x1b'), "{tty}");
+}
+
+/// `file:line  (N instructions)  text` -> (line, N, text)
+fn regex_lite_header() -> impl Fn(&str) -> Option<(u64, u64, String)> {
+    |l: &str| {
+        let (at, rest) = l.split_once("  (")?;
+        let (_, line) = at.rsplit_once(':')?;
+        let line: u64 = line.parse().ok()?;
+        let (n, text) = rest.split_once(" instruction")?;
+        let n: u64 = n.parse().ok()?;
+        let text = text.split_once(")  ").map_or("", |x| x.1);
+        Some((line, n, text.to_string()))
+    }
+}
+
+fn strip_ansi(s: &str) -> String {
+    let mut out = String::new();
+    let mut chars = s.chars();
+    while let Some(c) = chars.next() {
+        if c == '\x1b' {
+            for d in chars.by_ref() {
+                if d == 'm' {
+                    break;
+                }
+            }
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+// ---------------------------------------------------------------------------
+// diff
+
+/// Two captures of the same build compare equal (exit 0, nothing listed);
+/// a build with `-cl-opt-disable` changes every kernel's instructions,
+/// which `--json` says field by field; `--fail-on` exits 1 exactly when its
+/// condition holds.
+#[test]
+fn diff_shows_what_changed_between_two_builds() {
+    let dir = scratch();
+    let d1 = capture_ab(dir.path(), "default1", "", "");
+    let d2 = capture_ab(dir.path(), "default2", "", "");
+    let o0 = capture_ab(dir.path(), "optdisable", "", "-cl-opt-disable");
+    let (a, a2, b) = (
+        d1.out.to_str().unwrap(),
+        d2.out.to_str().unwrap(),
+        o0.out.to_str().unwrap(),
+    );
+
+    // Identical: no change, exit 0, also with --fail-on any.
+    let r = xpu(&["diff", a, a2], &d1.out);
+    r.assert_status(0);
+    assert!(
+        r.stdout()
+            .contains("6 kernels in both, 0 changed; 0 only in A, 0 only in B"),
+        "{}",
+        r.ctx()
+    );
+    let r = xpu(
+        &[
+            "diff",
+            a,
+            a2,
+            "--json",
+            "--fail-on",
+            "any,spill,missing,new,instructions+0",
+        ],
+        &d1.out,
+    );
+    r.assert_status(0);
+    let j = r.json();
+    assert_eq!(j["kernels"], serde_json::json!([]), "{}", r.ctx());
+    assert_eq!(j["failed"], serde_json::json!([]), "{}", r.ctx());
+    let r = xpu(&["diff", a, a2, "--json", "--all"], &d1.out);
+    let j = r.json();
+    let all = j["kernels"].as_array().unwrap();
+    assert_eq!(all.len(), 6, "{}", r.ctx());
+    for k in all {
+        assert_eq!(k["changed"], serde_json::json!([]), "{}", r.ctx());
+        assert_eq!(k["a"], k["b"], "{}", r.ctx());
+    }
+    let r = xpu(&["diff", a, a2, "scale"], &d1.out);
+    r.assert_status(0);
+    assert_eq!(r.stdout(), "", "{}", r.ctx());
+
+    // Optimisation off: the JSON contract, and every kernel changed.
+    let r = xpu(&["diff", a, b, "--json"], &d1.out);
+    r.assert_status(0);
+    let j = r.json();
+    let ks = j["kernels"].as_array().unwrap();
+    let names: Vec<(&str, u64)> = ks
+        .iter()
+        .map(|k| (k["name"].as_str().unwrap(), u(&k["a"]["launches"])))
+        .collect();
+    // A's order, a name's kernels together.
+    let want = [
+        ("_ZTSZ4mainE10vector_add", 11),
+        ("scale", 7),
+        ("common_kernel", 6),
+        ("common_kernel", 4),
+        ("scale_v2", 5),
+        ("only_in_b", 2),
+    ];
+    assert_eq!(names, want, "{}", r.ctx());
+    let mut growth = Vec::new();
+    for k in ks {
+        let (ka, kb) = (&k["a"], &k["b"]);
+        for side in [ka, kb] {
+            for f in [
+                "rank",
+                "launches",
+                "simd",
+                "grf",
+                "instructions",
+                "spill_bytes",
+                "mix",
+                "module_sha256",
+            ] {
+                assert!(side.get(f).is_some(), "{f} missing: {k:#}");
+            }
+        }
+        assert_eq!(ka["launches"], kb["launches"], "{k:#}");
+        let changed: Vec<&str> = k["changed"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| c.as_str().unwrap())
+            .collect();
+        assert!(changed.contains(&"instructions"), "{k:#}");
+        assert!(!changed.contains(&"launches"), "{k:#}");
+        // `changed` is exactly the fields that differ.
+        for f in ["simd", "grf", "instructions", "spill_bytes"] {
+            assert_eq!(changed.contains(&f), ka[f] != kb[f], "{f}: {k:#}");
+        }
+        for (f, v) in ka["mix"].as_object().unwrap() {
+            if f != "instructions" {
+                assert_eq!(
+                    changed.contains(&format!("mix.{f}").as_str()),
+                    *v != kb["mix"][f],
+                    "{f}: {k:#}"
+                );
+            }
+        }
+        let (ia, ib) = (u(&ka["instructions"]) as f64, u(&kb["instructions"]) as f64);
+        growth.push((ib - ia) * 100.0 / ia);
+        assert_eq!(
+            k["pairing"].is_null(),
+            k["name"] != "common_kernel",
+            "{k:#}"
+        );
+    }
+    assert_eq!(
+        j["summary"],
+        serde_json::json!({"in_both": 6, "changed": 6, "only_a": 0, "only_b": 0})
+    );
+    // The two common_kernels paired by module order: a's with a's.
+    let sha = |c: &Capture, m: usize| c.kernels("common_kernel")[m]["module_sha256"].clone();
+    let commons: Vec<&Value> = ks.iter().filter(|k| k["name"] == "common_kernel").collect();
+    assert_eq!(commons[0]["a"]["module_sha256"], sha(&d1, 0));
+    assert_eq!(commons[0]["b"]["module_sha256"], sha(&o0, 0));
+    assert_eq!(u(&commons[1]["a"]["launches"]), 4);
+
+    // --fail-on instructions+N%: 1 exactly when some kernel grew by more.
+    let max = growth.iter().cloned().fold(f64::MIN, f64::max);
+    let above = format!("instructions+{}%", (max + 0.5).ceil());
+    let below = format!("instructions+{}%", (max - 0.5).floor());
+    let r = xpu(&["diff", a, b, "--fail-on", &above], &d1.out);
+    r.assert_status(0);
+    let r = xpu(&["diff", a, b, "--fail-on", &below], &d1.out);
+    r.assert_status(1);
+    let threshold = (max - 0.5).floor();
+    let over = growth.iter().filter(|g| **g > threshold).count();
+    assert!(over >= 1);
+    assert_eq!(
+        r.stderr().matches(&format!("--fail-on {below}: ")).count(),
+        over,
+        "{}",
+        r.ctx()
+    );
+    // Back the other way nothing grows.
+    let r = xpu(&["diff", b, a, "--fail-on", "instructions+0,any"], &d1.out);
+    r.assert_status(1);
+    assert!(!r.stderr().contains("instructions+0:"), "{}", r.ctx());
+    assert!(r.stderr().contains("--fail-on any:"), "{}", r.ctx());
+    let r = xpu(&["diff", a, b, "--fail-on", "spill,missing,new"], &d1.out);
+    r.assert_status(0);
+
+    // The ISA of one kernel: a unified diff without comments.
+    let r = xpu(&["diff", a, b, "scale_v2", "--normalize-regs"], &d1.out);
+    r.assert_status(0);
+    let t = r.stdout();
+    assert!(
+        t.starts_with("--- ") && t.contains("\n+++ ") && t.contains("\n@@ "),
+        "{}",
+        r.ctx()
+    );
+    assert!(
+        t.lines()
+            .any(|l| l.starts_with('+') && !l.starts_with("+++")),
+        "{}",
+        r.ctx()
+    );
+    assert!(!t.contains("//"), "{}", r.ctx());
+
+    // Bad conditions are refused (status 2) before anything is read.
+    let r = xpu(&["diff", a, b, "--fail-on", "instrs+5%"], &d1.out);
+    r.assert_status(2);
+    assert!(r.stderr().contains("unknown condition"), "{}", r.ctx());
+    let r = xpu(&["diff", a, "/nonexistent-capture"], &d1.out);
+    r.assert_status(2);
+}
+
+/// `--fail-on spill` on a kernel that spills with 128 registers and not
+/// with 256: 1 from the large to the default register file, 0 back; the
+/// table shows the change on a terminal in colour.
+#[test]
+fn diff_fails_on_a_kernel_that_starts_spilling() {
+    let dir = scratch();
+    let large = capture_mix(dir.path(), "large", "-ze-opt-large-register-file", &[]);
+    let small = capture_mix(dir.path(), "small", "", &[]);
+    assert!(large.kernel("mix_spill")["spill_bytes"].is_null());
+    assert!(u(&small.kernel("mix_spill")["spill_bytes"]) > 0);
+    let (l, s) = (large.out.to_str().unwrap(), small.out.to_str().unwrap());
+    let r = xpu(&["diff", l, s, "--fail-on", "spill"], &large.out);
+    r.assert_status(1);
+    assert!(
+        r.stderr()
+            .contains("--fail-on spill: mix_spill: spill bytes 0 ->"),
+        "{}",
+        r.ctx()
+    );
+    let r = xpu(&["diff", s, l, "--fail-on", "spill"], &large.out);
+    r.assert_status(0);
+    let r = xpu(&["diff", s, l, "--fail-on", "grf+0"], &large.out);
+    r.assert_status(1);
+    let r = xpu(&["diff", l, s, "--fail-on", "grf+0"], &large.out);
+    r.assert_status(0);
+    let r = xpu(&["diff", l, s, "--json"], &large.out);
+    let j = r.json();
+    let k = j["kernels"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|k| k["name"] == "mix_spill")
+        .unwrap();
+    let changed: Vec<&str> = k["changed"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c.as_str().unwrap())
+        .collect();
+    for f in ["grf", "spill_bytes", "mix.spill", "mix.fill"] {
+        assert!(changed.contains(&f), "{f}: {k:#}");
+    }
+
+    // Kernels in one capture only: listed apart, null on the other side,
+    // and `missing` / `new` hold exactly for them.
+    let ab = capture_ab(dir.path(), "ab", "", "");
+    let abs = ab.out.to_str().unwrap();
+    let r = xpu(&["diff", abs, s, "--json", "--fail-on", "missing"], &ab.out);
+    r.assert_status(1);
+    let j = r.json();
+    let only_a: Vec<&str> = j["kernels"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|k| k["b"].is_null())
+        .map(|k| k["name"].as_str().unwrap())
+        .collect();
+    let only_b: Vec<&str> = j["kernels"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|k| k["a"].is_null())
+        .map(|k| k["name"].as_str().unwrap())
+        .collect();
+    let want_a: Vec<&str> = AB_KERNELS.iter().map(|(n, _, _)| *n).collect();
+    let mut want_a_sorted = want_a.clone();
+    want_a_sorted.sort();
+    let mut got_a = only_a.clone();
+    got_a.sort();
+    assert_eq!(got_a, want_a_sorted, "{}", r.ctx());
+    assert_eq!(
+        only_b,
+        [
+            "mix_spill",
+            "mix_scratch",
+            "mix_slm",
+            "mix_atomics",
+            "mix_mad_loop"
+        ],
+        "{}",
+        r.ctx()
+    );
+    assert_eq!(
+        j["summary"],
+        serde_json::json!({"in_both": 0, "changed": 0, "only_a": 6, "only_b": 5})
+    );
+    assert_eq!(j["failed"].as_array().unwrap().len(), 6, "{}", r.ctx());
+    let r = xpu(&["diff", abs, s, "--fail-on", "new"], &ab.out);
+    r.assert_status(1);
+    assert_eq!(
+        r.stderr().matches("--fail-on new: ").count(),
+        5,
+        "{}",
+        r.ctx()
+    );
+    let t = r.stdout();
+    let (a_part, b_part) = t.split_once("only in B:").expect("only in B listed");
+    assert!(
+        a_part.contains("only in A:\n  #1 main::vector_add (11 launches"),
+        "{}",
+        r.ctx()
+    );
+    assert!(
+        b_part.starts_with("\n  #1 mix_spill (5 launches"),
+        "{}",
+        r.ctx()
+    );
+    let r = xpu(&["diff", abs, abs, "--fail-on", "missing,new"], &ab.out);
+    r.assert_status(0);
+
+    let argv = [
+        xpu_asm_run().to_str().unwrap().to_string(),
+        "diff".into(),
+        l.into(),
+        s.into(),
+    ];
+    let argv: Vec<&str> = argv.iter().map(String::as_str).collect();
+    let (tty, status) = at_terminal(&argv, &[]);
+    assert_eq!(status, 0, "{tty}");
+    assert!(
+        tty.contains("\x1b[31m"),
+        "growth in red on a terminal\n{tty}"
+    );
+    let (tty, _) = at_terminal(&argv, &[("NO_COLOR", "1")]);
+    assert!(!tty.contains('\x1b'), "{tty}");
+    let piped = xpu(&["diff", l, s], &large.out);
+    assert!(!piped.stdout().contains('\x1b'), "{}", piped.ctx());
+    assert_eq!(
+        strip_ansi(&at_terminal(&argv, &[]).0)
+            .trim_end()
+            .trim_end_matches("STATUS 0")
+            .trim_end(),
+        piped.stdout().trim_end()
+    );
+}
