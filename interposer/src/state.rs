@@ -197,6 +197,19 @@ pub struct DeviceRef<'a> {
     pub query: &'a dyn Fn() -> Option<DeviceInfo>,
 }
 
+fn no_device() -> Option<DeviceInfo> {
+    None
+}
+
+impl DeviceRef<'static> {
+    /// A device the driver cannot be asked about (for tools and tests that
+    /// drive the state directly).
+    pub const UNKNOWN: DeviceRef<'static> = DeviceRef {
+        handle: 0,
+        query: &no_device,
+    };
+}
+
 /// The record's id of `dev`, writing its `device` event the first time.
 fn device_id(r: &mut Registry, dev: &DeviceRef) -> u32 {
     if let Some(id) = r.devices.get(&dev.handle) {
