@@ -111,8 +111,10 @@ pkgver() { dpkg-query -W -f='${Version}' "$1" 2>/dev/null || echo "?"; }
 log "work folder: $WORK"
 log "building (cargo build --release --workspace)"
 (cd "$ROOT" && cargo build --release --workspace --quiet)
-INTERPOSER="$ROOT/target/release/libxpu_asm_interposer.so"
-RUNNER="$ROOT/target/release/xpu-asm-run"
+TARGET="${CARGO_TARGET_DIR:-$ROOT/target}"
+case "$TARGET" in /*) ;; *) TARGET="$ROOT/$TARGET" ;; esac
+INTERPOSER="$TARGET/release/libxpu_asm_interposer.so"
+RUNNER="$TARGET/release/xpu-asm-run"
 [[ -f "$INTERPOSER" ]] || {
     echo "bench.sh: no $INTERPOSER after the build" >&2
     exit 1
