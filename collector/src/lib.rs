@@ -18,6 +18,7 @@ pub mod dumps;
 pub mod launch;
 pub mod matching;
 pub mod names;
+pub mod native;
 mod par;
 pub mod report;
 
