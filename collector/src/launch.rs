@@ -167,9 +167,11 @@ pub fn default_out_name(cmd0: &OsStr, stamp: &str) -> String {
 }
 
 /// Entries of a capture that `--force` deletes.
-const CAPTURE_ENTRIES: [&str; 6] = [
+const CAPTURE_ENTRIES: [&str; 8] = [
     xpu_asm_record::RECORDS_DIR,
     xpu_asm_record::DUMPS_DIR,
+    xpu_asm_record::MODULES_DIR,
+    crate::binaries::ISA_DIR,
     crate::ASM_DIR,
     RUN_FILE,
     crate::REPORT_FILE,
@@ -317,6 +319,9 @@ pub struct RunInfo {
     pub cwd: String,
     pub interposer: String,
     pub emulate: Option<String>,
+    /// `binary` when run with `--isa binary`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub isa: Option<String>,
     /// `running`, `ended` or `not-started`.
     pub state: String,
     pub pid: Option<u32>,

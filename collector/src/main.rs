@@ -4,7 +4,7 @@ use clap::Parser;
 use std::io::{IsTerminal, Write};
 use std::path::Path;
 use std::sync::Arc;
-use xpu_asm_collector::cli::{Cli, ReportArgs, Sub};
+use xpu_asm_collector::cli::{Cli, IsaMode, ReportArgs, Sub};
 use xpu_asm_collector::launch::{self, LaunchError, RunInfo};
 use xpu_asm_collector::report::{self, Report, TableStyle};
 use xpu_asm_collector::{collect, CollectError, Options};
@@ -147,6 +147,7 @@ fn cmd_run(a: &xpu_asm_collector::cli::RunArgs) -> Result<i32, LaunchError> {
             .unwrap_or_default(),
         interposer: interposer.display().to_string(),
         emulate: a.emulate.clone(),
+        isa: (a.isa == IsaMode::Binary).then(|| "binary".to_string()),
         state: "running".into(),
         pid: None,
         exit: None,
@@ -155,32 +156,36 @@ fn cmd_run(a: &xpu_asm_collector::cli::RunArgs) -> Result<i32, LaunchError> {
         ended_unix: None,
     };
     launch::write_run_info(&dir, &info)?;
-    let env = launch::child_env(
+    let mut env = launch::child_env(
         &interposer,
         &dir,
         std::env::var_os("LD_PRELOAD").as_deref(),
         a.emulate.as_deref(),
     );
+    let mut unset = launch::inherited_owned_vars();
+    match a.isa {
+        IsaMode::Binary => env.push((xpu_asm_record::ISA_ENV.into(), "binary".into())),
+        IsaMode::Dump => unset.push(xpu_asm_record::ISA_ENV.into()),
+    }
     if let Some(why) = launch::untraceable(&cmd0) {
         eprintln!("xpu-asm-run: warning: {why}; running it anyway");
     }
     launch::install_signal_handlers();
-    let (pid, exit) =
-        match launch::spawn_and_wait(&a.command, &env, &launch::inherited_owned_vars()) {
-            Ok(r) => r,
-            Err(e) => {
-                if out.created {
-                    // Nothing ran: leave no empty capture behind a typo.
-                    let _ = std::fs::remove_dir_all(&dir);
-                } else {
-                    info.state = "not-started".into();
-                    info.error = Some(e.to_string());
-                    info.ended_unix = Some(launch::unix_now());
-                    let _ = launch::write_run_info(&dir, &info);
-                }
-                return Err(e);
+    let (pid, exit) = match launch::spawn_and_wait(&a.command, &env, &unset) {
+        Ok(r) => r,
+        Err(e) => {
+            if out.created {
+                // Nothing ran: leave no empty capture behind a typo.
+                let _ = std::fs::remove_dir_all(&dir);
+            } else {
+                info.state = "not-started".into();
+                info.error = Some(e.to_string());
+                info.ended_unix = Some(launch::unix_now());
+                let _ = launch::write_run_info(&dir, &info);
             }
-        };
+            return Err(e);
+        }
+    };
     launch::enter_collecting();
     info.state = "ended".into();
     info.pid = Some(pid);

@@ -3,10 +3,12 @@
 use crate::dumps::{AsmFile, Usage};
 use crate::matching::{KernelMatch, Status};
 use crate::names;
+use crate::sources::{BinaryOrigin, IsaSourceKind};
 use serde::{Deserialize, Serialize};
 
-/// Version of `report.json`; bumped on any incompatible change.
-pub const SCHEMA: u32 = 1;
+/// Version of `report.json`; bumped on any incompatible change (2: ISA from
+/// module binaries: `isa_source`, `binary`, new statuses, `not-spirv` gone).
+pub const SCHEMA: u32 = 2;
 
 /// How a command or process ended: `{"code": n}` or `{"signal": n}`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -78,6 +80,8 @@ pub struct ProcessEntry {
 pub struct Candidate {
     /// Relative to the capture folder.
     pub path: String,
+    /// `igc-dump` or `module-binary`.
+    pub source: IsaSourceKind,
     pub simd: Option<u32>,
     /// IGC's retry number (0: first compilation).
     pub retry: u32,
@@ -93,6 +97,7 @@ impl Candidate {
         let h = a.header.as_ref();
         Candidate {
             path: a.shown.clone(),
+            source: a.source,
             simd: a.name.simd,
             retry: a.name.retry,
             instructions: h.and_then(|h| h.instructions),
@@ -119,7 +124,14 @@ pub struct KernelEntry {
     pub status: Status,
     /// Why there is no ISA (null when matched).
     pub reason: Option<String>,
-    /// The `.asm` shown, in the dump folder, relative to the capture folder.
+    /// Where the ISA shown comes from: `igc-dump` (IGC's `.asm` of this
+    /// run) or `module-binary` (IGA's disassembly of the module's binary);
+    /// null when there is none.
+    pub isa_source: Option<IsaSourceKind>,
+    /// For `module-binary`: the binary (SHA-256, format, fat binary member).
+    pub binary: Option<BinaryOrigin>,
+    /// The `.asm` shown, relative to the capture folder: in the dump folder
+    /// (`igc-dump`) or under `isa/` (`module-binary`).
     pub asm: Option<String>,
     /// Its readable copy under `asm/`.
     pub asm_copy: Option<String>,
@@ -164,6 +176,8 @@ impl KernelEntry {
             pids: k.pids.clone(),
             status: k.status,
             reason: k.reason.clone(),
+            isa_source: chosen.map(|a| a.source),
+            binary: chosen.and_then(|a| a.binary.clone()),
             asm: chosen.map(|a| a.shown.clone()),
             asm_copy: None,
             asm_choice: k.choice.clone(),
@@ -289,11 +303,11 @@ pub fn render_table(r: &Report, style: &TableStyle) -> String {
         .max()
         .unwrap_or(8)
         .max(8);
-    // rank, launches, SIMD, GRF, instrs, spill + separators
-    let fixed = 4 + 11 + 5 + 5 + 8 + 8 + 8;
+    // rank, launches, SIMD, GRF, instrs, spill, source + separators
+    let fixed = 4 + 11 + 5 + 5 + 8 + 8 + 8 + 7;
     let name_w = style.width.saturating_sub(fixed + isa_w).clamp(24, 80);
     let header = format!(
-        "{:>4} {:>10}  {}  {:>4} {:>4} {:>7} {:>7}  {}",
+        "{:>4} {:>10}  {}  {:>4} {:>4} {:>7} {:>7}  {:<6} {}",
         "#",
         "launches",
         fit("kernel", name_w),
@@ -301,6 +315,7 @@ pub fn render_table(r: &Report, style: &TableStyle) -> String {
         "GRF",
         "instrs",
         "spill",
+        "source",
         "ISA file"
     );
     if r.kernels.is_empty() {
@@ -331,8 +346,13 @@ pub fn render_table(r: &Report, style: &TableStyle) -> String {
         } else {
             k.launches.to_string()
         };
+        let source = match k.isa_source {
+            Some(IsaSourceKind::IgcDump) => "dump",
+            Some(IsaSourceKind::ModuleBinary) => "binary",
+            None => "-",
+        };
         let line = format!(
-            "{:>4} {:>10}  {}  {:>4} {:>4} {:>7} {:>7}  {}",
+            "{:>4} {:>10}  {}  {:>4} {:>4} {:>7} {:>7}  {:<6} {}",
             k.rank,
             launches,
             fit(&name, name_w),
@@ -340,6 +360,7 @@ pub fn render_table(r: &Report, style: &TableStyle) -> String {
             opt(k.grf),
             opt(k.instructions),
             opt(k.spill_bytes),
+            source,
             isa
         );
         let _ = writeln!(out, "{}", line.trim_end());
@@ -438,6 +459,46 @@ pub fn render_table(r: &Report, style: &TableStyle) -> String {
     }
     let _ = writeln!(out, "report: {}/report.json", style.dir);
     out
+}
+
+/// The report's processes: one entry per record.
+pub fn process_entries(
+    recs: &[xpu_asm_record::read::ProcessRecord],
+    locations: &[crate::sources::DumpLocation],
+    folders: &[crate::dumps::DumpFolder],
+    run: Option<&crate::launch::RunInfo>,
+) -> Vec<ProcessEntry> {
+    recs.iter()
+        .zip(locations.iter().zip(folders))
+        .map(|(r, (loc, f))| {
+            let from_wait = run
+                .filter(|ri| ri.pid == Some(r.pid))
+                .and_then(|ri| ri.exit);
+            let (exit, ended) = match (from_wait, r.exit_code) {
+                (Some(e), _) => (Some(e), "seen by xpu-asm-run".to_string()),
+                (None, Some(c)) => (Some(Exit::Code(c)), "exit event in its record".to_string()),
+                (None, None) => (
+                    None,
+                    "unknown: its record has no exit event (killed, crashed, or it ran exec)"
+                        .to_string(),
+                ),
+            };
+            ProcessEntry {
+                pid: r.pid,
+                ppid: r.ppid,
+                host: r.host.clone(),
+                exe: r.exe.clone(),
+                forked_from: r.forked_from,
+                dump_dir: loc.shown.clone(),
+                dump_dir_exists: f.exists,
+                launches: r.kernels.values().map(|k| k.launches).sum(),
+                appended: r.kernels.values().map(|k| k.appended).sum(),
+                unknown_launches: r.unknown_launches,
+                exit,
+                ended,
+            }
+        })
+        .collect()
 }
 
 #[cfg(test)]

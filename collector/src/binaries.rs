@@ -1,0 +1,381 @@
+//! ISA source 2: module binaries, one module each.
+//!
+//! The interposer saves every module's GPU binary under
+//! `modules/<sha256>.bin` (native modules: the bytes the program passed;
+//! SPIR-V modules: the driver's build, from `zeModuleGetNativeBinary`). A
+//! kernel whose ISA IGC's dumps do not have is looked up here: its module's
+//! binary is parsed ([`crate::native::parse`], with the device the module
+//! was built for, which picks a fat binary's member), its code disassembled
+//! by IGA, and the text written, under a header in IGC's style, to
+//! `isa/<sha256>[/<fat member>]/<name>-<tag>.asm`. From there on it is an
+//! `.asm` like IGC's: the same header parser reads it, and it is copied
+//! into `asm/` like the others.
+//!
+//! Only what is asked for is disassembled (the launched kernels that the
+//! dumps lack), each kernel once, on every core. A file already written by
+//! an earlier collection is read back, not disassembled again.
+
+use crate::dumps::{parse_header, AsmFile, AsmName};
+use crate::matching::Status;
+use crate::native::{self, iga::Iga, Device, NativeError, Program};
+use crate::sources::{BinaryOrigin, IsaSourceKind, Lookup};
+use rayon::prelude::*;
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::path::{Component, Path, PathBuf};
+use std::sync::OnceLock;
+use xpu_asm_record::read::{Module, ProcessRecord};
+
+/// Folder of the capture where disassembled kernels are written.
+pub const ISA_DIR: &str = "isa";
+
+/// What a kernel's lookup in a module binary needs: the binary and the
+/// device it ran on.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct BinaryKey {
+    /// SHA-256 of the binary.
+    pub sha256: String,
+    /// PCI device id and IP version of the device, when recorded.
+    pub device: Option<(u32, Option<u32>)>,
+}
+
+/// A kernel asked for, by the binary of its module.
+#[derive(Debug, Clone)]
+pub struct Request {
+    pub key: BinaryKey,
+    /// The saved file, relative to the capture folder (`None`: not saved,
+    /// `error` says why).
+    pub file: Option<String>,
+    pub error: Option<String>,
+    pub name: Vec<u8>,
+}
+
+/// The binary of `module` as `rec` recorded it, as a [`Request`] for kernel
+/// `name`; `Err` when the record has no binary for it.
+pub fn request(
+    rec: &ProcessRecord,
+    module: &Module,
+    name: &[u8],
+) -> Result<Request, Lookup<'static>> {
+    let Some(b) = &module.binary else {
+        return Err(Lookup::Missing(
+            Status::NoBinary,
+            "the record has no binary of its module (recorded by an xpu-asm that did not keep module binaries); run the program again with this xpu-asm-run".into(),
+        ));
+    };
+    let device = module
+        .device
+        .and_then(|d| rec.devices.get(&d))
+        .map(|d| (d.device_id, d.ip_version));
+    if b.sha256.is_empty() || b.file.is_none() {
+        let why = b.error.as_deref().unwrap_or("no file was written");
+        return Err(Lookup::Missing(
+            Status::NoBinary,
+            format!("its module's binary was not saved at run time ({why}); make the capture folder writable and run again"),
+        ));
+    }
+    Ok(Request {
+        key: BinaryKey {
+            sha256: b.sha256.to_ascii_lowercase(),
+            device,
+        },
+        file: b.file.clone(),
+        error: b.error.clone(),
+        name: name.to_vec(),
+    })
+}
+
+/// The outcome for one kernel.
+type Outcome = Result<AsmFile, (Status, String)>;
+
+/// The module binaries of a capture, with the kernels asked of them
+/// disassembled.
+#[derive(Debug, Default)]
+pub struct ModuleBinaries {
+    kernels: HashMap<(BinaryKey, Vec<u8>), Outcome>,
+    /// Binaries that could not be read or parsed (for the warnings).
+    pub warnings: Vec<String>,
+}
+
+/// A parsed binary, or why not.
+type Parsed = Result<Program, (Status, String)>;
+
+fn native_device(key: &BinaryKey) -> Option<Device> {
+    key.device.map(|(id, ip)| Device {
+        product: None,
+        device_id: Some(id),
+        ip_version: ip,
+    })
+}
+
+/// `modules/<hex>.bin`: the only form of file the collector reads from a
+/// record (a record is input, and input may be hostile).
+fn safe_module_file(file: &str) -> bool {
+    let p = Path::new(file);
+    let parts: Vec<Component> = p.components().collect();
+    matches!(parts.as_slice(), [Component::Normal(d), Component::Normal(f)]
+    if d.to_str() == Some(xpu_asm_record::MODULES_DIR)
+        && f.to_str().is_some_and(|f| {
+            f.strip_suffix(".bin")
+                .is_some_and(|h| !h.is_empty() && h.bytes().all(|c| c.is_ascii_hexdigit()))
+        }))
+}
+
+fn parse_error(e: NativeError) -> (Status, String) {
+    match e {
+        NativeError::NoEntryForDevice { .. } => (Status::DeviceNotInBinary, format!("{e}")),
+        NativeError::NotNative(_) | NativeError::Corrupt(_) | NativeError::Unsupported(_) => (
+            Status::BinaryUnreadable,
+            format!("its module's binary cannot be read: {e}"),
+        ),
+    }
+}
+
+fn read_and_parse(dir: &Path, key: &BinaryKey, file: &str) -> Parsed {
+    if !safe_module_file(file) {
+        return Err((
+            Status::BinaryUnreadable,
+            format!(
+                "the record names its module's binary {file:?}, not a file under {}/; ignored",
+                xpu_asm_record::MODULES_DIR
+            ),
+        ));
+    }
+    let path = dir.join(file);
+    let bytes = match std::fs::metadata(&path) {
+        Ok(m) if m.is_file() => std::fs::read(&path),
+        Ok(_) => Err(std::io::Error::other("not a regular file")),
+        Err(e) => Err(e),
+    }
+    .map_err(|e| {
+        (
+            Status::BinaryUnreadable,
+            format!("its module's binary {file} cannot be read ({e}); it is saved at run time: keep the capture folder whole"),
+        )
+    })?;
+    let device = native_device(key);
+    native::parse(&bytes, device.as_ref()).map_err(parse_error)
+}
+
+/// Where kernel `name` of `program` (binary `sha`) is written.
+fn asm_path(dir: &Path, sha: &str, program: &Program, name: &[u8]) -> (PathBuf, String) {
+    let mut rel = format!("{ISA_DIR}/{}", crate::names::safe_component(sha, 64));
+    if let Some(e) = &program.fat_entry {
+        let e = crate::names::safe_component(e, 64);
+        rel.push('/');
+        rel.push_str(if e.is_empty() { "member" } else { &e });
+    }
+    let demangled = crate::names::demangle(name);
+    let mut short = crate::names::safe_component(&demangled, 60);
+    if short.is_empty() {
+        short = "kernel".into();
+    }
+    rel.push_str(&format!("/{short}-{}.asm", crate::names::name_tag(name)));
+    (dir.join(&rel), rel)
+}
+
+impl ModuleBinaries {
+    /// Parses the binaries of `requests` and disassembles the kernels they
+    /// ask for, on every core. `iga` is loaded on first need.
+    pub fn prepare(dir: &Path, requests: &[Request], stop: &(dyn Fn() -> bool + Sync)) -> Self {
+        let mut out = ModuleBinaries::default();
+        // Binary -> (file, names asked).
+        let mut by_binary: BTreeMap<&BinaryKey, (&str, BTreeSet<&[u8]>)> = BTreeMap::new();
+        for r in requests {
+            if let Some(f) = &r.file {
+                by_binary
+                    .entry(&r.key)
+                    .or_insert_with(|| (f.as_str(), BTreeSet::new()))
+                    .1
+                    .insert(&r.name);
+            }
+        }
+        let binaries: Vec<(&BinaryKey, &str, BTreeSet<&[u8]>)> =
+            by_binary.into_iter().map(|(k, (f, n))| (k, f, n)).collect();
+        let parsed: Vec<Parsed> = binaries
+            .par_iter()
+            .map(|(key, file, _)| {
+                if stop() {
+                    return Err((
+                        Status::BinaryUnreadable,
+                        "collection was interrupted".into(),
+                    ));
+                }
+                read_and_parse(dir, key, file)
+            })
+            .collect();
+        // One job per kernel to disassemble.
+        struct Job<'a> {
+            key: &'a BinaryKey,
+            program: &'a Program,
+            kernel: &'a native::NativeKernel,
+        }
+        let mut jobs = Vec::new();
+        for ((key, file, names), p) in binaries.iter().zip(&parsed) {
+            match p {
+                Err((status, why)) => {
+                    if *status == Status::BinaryUnreadable {
+                        out.warnings.push(format!("{file}: {why}"));
+                    }
+                    for n in names {
+                        out.kernels
+                            .insert(((*key).clone(), n.to_vec()), Err((*status, why.clone())));
+                    }
+                }
+                Ok(program) => {
+                    for n in names {
+                        match program.kernel(n) {
+                            Some(kernel) => jobs.push(Job {
+                                key,
+                                program,
+                                kernel,
+                            }),
+                            None => {
+                                let mut have: Vec<String> = program
+                                    .kernels
+                                    .iter()
+                                    .take(5)
+                                    .map(|k| String::from_utf8_lossy(&k.name).into_owned())
+                                    .collect();
+                                if program.kernels.len() > 5 {
+                                    have.push(format!("and {} more", program.kernels.len() - 5));
+                                }
+                                let why = format!(
+                                    "its module's binary ({file}, {}) has no kernel of this exact name (it has {}: {}); the program may have renamed it, or the binary is not the one it launched from",
+                                    program.format,
+                                    program.kernels.len(),
+                                    have.join(", ")
+                                );
+                                out.kernels.insert(
+                                    ((*key).clone(), n.to_vec()),
+                                    Err((Status::KernelNotInBinary, why)),
+                                );
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        let iga: OnceLock<Result<Iga, String>> = OnceLock::new();
+        let done: Vec<Outcome> = jobs
+            .par_iter()
+            .map(|j| {
+                if stop() {
+                    return Err((Status::IgaFailed, "collection was interrupted".into()));
+                }
+                disassemble(dir, j.key, j.program, j.kernel, &iga)
+            })
+            .collect();
+        for (j, o) in jobs.iter().zip(done) {
+            out.kernels
+                .insert((j.key.clone(), j.kernel.name.clone()), o);
+        }
+        out
+    }
+
+    /// The outcome for kernel `name` of the binary `key`, as prepared.
+    pub fn lookup(&self, key: &BinaryKey, name: &[u8]) -> Lookup<'_> {
+        match self.kernels.get(&(key.clone(), name.to_vec())) {
+            Some(Ok(a)) => Lookup::Found(vec![a]),
+            Some(Err((s, why))) => Lookup::Missing(*s, why.clone()),
+            None => Lookup::Missing(
+                Status::NoBinary,
+                "its module's binary was not looked at (not asked for)".into(),
+            ),
+        }
+    }
+}
+
+/// Disassembles one kernel, or reads back the file an earlier collection
+/// wrote.
+fn disassemble(
+    dir: &Path,
+    key: &BinaryKey,
+    program: &Program,
+    kernel: &native::NativeKernel,
+    iga: &OnceLock<Result<Iga, String>>,
+) -> Outcome {
+    let (path, shown) = asm_path(dir, &key.sha256, program, &kernel.name);
+    let origin = BinaryOrigin {
+        sha256: key.sha256.clone(),
+        format: program.format.name().to_string(),
+        fat_entry: program.fat_entry.clone(),
+    };
+    let file = |header| AsmFile {
+        file_name: path
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default(),
+        path: path.clone(),
+        shown: shown.clone(),
+        name: AsmName {
+            hash: key.sha256.clone(),
+            retry: 0,
+            simd: kernel.simd,
+            entry: None,
+        },
+        header: Some(header),
+        final_binary: Some(true),
+        source: IsaSourceKind::ModuleBinary,
+        binary: Some(origin.clone()),
+    };
+    // Written by an earlier collection: the same bytes give the same text.
+    if let Ok(h) = crate::dumps::read_header(&path) {
+        if h.kernel.as_deref() == Some(kernel.name.as_slice()) {
+            return Ok(file(h));
+        }
+    }
+    let Some(platform) = &program.platform else {
+        return Err((
+            Status::IgaFailed,
+            format!(
+                "its module's binary ({}) does not say which GPU it is for, and no device was recorded for the module; IGA needs the platform",
+                program.format
+            ),
+        ));
+    };
+    let iga = match iga.get_or_init(|| Iga::load().map_err(|e| e.to_string())) {
+        Ok(i) => i,
+        Err(e) => return Err((Status::IgaMissing, e.clone())),
+    };
+    let text = iga.disassemble(platform, &kernel.code).map_err(|e| {
+        (
+            Status::IgaFailed,
+            format!("IGA refused the kernel's code: {e}"),
+        )
+    })?;
+    let asm = native::render_asm(kernel, program, &text);
+    if let Some(parent) = path.parent() {
+        std::fs::create_dir_all(parent).map_err(|e| {
+            (
+                Status::IgaFailed,
+                format!("cannot create {}: {e}", parent.display()),
+            )
+        })?;
+    }
+    crate::output::write_atomic(&path, asm.as_bytes())
+        .map_err(|e| (Status::IgaFailed, format!("{e}")))?;
+    let header = parse_header(asm.as_bytes(), crate::dumps::HEADER_MAX_BYTES)
+        .map_err(|e| (Status::IgaFailed, format!("{e}")))?;
+    Ok(file(header))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_plain_module_files_are_read() {
+        assert!(safe_module_file("modules/0ab1.bin"));
+        for bad in [
+            "/etc/passwd",
+            "modules/../x.bin",
+            "modules/x.bin",
+            "modules/.bin",
+            "dumps/00.bin",
+            "modules/00.bin/x",
+            "modules/00",
+        ] {
+            assert!(!safe_module_file(bad), "{bad}");
+        }
+    }
+}
