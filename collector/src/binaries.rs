@@ -153,7 +153,25 @@ fn read_and_parse(dir: &Path, key: &BinaryKey, file: &str) -> Parsed {
         )
     })?;
     let device = native_device(key);
-    native::parse(&bytes, device.as_ref()).map_err(parse_error)
+    let program = native::parse(&bytes, device.as_ref()).map_err(parse_error)?;
+    // NEO takes a binary for another GPU without complaint when it carries
+    // SPIR-V too: it compiles that instead. The code in the binary is then
+    // not what ran.
+    if let (Some(d), Some(p)) = (&device, &program.platform) {
+        if let Some(dp) = d.platform().filter(|dp| dp.iga_gen != p.iga_gen) {
+            return Err((
+                Status::DeviceNotInBinary,
+                format!(
+                    "its module's binary ({file}, {}) is for {}, but the program ran on {} ({}): this code is not what ran (the driver compiles the SPIR-V such a binary also carries); build the binary for this device too (ocloc -device ...)",
+                    program.format,
+                    p.name,
+                    d.describe(),
+                    dp.name
+                ),
+            ));
+        }
+    }
+    Ok(program)
 }
 
 /// Where kernel `name` of `program` (binary `sha`) is written.
