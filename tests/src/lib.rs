@@ -197,14 +197,13 @@ pub fn workload_for(via: &str) -> PathBuf {
     }
 }
 
-fn ocloc_build(cl: &str, spv_only: bool) -> PathBuf {
+/// Builds `tests/workload/<cl>` with `ocloc compile` and `args` into
+/// `<build dir>/<stem>.<tag>`; `out_file` is what ocloc writes for
+/// `-output out -output_no_suffix` (`out`, or `out.spv` with `-spv_only`).
+fn ocloc_build(cl: &str, args: &[&str], tag: &str, out_file: &str) -> PathBuf {
     require_stack();
     let stem = cl.trim_end_matches(".cl");
-    let dest = if spv_only {
-        build_dir().join(format!("{stem}.spv"))
-    } else {
-        build_dir().join(format!("{stem}.native"))
-    };
+    let dest = build_dir().join(format!("{stem}.{tag}"));
     // ocloc writes into its working folder (it ignores folders in -output).
     let work = tempfile::Builder::new()
         .prefix("ocloc-")
@@ -214,20 +213,11 @@ fn ocloc_build(cl: &str, spv_only: bool) -> PathBuf {
     cmd.current_dir(work.path())
         .arg("compile")
         .arg("-file")
-        .arg(workload_src_dir().join(cl));
-    if spv_only {
-        cmd.arg("-spv_only");
-    }
-    cmd.args([
-        "-device",
-        "pvc",
-        "-output",
-        "out",
-        "-output_no_suffix",
-        "-q",
-    ]);
+        .arg(workload_src_dir().join(cl))
+        .args(args)
+        .args(["-output", "out", "-output_no_suffix", "-q"]);
     run_build(&mut cmd);
-    let produced = work.path().join(if spv_only { "out.spv" } else { "out" });
+    let produced = work.path().join(out_file);
     assert!(
         produced.is_file(),
         "ocloc reported success but left no {} (it left {:?})",
@@ -246,17 +236,45 @@ fn ocloc_build(cl: &str, spv_only: bool) -> PathBuf {
 pub fn spirv(name: &str) -> PathBuf {
     static A: OnceLock<PathBuf> = OnceLock::new();
     static B: OnceLock<PathBuf> = OnceLock::new();
+    let spv = |cl| ocloc_build(cl, &["-spv_only", "-device", "pvc"], "spv", "out.spv");
     match name {
-        "a" => A.get_or_init(|| ocloc_build("kernels_a.cl", true)).clone(),
-        "b" => B.get_or_init(|| ocloc_build("kernels_b.cl", true)).clone(),
+        "a" => A.get_or_init(|| spv("kernels_a.cl")).clone(),
+        "b" => B.get_or_init(|| spv("kernels_b.cl")).clone(),
         other => panic!("no kernel source for module {other:?} (have a, b)"),
     }
 }
 
-/// A native PVC binary (zebin) of `kernels_a.cl`, for `--native`.
+/// A native PVC binary of `kernels_a.cl` in `ocloc`'s default format here
+/// (NEO's patch-token program in its ELF wrapper), for `--native`.
 pub fn native_a() -> PathBuf {
-    static N: OnceLock<PathBuf> = OnceLock::new();
-    N.get_or_init(|| ocloc_build("kernels_a.cl", false)).clone()
+    native_a_as(Native::PatchTokens)
+}
+
+/// The native binaries `ocloc` makes (see docs/real-stack.md).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Native {
+    /// `ocloc compile -device pvc`: a patch-token program in NEO's ELF wrapper.
+    PatchTokens,
+    /// `ocloc compile -device pvc --format zebin`.
+    Zebin,
+    /// `ocloc compile -device pvc,tgllp`: an `ar` archive, one member per device.
+    FatPvcTgllp,
+    /// `ocloc compile -device tgllp`: for another GPU than the emulated pvc.
+    TgllpOnly,
+}
+
+/// `kernels_a.cl` built by `ocloc` as `kind`, once per test process.
+pub fn native_a_as(kind: Native) -> PathBuf {
+    static BUILT: [OnceLock<PathBuf>; 4] = [const { OnceLock::new() }; 4];
+    let (i, args, tag): (usize, &[&str], &str) = match kind {
+        Native::PatchTokens => (0, &["-device", "pvc"], "native"),
+        Native::Zebin => (1, &["-device", "pvc", "--format", "zebin"], "zebin"),
+        Native::FatPvcTgllp => (2, &["-device", "pvc,tgllp"], "fat"),
+        Native::TgllpOnly => (3, &["-device", "tgllp"], "tgllp"),
+    };
+    BUILT[i]
+        .get_or_init(|| ocloc_build("kernels_a.cl", args, tag, "out"))
+        .clone()
 }
 
 /// `target/<profile>` of the running test binary (`.../<profile>/deps/x-hash`),
@@ -576,6 +594,11 @@ pub fn counts(rec: &ProcessRecord) -> BTreeMap<KernelKey, (u64, u64)> {
         e.1 += k.appended;
     }
     m
+}
+
+/// Lower-case hex SHA-256 of `bytes`.
+pub fn sha256_bytes(bytes: &[u8]) -> String {
+    xpu_asm_record::hex(&Sha256::digest(bytes))
 }
 
 /// Lower-case hex SHA-256 of a file's contents.
