@@ -59,12 +59,8 @@ fn capture(
         "xpu-asm-run failed\n{}",
         describe(&shown, &output, &out)
     );
-    let text = std::fs::read_to_string(out.join("report.json")).unwrap_or_else(|e| {
-        panic!(
-            "no report.json ({e})\n{}",
-            describe(&shown, &output, &out)
-        )
-    });
+    let text = std::fs::read_to_string(out.join("report.json"))
+        .unwrap_or_else(|e| panic!("no report.json ({e})\n{}", describe(&shown, &output, &out)));
     let report: Report = serde_json::from_str(&text)
         .unwrap_or_else(|e| panic!("report.json does not parse as schema 2: {e}\n{text}"));
     assert_eq!(report.schema, 2, "{text}");
@@ -72,11 +68,17 @@ fn capture(
 }
 
 fn native_arg(name: &str, kind: Native) -> [String; 2] {
-    ["--native".into(), format!("{name}={}", native_a_as(kind).display())]
+    [
+        "--native".into(),
+        format!("{name}={}", native_a_as(kind).display()),
+    ]
 }
 
 fn spirv_args(with_b: bool) -> Vec<String> {
-    let mut a = vec!["--module".to_string(), format!("a={}", spirv("a").display())];
+    let mut a = vec![
+        "--module".to_string(),
+        format!("a={}", spirv("a").display()),
+    ];
     if with_b {
         a.push("--module".into());
         a.push(format!("b={}", spirv("b").display()));
@@ -100,12 +102,7 @@ fn by_kernel(r: &Report) -> BTreeMap<(String, String), &KernelEntry> {
 /// Exactly the kernels `want` (name, module sha256, launches), each matched
 /// from `source`, its `.asm` (and the copy under asm/) naming it exactly on
 /// its `//.kernel` line, with as many instructions as the header says.
-fn assert_all_matched(
-    out: &Path,
-    r: &Report,
-    want: &[(&str, &str, u64)],
-    source: IsaSourceKind,
-) {
+fn assert_all_matched(out: &Path, r: &Report, want: &[(&str, &str, u64)], source: IsaSourceKind) {
     let ctx = || serde_json::to_string_pretty(r).unwrap_or_default();
     let got = by_kernel(r);
     let got_counts: BTreeMap<(String, String), u64> =
@@ -114,9 +111,20 @@ fn assert_all_matched(
         .iter()
         .map(|(n, sha, l)| ((n.to_string(), sha.to_string()), *l))
         .collect();
-    assert_eq!(got_counts, want_counts, "kernels and launches; report:\n{}", ctx());
+    assert_eq!(
+        got_counts,
+        want_counts,
+        "kernels and launches; report:\n{}",
+        ctx()
+    );
     for ((name, _), k) in got {
-        assert_eq!(k.status, Status::Matched, "{name}: {:?}\n{}", k.reason, ctx());
+        assert_eq!(
+            k.status,
+            Status::Matched,
+            "{name}: {:?}\n{}",
+            k.reason,
+            ctx()
+        );
         assert_eq!(k.isa_source, Some(source), "{name}\n{}", ctx());
         for path in [k.asm.as_ref(), k.asm_copy.as_ref()] {
             let path = out.join(path.unwrap_or_else(|| panic!("{name} has no .asm\n{}", ctx())));
@@ -177,7 +185,10 @@ fn native_modules_of_every_format_matched_from_their_binaries() {
         IsaSourceKind::ModuleBinary,
     );
     for k in &r.kernels {
-        let b = k.binary.as_ref().expect("a module-binary kernel names its binary");
+        let b = k
+            .binary
+            .as_ref()
+            .expect("a module-binary kernel names its binary");
         let sha = k.module_sha256.as_deref().unwrap_or_default();
         let (format, entry) = if sha == z {
             ("zebin", None)
@@ -189,7 +200,10 @@ fn native_modules_of_every_format_matched_from_their_binaries() {
         assert_eq!(b.sha256, sha, "a native module's binary is its input");
         assert_eq!(b.format, format, "{}", k.name);
         assert_eq!(b.fat_entry.is_some(), entry.is_some(), "{}: {b:?}", k.name);
-        assert!(k.platform.as_deref().is_some_and(|p| p.starts_with("PVC")), "{k:?}");
+        assert!(
+            k.platform.as_deref().is_some_and(|p| p.starts_with("PVC")),
+            "{k:?}"
+        );
         assert_eq!(k.grf, Some(128), "{k:?}");
         assert_eq!(k.simd, Some(32), "{k:?}");
     }
@@ -270,7 +284,13 @@ fn users_dumps_off_still_matched_from_binaries() {
     let s = scratch();
     let mut args = spirv_args(false);
     args.extend(["imm:a:scale:2", "imm:a:scale_v2:9"].map(String::from));
-    let (out, r) = capture(&s, "dumps-off", &[], &[("IGC_ShaderDumpEnable", "0")], &args);
+    let (out, r) = capture(
+        &s,
+        "dumps-off",
+        &[],
+        &[("IGC_ShaderDumpEnable", "0")],
+        &args,
+    );
     let a = sha256_file(&spirv("a"));
     assert_all_matched(
         &out,
@@ -278,46 +298,6 @@ fn users_dumps_off_still_matched_from_binaries() {
         &[(SCALE, &a, 2), (SCALE_V2, &a, 9)],
         IsaSourceKind::ModuleBinary,
     );
-}
-
-/// IGC's `.asm` and IGA's disassembly of the same kernel have the same
-/// instructions: as many, the same opcodes in the same order, and the same
-/// operands, comments and labels aside.
-fn assert_same_instructions(what: &str, igc: &str, iga: &str) {
-    let (a, b) = (native::instructions(igc), native::instructions(iga));
-    let opcodes = |v: &[String]| -> Vec<String> { v.iter().map(|i| opcode(i)).collect() };
-    assert_eq!(
-        a.len(),
-        b.len(),
-        "{what}: IGC's .asm has {} instructions, IGA's disassembly of the binary {}\nIGC:\n{}\nIGA:\n{}",
-        a.len(),
-        b.len(),
-        a.join("\n"),
-        b.join("\n")
-    );
-    assert_eq!(opcodes(&a), opcodes(&b), "{what}: opcodes differ");
-    // On this stack they agree to the operand: IGA prints sends in the
-    // same load/store syntax as IGC, and `native::instructions` maps both
-    // ways of naming labels to one.
-    assert_eq!(a, b, "{what}: same opcodes, other operands");
-}
-
-/// The opcode of an instruction line: after an optional predicate or
-/// `(W)` mask, the first word with its modifiers (`send.ugm`, `mov`,
-/// `load.ugm...`).
-fn opcode(line: &str) -> String {
-    let mut words = line.split_whitespace().peekable();
-    while let Some(w) = words.peek() {
-        if w.starts_with('(') && w.ends_with(')') {
-            words.next();
-        } else {
-            break;
-        }
-    }
-    let w = words.next().unwrap_or_default();
-    // `load.ugm.d32x16t.a32.ca.ca` and `send.ugm` name the same message;
-    // compare the operation class only.
-    w.split('.').next().unwrap_or_default().to_string()
 }
 
 /// Cross-check on the C workload: every kernel IGC compiled and dumped has,
@@ -363,13 +343,16 @@ fn cross_check(out: &Path, r: &Report) -> usize {
             .and_then(|b| b.file.clone())
             .unwrap_or_else(|| panic!("module {} has no saved binary", module.id));
         let bytes = std::fs::read(out.join(&file)).expect("the saved binary");
-        let device = module.device.and_then(|d| rec.devices.get(&d)).map(|d| native::Device {
-            product: None,
-            device_id: Some(d.device_id),
-            ip_version: d.ip_version,
-        });
-        let program = native::parse(&bytes, device.as_ref())
-            .unwrap_or_else(|e| panic!("{file}: {e}"));
+        let device = module
+            .device
+            .and_then(|d| rec.devices.get(&d))
+            .map(|d| native::Device {
+                product: None,
+                device_id: Some(d.device_id),
+                ip_version: d.ip_version,
+            });
+        let program =
+            native::parse(&bytes, device.as_ref()).unwrap_or_else(|e| panic!("{file}: {e}"));
         let kernel = program
             .kernel(k.name.as_bytes())
             .unwrap_or_else(|| panic!("{file} has no kernel {}", k.name));
@@ -379,7 +362,9 @@ fn cross_check(out: &Path, r: &Report) -> usize {
             .unwrap_or_else(|e| panic!("{}: {e}", k.name));
         let igc = std::fs::read_to_string(out.join(k.asm.as_ref().expect("matched")))
             .expect("IGC's .asm");
-        assert_same_instructions(&k.name, &igc, &text);
+        if let Err(e) = same_instructions(&igc, &text) {
+            panic!("{}: {e}", k.name);
+        }
         n += 1;
     }
     n
