@@ -173,8 +173,9 @@ fn tokens(list: &[u8], k: &mut NativeKernel) -> Result<(), String> {
                 k.grf = field(EXEC_GRF_AT).filter(|&g| g > 0);
             }
             TOKEN_MEDIA_VFE_STATE => k.scratch_bytes = field(VFE_SCRATCH_AT).map(u64::from),
+            // NEO takes a size of 0 as no private memory.
             TOKEN_ALLOCATE_STATELESS_PRIVATE_MEMORY => {
-                k.private_memory_bytes = field(PRIVATE_SIZE_AT).map(u64::from)
+                k.private_memory_bytes = field(PRIVATE_SIZE_AT).filter(|&v| v > 0).map(u64::from)
             }
             TOKEN_ALLOCATE_LOCAL_SURFACE => {
                 k.slm_bytes = field(LOCAL_SURFACE_SIZE_AT).map(u64::from)

@@ -232,10 +232,14 @@ struct InfoReader {
 impl InfoReader {
     fn end_buffer(&mut self) {
         let (t, size) = std::mem::take(&mut self.buffer);
-        if let (Some((_, _, info)), Some("scratch"), Some(size)) =
-            (&mut self.kernel, t.as_deref(), size)
-        {
-            info.scratch = Some(info.scratch.unwrap_or(0).saturating_add(size));
+        let (Some((_, _, info)), Some(t), Some(size)) = (&mut self.kernel, t.as_deref(), size)
+        else {
+            return;
+        };
+        match t {
+            "scratch" => info.scratch = Some(info.scratch.unwrap_or(0).saturating_add(size)),
+            "private_space" if info.private.is_none() => info.private = Some(size),
+            _ => {}
         }
     }
 
