@@ -396,6 +396,31 @@ fn iga_refusals_are_errors() {
         Ok(text) => panic!("garbage decoded as\n{text}"),
         Err(other) => panic!("{other}"),
     }
+    // Real code with a few bytes changed: text or an error, never a crash.
+    let mut state = 0x1234_5678_9abc_def1u64;
+    let mut next = move || {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        state
+    };
+    let (mut decoded, mut refused) = (0, 0);
+    for _ in 0..300 {
+        let mut c = code.clone();
+        for _ in 0..1 + next() % 6 {
+            let at = (next() % c.len() as u64) as usize;
+            c[at] = next() as u8;
+        }
+        match iga().disassemble(&platform, &c) {
+            Ok(_) => decoded += 1,
+            Err(IgaError::Decode { .. }) => refused += 1,
+            Err(other) => panic!("{other}"),
+        }
+    }
+    assert_eq!(decoded + refused, 300);
+    // A partial last instruction.
+    let _ = iga().disassemble(&platform, &code[..code.len() - 3]);
+
     let e = Iga::load_from(Path::new("/nonexistent/libiga64.so.1")).unwrap_err();
     assert!(e.to_string().contains("libigc1"), "{e}");
 }
@@ -417,11 +442,64 @@ fn hostile(bytes: &[u8]) {
 }
 
 #[test]
+fn without_its_notes_a_zebin_takes_the_platform_of_the_device() {
+    use object::read::elf::{ElfFile64, FileHeader};
+    use object::{Object, ObjectSection};
+    let mut bytes = built("zebin-a").bytes.clone();
+    let (shoff, note) = {
+        let elf = ElfFile64::<object::Endianness>::parse(&bytes[..]).unwrap();
+        let shoff = elf.elf_header().e_shoff(elf.endian()) as usize;
+        let note = elf
+            .section_by_name(".note.intelgt.compat")
+            .unwrap()
+            .index()
+            .0;
+        (shoff, note)
+    };
+    // sh_type (4 bytes in) of the note's section header: now plain data.
+    let at = shoff + 64 * note + 4;
+    bytes[at..at + 4].copy_from_slice(&1u32.to_le_bytes());
+    assert_eq!(native::parse(&bytes, None).unwrap().platform, None);
+    let tgl = Device {
+        product: Some("tgllp".into()),
+        ..Device::default()
+    };
+    let p = native::parse(&bytes, Some(&tgl)).unwrap();
+    assert_eq!(p.platform.map(|p| p.name), Some("TGLLP".to_string()));
+    assert_eq!(
+        names(&native::parse(&bytes, Some(&pvc())).unwrap()),
+        KERNELS_A
+    );
+}
+
+/// Random changes (a fixed sequence) of a few bytes anywhere.
+fn mutations(bytes: &[u8], count: usize) {
+    let mut state = 0x9E37_79B9_7F4A_7C15u64;
+    let mut next = move || {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        state
+    };
+    for _ in 0..count {
+        let mut b = bytes.to_vec();
+        for _ in 0..1 + next() % 8 {
+            let at = (next() % b.len() as u64) as usize;
+            b[at] = next() as u8;
+        }
+        let _ = native::parse(&b, Some(&pvc()));
+    }
+}
+
+#[test]
 fn hostile_binaries_give_errors_not_panics() {
     let zebin = &built("zebin-a").bytes;
     hostile(zebin);
     hostile(&built("pt-a").bytes);
     hostile(&built("fat-a").bytes);
+    for which in ["zebin-a", "pt-a", "fat-a"] {
+        mutations(&built(which).bytes, 2000);
+    }
 
     // Truncated ELF: the section table is at the end.
     let cut = &zebin[..zebin.len() - 100];
@@ -444,8 +522,24 @@ fn hostile_binaries_give_errors_not_panics() {
         Err(NativeError::Unsupported(_))
     ));
 
-    // A patch-token program whose kernel heap size points past its end.
+    // NEO's program ELF with its device binary section renamed: only
+    // SPIR-V left, nothing native.
     let pt = &built("pt-a").bytes;
+    let mut spirv_only = pt.clone();
+    let name = b"Intel(R) OpenCL Device Binary";
+    let at = spirv_only
+        .windows(name.len())
+        .position(|w| w == name)
+        .unwrap();
+    spirv_only[at] = b'X';
+    let magic = spirv_only.windows(4).position(|w| w == b"CTNI").unwrap();
+    spirv_only[magic] = b'X';
+    assert!(matches!(
+        native::parse(&spirv_only, None),
+        Err(NativeError::NotNative(_))
+    ));
+
+    // A patch-token program whose kernel heap size points past its end.
     let pos = pt.windows(4).position(|w| w == b"CTNI").unwrap();
     let mut lying = pt.clone();
     let heap_size_at = pos + 28 + 20;

@@ -58,8 +58,14 @@ pub(crate) fn parse_elf(bytes: &[u8], device: Option<&Device>) -> Result<Program
             }
         }
     }
+    let spirv_only = file
+        .sections()
+        .any(|s| s.name_bytes().is_ok_and(|n| n == b"SPIRV Object"));
     match found {
         Some(program) => parse(program, device, Format::PatchTokensElf),
+        None if spirv_only => Err(NativeError::NotNative(
+            "NEO's program ELF with SPIR-V and no device binary".into(),
+        )),
         None => Err(NativeError::Unsupported(format!(
             "an ELF file that is neither a zebin (machine 205) nor NEO's patch-token wrapper (no section \"{ELF_SECTION}\")"
         ))),
