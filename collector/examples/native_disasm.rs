@@ -69,32 +69,62 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         instructions,
         parse_and_first.as_secs_f64() * 1e3
     );
+    let mut base_cpu = None;
     for t in [1, threads] {
         let mut rates = Vec::new();
+        let mut cpus = Vec::new();
         for _ in 0..rounds {
             let start = Instant::now();
-            std::thread::scope(|s| {
+            let cpu: f64 = std::thread::scope(|s| {
                 let chunk = work.len().div_ceil(t);
-                for part in work.chunks(chunk) {
-                    let iga = &iga;
-                    s.spawn(move || {
-                        for (platform, k) in part {
-                            iga.disassemble(platform, &k.code)
-                                .expect("disassembled once already");
-                        }
-                    });
-                }
+                let handles: Vec<_> = work
+                    .chunks(chunk)
+                    .map(|part| {
+                        let iga = &iga;
+                        s.spawn(move || {
+                            let cpu = thread_cpu();
+                            for (platform, k) in part {
+                                iga.disassemble(platform, &k.code)
+                                    .expect("disassembled once already");
+                            }
+                            thread_cpu() - cpu
+                        })
+                    })
+                    .collect();
+                handles
+                    .into_iter()
+                    .map(|h| h.join().expect("no panic"))
+                    .sum()
             });
             rates.push(work.len() as f64 / start.elapsed().as_secs_f64());
+            cpus.push(cpu * 1e6 / work.len() as f64);
         }
         rates.sort_by(f64::total_cmp);
+        cpus.sort_by(f64::total_cmp);
         let median = rates[rates.len() / 2];
+        let cpu = cpus[cpus.len() / 2];
+        let ratio = base_cpu.map_or(String::new(), |b: f64| {
+            format!(" ({:.2}x one thread's)", cpu / b)
+        });
+        base_cpu.get_or_insert(cpu);
         println!(
-            "{t} thread(s): median {median:.0} kernels/s ({:.0} instructions/s) over {rounds} rounds, min {:.0}, max {:.0}",
+            "{t} thread(s): median {median:.0} kernels/s ({:.0} instructions/s; min {:.0}, max {:.0} over {rounds} rounds); median CPU time {cpu:.0} µs per kernel{ratio}",
             median * instructions as f64 / work.len() as f64,
             rates[0],
             rates[rates.len() - 1]
         );
     }
     Ok(())
+}
+
+/// CPU time of the calling thread, in seconds: unlike wall time, not
+/// inflated by other processes on a busy machine.
+fn thread_cpu() -> f64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: ts is a valid timespec for the call to fill.
+    unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
+    ts.tv_sec as f64 + ts.tv_nsec as f64 * 1e-9
 }
