@@ -12,8 +12,9 @@ use xpu_asm_collector::native::{
     self, instructions, render_asm, Device, Format, NativeError, Platform, Program,
 };
 
-/// Kernels with branches (labels), private memory and shared local memory,
-/// beside the project's workload kernels.
+/// Kernels with branches (labels), shared local memory, bit operations IGC
+/// turns into `bfn`, and private memory, beside the project's workload
+/// kernels.
 const EXTRA_CL: &str = r#"
 __kernel void branchy(__global float *x, int n) {
     size_t i = get_global_id(0);
@@ -30,6 +31,12 @@ __kernel void with_slm(__global float *x) {
     tile[l] = x[get_global_id(0)];
     barrier(CLK_LOCAL_MEM_FENCE);
     x[get_global_id(0)] = tile[255 - l];
+}
+
+__kernel void bitwise(__global uint *x) {
+    size_t i = get_global_id(0);
+    x[i] = (x[i] & x[i + 1]) | x[i + 2];
+    x[i + 1] = x[i + 3] ^ (x[i + 4] & ~x[i + 5]);
 }
 
 __kernel void with_private(__global float *x, __global const int *idx, int n) {
@@ -49,7 +56,7 @@ const KERNELS_A: [&str; 4] = [
     "common_kernel",
 ];
 const KERNELS_B: [&str; 2] = ["common_kernel", "only_in_b"];
-const KERNELS_EXTRA: [&str; 3] = ["branchy", "with_slm", "with_private"];
+const KERNELS_EXTRA: [&str; 4] = ["branchy", "with_slm", "bitwise", "with_private"];
 
 fn workload_cl(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
