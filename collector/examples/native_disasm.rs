@@ -1,13 +1,18 @@
 //! Disassembles every kernel of native GPU binaries with IGA, in-process,
-//! and prints how fast: `cargo run --release -p xpu-asm-collector --example
-//! native_disasm -- [--device pvc] [--rounds N] [--print] FILE...`.
+//! and prints how fast, on one thread and on several:
+//!
+//! `cargo run --release -p xpu-asm-collector --example native_disasm --
+//! [--device pvc] [--rounds N] [--threads N] [--print] FILE...`
+//!
+//! `--print` writes each kernel's rendered `.asm` to stdout instead.
 
 use std::time::Instant;
-use xpu_asm_collector::native::{self, iga::Iga, Device};
+use xpu_asm_collector::native::{self, iga::Iga, Device, NativeKernel, Platform};
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut device = None;
-    let mut rounds = 1usize;
+    let mut rounds = 5usize;
+    let mut threads = std::thread::available_parallelism().map_or(1, |n| n.get());
     let mut print = false;
     let mut files = Vec::new();
     let mut args = std::env::args().skip(1);
@@ -20,51 +25,106 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                 })
             }
             "--rounds" => rounds = args.next().ok_or("--rounds needs a number")?.parse()?,
+            "--threads" => threads = args.next().ok_or("--threads needs a number")?.parse()?,
             "--print" => print = true,
             _ => files.push(a),
         }
     }
+    if files.is_empty() {
+        return Err("no binaries given".into());
+    }
+    let start = Instant::now();
     let iga = Iga::load()?;
-    let mut kernels = Vec::new();
+    let load = start.elapsed();
+    let mut work: Vec<(Platform, NativeKernel)> = Vec::new();
+    let mut instructions = 0usize;
+    let start = Instant::now();
     for f in &files {
         let bytes = std::fs::read(f)?;
         let p = native::parse(&bytes, device.as_ref())?;
-        eprintln!(
-            "{f}: {} {:?} {:?}, {} kernels",
-            p.format,
-            p.fat_entry,
-            p.platform,
-            p.kernels.len()
-        );
+        let platform = p
+            .platform
+            .clone()
+            .ok_or("the binary names no platform; give --device")?;
         for k in &p.kernels {
-            kernels.push((p.clone(), k.clone()));
+            if print {
+                let text = iga.disassemble(&platform, &k.code)?;
+                print!("{}", native::render_asm(k, &p, &text));
+            } else {
+                instructions += native::instructions(&iga.disassemble(&platform, &k.code)?).len();
+            }
+            work.push((platform.clone(), k.clone()));
         }
     }
+    let parse_and_first = start.elapsed();
     if print {
-        for (p, k) in &kernels {
-            let platform = p.platform.as_ref().ok_or("no platform")?;
-            let text = iga.disassemble(platform, &k.code)?;
-            print!("{}", native::render_asm(k, p, &text));
-        }
         return Ok(());
     }
-    let start = Instant::now();
-    let mut n = 0usize;
-    let mut bytes = 0usize;
-    for _ in 0..rounds {
-        for (p, k) in &kernels {
-            let platform = p.platform.as_ref().ok_or("no platform")?;
-            let text = iga.disassemble(platform, &k.code)?;
-            bytes += text.len();
-            n += 1;
-        }
-    }
-    let secs = start.elapsed().as_secs_f64();
     println!(
-        "{n} kernels disassembled in {secs:.3} s: {:.0} kernels/s, {:.1} µs/kernel, {} bytes of text",
-        n as f64 / secs,
-        secs * 1e6 / n as f64,
-        bytes
+        "IGA {} ({}) loaded in {:.1} ms; {} kernels, {} instructions, first pass {:.1} ms",
+        iga.version(),
+        iga.path(),
+        load.as_secs_f64() * 1e3,
+        work.len(),
+        instructions,
+        parse_and_first.as_secs_f64() * 1e3
     );
+    let mut base_cpu = None;
+    for t in [1, threads] {
+        let mut rates = Vec::new();
+        let mut cpus = Vec::new();
+        for _ in 0..rounds {
+            let start = Instant::now();
+            let cpu: f64 = std::thread::scope(|s| {
+                let chunk = work.len().div_ceil(t);
+                let handles: Vec<_> = work
+                    .chunks(chunk)
+                    .map(|part| {
+                        let iga = &iga;
+                        s.spawn(move || {
+                            let cpu = thread_cpu();
+                            for (platform, k) in part {
+                                iga.disassemble(platform, &k.code)
+                                    .expect("disassembled once already");
+                            }
+                            thread_cpu() - cpu
+                        })
+                    })
+                    .collect();
+                handles
+                    .into_iter()
+                    .map(|h| h.join().expect("no panic"))
+                    .sum()
+            });
+            rates.push(work.len() as f64 / start.elapsed().as_secs_f64());
+            cpus.push(cpu * 1e6 / work.len() as f64);
+        }
+        rates.sort_by(f64::total_cmp);
+        cpus.sort_by(f64::total_cmp);
+        let median = rates[rates.len() / 2];
+        let cpu = cpus[cpus.len() / 2];
+        let ratio = base_cpu.map_or(String::new(), |b: f64| {
+            format!(" ({:.2}x one thread's)", cpu / b)
+        });
+        base_cpu.get_or_insert(cpu);
+        println!(
+            "{t} thread(s): median {median:.0} kernels/s ({:.0} instructions/s; min {:.0}, max {:.0} over {rounds} rounds); median CPU time {cpu:.0} µs per kernel{ratio}",
+            median * instructions as f64 / work.len() as f64,
+            rates[0],
+            rates[rates.len() - 1]
+        );
+    }
     Ok(())
+}
+
+/// CPU time of the calling thread, in seconds: unlike wall time, not
+/// inflated by other processes on a busy machine.
+fn thread_cpu() -> f64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: ts is a valid timespec for the call to fill.
+    unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
+    ts.tv_sec as f64 + ts.tv_nsec as f64 * 1e-9
 }

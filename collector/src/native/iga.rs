@@ -25,6 +25,9 @@ const FORMATTING_OPT_PRINT_LDST: u32 = 0x40;
 /// `IGA_FORMATTING_OPT_PRINT_HEX_FLOATS`: float immediates in hexadecimal,
 /// as IGC's dumps print them (`0x3F800000:f`, not `1.0:f`).
 const FORMATTING_OPT_PRINT_HEX_FLOATS: u32 = 0x4;
+/// `IGA_FORMATTING_OPT_PRINT_BFNEXPRS`: `bfn` with its function as an
+/// expression (`bfn.(s0&s1|s2)`), as IGC's dumps print it, not `bfn.0xF8`.
+const FORMATTING_OPT_PRINT_BFNEXPRS: u32 = 0x80;
 
 #[repr(C)]
 struct ContextOptions {
@@ -228,14 +231,17 @@ impl Iga {
     }
 
     /// The text of `code` (one kernel's machine code) for `platform`, in
-    /// IGA's syntax with sends as loads and stores and floats in hexadecimal
-    /// (as in IGC's dumps), labels named by IGA.
+    /// IGA's syntax as IGC's dumps print it (sends as loads and stores,
+    /// floats in hexadecimal, `bfn` functions as expressions), labels named
+    /// by IGA.
     pub fn disassemble(&self, platform: &Platform, code: &[u8]) -> Result<String, IgaError> {
         let len = u32::try_from(code.len()).map_err(|_| IgaError::TooLarge(code.len()))?;
         let ctx = Context::new(self, platform)?;
         let opts = DisassembleOptions {
             cb: std::mem::size_of::<DisassembleOptions>() as u32,
-            formatting_opts: FORMATTING_OPT_PRINT_LDST | FORMATTING_OPT_PRINT_HEX_FLOATS,
+            formatting_opts: FORMATTING_OPT_PRINT_LDST
+                | FORMATTING_OPT_PRINT_HEX_FLOATS
+                | FORMATTING_OPT_PRINT_BFNEXPRS,
             reserved0: 0,
             reserved1: 0,
             decoder_opts: 0,

@@ -83,13 +83,15 @@ pub struct NativeKernel {
     /// Spill memory per thread in bytes (zebin `spill_size`; patch tokens
     /// do not give it apart from [`scratch_bytes`](Self::scratch_bytes)).
     pub spill_bytes: Option<u64>,
-    /// Private memory per thread in bytes (zebin `private_size`; patch
-    /// tokens: the stateless private memory allocation).
+    /// Stateless private memory per thread in bytes (zebin `private_size`
+    /// or its `private_space` buffer; patch tokens: the stateless private
+    /// memory allocation, when not 0). Private memory on the stack is in
+    /// [`scratch_bytes`](Self::scratch_bytes) instead: what IGC's dumps
+    /// call `//.private memory size`.
     pub private_memory_bytes: Option<u64>,
-    /// Scratch space per thread in bytes, spills and stack together (zebin:
-    /// the `scratch` per-thread memory buffers; patch tokens: the media VFE
-    /// state's per-thread scratch space). `Some(0)` when the binary says
-    /// there is none.
+    /// Scratch space per thread in bytes, spills and private stack
+    /// together (zebin: the `scratch` per-thread memory buffers; patch
+    /// tokens: the media VFE state's per-thread scratch space).
     pub scratch_bytes: Option<u64>,
     /// Shared local memory per work-group in bytes declared by the kernel
     /// itself (zebin `slm_size`; patch tokens: the local surface's inline

@@ -58,8 +58,14 @@ pub(crate) fn parse_elf(bytes: &[u8], device: Option<&Device>) -> Result<Program
             }
         }
     }
+    let spirv_only = file
+        .sections()
+        .any(|s| s.name_bytes().is_ok_and(|n| n == b"SPIRV Object"));
     match found {
         Some(program) => parse(program, device, Format::PatchTokensElf),
+        None if spirv_only => Err(NativeError::NotNative(
+            "NEO's program ELF with SPIR-V and no device binary".into(),
+        )),
         None => Err(NativeError::Unsupported(format!(
             "an ELF file that is neither a zebin (machine 205) nor NEO's patch-token wrapper (no section \"{ELF_SECTION}\")"
         ))),
@@ -173,8 +179,9 @@ fn tokens(list: &[u8], k: &mut NativeKernel) -> Result<(), String> {
                 k.grf = field(EXEC_GRF_AT).filter(|&g| g > 0);
             }
             TOKEN_MEDIA_VFE_STATE => k.scratch_bytes = field(VFE_SCRATCH_AT).map(u64::from),
+            // NEO takes a size of 0 as no private memory.
             TOKEN_ALLOCATE_STATELESS_PRIVATE_MEMORY => {
-                k.private_memory_bytes = field(PRIVATE_SIZE_AT).map(u64::from)
+                k.private_memory_bytes = field(PRIVATE_SIZE_AT).filter(|&v| v > 0).map(u64::from)
             }
             TOKEN_ALLOCATE_LOCAL_SURFACE => {
                 k.slm_bytes = field(LOCAL_SURFACE_SIZE_AT).map(u64::from)

@@ -78,6 +78,11 @@ pub(crate) fn parse(bytes: &[u8], device: Option<&Device>) -> Result<Program, Na
         .or_else(|| core.and_then(|c| Platform::from_core_family(c, revision)))
         .or_else(|| device.and_then(Device::platform));
 
+    // The size of each symbol, by section and name.
+    let sizes: HashMap<(usize, &[u8]), u64> = file
+        .symbols()
+        .filter_map(|sym| Some(((sym.section_index()?.0, sym.name_bytes().ok()?), sym.size())))
+        .collect();
     let mut info = HashMap::new();
     let mut kernels = Vec::new();
     for s in file.sections() {
@@ -96,12 +101,9 @@ pub(crate) fn parse(bytes: &[u8], device: Option<&Device>) -> Result<Program, Na
             })?;
             // IGC pads each kernel's section with zeros; the kernel's symbol
             // gives the size of the code itself.
-            let size = file
-                .symbols()
-                .find(|sym| {
-                    sym.section_index() == Some(s.index()) && sym.name_bytes().ok() == Some(kernel)
-                })
-                .map(|sym| sym.size())
+            let size = sizes
+                .get(&(s.index().0, kernel))
+                .copied()
                 .filter(|&n| n > 0 && n <= code.len() as u64)
                 .map_or(code.len(), |n| n as usize);
             kernels.push(NativeKernel {
@@ -232,10 +234,14 @@ struct InfoReader {
 impl InfoReader {
     fn end_buffer(&mut self) {
         let (t, size) = std::mem::take(&mut self.buffer);
-        if let (Some((_, _, info)), Some("scratch"), Some(size)) =
-            (&mut self.kernel, t.as_deref(), size)
-        {
-            info.scratch = Some(info.scratch.unwrap_or(0).saturating_add(size));
+        let (Some((_, _, info)), Some(t), Some(size)) = (&mut self.kernel, t.as_deref(), size)
+        else {
+            return;
+        };
+        match t {
+            "scratch" => info.scratch = Some(info.scratch.unwrap_or(0).saturating_add(size)),
+            "private_space" if info.private.is_none() => info.private = Some(size),
+            _ => {}
         }
     }
 
