@@ -295,6 +295,8 @@ fn each_unmatched_kernel_says_why() {
             format: "native",
             sha256: "ab".repeat(32),
             build_flags: "",
+            binary: None,
+            device: None,
         },
         Module::spirv(2, "cd".repeat(32)),
         Module::spirv(3, sha_a()),
