@@ -20,7 +20,7 @@ use crate::matching::Status;
 use crate::native::{self, iga::Iga, Device, NativeError, Program};
 use crate::sources::{BinaryOrigin, IsaSourceKind, Lookup};
 use rayon::prelude::*;
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::path::{Component, Path, PathBuf};
 use std::sync::OnceLock;
 use xpu_asm_record::read::{Module, ProcessRecord};
@@ -174,21 +174,70 @@ fn read_and_parse(dir: &Path, key: &BinaryKey, file: &str) -> Parsed {
     Ok(program)
 }
 
-/// Where kernel `name` of `program` (binary `sha`) is written.
-fn asm_path(dir: &Path, sha: &str, program: &Program, name: &[u8]) -> (PathBuf, String) {
-    let mut rel = format!("{ISA_DIR}/{}", crate::names::safe_component(sha, 64));
-    if let Some(e) = &program.fat_entry {
-        let e = crate::names::safe_component(e, 64);
-        rel.push('/');
-        rel.push_str(if e.is_empty() { "member" } else { &e });
+/// The folder a binary's disassembled kernels go to, made once, with the
+/// files an earlier collection left there (listed once: one `open` per
+/// kernel less, which counts with 10,000 kernels).
+struct IsaFolder {
+    path: PathBuf,
+    /// Relative to the capture folder.
+    rel: String,
+    /// Why it cannot be made, if so.
+    error: Option<String>,
+    existing: HashSet<String>,
+}
+
+impl IsaFolder {
+    /// `isa/<sha>[/<fat member>]` for the binary `sha` as `program` read it.
+    fn make(dir: &Path, sha: &str, program: &Program) -> IsaFolder {
+        let mut rel = format!("{ISA_DIR}/{}", crate::names::safe_component(sha, 64));
+        if let Some(e) = &program.fat_entry {
+            let e = crate::names::safe_component(e, 64);
+            rel.push('/');
+            rel.push_str(if e.is_empty() { "member" } else { &e });
+        }
+        let path = dir.join(&rel);
+        let error = std::fs::create_dir_all(&path)
+            .err()
+            .map(|e| format!("cannot create {rel}: {e}"));
+        let existing = std::fs::read_dir(&path)
+            .map(|rd| {
+                rd.filter_map(|e| e.ok()?.file_name().into_string().ok())
+                    .collect()
+            })
+            .unwrap_or_default();
+        IsaFolder {
+            path,
+            rel,
+            error,
+            existing,
+        }
     }
-    let demangled = crate::names::demangle(name);
-    let mut short = crate::names::safe_component(&demangled, 60);
-    if short.is_empty() {
-        short = "kernel".into();
+
+    /// The file of kernel `name`: a short safe form of its name and the
+    /// [`crate::names::name_tag`] of the whole.
+    fn file_name(name: &[u8]) -> String {
+        let demangled = crate::names::demangle(name);
+        let mut short = crate::names::safe_component(&demangled, 60);
+        if short.is_empty() {
+            short = "kernel".into();
+        }
+        format!("{short}-{}.asm", crate::names::name_tag(name))
     }
-    rel.push_str(&format!("/{short}-{}.asm", crate::names::name_tag(name)));
-    (dir.join(&rel), rel)
+}
+
+/// Writes `bytes` to `path` (in a folder of ours) under a temporary name,
+/// then renames it into place.
+fn write_new(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let tmp = path.with_file_name(format!(".{name}.tmp.{}", std::process::id()));
+    let written = std::fs::write(&tmp, bytes).and_then(|()| std::fs::rename(&tmp, path));
+    if written.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    written
 }
 
 impl ModuleBinaries {
@@ -226,8 +275,10 @@ impl ModuleBinaries {
             key: &'a BinaryKey,
             program: &'a Program,
             kernel: &'a native::NativeKernel,
+            folder: usize,
         }
         let mut jobs = Vec::new();
+        let mut folders: Vec<IsaFolder> = Vec::new();
         for ((key, file, names), p) in binaries.iter().zip(&parsed) {
             match p {
                 Err((status, why)) => {
@@ -240,12 +291,15 @@ impl ModuleBinaries {
                     }
                 }
                 Ok(program) => {
+                    let folder = folders.len();
+                    folders.push(IsaFolder::make(dir, &key.sha256, program));
                     for n in names {
                         match program.kernel(n) {
                             Some(kernel) => jobs.push(Job {
                                 key,
                                 program,
                                 kernel,
+                                folder,
                             }),
                             None => {
                                 let mut have: Vec<String> = program
@@ -280,7 +334,7 @@ impl ModuleBinaries {
                 if stop() {
                     return Err((Status::IgaFailed, "collection was interrupted".into()));
                 }
-                disassemble(dir, j.key, j.program, j.kernel, &iga)
+                disassemble(&folders[j.folder], j.key, j.program, j.kernel, &iga)
             })
             .collect();
         for (j, o) in jobs.iter().zip(done) {
@@ -306,23 +360,22 @@ impl ModuleBinaries {
 /// Disassembles one kernel, or reads back the file an earlier collection
 /// wrote.
 fn disassemble(
-    dir: &Path,
+    folder: &IsaFolder,
     key: &BinaryKey,
     program: &Program,
     kernel: &native::NativeKernel,
     iga: &OnceLock<Result<Iga, String>>,
 ) -> Outcome {
-    let (path, shown) = asm_path(dir, &key.sha256, program, &kernel.name);
+    let file_name = IsaFolder::file_name(&kernel.name);
+    let path = folder.path.join(&file_name);
+    let shown = format!("{}/{file_name}", folder.rel);
     let origin = BinaryOrigin {
         sha256: key.sha256.clone(),
         format: program.format.name().to_string(),
         fat_entry: program.fat_entry.clone(),
     };
     let file = |header| AsmFile {
-        file_name: path
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_default(),
+        file_name: file_name.clone(),
         path: path.clone(),
         shown: shown.clone(),
         name: AsmName {
@@ -337,9 +390,11 @@ fn disassemble(
         binary: Some(origin.clone()),
     };
     // Written by an earlier collection: the same bytes give the same text.
-    if let Ok(h) = crate::dumps::read_header(&path) {
-        if h.kernel.as_deref() == Some(kernel.name.as_slice()) {
-            return Ok(file(h));
+    if folder.existing.contains(&file_name) {
+        if let Ok(h) = crate::dumps::read_header(&path) {
+            if h.kernel.as_deref() == Some(kernel.name.as_slice()) {
+                return Ok(file(h));
+            }
         }
     }
     let Some(platform) = &program.platform else {
@@ -362,16 +417,11 @@ fn disassemble(
         )
     })?;
     let asm = native::render_asm(kernel, program, &text);
-    if let Some(parent) = path.parent() {
-        std::fs::create_dir_all(parent).map_err(|e| {
-            (
-                Status::IgaFailed,
-                format!("cannot create {}: {e}", parent.display()),
-            )
-        })?;
+    if let Some(e) = &folder.error {
+        return Err((Status::IgaFailed, e.clone()));
     }
-    crate::output::write_atomic(&path, asm.as_bytes())
-        .map_err(|e| (Status::IgaFailed, format!("{e}")))?;
+    write_new(&path, asm.as_bytes())
+        .map_err(|e| (Status::IgaFailed, format!("cannot write {shown}: {e}")))?;
     let header = parse_header(asm.as_bytes(), crate::dumps::HEADER_MAX_BYTES)
         .map_err(|e| (Status::IgaFailed, format!("{e}")))?;
     Ok(file(header))
