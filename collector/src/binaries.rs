@@ -387,7 +387,7 @@ fn disassemble(
         header: Some(header),
         final_binary: Some(true),
         source: IsaSourceKind::ModuleBinary,
-        binary: Some(origin.clone()),
+        binary: Some(Box::new(origin.clone())),
     };
     // Written by an earlier collection: the same bytes give the same text.
     if folder.existing.contains(&file_name) {

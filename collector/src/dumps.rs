@@ -269,7 +269,8 @@ pub struct AsmFile {
     /// Where the text comes from.
     pub source: crate::sources::IsaSourceKind,
     /// For a disassembled module binary: which binary.
-    pub binary: Option<crate::sources::BinaryOrigin>,
+    /// (Boxed: most files are IGC's, and 100,000 of them are common.)
+    pub binary: Option<Box<crate::sources::BinaryOrigin>>,
 }
 
 /// What one process's dump folder holds.

@@ -129,7 +129,7 @@ pub struct KernelEntry {
     /// null when there is none.
     pub isa_source: Option<IsaSourceKind>,
     /// For `module-binary`: the binary (SHA-256, format, fat binary member).
-    pub binary: Option<BinaryOrigin>,
+    pub binary: Option<Box<BinaryOrigin>>,
     /// The `.asm` shown, relative to the capture folder: in the dump folder
     /// (`igc-dump`) or under `isa/` (`module-binary`).
     pub asm: Option<String>,
