@@ -196,7 +196,7 @@ impl IsaFolder {
             rel.push_str(if e.is_empty() { "member" } else { &e });
         }
         let path = dir.join(&rel);
-        let error = std::fs::create_dir_all(&path)
+        let error = make_real_dirs(dir, &rel)
             .err()
             .map(|e| format!("cannot create {rel}: {e}"));
         let existing = std::fs::read_dir(&path)
@@ -223,6 +223,26 @@ impl IsaFolder {
         }
         format!("{short}-{}.asm", crate::names::name_tag(name))
     }
+}
+
+/// Makes the folders of `rel` under `dir`, each a real folder: whatever
+/// else is in the way (a symbolic link, which would lead the writes out of
+/// the capture, or a file) is removed first.
+fn make_real_dirs(dir: &Path, rel: &str) -> std::io::Result<()> {
+    let mut cur = dir.to_path_buf();
+    for c in Path::new(rel).components() {
+        cur.push(c);
+        match std::fs::symlink_metadata(&cur) {
+            Ok(m) if m.is_dir() => continue,
+            Ok(_) => std::fs::remove_file(&cur)?,
+            Err(_) => {}
+        }
+        match std::fs::create_dir(&cur) {
+            Err(e) if e.kind() != std::io::ErrorKind::AlreadyExists => return Err(e),
+            _ => {}
+        }
+    }
+    Ok(())
 }
 
 /// Writes `bytes` to `path` (in a folder of ours) under a temporary name,
@@ -430,6 +450,19 @@ fn disassemble(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn isa_folders_never_lead_out_of_the_capture() {
+        let t = tempfile::tempdir().unwrap();
+        let (cap, elsewhere) = (t.path().join("cap"), t.path().join("elsewhere"));
+        std::fs::create_dir_all(&cap).unwrap();
+        std::fs::create_dir_all(&elsewhere).unwrap();
+        std::os::unix::fs::symlink(&elsewhere, cap.join(ISA_DIR)).unwrap();
+        make_real_dirs(&cap, "isa/ab").unwrap();
+        assert!(std::fs::symlink_metadata(cap.join("isa")).unwrap().is_dir());
+        assert!(cap.join("isa/ab").is_dir());
+        assert_eq!(std::fs::read_dir(&elsewhere).unwrap().count(), 0);
+    }
 
     #[test]
     fn only_plain_module_files_are_read() {

@@ -1,12 +1,17 @@
 //! xpu-asm's collector: runs a command under the interposer
-//! ([`launch`]) and then matches every kernel the command launched to the
-//! GPU ISA IGC compiled for it ([`collect`]).
+//! ([`launch`]) and then matches every kernel the command launched to its
+//! GPU ISA ([`collect`]), in four stages, each a module: what was recorded
+//! ([`records`]); the sources of ISA ([`sources`]: IGC's dump folders,
+//! [`dumps`], and the module binaries, [`binaries`], read by [`native`]);
+//! [`matching`]; the report and its files ([`report`], [`output`]).
 //!
 //! A capture folder holds:
 //!
 //! * `run.json`: the command and how it ended ([`launch::RunInfo`]);
 //! * `records/`: what the interposer recorded per process;
 //! * `dumps/<host>-<pid>/`: IGC's dumps per process;
+//! * `modules/<sha256>.bin`: each module's GPU binary, once per content;
+//! * `isa/<sha256>/`: kernels disassembled from those binaries;
 //! * `report.json`: the report ([`report::Report`], schema [`report::SCHEMA`]);
 //! * `asm/`: a readable copy of each launched kernel's ISA;
 //! * `collect.json`: facts the first collection read from dump files it then
