@@ -13,7 +13,8 @@ use xpu_asm_collector::native::{
 };
 
 /// Kernels with branches (labels), shared local memory, bit operations IGC
-/// turns into `bfn`, and private memory, beside the project's workload
+/// turns into `bfn`, atomics, 64-bit integer division (emulated), SIMD16
+/// sub-group operations and private memory, beside the project's workload
 /// kernels.
 const EXTRA_CL: &str = r#"
 __kernel void branchy(__global float *x, int n) {
@@ -39,6 +40,27 @@ __kernel void bitwise(__global uint *x) {
     x[i + 1] = x[i + 3] ^ (x[i + 4] & ~x[i + 5]);
 }
 
+__kernel void atomics(__global int *x, __global float *f) {
+    size_t i = get_global_id(0);
+    atomic_add(&x[0], (int)i);
+    atomic_max(&x[1], (int)i);
+    atomic_xchg(&f[0], (float)i);
+}
+
+__kernel void int64(__global long *x, __global ulong *y) {
+    size_t i = get_global_id(0);
+    x[i] = x[i] * x[i + 1] / (x[i + 2] | 1) + (long)(y[i] >> 3) % 7;
+}
+
+__attribute__((intel_reqd_sub_group_size(16)))
+__kernel void subgroups(__global float *x) {
+    size_t i = get_global_id(0);
+    float v = x[i];
+    v += intel_sub_group_shuffle(v, (get_sub_group_local_id() + 1) % 16);
+    v += sub_group_reduce_add(v);
+    x[i] = v + sub_group_broadcast(v, 3);
+}
+
 __kernel void with_private(__global float *x, __global const int *idx, int n) {
     size_t i = get_global_id(0);
     float tmp[256];
@@ -56,7 +78,15 @@ const KERNELS_A: [&str; 4] = [
     "common_kernel",
 ];
 const KERNELS_B: [&str; 2] = ["common_kernel", "only_in_b"];
-const KERNELS_EXTRA: [&str; 4] = ["branchy", "with_slm", "bitwise", "with_private"];
+const KERNELS_EXTRA: [&str; 7] = [
+    "branchy",
+    "with_slm",
+    "bitwise",
+    "atomics",
+    "int64",
+    "subgroups",
+    "with_private",
+];
 
 fn workload_cl(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -188,6 +218,7 @@ fn zebin_kernels_with_their_metadata() {
     assert_eq!(names(&extra), KERNELS_EXTRA);
     let slm = extra.kernel(b"with_slm").unwrap();
     assert_eq!(slm.slm_bytes, Some(1024));
+    assert_eq!(extra.kernel(b"subgroups").unwrap().simd, Some(16));
 }
 
 #[test]
@@ -214,6 +245,7 @@ fn patch_token_kernels_with_their_metadata_bare_and_wrapped() {
     let extra = native::parse(&built("pt-extra").bytes, None).unwrap();
     assert_eq!(names(&extra), KERNELS_EXTRA);
     assert_eq!(extra.kernel(b"with_slm").unwrap().slm_bytes, Some(1024));
+    assert_eq!(extra.kernel(b"subgroups").unwrap().simd, Some(16));
 }
 
 #[test]
