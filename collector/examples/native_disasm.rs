@@ -38,36 +38,42 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let load = start.elapsed();
     let mut work: Vec<(Platform, NativeKernel)> = Vec::new();
     let mut instructions = 0usize;
+    let binaries: Vec<Vec<u8>> = files.iter().map(std::fs::read).collect::<Result<_, _>>()?;
     let start = Instant::now();
-    for f in &files {
-        let bytes = std::fs::read(f)?;
-        let p = native::parse(&bytes, device.as_ref())?;
+    let programs: Vec<native::Program> = binaries
+        .iter()
+        .map(|b| native::parse(b, device.as_ref()))
+        .collect::<Result<_, _>>()?;
+    let parse = start.elapsed();
+    let bytes: usize = binaries.iter().map(Vec::len).sum();
+    for p in &programs {
         let platform = p
             .platform
             .clone()
             .ok_or("the binary names no platform; give --device")?;
         for k in &p.kernels {
+            let text = iga.disassemble(&platform, &k.code)?;
             if print {
-                let text = iga.disassemble(&platform, &k.code)?;
-                print!("{}", native::render_asm(k, &p, &text));
-            } else {
-                instructions += native::instructions(&iga.disassemble(&platform, &k.code)?).len();
+                print!("{}", native::render_asm(k, p, &text));
             }
+            instructions += native::instructions(&text).len();
             work.push((platform.clone(), k.clone()));
         }
     }
-    let parse_and_first = start.elapsed();
     if print {
         return Ok(());
     }
     println!(
-        "IGA {} ({}) loaded in {:.1} ms; {} kernels, {} instructions, first pass {:.1} ms",
+        "IGA {} ({}) loaded in {:.1} ms; {} binaries ({} bytes) parsed in {:.2} ms ({:.0} MB/s); {} kernels, {} instructions",
         iga.version(),
         iga.path(),
         load.as_secs_f64() * 1e3,
+        binaries.len(),
+        bytes,
+        parse.as_secs_f64() * 1e3,
+        bytes as f64 / parse.as_secs_f64() / 1e6,
         work.len(),
         instructions,
-        parse_and_first.as_secs_f64() * 1e3
     );
     let mut base_cpu = None;
     for t in [1, threads] {
