@@ -1,10 +1,11 @@
 //! zebin: IGC's ELF for Level Zero (NEO's `zebin_elf.h`, `zeinfo.h`).
 //!
-//! Kernel code is in `.text.<kernel>` (a bare `.text` holds functions
-//! shared by kernels, not a kernel), its size in the kernel's symbol; `.ze_info` is YAML with a `kernels:`
-//! list giving each kernel's `execution_env` (`simd_size`, `grf_count`,
-//! `slm_size`, `private_size`, `spill_size`) and `per_thread_memory_buffers`;
-//! the `.note.intelgt.compat` notes (owner `IntelGT`) give the product
+//! Kernel code is in `.text.<kernel>`, its size in the kernel's symbol (a
+//! bare `.text` holds functions shared by kernels through stack calls, not
+//! a kernel, and is not read). `.ze_info` is YAML with a `kernels:` list
+//! giving each kernel's `execution_env` (`simd_size`, `grf_count`,
+//! `slm_size`, `private_size`, `spill_size`) and `per_thread_memory_buffers`.
+//! The `.note.intelgt.compat` notes (owner `IntelGT`) give the product
 //! family (type 1), the GFX core family (type 2) and the target metadata
 //! (type 3, the minimum revision in bits 12..8).
 
@@ -70,8 +71,10 @@ pub(crate) fn parse(bytes: &[u8], device: Option<&Device>) -> Result<Program, Na
     }
     let machine = header.e_machine(endian);
     if machine != EM_INTELGT && family.is_none() && core.is_none() {
-        // Older zebins: e_machine holds the product family.
+        // Older zebins: e_machine holds the product family, or the GFX core
+        // family (a flag in e_flags says which; trying both is as good).
         family = Some(u32::from(machine));
+        core = Some(u32::from(machine));
     }
     let platform = family
         .and_then(|f| Platform::from_product_family(f, revision))
