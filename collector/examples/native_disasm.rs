@@ -79,6 +79,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     for t in [1, threads] {
         let mut rates = Vec::new();
         let mut cpus = Vec::new();
+        // Voluntary context switches: a thread waiting for a lock inside
+        // IGA would show here, a busy machine would not.
+        let mut waits = 0i64;
         for _ in 0..rounds {
             let start = Instant::now();
             let cpu: f64 = std::thread::scope(|s| {
@@ -88,19 +91,23 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                     .map(|part| {
                         let iga = &iga;
                         s.spawn(move || {
-                            let cpu = thread_cpu();
+                            let (cpu, waits) = thread_usage();
                             for (platform, k) in part {
                                 iga.disassemble(platform, &k.code)
                                     .expect("disassembled once already");
                             }
-                            thread_cpu() - cpu
+                            let (cpu_end, waits_end) = thread_usage();
+                            (cpu_end - cpu, waits_end - waits)
                         })
                     })
                     .collect();
-                handles
-                    .into_iter()
-                    .map(|h| h.join().expect("no panic"))
-                    .sum()
+                let mut total = 0.0;
+                for h in handles {
+                    let (cpu, w) = h.join().expect("no panic");
+                    total += cpu;
+                    waits += w;
+                }
+                total
             });
             rates.push(work.len() as f64 / start.elapsed().as_secs_f64());
             cpus.push(cpu * 1e6 / work.len() as f64);
@@ -114,23 +121,29 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         });
         base_cpu.get_or_insert(cpu);
         println!(
-            "{t} thread(s): median {median:.0} kernels/s ({:.0} instructions/s; min {:.0}, max {:.0} over {rounds} rounds); median CPU time {cpu:.0} µs per kernel{ratio}",
+            "{t} thread(s): median {median:.0} kernels/s ({:.0} instructions/s; min {:.0}, max {:.0} over {rounds} rounds); median CPU time {cpu:.0} µs per kernel{ratio}; {:.3} waits per kernel",
             median * instructions as f64 / work.len() as f64,
             rates[0],
-            rates[rates.len() - 1]
+            rates[rates.len() - 1],
+            waits as f64 / (rounds * work.len()) as f64
         );
     }
     Ok(())
 }
 
-/// CPU time of the calling thread, in seconds: unlike wall time, not
-/// inflated by other processes on a busy machine.
-fn thread_cpu() -> f64 {
+/// CPU time of the calling thread in seconds (unlike wall time, not
+/// inflated by other processes on a busy machine) and its voluntary
+/// context switches.
+fn thread_usage() -> (f64, i64) {
     let mut ts = libc::timespec {
         tv_sec: 0,
         tv_nsec: 0,
     };
     // SAFETY: ts is a valid timespec for the call to fill.
     unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
-    ts.tv_sec as f64 + ts.tv_nsec as f64 * 1e-9
+    // SAFETY: rusage is plain data; all zeros is a valid value.
+    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: ru is a valid rusage for the call to fill.
+    unsafe { libc::getrusage(libc::RUSAGE_THREAD, &mut ru) };
+    (ts.tv_sec as f64 + ts.tv_nsec as f64 * 1e-9, ru.ru_nvcsw)
 }
