@@ -271,9 +271,10 @@ impl Platform {
         }
     }
 
-    /// From NEO's PRODUCT_FAMILY value (zebin's product family note), in
-    /// the numbering of NEO 22.43 for integrated GPUs (see
-    /// [`Device::platform`] for binaries of other versions). `revision`
+    /// From NEO's PRODUCT_FAMILY value (zebin's product family note), for
+    /// integrated GPUs in the numbering of NEO 22.43's ocloc (other
+    /// versions number them differently: when the device is known, its
+    /// [`Device::platform`] is the better answer for them). `revision`
     /// tells PVC's XT steppings from XL.
     pub fn from_product_family(family: u32, revision: Option<u32>) -> Option<Platform> {
         Some(match family {
