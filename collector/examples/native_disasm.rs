@@ -38,41 +38,50 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let load = start.elapsed();
     let mut work: Vec<(Platform, NativeKernel)> = Vec::new();
     let mut instructions = 0usize;
+    let binaries: Vec<Vec<u8>> = files.iter().map(std::fs::read).collect::<Result<_, _>>()?;
     let start = Instant::now();
-    for f in &files {
-        let bytes = std::fs::read(f)?;
-        let p = native::parse(&bytes, device.as_ref())?;
+    let programs: Vec<native::Program> = binaries
+        .iter()
+        .map(|b| native::parse(b, device.as_ref()))
+        .collect::<Result<_, _>>()?;
+    let parse = start.elapsed();
+    let bytes: usize = binaries.iter().map(Vec::len).sum();
+    for p in &programs {
         let platform = p
             .platform
             .clone()
             .ok_or("the binary names no platform; give --device")?;
         for k in &p.kernels {
+            let text = iga.disassemble(&platform, &k.code)?;
             if print {
-                let text = iga.disassemble(&platform, &k.code)?;
-                print!("{}", native::render_asm(k, &p, &text));
-            } else {
-                instructions += native::instructions(&iga.disassemble(&platform, &k.code)?).len();
+                print!("{}", native::render_asm(k, p, &text));
             }
+            instructions += native::instructions(&text).len();
             work.push((platform.clone(), k.clone()));
         }
     }
-    let parse_and_first = start.elapsed();
     if print {
         return Ok(());
     }
     println!(
-        "IGA {} ({}) loaded in {:.1} ms; {} kernels, {} instructions, first pass {:.1} ms",
+        "IGA {} ({}) loaded in {:.1} ms; {} binaries ({} bytes) parsed in {:.2} ms ({:.0} MB/s); {} kernels, {} instructions",
         iga.version(),
         iga.path(),
         load.as_secs_f64() * 1e3,
+        binaries.len(),
+        bytes,
+        parse.as_secs_f64() * 1e3,
+        bytes as f64 / parse.as_secs_f64() / 1e6,
         work.len(),
         instructions,
-        parse_and_first.as_secs_f64() * 1e3
     );
     let mut base_cpu = None;
     for t in [1, threads] {
         let mut rates = Vec::new();
         let mut cpus = Vec::new();
+        // Voluntary context switches: a thread waiting for a lock inside
+        // IGA would show here, a busy machine would not.
+        let mut waits = 0i64;
         for _ in 0..rounds {
             let start = Instant::now();
             let cpu: f64 = std::thread::scope(|s| {
@@ -82,19 +91,23 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                     .map(|part| {
                         let iga = &iga;
                         s.spawn(move || {
-                            let cpu = thread_cpu();
+                            let (cpu, waits) = thread_usage();
                             for (platform, k) in part {
                                 iga.disassemble(platform, &k.code)
                                     .expect("disassembled once already");
                             }
-                            thread_cpu() - cpu
+                            let (cpu_end, waits_end) = thread_usage();
+                            (cpu_end - cpu, waits_end - waits)
                         })
                     })
                     .collect();
-                handles
-                    .into_iter()
-                    .map(|h| h.join().expect("no panic"))
-                    .sum()
+                let mut total = 0.0;
+                for h in handles {
+                    let (cpu, w) = h.join().expect("no panic");
+                    total += cpu;
+                    waits += w;
+                }
+                total
             });
             rates.push(work.len() as f64 / start.elapsed().as_secs_f64());
             cpus.push(cpu * 1e6 / work.len() as f64);
@@ -108,23 +121,29 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         });
         base_cpu.get_or_insert(cpu);
         println!(
-            "{t} thread(s): median {median:.0} kernels/s ({:.0} instructions/s; min {:.0}, max {:.0} over {rounds} rounds); median CPU time {cpu:.0} µs per kernel{ratio}",
+            "{t} thread(s): median {median:.0} kernels/s ({:.0} instructions/s; min {:.0}, max {:.0} over {rounds} rounds); median CPU time {cpu:.0} µs per kernel{ratio}; {:.3} waits per kernel",
             median * instructions as f64 / work.len() as f64,
             rates[0],
-            rates[rates.len() - 1]
+            rates[rates.len() - 1],
+            waits as f64 / (rounds * work.len()) as f64
         );
     }
     Ok(())
 }
 
-/// CPU time of the calling thread, in seconds: unlike wall time, not
-/// inflated by other processes on a busy machine.
-fn thread_cpu() -> f64 {
+/// CPU time of the calling thread in seconds (unlike wall time, not
+/// inflated by other processes on a busy machine) and its voluntary
+/// context switches.
+fn thread_usage() -> (f64, i64) {
     let mut ts = libc::timespec {
         tv_sec: 0,
         tv_nsec: 0,
     };
     // SAFETY: ts is a valid timespec for the call to fill.
     unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
-    ts.tv_sec as f64 + ts.tv_nsec as f64 * 1e-9
+    // SAFETY: rusage is plain data; all zeros is a valid value.
+    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: ru is a valid rusage for the call to fill.
+    unsafe { libc::getrusage(libc::RUSAGE_THREAD, &mut ru) };
+    (ts.tv_sec as f64 + ts.tv_nsec as f64 * 1e-9, ru.ru_nvcsw)
 }

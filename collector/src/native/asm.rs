@@ -7,11 +7,14 @@ use std::fmt::Write;
 
 /// A kernel's `.asm` text: a header of IGC's style (the lines
 /// [`crate::dumps::parse_header`] reads: `//.kernel`, `//.platform`,
-/// `//.thread_config numGRF=`, `//.instCount`, `//.spill size`,
-/// `//.private memory size`), lines of its own for what IGC's header does
-/// not say (`//.simd`, `//.scratch size`, `//.slm size`) and where the
-/// text comes from (`//.source module-binary (<format>[, <fat entry>])`),
-/// then `disassembly`, IGA's text, unchanged.
+/// `//.thread_config numGRF=`, `//.instCount`, `//.spill size`), lines of
+/// its own for what IGC's header does not say (`//.simd`, `//.scratch size`,
+/// `//.stateless private memory size`, `//.slm size`) and where the text
+/// comes from (`//.source module-binary (<format>[, fat binary member
+/// <entry>])`), then `disassembly`, IGA's text, unchanged.
+///
+/// IGC's `//.private memory size` (private memory on the stack) is not
+/// written: a binary gives the scratch space, stack and spills together.
 pub fn render_asm(kernel: &NativeKernel, program: &Program, disassembly: &str) -> String {
     let mut s = String::with_capacity(disassembly.len() + 512);
     s.push_str("//.kernel ");
@@ -33,7 +36,7 @@ pub fn render_asm(kernel: &NativeKernel, program: &Program, disassembly: &str) -
         let _ = writeln!(s, "//.spill size {v}");
     }
     if let Some(v) = kernel.private_memory_bytes {
-        let _ = writeln!(s, "//.private memory size {v}");
+        let _ = writeln!(s, "//.stateless private memory size {v}");
     }
     if let Some(v) = kernel.scratch_bytes {
         let _ = writeln!(s, "//.scratch size {v}");
@@ -157,7 +160,9 @@ mod tests {
         assert_eq!(h.grf, Some(256));
         assert_eq!(h.instructions, Some(2));
         assert_eq!(h.spill_bytes, Some(128));
-        assert_eq!(h.private_memory_bytes, Some(64));
+        assert_eq!(h.private_memory_bytes, None);
+        assert!(text.contains("//.stateless private memory size 64\n"));
+        assert!(text.contains("//.scratch size 192\n"));
         assert!(text.contains("//.source module-binary (zebin, fat binary member 64.12.60.7)\n"));
         assert!(text.ends_with("(W) nop\n"));
     }

@@ -144,8 +144,13 @@ impl Iga {
     /// Opens IGA: the library [`ENV`] names when set (and only it), else
     /// the first of [`DEFAULT_NAMES`] the dynamic loader finds.
     pub fn load() -> Result<Iga, IgaError> {
-        match std::env::var_os(ENV) {
-            Some(p) if !p.is_empty() => Iga::load_from(Path::new(&p)),
+        Iga::load_as_set(std::env::var_os(ENV).as_deref())
+    }
+
+    /// [`Iga::load`] with `setting` as the value of [`ENV`] (`None`: unset).
+    fn load_as_set(setting: Option<&std::ffi::OsStr>) -> Result<Iga, IgaError> {
+        match setting {
+            Some(p) if !p.is_empty() => Iga::load_from(Path::new(p)),
             _ => {
                 let mut reasons = Vec::new();
                 for name in DEFAULT_NAMES {
@@ -349,6 +354,25 @@ mod tests {
         assert!(
             m.contains("libigc1") && m.contains(ENV) && m.contains("/nonexistent/libiga64.so.1"),
             "{m}"
+        );
+    }
+
+    #[test]
+    fn the_variable_names_the_library_and_nothing_else_is_tried() {
+        let nowhere = std::ffi::OsStr::new("/nonexistent/iga.so");
+        match Iga::load_as_set(Some(nowhere)) {
+            Err(IgaError::Missing { tried, .. }) => assert_eq!(tried, "/nonexistent/iga.so"),
+            other => panic!("{other:?}"),
+        }
+        // Unset or empty: the library of package libigc1, installed here.
+        let iga = Iga::load_as_set(None).unwrap();
+        assert_eq!(iga.path(), DEFAULT_NAMES[0]);
+        assert!(!iga.version().is_empty());
+        assert_eq!(
+            Iga::load_as_set(Some(std::ffi::OsStr::new("")))
+                .unwrap()
+                .path(),
+            DEFAULT_NAMES[0]
         );
     }
 

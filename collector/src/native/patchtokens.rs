@@ -32,6 +32,7 @@ const EXEC_SIMD_AT: usize = 20; // LargestCompiledSIMDSize
 const EXEC_GRF_AT: usize = 88; // NumGRFRequired
 const TOKEN_ALLOCATE_STATELESS_PRIVATE_MEMORY: u32 = 38;
 const PRIVATE_SIZE_AT: usize = 20; // PerThreadPrivateMemorySize
+const PRIVATE_SIMT_AT: usize = 24; // IsSimtThread: the size is per SIMT lane
 
 pub(crate) fn is_patchtokens(bytes: &[u8]) -> bool {
     bytes.starts_with(MAGIC)
@@ -161,6 +162,8 @@ fn kernel(b: &[u8], at: usize) -> Result<(NativeKernel, usize), String> {
 /// Reads the fields of interest from a kernel's patch list.
 fn tokens(list: &[u8], k: &mut NativeKernel) -> Result<(), String> {
     let mut pos = 0usize;
+    // (size, per SIMT lane): the SIMD width may come in a later token.
+    let mut private = None;
     // NEO stops when no more than a token header is left.
     while list.len() - pos > 8 {
         let token = u32_at(list, pos).unwrap_or(0);
@@ -179,9 +182,9 @@ fn tokens(list: &[u8], k: &mut NativeKernel) -> Result<(), String> {
                 k.grf = field(EXEC_GRF_AT).filter(|&g| g > 0);
             }
             TOKEN_MEDIA_VFE_STATE => k.scratch_bytes = field(VFE_SCRATCH_AT).map(u64::from),
-            // NEO takes a size of 0 as no private memory.
             TOKEN_ALLOCATE_STATELESS_PRIVATE_MEMORY => {
-                k.private_memory_bytes = field(PRIVATE_SIZE_AT).filter(|&v| v > 0).map(u64::from)
+                private =
+                    field(PRIVATE_SIZE_AT).map(|n| (n, field(PRIVATE_SIMT_AT).unwrap_or(0) != 0))
             }
             TOKEN_ALLOCATE_LOCAL_SURFACE => {
                 k.slm_bytes = field(LOCAL_SURFACE_SIZE_AT).map(u64::from)
@@ -190,6 +193,12 @@ fn tokens(list: &[u8], k: &mut NativeKernel) -> Result<(), String> {
         }
         pos += size;
     }
+    // NEO takes a size of 0 as no private memory; a size per SIMT lane is
+    // the SIMD width times that per hardware thread.
+    k.private_memory_bytes = private.filter(|&(n, _)| n > 0).map(|(n, simt)| {
+        let lanes = if simt { k.simd.unwrap_or(1) } else { 1 };
+        u64::from(n) * u64::from(lanes)
+    });
     Ok(())
 }
 
@@ -242,7 +251,7 @@ mod tests {
         patches.extend(token(TOKEN_MEDIA_VFE_STATE, &[0, 64]));
         patches.extend(token(
             TOKEN_ALLOCATE_STATELESS_PRIVATE_MEMORY,
-            &[0, 0, 0, 96],
+            &[0, 0, 0, 96, 1],
         ));
         patches.extend(token(TOKEN_ALLOCATE_LOCAL_SURFACE, &[0, 1024]));
         let p = program(&[
@@ -256,7 +265,8 @@ mod tests {
         assert_eq!(k.code, [1; 32]);
         assert_eq!((k.simd, k.grf), (Some(16), Some(256)));
         assert_eq!(k.scratch_bytes, Some(64));
-        assert_eq!(k.private_memory_bytes, Some(96));
+        // 96 bytes per SIMT lane, 16 lanes.
+        assert_eq!(k.private_memory_bytes, Some(96 * 16));
         assert_eq!(k.slm_bytes, Some(1024));
         assert_eq!(prog.kernels[1].name, b"second");
         assert_eq!(prog.kernels[1].simd, None);

@@ -23,7 +23,8 @@ pub struct Platform {
     pub iga_gen: u32,
     /// The name IGC's `.asm` dumps print on their `//.platform` line:
     /// `PVCXT` (PVC at revision 3 and later, the XT steppings), `PVC`,
-    /// `DG2`, `MTL`, `XeHP_SDV`, `TGLLP`, `DG1`, `ICLLP`, `SKL`.
+    /// `DG2`, `MTL`, `XeHP_SDV`, `TGLLP` (also for DG1, RKL and ADL, as
+    /// IGC does), `ICLLP`, `SKL`.
     pub name: String,
 }
 
@@ -48,8 +49,17 @@ const CORE_XE_HPG: u32 = 0xC07;
 const CORE_XE_HPC: u32 = 0xC08;
 const CORE_XE2: u32 = 0xC09;
 
-// PRODUCT_FAMILY values (zebin product family note).
-const FAMILY_TGLLP: u32 = 33;
+// PRODUCT_FAMILY values (zebin product family note). Those of integrated
+// GPUs moved between versions of the enum (igfxfmid.h): these are the ones
+// NEO 22.43's ocloc writes, checked here (skl 18, icllp 26, tgllp 29, rkl
+// 30, adl-s 31, adl-p 32, adl-n 33; newer enums give tgllp 33). Those of
+// discrete GPUs (1210 and up) have not moved.
+const FAMILY_GEN9: std::ops::RangeInclusive<u32> = 18..=20; // skl, kbl, cfl
+const FAMILY_GEN11: std::ops::RangeInclusive<u32> = 26..=28; // icllp, lkf, jsl/ehl
+const FAMILY_GEN12LP: std::ops::RangeInclusive<u32> = 29..=33; // tgllp, rkl, adl-s/p/n
+const FAMILY_TGLLP: u32 = 29;
+/// Product family numbers below this one are those that moved.
+pub(crate) const FAMILY_STABLE_FROM: u32 = 1210;
 const FAMILY_DG1: u32 = 1210;
 const FAMILY_XE_HP_SDV: u32 = 1250;
 const FAMILY_DG2: u32 = 1270;
@@ -80,7 +90,7 @@ const PRODUCTS: &[Product] = &[
     Product {
         name: "rkl",
         aliases: &[],
-        family: None,
+        family: Some(30),
         core: CORE_GEN12LP,
         ip: (12, 1, 0),
         ids: &[],
@@ -88,7 +98,7 @@ const PRODUCTS: &[Product] = &[
     Product {
         name: "adl-s",
         aliases: &[],
-        family: None,
+        family: Some(31),
         core: CORE_GEN12LP,
         ip: (12, 2, 0),
         ids: &[],
@@ -96,7 +106,7 @@ const PRODUCTS: &[Product] = &[
     Product {
         name: "adl-p",
         aliases: &[],
-        family: None,
+        family: Some(32),
         core: CORE_GEN12LP,
         ip: (12, 3, 0),
         ids: &[],
@@ -104,7 +114,7 @@ const PRODUCTS: &[Product] = &[
     Product {
         name: "adl-n",
         aliases: &[],
-        family: None,
+        family: Some(33),
         core: CORE_GEN12LP,
         ip: (12, 4, 0),
         ids: &[],
@@ -261,12 +271,18 @@ impl Platform {
         }
     }
 
-    /// From NEO's PRODUCT_FAMILY value (zebin's product family note).
-    /// `revision` tells PVC's XT steppings from XL.
+    /// From NEO's PRODUCT_FAMILY value (zebin's product family note), for
+    /// integrated GPUs in the numbering of NEO 22.43's ocloc (other
+    /// versions number them differently: when the device is known, its
+    /// [`Device::platform`] is the better answer for them). `revision`
+    /// tells PVC's XT steppings from XL.
     pub fn from_product_family(family: u32, revision: Option<u32>) -> Option<Platform> {
         Some(match family {
-            FAMILY_TGLLP => Platform::new(IGA_XE, "TGLLP"),
-            FAMILY_DG1 => Platform::new(IGA_XE, "DG1"),
+            f if FAMILY_GEN9.contains(&f) => Platform::new(IGA_GEN9, "SKL"),
+            f if FAMILY_GEN11.contains(&f) => Platform::new(IGA_GEN11, "ICLLP"),
+            f if FAMILY_GEN12LP.contains(&f) => Platform::new(IGA_XE, "TGLLP"),
+            // IGC names DG1 after the TGLLP platform it shares.
+            FAMILY_DG1 => Platform::new(IGA_XE, "TGLLP"),
             FAMILY_XE_HP_SDV => Platform::new(IGA_XE_HP, "XeHP_SDV"),
             FAMILY_DG2 => Platform::new(IGA_XE_HPG, "DG2"),
             FAMILY_MTL => Platform::new(IGA_XE_HPG, "MTL"),
@@ -332,6 +348,25 @@ mod tests {
     fn ip_versions_round_trip() {
         assert_eq!(ip_version(12, 60, 7), 0x030f_0007);
         assert_eq!(decode_ip(0x030f_0007), (12, 60, 7));
+    }
+
+    #[test]
+    fn integrated_gpus_product_families_as_neo_22_43_writes_them() {
+        let name = |f| Platform::from_product_family(f, None).map(|p| p.name);
+        assert_eq!(name(18).as_deref(), Some("SKL"));
+        assert_eq!(name(26).as_deref(), Some("ICLLP"));
+        for f in 29..=33 {
+            assert_eq!(
+                Platform::from_product_family(f, None).unwrap().iga_gen,
+                IGA_XE
+            );
+        }
+        assert_eq!(name(1210).as_deref(), Some("TGLLP"));
+        let adl = Device {
+            product: Some("adl-p".into()),
+            ..Device::default()
+        };
+        assert_eq!(adl.platform().unwrap().name, "TGLLP");
     }
 
     #[test]

@@ -1,13 +1,15 @@
 //! zebin: IGC's ELF for Level Zero (NEO's `zebin_elf.h`, `zeinfo.h`).
 //!
-//! Kernel code is in `.text.<kernel>` (a bare `.text` holds functions
-//! shared by kernels, not a kernel), its size in the kernel's symbol; `.ze_info` is YAML with a `kernels:`
-//! list giving each kernel's `execution_env` (`simd_size`, `grf_count`,
-//! `slm_size`, `private_size`, `spill_size`) and `per_thread_memory_buffers`;
-//! the `.note.intelgt.compat` notes (owner `IntelGT`) give the product
+//! Kernel code is in `.text.<kernel>`, its size in the kernel's symbol (a
+//! bare `.text` holds functions shared by kernels through stack calls, not
+//! a kernel, and is not read). `.ze_info` is YAML with a `kernels:` list
+//! giving each kernel's `execution_env` (`simd_size`, `grf_count`,
+//! `slm_size`, `private_size`, `spill_size`) and `per_thread_memory_buffers`.
+//! The `.note.intelgt.compat` notes (owner `IntelGT`) give the product
 //! family (type 1), the GFX core family (type 2) and the target metadata
 //! (type 3, the minimum revision in bits 12..8).
 
+use super::platform::FAMILY_STABLE_FROM;
 use super::{Device, Format, NativeError, NativeKernel, Platform, Program};
 use object::elf;
 use object::read::elf::{ElfFile64, FileHeader, SectionHeader};
@@ -70,13 +72,20 @@ pub(crate) fn parse(bytes: &[u8], device: Option<&Device>) -> Result<Program, Na
     }
     let machine = header.e_machine(endian);
     if machine != EM_INTELGT && family.is_none() && core.is_none() {
-        // Older zebins: e_machine holds the product family.
+        // Older zebins: e_machine holds the product family, or the GFX core
+        // family (a flag in e_flags says which; trying both is as good).
         family = Some(u32::from(machine));
+        core = Some(u32::from(machine));
     }
-    let platform = family
+    let from_binary = family
         .and_then(|f| Platform::from_product_family(f, revision))
-        .or_else(|| core.and_then(|c| Platform::from_core_family(c, revision)))
-        .or_else(|| device.and_then(Device::platform));
+        .or_else(|| core.and_then(|c| Platform::from_core_family(c, revision)));
+    // An integrated GPU's product family number depends on the version of
+    // the compiler that wrote it; the device the code ran on does not.
+    let platform = match family {
+        Some(f) if f < FAMILY_STABLE_FROM => device.and_then(Device::platform).or(from_binary),
+        _ => from_binary.or_else(|| device.and_then(Device::platform)),
+    };
 
     // The size of each symbol, by section and name.
     let sizes: HashMap<(usize, &[u8]), u64> = file
@@ -118,7 +127,12 @@ pub(crate) fn parse(bytes: &[u8], device: Option<&Device>) -> Result<Program, Na
             k.simd = i.simd;
             k.grf = i.grf;
             k.spill_bytes = i.spill;
-            k.private_memory_bytes = i.private;
+            let lanes = if i.private_per_lane {
+                i.simd.unwrap_or(1)
+            } else {
+                1
+            };
+            k.private_memory_bytes = i.private.map(|n| n.saturating_mul(u64::from(lanes)));
             k.slm_bytes = i.slm;
             k.scratch_bytes = i.scratch;
         }
@@ -140,6 +154,8 @@ struct Info {
     private: Option<u64>,
     slm: Option<u64>,
     scratch: Option<u64>,
+    /// `private` is per SIMT lane (`is_simt_thread`), not per thread.
+    private_per_lane: bool,
 }
 
 /// Reads the per-kernel fields of `.ze_info`. A tolerant reader of the
@@ -213,6 +229,7 @@ fn ze_info(text: &str) -> HashMap<Vec<u8>, Info> {
             ("execution_env", "slm_size") => info.slm = num(),
             ("per_thread_memory_buffers", "type") => r.buffer.0 = Some(unquote(value)),
             ("per_thread_memory_buffers", "size") => r.buffer.1 = num(),
+            ("per_thread_memory_buffers", "is_simt_thread") => r.buffer.2 = value == "true",
             _ => {}
         }
     }
@@ -227,20 +244,24 @@ struct InfoReader {
     kernel: Option<(usize, Vec<u8>, Info)>,
     /// The kernel's key being read (`execution_env`, ...), or empty.
     section: String,
-    /// A per-thread memory buffer being read: its type and size.
-    buffer: (Option<String>, Option<u64>),
+    /// A per-thread memory buffer being read: its type, its size, whether
+    /// the size is per SIMT lane.
+    buffer: (Option<String>, Option<u64>, bool),
 }
 
 impl InfoReader {
     fn end_buffer(&mut self) {
-        let (t, size) = std::mem::take(&mut self.buffer);
+        let (t, size, simt) = std::mem::take(&mut self.buffer);
         let (Some((_, _, info)), Some(t), Some(size)) = (&mut self.kernel, t.as_deref(), size)
         else {
             return;
         };
         match t {
             "scratch" => info.scratch = Some(info.scratch.unwrap_or(0).saturating_add(size)),
-            "private_space" if info.private.is_none() => info.private = Some(size),
+            "private_space" if info.private.is_none() => {
+                info.private = Some(size);
+                info.private_per_lane = simt;
+            }
             _ => {}
         }
     }
@@ -297,6 +318,7 @@ mod tests {
                 private: Some(32),
                 slm: Some(512),
                 scratch: Some(128),
+                private_per_lane: false,
             }
         );
         assert_eq!(info[&b"sec'ond".to_vec()].simd, Some(32));
