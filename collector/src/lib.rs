@@ -30,10 +30,10 @@ pub mod records;
 pub mod report;
 pub mod sources;
 
-use matching::{ProcessInput, Status};
+use matching::ProcessInput;
 use output::{copy_asm, save_state_and_prune, write_report, Link};
 use rayon::prelude::*;
-use report::{process_entries, DumpsInfo, KernelEntry, Report, Totals};
+use report::{process_entries, DumpsInfo, Report};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -178,30 +178,12 @@ pub fn collect(dir: &Path, opts: &Options) -> Result<Report, CollectError> {
     let matching = matching::match_all_listing(&inputs, &module_binaries, opts.all);
     warnings.extend(matching.warnings.iter().cloned());
 
-    // Stage 4: the report. The launched kernels ranked, each name demangled
-    // once, on every core.
-    let demangled: Vec<String> = matching
-        .launched
-        .par_iter()
-        .map(|k| names::demangle(&k.name))
-        .collect();
-    let mut order: Vec<usize> = (0..matching.launched.len()).collect();
-    order.sort_by(|&a, &b| {
-        let (ka, kb) = (&matching.launched[a], &matching.launched[b]);
-        kb.launches
-            .cmp(&ka.launches)
-            .then(kb.appended.cmp(&ka.appended))
-            .then_with(|| demangled[a].cmp(&demangled[b]))
-            .then_with(|| ka.name.cmp(&kb.name))
-            .then_with(|| ka.module_sha256.cmp(&kb.module_sha256))
-    });
-    let passes = |name: &[u8], demangled: &str| match &opts.filter {
-        None => true,
-        Some(re) => re.is_match(&String::from_utf8_lossy(name)) || re.is_match(demangled),
-    };
-    let total_launched = order.len();
-    order.retain(|&i| passes(&matching.launched[i].name, &demangled[i]));
-    let filtered_out = (total_launched - order.len()) as u64;
+    // Stage 4: the report, and its files.
+    let report::Ranked {
+        demangled,
+        order,
+        filtered_out,
+    } = report::rank(&matching.launched, opts.filter.as_ref());
 
     // asm/ is filled on a thread of its own (links into one folder go no
     // faster from more threads) while everything else is done here,
@@ -247,60 +229,14 @@ pub fn collect(dir: &Path, opts: &Options) -> Result<Report, CollectError> {
             // What is no longer needed goes while the links are made.
             drop((folders, recs));
 
-            let mut kernels: Vec<KernelEntry> = order
-                .par_iter()
-                .map(|&i| {
-                    KernelEntry::from_match_demangled(
-                        0,
-                        &matching.launched[i],
-                        demangled[i].clone(),
-                    )
-                })
-                .collect();
-            for (r, k) in kernels.iter_mut().enumerate() {
-                k.rank = r + 1;
-            }
-            let totals = Totals {
-                kernels: kernels.len() as u64,
-                launches: kernels.iter().map(|k| k.launches).sum(),
-                appended: kernels.iter().map(|k| k.appended).sum(),
-                matched: kernels
-                    .iter()
-                    .filter(|k| k.status == Status::Matched)
-                    .count() as u64,
-                unmatched: kernels
-                    .iter()
-                    .filter(|k| k.status != Status::Matched)
-                    .count() as u64,
+            let (mut kernels, totals) = report::kernel_entries(
+                &matching,
+                &order,
+                &demangled,
                 filtered_out,
-            };
-            if opts.all {
-                let un_demangled: Vec<String> = matching
-                    .unlaunched
-                    .par_iter()
-                    .map(|k| names::demangle(&k.name))
-                    .collect();
-                let mut un: Vec<usize> = (0..matching.unlaunched.len())
-                    .filter(|&i| passes(&matching.unlaunched[i].name, &un_demangled[i]))
-                    .collect();
-                un.sort_by(|&a, &b| {
-                    let (ka, kb) = (&matching.unlaunched[a], &matching.unlaunched[b]);
-                    un_demangled[a]
-                        .cmp(&un_demangled[b])
-                        .then_with(|| ka.name.cmp(&kb.name))
-                        .then_with(|| ka.module_sha256.cmp(&kb.module_sha256))
-                });
-                let first = kernels.len() + 1;
-                let ranked: Vec<(usize, usize)> = un.into_iter().enumerate().collect();
-                kernels.par_extend(ranked.par_iter().map(|&(r, i)| {
-                    KernelEntry::from_match_demangled(
-                        first + r,
-                        &matching.unlaunched[i],
-                        un_demangled[i].clone(),
-                    )
-                }));
-            }
-
+                opts.all,
+                opts.filter.as_ref(),
+            );
             let unlaunched_compiled = matching.unlaunched.len() as u64;
             drop((matching, demangled, order));
 

@@ -461,6 +461,112 @@ pub fn render_table(r: &Report, style: &TableStyle) -> String {
     out
 }
 
+/// The launched kernels in report order.
+pub struct Ranked {
+    /// Each launched kernel's demangled name, by index in `Matching::launched`.
+    pub demangled: Vec<String>,
+    /// Indices of the kernels listed (after `--filter`), by launches (most
+    /// first), then appends, then name.
+    pub order: Vec<usize>,
+    /// Launched kernels left out by `--filter`.
+    pub filtered_out: u64,
+}
+
+/// Whether a kernel is listed under `--filter`: its mangled or demangled
+/// name matches.
+fn passes(filter: Option<&regex::Regex>, name: &[u8], demangled: &str) -> bool {
+    match filter {
+        None => true,
+        Some(re) => re.is_match(&String::from_utf8_lossy(name)) || re.is_match(demangled),
+    }
+}
+
+/// Ranks the launched kernels (each name demangled once, on every core).
+pub fn rank(launched: &[KernelMatch], filter: Option<&regex::Regex>) -> Ranked {
+    use rayon::prelude::*;
+    let demangled: Vec<String> = launched
+        .par_iter()
+        .map(|k| names::demangle(&k.name))
+        .collect();
+    let mut order: Vec<usize> = (0..launched.len()).collect();
+    order.sort_by(|&a, &b| {
+        let (ka, kb) = (&launched[a], &launched[b]);
+        kb.launches
+            .cmp(&ka.launches)
+            .then(kb.appended.cmp(&ka.appended))
+            .then_with(|| demangled[a].cmp(&demangled[b]))
+            .then_with(|| ka.name.cmp(&kb.name))
+            .then_with(|| ka.module_sha256.cmp(&kb.module_sha256))
+    });
+    let total = order.len();
+    order.retain(|&i| passes(filter, &launched[i].name, &demangled[i]));
+    Ranked {
+        filtered_out: (total - order.len()) as u64,
+        demangled,
+        order,
+    }
+}
+
+/// The report's kernel entries, ranked (with `all`, the kernels IGC
+/// compiled that nobody launched after them, by name), and their totals.
+pub fn kernel_entries(
+    matching: &crate::matching::Matching,
+    order: &[usize],
+    demangled: &[String],
+    filtered_out: u64,
+    all: bool,
+    filter: Option<&regex::Regex>,
+) -> (Vec<KernelEntry>, Totals) {
+    use rayon::prelude::*;
+    let mut kernels: Vec<KernelEntry> = order
+        .par_iter()
+        .enumerate()
+        .map(|(r, &i)| {
+            KernelEntry::from_match_demangled(r + 1, &matching.launched[i], demangled[i].clone())
+        })
+        .collect();
+    let totals = Totals {
+        kernels: kernels.len() as u64,
+        launches: kernels.iter().map(|k| k.launches).sum(),
+        appended: kernels.iter().map(|k| k.appended).sum(),
+        matched: kernels
+            .iter()
+            .filter(|k| k.status == Status::Matched)
+            .count() as u64,
+        unmatched: kernels
+            .iter()
+            .filter(|k| k.status != Status::Matched)
+            .count() as u64,
+        filtered_out,
+    };
+    if all {
+        let un_demangled: Vec<String> = matching
+            .unlaunched
+            .par_iter()
+            .map(|k| names::demangle(&k.name))
+            .collect();
+        let mut un: Vec<usize> = (0..matching.unlaunched.len())
+            .filter(|&i| passes(filter, &matching.unlaunched[i].name, &un_demangled[i]))
+            .collect();
+        un.sort_by(|&a, &b| {
+            let (ka, kb) = (&matching.unlaunched[a], &matching.unlaunched[b]);
+            un_demangled[a]
+                .cmp(&un_demangled[b])
+                .then_with(|| ka.name.cmp(&kb.name))
+                .then_with(|| ka.module_sha256.cmp(&kb.module_sha256))
+        });
+        let first = kernels.len() + 1;
+        kernels.par_extend(un.par_iter().enumerate().map(|(r, &i)| {
+            KernelEntry::from_match_demangled(
+                first + r,
+                &matching.unlaunched[i],
+                un_demangled[i].clone(),
+            )
+        }));
+    }
+    (kernels, totals)
+}
+
 /// The report's processes: one entry per record.
 pub fn process_entries(
     recs: &[xpu_asm_record::read::ProcessRecord],
