@@ -38,7 +38,9 @@
 #              under xpu-asm-run (default), and with --isa binary,
 #              interleaved: wall and CPU time, IGC dump bytes
 #
-# A full run takes about 4 minutes on 2 cores, of which ~15 s generate the
+# A full run takes about 10 minutes on 2 cores (the sections of module
+# binaries about 5 of them, the first time ~1 more to build a 100-kernel
+# native module), of which ~15 s generate the
 # synthetic capture (2.4 GB; reused on later runs in the same work folder).
 #
 # Needs: the stack of scripts/install-deps.sh, valgrind for callgrind
