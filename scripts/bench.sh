@@ -5,7 +5,8 @@
 #   scripts/bench.sh [--quick] [--only SECTIONS] [--keep]
 #
 #   --quick        fewer runs and launches (a smoke test, ~1.5 minutes)
-#   --only LIST    comma-separated subset of: launch,callgrind,core,collector,mpi
+#   --only LIST    comma-separated subset of:
+#                  launch,callgrind,core,collector,mpi,modules,binaries,sycl
 #   --keep         keep the work folder (printed at the start)
 #
 # Sections:
@@ -31,8 +32,23 @@
 #              written, and to mpirun's exit; then `collect` on a synthetic
 #              capture of a 1,000-rank job (125 hosts, 100 kernels launched
 #              by every rank, 100,000 .asm files)
+#   modules    bench/module_loop.c: zeModuleCreate of a small and a large
+#              native module and of a SPIR-V module, without and with the
+#              interposer in `--isa binary` mode (module recording and the
+#              binary saved, no IGC dumps): CPU time added per module, and
+#              for the first creation (the one that writes the binary)
+#   binaries   `xpu-asm-run collect` of 10,000 launched kernels whose ISA
+#              all comes from native module binaries (100 modules of 100
+#              kernels, bench/gen_native_capture.py): IGA's disassembly of
+#              every kernel, time and peak memory
+#   sycl       the real SYCL workload (tests/sycl/ops.py in the venv of
+#              scripts/sycl-venv.sh, created if missing: 1.4 GB) run plain,
+#              under xpu-asm-run (default), and with --isa binary,
+#              interleaved: wall and CPU time, IGC dump bytes
 #
-# A full run takes about 4 minutes on 2 cores, of which ~15 s generate the
+# A full run takes about 10 minutes on 2 cores (the sections of module
+# binaries about 5 of them, the first time ~1 more to build a 100-kernel
+# native module), of which ~15 s generate the
 # synthetic capture (2.4 GB; reused on later runs in the same work folder).
 #
 # Needs: the stack of scripts/install-deps.sh, valgrind for callgrind
@@ -44,7 +60,7 @@ set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 QUICK=0
-ONLY="launch,callgrind,core,collector,mpi"
+ONLY="launch,callgrind,core,collector,mpi,modules,binaries,sycl"
 KEEP=0
 while [[ $# -gt 0 ]]; do
     case "$1" in
@@ -68,9 +84,9 @@ done
 want() { [[ ",$ONLY," == *",$1,"* ]]; }
 for s in ${ONLY//,/ }; do
     case "$s" in
-    launch | callgrind | core | collector | mpi) ;;
+    launch | callgrind | core | collector | mpi | modules | binaries | sycl) ;;
     *)
-        echo "bench.sh: unknown section '$s' (launch, callgrind, core, collector, mpi)" >&2
+        echo "bench.sh: unknown section '$s' (launch, callgrind, core, collector, mpi, modules, binaries, sycl)" >&2
         exit 2
         ;;
     esac
@@ -102,6 +118,8 @@ if [[ $QUICK == 1 ]]; then
     REG="reg=1000x200 reps=3"
     CG_LAUNCHES=5000
     COLLECT_RUNS=1
+    MOD_RUNS=3
+    SYCL_ROUNDS=3
     GEN_ARGS=(--processes 10 --modules 10 --kernels 100)
     MPI_RUNS=1
     JOB_ARGS=(--processes 1000 --modules 1 --kernels 10 --job 8)
@@ -111,6 +129,8 @@ else
     REG="reg=1000x200 reps=5"
     CG_LAUNCHES=20000
     COLLECT_RUNS=3
+    MOD_RUNS=7
+    SYCL_ROUNDS=15
     GEN_ARGS=(--processes 10 --modules 100 --kernels 100)
     MPI_RUNS=5
     JOB_ARGS=(--processes 1000 --modules 4 --kernels 25 --job 8)
@@ -123,7 +143,8 @@ pkgver() { dpkg-query -W -f='${Version}' "$1" 2>/dev/null || echo "?"; }
 log "work folder: $WORK"
 log "building (cargo build --release --workspace)"
 (cd "$ROOT" && cargo build --release --workspace --quiet)
-TARGET=${CARGO_TARGET_DIR:-$ROOT/target}
+TARGET="${CARGO_TARGET_DIR:-$ROOT/target}"
+case "$TARGET" in /*) ;; *) TARGET="$ROOT/$TARGET" ;; esac
 INTERPOSER="$TARGET/release/libxpu_asm_interposer.so"
 RUNNER="$TARGET/release/xpu-asm-run"
 [[ -f "$INTERPOSER" ]] || {
@@ -481,6 +502,196 @@ EOF
     fi
 fi
 
+# ---- modules: what the interposer adds to zeModuleCreate --------------------
+
+# A native module of 100 kernels (about 350 KB), built once per work folder.
+native_module() {
+    local dir="$WORK/native"
+    mkdir -p "$dir"
+    if [[ ! -f "$dir/k100" ]]; then
+        python3 "$ROOT/bench/gen_native_capture.py" cl "$dir/k100.cl" --kernels 100
+        (cd "$dir" && ocloc compile -q -file k100.cl -device pvc -output k100 -output_no_suffix >/dev/null)
+    fi
+    echo "$dir/k100"
+}
+
+if want modules; then
+    gcc -O2 -g -Wall -Wextra -o "$BIN/module_loop" "$ROOT/bench/module_loop.c" -lze_loader
+    if [[ ! -f "$BIN/kernels.native" ]]; then
+        (cd "$BIN" && ocloc compile -file "$ROOT/bench/kernels.cl" -device pvc \
+            -output kernels.native -output_no_suffix -q >/dev/null)
+    fi
+    BIG=$(native_module)
+    MOD_OUT="$WORK/module-out"
+    for ((r = 0; r < MOD_RUNS; r++)); do
+        for c in "native_small native $BIN/kernels.native 200" "native_large native $BIG 30" "spirv spirv $SPV 10"; do
+            read -r label fmt file n <<<"$c"
+            for v in none xpu-asm; do
+                log "modules: $label, $v ($((r + 1))/$MOD_RUNS)"
+                rm -rf "$MOD_OUT"
+                mkdir -p "$MOD_OUT"
+                if [[ $v == none ]]; then
+                    line=$(cd "$MOD_OUT" && "$BIN/module_loop" "$fmt" "$file" "$n")
+                else
+                    line=$(cd "$MOD_OUT" && XPU_ASM_OUT="$MOD_OUT" XPU_ASM_ISA=binary LD_PRELOAD="$INTERPOSER" \
+                        "$BIN/module_loop" "$fmt" "$file" "$n")
+                fi
+                for kv in $line; do
+                    result "mod_${label}_${v}_${r}_${kv%%=*}" "${kv#*=}"
+                done
+            done
+        done
+    done
+    # Timings of a JIT compile vary by tens of ms from run to run; the
+    # instructions the interposer itself executes per module do not.
+    # callgrind over 2 and 4 creations: the difference is 2 modules' worth.
+    if command -v valgrind >/dev/null 2>&1; then
+        for n in 2 4; do
+            log "modules: callgrind, SPIR-V, $n creations"
+            rm -rf "$MOD_OUT"
+            mkdir -p "$MOD_OUT"
+            (cd "$MOD_OUT" && XPU_ASM_OUT="$MOD_OUT" XPU_ASM_ISA=binary LD_PRELOAD="$INTERPOSER" \
+                valgrind --tool=callgrind --callgrind-out-file="$WORK/module.cg.$n" \
+                "$BIN/module_loop" spirv "$SPV" "$n" >/dev/null 2>&1)
+            total=$(callgrind_annotate "$WORK/module.cg.$n" 2>/dev/null | awk '/PROGRAM TOTALS/ { gsub(",", "", $1); print $1 }')
+            ours=$(callgrind_annotate --threshold=100 --inclusive=no "$WORK/module.cg.$n" 2>/dev/null |
+                awk '/libxpu_asm_interposer\.so\]$/ { gsub(",", "", $1); s += $1 } END { print s + 0 }')
+            result "mod_cg_${n}_total" "$total"
+            result "mod_cg_${n}_ours" "$ours"
+        done
+    fi
+    rm -rf "$MOD_OUT"
+    python3 - "$RESULTS" >>"$RESULTS" <<'PY'
+import statistics, sys
+res = dict(l.rstrip("\n").split("=", 1) for l in open(sys.argv[1]) if "=" in l)
+try:
+    ours = (float(res["mod_cg_4_ours"]) - float(res["mod_cg_2_ours"])) / 2
+    total = (float(res["mod_cg_4_total"]) - float(res["mod_cg_2_total"])) / 2
+    print(f"mod_cg_ours_per_module={ours:g}")
+    print(f"mod_cg_total_per_module={total:g}")
+    print(f"mod_cg_share_pct={100 * ours / total:g}")
+except (KeyError, ValueError, ZeroDivisionError):
+    pass
+for label in ("native_small", "native_large", "spirv"):
+    for k in ("cpu_median_ns", "cpu_first_ns"):
+        none, xpu, diff, ratio = [], [], [], []
+        r = 0
+        while f"mod_{label}_none_{r}_{k}" in res and f"mod_{label}_xpu-asm_{r}_{k}" in res:
+            a, b = float(res[f"mod_{label}_none_{r}_{k}"]), float(res[f"mod_{label}_xpu-asm_{r}_{k}"])
+            none.append(a)
+            xpu.append(b)
+            diff.append(b - a)
+            ratio.append(b / a if a else 0)
+            r += 1
+        if none:
+            print(f"mod_{label}_{k}_none={statistics.median(none):g}")
+            print(f"mod_{label}_{k}_xpu={statistics.median(xpu):g}")
+            print(f"mod_{label}_{k}_added={statistics.median(diff):g}")
+            print(f"mod_{label}_{k}_ratio={statistics.median(ratio):g}")
+    b = res.get(f"mod_{label}_none_0_bytes")
+    if b:
+        print(f"mod_{label}_bytes={b}")
+PY
+fi
+
+# ---- binaries: collect 10,000 kernels from native module binaries ----------
+
+if want binaries; then
+    if [[ ! -x "$RUNNER" ]]; then
+        result bin_skipped "no xpu-asm-run binary"
+    else
+        BIG=$(native_module)
+        NCAP="$WORK/capture-native"
+        rm -rf "$NCAP"
+        python3 "$ROOT/bench/gen_native_capture.py" capture "$NCAP" --binary "$BIG" --modules 100 --kernels 100 >&2
+        for ((r = 0; r < COLLECT_RUNS; r++)); do
+            run="$WORK/collect-native"
+            rm -rf "$run"
+            cp -a "$NCAP" "$run"
+            sync
+            log "binaries: collect (run $((r + 1))/$COLLECT_RUNS)"
+            /usr/bin/time -f "%e %U %S %M" -o "$WORK/time.txt" "$RUNNER" collect --quiet "$run" ||
+                log "binaries: xpu-asm-run collect failed (status $?)"
+            read -r wall user sys rss <"$WORK/time.txt"
+            result "bin_${r}_wall_s" "$wall"
+            result "bin_${r}_cpu_s" "$(echo "$user + $sys" | bc)"
+            result "bin_${r}_maxrss_kib" "$rss"
+            result "bin_${r}_matched" "$(python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['totals']['matched'])" "$run/report.json" 2>/dev/null || echo '?')"
+        done
+        rm -rf "$WORK/collect-native"
+        python3 - "$RESULTS" >>"$RESULTS" <<'PY'
+import statistics, sys
+res = dict(l.rstrip("\n").split("=", 1) for l in open(sys.argv[1]) if "=" in l)
+for k in ("wall_s", "cpu_s", "maxrss_kib"):
+    vals = [float(v) for key, v in res.items()
+            if key.startswith("bin_") and key.endswith("_" + k) and key.split("_")[1].isdigit()]
+    if vals:
+        print(f"bin_{k}={statistics.median(vals):g}")
+        print(f"bin_{k}_lo={min(vals):g}")
+        print(f"bin_{k}_hi={max(vals):g}")
+PY
+    fi
+fi
+
+# ---- sycl: the real SYCL workload, plain, default, --isa binary -------------
+
+if want sycl; then
+    VENV=$(bash "$ROOT/scripts/sycl-venv.sh" | tail -n 1) || VENV=""
+    if [[ ! -x "$RUNNER" || ! -x "$VENV/bin/python" ]]; then
+        log "sycl: no SYCL venv (scripts/sycl-venv.sh failed) or no xpu-asm-run"
+        result sycl_skipped "scripts/sycl-venv.sh failed or no xpu-asm-run"
+    else
+        SYCL_OUT="$WORK/sycl-out"
+        for ((r = 0; r < SYCL_ROUNDS; r++)); do
+            for v in plain default binary; do
+                log "sycl: $v ($((r + 1))/$SYCL_ROUNDS)"
+                rm -rf "$SYCL_OUT"
+                cmd=("$VENV/bin/python" "$ROOT/tests/sycl/ops.py" 20)
+                case $v in
+                default) cmd=("$RUNNER" --emulate pvc -q -o "$SYCL_OUT" -- "${cmd[@]}") ;;
+                binary) cmd=("$RUNNER" --emulate pvc -q --isa binary -o "$SYCL_OUT" -- "${cmd[@]}") ;;
+                esac
+                env -u SYCL_CACHE_PERSISTENT -u NEO_CACHE_PERSISTENT -u IGC_ShaderDumpEnable \
+                    ONEAPI_DEVICE_SELECTOR=level_zero:gpu LD_LIBRARY_PATH="$VENV/lib" PYTHONNOUSERSITE=1 \
+                    PYTHONDONTWRITEBYTECODE=1 /usr/bin/time -f "%e %U %S" -o "$WORK/time.txt" "${cmd[@]}" >/dev/null ||
+                    log "sycl: $v failed (status $?)"
+                read -r wall user sys <"$WORK/time.txt"
+                result "sycl_${v}_${r}_wall_s" "$wall"
+                result "sycl_${v}_${r}_cpu_s" "$(echo "$user + $sys" | bc)"
+                if [[ -f "$SYCL_OUT/report.json" ]]; then
+                    result "sycl_${v}_${r}_dump_bytes" "$(python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['dumps']['before']['bytes'])" "$SYCL_OUT/report.json")"
+                    result "sycl_${v}_${r}_matched" "$(python3 -c "import json,sys; t=json.load(open(sys.argv[1]))['totals']; print(str(t['matched']) + '/' + str(t['kernels']))" "$SYCL_OUT/report.json")"
+                    result "sycl_${v}_${r}_modules_bytes" "$(du -sb "$SYCL_OUT/modules" | cut -f1)"
+                fi
+            done
+        done
+        rm -rf "$SYCL_OUT"
+        python3 - "$RESULTS" >>"$RESULTS" <<'PY'
+import statistics, sys
+res = dict(l.rstrip("\n").split("=", 1) for l in open(sys.argv[1]) if "=" in l)
+for v in ("plain", "default", "binary"):
+    for k in ("wall_s", "cpu_s", "dump_bytes", "modules_bytes"):
+        vals = [float(x) for key, x in res.items()
+                if key.startswith(f"sycl_{v}_") and key.endswith("_" + k) and key.split("_")[2].isdigit()]
+        if vals:
+            print(f"sycl_{v}_{k}={statistics.median(vals):g}")
+            q = statistics.quantiles(vals, n=4) if len(vals) > 1 else [vals[0]] * 3
+            print(f"sycl_{v}_{k}_q1={q[0]:g}")
+            print(f"sycl_{v}_{k}_q3={q[2]:g}")
+    if v != "plain":
+        r, ratios = 0, []
+        while f"sycl_{v}_{r}_wall_s" in res and f"sycl_plain_{r}_wall_s" in res:
+            ratios.append(float(res[f"sycl_{v}_{r}_wall_s"]) / float(res[f"sycl_plain_{r}_wall_s"]))
+            r += 1
+        if ratios:
+            print(f"sycl_{v}_ratio={statistics.median(ratios):g}")
+    m = res.get(f"sycl_{v}_0_matched")
+    if m:
+        print(f"sycl_{v}_matched={m}")
+PY
+    fi
+fi
+
 # ---- summary ---------------------------------------------------------------
 
 python3 - "$RESULTS" "$(nproc)" "$CPU" "$(date -u '+%Y-%m-%d %H:%M UTC')" \
@@ -621,6 +832,49 @@ if "mpi_to_report_s" in res or "mpi_skipped" in res:
         print(f"   collect of a 1,000-rank capture ({g('job_0_processes')} processes, {g('job_asm_files')} .asm files): "
               f"{f('job_wall_s', '{:.2f}')} s [{f('job_wall_s_lo', '{:.2f}')}-{f('job_wall_s_hi', '{:.2f}')}], "
               f"{float(res.get('job_maxrss_kib', 0)) / 1024:.0f} MiB peak")
+if "mod_spirv_cpu_median_ns_none" in res:
+    print()
+    print("7. Module creation (bench/module_loop.c): CPU time of zeModuleCreate, without and with the")
+    print("   interposer in --isa binary mode (record + module binary saved, no IGC dumps). Median over")
+    print("   interleaved runs of each run's median creation; the first creation writes the binary.")
+    print(f"   {'module':<26} {'bytes':>9} {'none us':>10} {'xpu-asm us':>11} {'added us':>9} {'ratio':>7} {'first: added us':>16}")
+    for label, title in (("native_small", "native, 4 kernels"), ("native_large", "native, 100 kernels"),
+                         ("spirv", "SPIR-V, 4 kernels (JIT)")):
+        k = f"mod_{label}_cpu_median_ns"
+        if k + "_none" not in res:
+            continue
+        print(f"   {title:<26} {g(f'mod_{label}_bytes'):>9} {float(res[k + '_none']) / 1e3:>10.1f} {float(res[k + '_xpu']) / 1e3:>11.1f} "
+              f"{float(res[k + '_added']) / 1e3:>+9.1f} {f(k + '_ratio', '{:.3f}'):>7} {float(res[f'mod_{label}_cpu_first_ns_added']) / 1e3:>+16.1f}")
+if "mod_cg_ours_per_module" in res:
+    print(f"   instructions per SPIR-V module (callgrind, deterministic): the interposer's own code "
+          f"{float(res['mod_cg_ours_per_module']):,.0f}, the whole creation (NEO and IGC) "
+          f"{float(res['mod_cg_total_per_module']):,.0f}: {float(res['mod_cg_share_pct']):.4f}%")
+if "bin_wall_s" in res or "bin_skipped" in res:
+    print()
+    print("8. Collect with 10,000 launched kernels from native binaries (100 modules x 100 kernels),")
+    print("   every kernel disassembled by IGA in-process")
+    if "bin_skipped" in res:
+        print(f"   skipped: {g('bin_skipped')}")
+    else:
+        print(f"   wall {f('bin_wall_s', '{:.2f}')} s [{f('bin_wall_s_lo', '{:.2f}')}-{f('bin_wall_s_hi', '{:.2f}')}], "
+              f"CPU {f('bin_cpu_s', '{:.2f}')} s, peak RSS {float(res['bin_maxrss_kib']) / 1024:.0f} MiB, matched {g('bin_0_matched')}")
+if "sycl_plain_wall_s" in res or "sycl_skipped" in res:
+    print()
+    print("9. The real SYCL workload (tests/sycl/ops.py 20: dpctl, 6 kernels), interleaved runs")
+    if "sycl_skipped" in res:
+        print(f"   skipped: {g('sycl_skipped')}")
+    else:
+        print(f"   {'run':<26} {'wall s':>7} {'[quartiles]':>12} {'ratio':>7} {'CPU s':>7} {'IGC dumps':>10} {'binaries':>9} {'matched':>8}")
+        for v, title in (("plain", "plain (no xpu-asm)"), ("default", "xpu-asm-run (dumps)"),
+                         ("binary", "xpu-asm-run --isa binary")):
+            if f"sycl_{v}_wall_s" not in res:
+                continue
+            dump = f"{float(res[f'sycl_{v}_dump_bytes']) / 1e6:.1f} MB" if f"sycl_{v}_dump_bytes" in res else "-"
+            mods = f"{float(res[f'sycl_{v}_modules_bytes']) / 1e3:.0f} KB" if f"sycl_{v}_modules_bytes" in res else "-"
+            quart = f"{f(f'sycl_{v}_wall_s_q1', '{:.2f}')}-{f(f'sycl_{v}_wall_s_q3', '{:.2f}')}"
+            ratio = f(f"sycl_{v}_ratio", "{:.3f}") if v != "plain" else ""
+            print(f"   {title:<26} {f(f'sycl_{v}_wall_s', '{:.2f}'):>7} {quart:>12} {ratio:>7} "
+                  f"{f(f'sycl_{v}_cpu_s', '{:.2f}'):>7} {dump:>10} {mods:>9} {g(f'sycl_{v}_matched', ''):>8}")
 
 print()
 print("Targets")
@@ -642,6 +896,13 @@ if "launch_imm_xpu-asm_cpu_min_overhead" in res:
 if "cg_imm_xpu_added_per_launch" in res:
     verdict("instructions added per launch (immediate list)", res["cg_imm_xpu_added_per_launch"], 100, "instr")
     verdict("instructions added per launch (regular list)", res["cg_reg_xpu_added_per_launch"], 100, "instr")
+if "mod_cg_share_pct" in res:
+    verdict("SPIR-V module creation: instructions added (%)", res["mod_cg_share_pct"], 2, "%")
+if "bin_wall_s" in res:
+    verdict("collect 10,000 kernels from native binaries (s)", res["bin_wall_s"], 10, "s")
+    verdict("  its peak memory (MiB)", float(res["bin_maxrss_kib"]) / 1024, 500, "MiB")
+if "sycl_binary_ratio" in res:
+    verdict("SYCL workload, --isa binary / plain (wall ratio)", res["sycl_binary_ratio"], 1.05, "x")
 if "mem_k10000_rss_end_kib" in res:
     grow = int(res["mem_k10000_rss_end_kib"]) - int(res["mem_k10000_rss_kernels_kib"])
     ml = int(res["mem_k10000_launches"]) // 1_000_000

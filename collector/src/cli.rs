@@ -202,12 +202,34 @@ pub struct RunArgs {
     #[arg(long, value_name = "DEVICE", value_parser = parse_device)]
     pub emulate: Option<String>,
 
+    /// Where kernels' ISA comes from
+    ///
+    /// dump (default): IGC's .asm dumps of this run's compilations (the
+    /// richest text: vISA header, source lines of -g builds), and for every
+    /// kernel they lack (native modules, cache hits) IGA's disassembly of
+    /// the module's binary, which is always saved. binary: no IGC dumps at
+    /// all (faster: no dump cost at compile time, no dump files); every
+    /// kernel's ISA is disassembled from its module's binary, and NEO's and
+    /// SYCL's persistent caches are left as the user set them.
+    #[arg(long, value_enum, value_name = "FROM", default_value_t = IsaMode::Dump)]
+    pub isa: IsaMode,
+
     #[command(flatten)]
     pub report: ReportArgs,
 
     /// The command to run and its arguments, after `--`
     #[arg(last = true, required = true, value_name = "COMMAND")]
     pub command: Vec<OsString>,
+}
+
+/// `--isa`: where kernels' ISA comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+pub enum IsaMode {
+    /// IGC's dumps first, module binaries for what they lack.
+    #[default]
+    Dump,
+    /// Module binaries only; IGC dumps nothing.
+    Binary,
 }
 
 #[derive(Debug, Args)]
@@ -354,6 +376,12 @@ mod tests {
         assert!(parse(&["--filter", "(", "--", "true"]).is_err());
         assert!(parse(&["--emulate", "../x", "--", "true"]).is_err());
         assert!(parse(&["--keep", "some", "--", "true"]).is_err());
+        assert!(parse(&["--isa", "dumps-and-more", "--", "true"]).is_err());
+        assert_eq!(parse(&["--", "true"]).unwrap().run.isa, IsaMode::Dump);
+        assert_eq!(
+            parse(&["--isa", "binary", "--", "true"]).unwrap().run.isa,
+            IsaMode::Binary
+        );
         let e = parse(&["--filter", "[", "--", "true"])
             .unwrap_err()
             .to_string();

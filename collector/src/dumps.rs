@@ -21,6 +21,7 @@
 //! to a module is `asm<hash>`, and what ties it to a kernel is the exact
 //! `//.kernel` line of its header.
 
+use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 use std::collections::BTreeMap;
@@ -265,6 +266,11 @@ pub struct AsmFile {
     /// Whether this attempt's machine code is the binary IGC finally emitted
     /// for the kernel; `None` when the dump does not tell.
     pub final_binary: Option<bool>,
+    /// Where the text comes from.
+    pub source: crate::sources::IsaSourceKind,
+    /// For a disassembled module binary: which binary.
+    /// (Boxed: most files are IGC's, and 100,000 of them are common.)
+    pub binary: Option<Box<crate::sources::BinaryOrigin>>,
 }
 
 /// What one process's dump folder holds.
@@ -474,21 +480,24 @@ pub fn scan_folder(
         Other,
         Stopped,
     }
-    let scanned = crate::par::map(&files, |(name, p)| {
-        if stop() {
-            Scanned::Stopped
-        } else if let Some(hash) = parse_spv_file_name(name) {
-            Scanned::Spv(hash, sha256_file(p))
-        } else if let Some(asm_name) = parse_asm_file_name(name) {
-            Scanned::Asm(asm_name, read_header(p))
-        } else if name.ends_with(".asm") {
-            Scanned::OtherAsm
-        } else if let Some(hash) = parse_kernbin_file_name(name) {
-            Scanned::Kernbin(hash)
-        } else {
-            Scanned::Other
-        }
-    });
+    let scanned = files
+        .par_iter()
+        .map(|(name, p)| {
+            if stop() {
+                Scanned::Stopped
+            } else if let Some(hash) = parse_spv_file_name(name) {
+                Scanned::Spv(hash, sha256_file(p))
+            } else if let Some(asm_name) = parse_asm_file_name(name) {
+                Scanned::Asm(asm_name, read_header(p))
+            } else if name.ends_with(".asm") {
+                Scanned::OtherAsm
+            } else if let Some(hash) = parse_kernbin_file_name(name) {
+                Scanned::Kernbin(hash)
+            } else {
+                Scanned::Other
+            }
+        })
+        .collect::<Vec<_>>();
     f.asm.reserve_exact(
         scanned
             .iter()
@@ -531,6 +540,8 @@ pub fn scan_folder(
                     name: asm_name,
                     header,
                     final_binary,
+                    source: crate::sources::IsaSourceKind::IgcDump,
+                    binary: None,
                 });
             }
             Scanned::OtherAsm => f.other_asm += 1,
@@ -544,25 +555,28 @@ pub fn scan_folder(
     // order (a later binary's verdict on a file replaces an earlier one's).
     let index = AsmIndex::build(&f.asm);
     let asm = &f.asm;
-    let verdicts = crate::par::map(&kernbins, |(hash, p, shown_file)| {
-        if stop() {
-            return Err(Stopped);
-        }
-        let kb = match read_small(p) {
-            Ok(b) => parse_kernbin(&b),
-            Err(e) => return Ok(Err(format!("{shown_file}: cannot read: {e}"))),
-        };
-        let mut found = Vec::new();
-        if let Some(kb) = kb {
-            for &i in index.kernel(asm, hash, &kb.name) {
-                let dat = asm[i].path.with_extension("dat");
-                if let Ok(code) = read_small(&dat) {
-                    found.push((i, code == kb.machine_code));
+    let verdicts = kernbins
+        .par_iter()
+        .map(|(hash, p, shown_file)| {
+            if stop() {
+                return Err(Stopped);
+            }
+            let kb = match read_small(p) {
+                Ok(b) => parse_kernbin(&b),
+                Err(e) => return Ok(Err(format!("{shown_file}: cannot read: {e}"))),
+            };
+            let mut found = Vec::new();
+            if let Some(kb) = kb {
+                for &i in index.kernel(asm, hash, &kb.name) {
+                    let dat = asm[i].path.with_extension("dat");
+                    if let Ok(code) = read_small(&dat) {
+                        found.push((i, code == kb.machine_code));
+                    }
                 }
             }
-        }
-        Ok(Ok(found))
-    });
+            Ok(Ok(found))
+        })
+        .collect::<Vec<_>>();
     for v in verdicts {
         match v? {
             Ok(found) => {
@@ -640,7 +654,11 @@ pub fn usage(root: &Path) -> Usage {
             }
         }
         // DirEntry::metadata does not follow symlinks.
-        for len in crate::par::map(&files, |e| e.metadata().map_or(0, |m| m.len())) {
+        for len in files
+            .par_iter()
+            .map(|e| e.metadata().map_or(0, |m| m.len()))
+            .collect::<Vec<_>>()
+        {
             u.files += 1;
             u.bytes += len;
         }
@@ -806,6 +824,8 @@ mod tests {
                 ..Default::default()
             }),
             final_binary: None,
+            source: crate::sources::IsaSourceKind::IgcDump,
+            binary: None,
         }
     }
 

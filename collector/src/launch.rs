@@ -171,11 +171,13 @@ pub fn default_out_name(cmd0: &OsStr, stamp: &str) -> String {
 
 /// Entries of a capture that `--force` deletes (`job.json` first: ranks
 /// of a new job wait until the folder is empty).
-const CAPTURE_ENTRIES: [&str; 8] = [
+const CAPTURE_ENTRIES: [&str; 10] = [
     crate::job::JOB_FILE,
     crate::job::INSTANCES_DIR,
     xpu_asm_record::RECORDS_DIR,
     xpu_asm_record::DUMPS_DIR,
+    xpu_asm_record::MODULES_DIR,
+    crate::binaries::ISA_DIR,
     crate::ASM_DIR,
     RUN_FILE,
     crate::REPORT_FILE,
@@ -334,6 +336,9 @@ pub struct RunInfo {
     pub cwd: String,
     pub interposer: String,
     pub emulate: Option<String>,
+    /// `binary` when run with `--isa binary`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub isa: Option<String>,
     /// `running`, `ended` or `not-started`.
     pub state: String,
     pub pid: Option<u32>,

@@ -4,7 +4,7 @@ use clap::Parser;
 use std::io::{IsTerminal, Write};
 use std::path::Path;
 use std::sync::Arc;
-use xpu_asm_collector::cli::{Cli, Color, DiffArgs, ReportArgs, ShowArgs, Sub};
+use xpu_asm_collector::cli::{Cli, Color, DiffArgs, IsaMode, ReportArgs, ShowArgs, Sub};
 use xpu_asm_collector::launch::{self, LaunchError, RunInfo};
 use xpu_asm_collector::report::{self, Exit, Report, TableStyle};
 use xpu_asm_collector::{collect, CollectError, Options};
@@ -268,6 +268,7 @@ fn cmd_run(a: &xpu_asm_collector::cli::RunArgs) -> Result<i32, LaunchError> {
             .unwrap_or_default(),
         interposer: interposer.display().to_string(),
         emulate: a.emulate.clone(),
+        isa: (a.isa == IsaMode::Binary).then(|| "binary".to_string()),
         state: "running".into(),
         pid: None,
         host: Some(job::host_name()),
@@ -302,6 +303,11 @@ fn cmd_run(a: &xpu_asm_collector::cli::RunArgs) -> Result<i32, LaunchError> {
         std::env::var_os("LD_PRELOAD").as_deref(),
         a.emulate.as_deref(),
     );
+    let mut unset = launch::inherited_owned_vars();
+    match a.isa {
+        IsaMode::Binary => env.push((xpu_asm_record::ISA_ENV.into(), "binary".into())),
+        IsaMode::Dump => unset.push(xpu_asm_record::ISA_ENV.into()),
+    }
     let mut command = a.command.clone();
     match forward::plan(&command, &env, |k| std::env::var(k).ok()) {
         forward::Plan::Nothing => {}
@@ -318,8 +324,7 @@ fn cmd_run(a: &xpu_asm_collector::cli::RunArgs) -> Result<i32, LaunchError> {
         eprintln!("xpu-asm-run: warning: {why}; running it anyway");
     }
     launch::install_signal_handlers();
-    let (pid, exit) = match launch::spawn_and_wait(&command, &env, &launch::inherited_owned_vars())
-    {
+    let (pid, exit) = match launch::spawn_and_wait(&command, &env, &unset) {
         Ok(r) => r,
         Err(e) => {
             if out.created && joined.is_none() {

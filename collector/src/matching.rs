@@ -7,7 +7,10 @@
 //! of another's never takes the other's file, and same-named kernels of
 //! different modules each get their own.
 
+use crate::binaries::{ModuleBinaries, Request};
 use crate::dumps::{AsmFile, AsmHeader, DumpFolder};
+use crate::sources::{IsaSource, IsaSourceKind, Lookup};
+use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 use std::borrow::Cow;
 use std::collections::BTreeMap;
@@ -21,8 +24,6 @@ pub enum Status {
     Matched,
     /// IGC compiled it but the program never launched it (listed with `--all`).
     NotLaunched,
-    /// The module was not SPIR-V (a native binary): IGC did not compile it here.
-    NotSpirv,
     /// The record has launches of this kernel but not its module.
     ModuleUnknown,
     /// The user set `IGC_ShaderDumpEnable` to a false value.
@@ -34,12 +35,38 @@ pub enum Status {
     NotCompiledHere,
     /// The module was dumped but no `.asm` names this kernel.
     NoAsm,
+    /// No binary of its module was saved at run time.
+    NoBinary,
+    /// Its module's binary is an ocloc fat binary without a member for the
+    /// device the program ran on.
+    DeviceNotInBinary,
+    /// Its module's binary has no kernel of this name.
+    KernelNotInBinary,
+    /// Its module's binary cannot be read (missing, corrupt, unsupported).
+    BinaryUnreadable,
+    /// IGA's library cannot be loaded.
+    IgaMissing,
+    /// IGA refused the kernel's code (or its text could not be written).
+    IgaFailed,
 }
 
 /// One process as the matcher sees it.
 pub struct ProcessInput<'a> {
     pub rec: &'a ProcessRecord,
     pub folder: &'a DumpFolder,
+}
+
+impl ProcessInput<'_> {
+    /// The sources asked for this process's kernels, in order: its dump
+    /// folder (unless it ran with `--isa binary`), then module binaries.
+    fn sources<'s>(&'s self, binaries: &'s ModuleBinaries) -> Vec<&'s dyn IsaSource> {
+        let mut v: Vec<&dyn IsaSource> = Vec::with_capacity(2);
+        if !self.rec.isa_binary {
+            v.push(self.folder);
+        }
+        v.push(binaries);
+        v
+    }
 }
 
 /// A kernel (name, module) with everything found for it, across processes.
@@ -108,14 +135,17 @@ fn short_sha(sha: &str) -> &str {
     sha.get(..12).unwrap_or(sha)
 }
 
-/// Looks up one launched kernel of one process.
+/// What one process's launch of a kernel found.
+type OneMatch<'a> = (Option<String>, Status, Option<String>, Vec<&'a AsmFile>);
+
+/// Looks up one launched kernel of one process in each source in turn.
 fn match_one<'a>(
-    p: &ProcessInput<'a>,
+    p: &'a ProcessInput<'a>,
+    binaries: &'a ModuleBinaries,
     name: &[u8],
     module_id: u32,
-) -> (Option<String>, Status, Option<String>, Vec<&'a AsmFile>) {
+) -> OneMatch<'a> {
     let rec = p.rec;
-    let folder = p.folder;
     let Some(module) = rec.modules.get(&module_id) else {
         return (
             None,
@@ -128,29 +158,65 @@ fn match_one<'a>(
         );
     };
     let sha = Some(module.sha256.to_ascii_lowercase()).filter(|s| !s.is_empty());
+    let mut misses: Vec<(IsaSourceKind, Status, String)> = Vec::new();
+    for source in p.sources(binaries) {
+        match source.find(rec, module, name) {
+            Lookup::Found(files) => return (sha, Status::Matched, None, files),
+            Lookup::Missing(status, why) => misses.push((source.kind(), status, why)),
+        }
+    }
+    let (status, why) = explain(module, misses);
+    (sha, status, Some(why), vec![])
+}
+
+/// The status and reason of a kernel no source had: the binary's, which
+/// is what remains to be fixed, with the dump's reason after it; the dump's
+/// alone for a SPIR-V module of a record that predates module binaries.
+fn explain(
+    module: &xpu_asm_record::read::Module,
+    misses: Vec<(IsaSourceKind, Status, String)>,
+) -> (Status, String) {
+    let dump = misses.iter().find(|m| m.0 == IsaSourceKind::IgcDump);
+    let binary = misses.iter().find(|m| m.0 == IsaSourceKind::ModuleBinary);
+    match (dump, binary) {
+        (Some(d), _) if module.binary.is_none() && module.format == "spirv" => (d.1, d.2.clone()),
+        (Some(d), Some(b)) if module.format == "spirv" => (
+            b.1,
+            format!("{}; and IGC's dumps have no .asm of it: {}", b.2, d.2),
+        ),
+        (_, Some(b)) => (b.1, b.2.clone()),
+        (Some(d), None) => (d.1, d.2.clone()),
+        (None, None) => (Status::NoBinary, "no source of ISA was asked".into()),
+    }
+}
+
+/// The `.asm` files IGC dumped for kernel `name` of `module` in `folder`.
+pub fn find_in_dumps<'a>(
+    folder: &'a DumpFolder,
+    rec: &ProcessRecord,
+    module: &xpu_asm_record::read::Module,
+    name: &[u8],
+) -> Lookup<'a> {
+    let sha = Some(module.sha256.to_ascii_lowercase()).filter(|s| !s.is_empty());
     if module.format != "spirv" {
         let what = if module.format == "native" {
             "a native binary (ZE_MODULE_FORMAT_NATIVE)".to_string()
         } else {
             format!("of format {:?}, not SPIR-V", module.format)
         };
-        return (
-            sha,
-            Status::NotSpirv,
-            Some(format!(
-                "its module is {what}: IGC does not compile it at run time, so there is no dump; its ISA is inside that binary"
-            )),
-            vec![],
+        return Lookup::Missing(
+            Status::NotCompiledHere,
+            format!(
+                "its module is {what}: IGC does not compile it at run time, so there is no dump"
+            ),
         );
     }
     if let Some(v) = user_env(rec, "IGC_ShaderDumpEnable").filter(|v| is_false(v)) {
-        return (
-            sha,
+        return Lookup::Missing(
             Status::DumpsDisabled,
-            Some(format!(
+            format!(
                 "IGC_ShaderDumpEnable was set to {v:?} by the user, so IGC wrote no dumps; unset it and run again"
-            )),
-            vec![],
+            ),
         );
     }
     if !folder.exists {
@@ -165,14 +231,12 @@ fn match_one<'a>(
         } else {
             why.push_str(" (every module came from a cache, or IGC did not run)");
         }
-        return (sha, Status::DumpFolderMissing, Some(why), vec![]);
+        return Lookup::Missing(Status::DumpFolderMissing, why);
     }
     let Some(sha_s) = sha.as_deref() else {
-        return (
-            None,
+        return Lookup::Missing(
             Status::NotCompiledHere,
-            Some("the record has no SHA-256 for its module, so its dumps cannot be found".into()),
-            vec![],
+            "the record has no SHA-256 for its module, so its dumps cannot be found".into(),
         );
     };
     if !folder.has_module(sha_s) {
@@ -186,7 +250,7 @@ fn match_one<'a>(
                 why.push_str(&format!("; {var} was set by the user to {v:?}"));
             }
         }
-        return (sha, Status::NotCompiledHere, Some(why), vec![]);
+        return Lookup::Missing(Status::NotCompiledHere, why);
     }
     let candidates = folder.kernel_asm(sha_s, name);
     if candidates.is_empty() {
@@ -196,17 +260,36 @@ fn match_one<'a>(
             .get(sha_s)
             .map(|h| h.join(", "))
             .unwrap_or_default();
-        return (
-            sha,
+        return Lookup::Missing(
             Status::NoAsm,
-            Some(format!(
+            format!(
                 "IGC dumped its module (OCL_asm{hashes}.spv in {}) but none of that module's {} .asm files has this exact `//.kernel` line",
                 folder.shown, module_files
-            )),
-            vec![],
+            ),
         );
     }
-    (sha, Status::Matched, None, candidates)
+    Lookup::Found(candidates)
+}
+
+/// The kernels whose ISA must come from their module's binary: every
+/// launched kernel that its process's dumps do not have (all of them for
+/// a process that ran with `--isa binary`).
+pub fn binary_requests(procs: &[ProcessInput]) -> Vec<Request> {
+    let jobs: Vec<(&ProcessInput, &xpu_asm_record::read::Kernel)> = procs
+        .iter()
+        .flat_map(|p| launched_kernels(p.rec).map(move |k| (p, k)))
+        .collect();
+    jobs.par_iter()
+        .filter_map(|(p, k)| {
+            let module = p.rec.modules.get(&k.module)?;
+            if !p.rec.isa_binary
+                && matches!(p.folder.find(p.rec, module, &k.name), Lookup::Found(_))
+            {
+                return None;
+            }
+            crate::binaries::request(p.rec, module, &k.name).ok()
+        })
+        .collect()
 }
 
 /// Picks the file the report shows among a kernel's `.asm` files, and says why.
@@ -242,6 +325,21 @@ fn choose_among(cands: &[&AsmFile]) -> Option<(usize, String)> {
     };
     let best = (0..cands.len()).max_by_key(|&i| key(cands[i]))?;
     let b = &cands[best];
+    if let Some(o) = &b.binary {
+        let member = o
+            .fat_entry
+            .as_ref()
+            .map(|e| format!(", fat binary member {e}"))
+            .unwrap_or_default();
+        return Some((
+            best,
+            format!(
+                "disassembled by IGA from its module's binary ({}{member}, modules/{}.bin), which is the code the driver ran",
+                o.format,
+                short_sha(&o.sha256)
+            ),
+        ));
+    }
     if cands.len() == 1 {
         let why = match b.final_binary {
             Some(true) => "the only .asm IGC wrote for this kernel; its machine code is the final binary IGC emitted",
@@ -279,13 +377,17 @@ fn choose_among(cands: &[&AsmFile]) -> Option<(usize, String)> {
 
 /// Matches every launched kernel of every process, merges them by (name,
 /// module SHA-256), and collects the compiled kernels nobody launched.
-pub fn match_all(procs: &[ProcessInput]) -> Matching {
-    match_all_listing(procs, true)
+pub fn match_all(procs: &[ProcessInput], binaries: &ModuleBinaries) -> Matching {
+    match_all_listing(procs, binaries, true)
 }
 
 /// [`match_all`]; without `list_unlaunched`, the kernels nobody launched
 /// are only counted: their entries have no files (nor a choice among them).
-pub fn match_all_listing(procs: &[ProcessInput], list_unlaunched: bool) -> Matching {
+pub fn match_all_listing(
+    procs: &[ProcessInput],
+    binaries: &ModuleBinaries,
+    list_unlaunched: bool,
+) -> Matching {
     let mut out = Matching::default();
     // (name, module key) -> per-process findings
     type Key<'a> = (&'a [u8], String);
@@ -296,9 +398,11 @@ pub fn match_all_listing(procs: &[ProcessInput], list_unlaunched: bool) -> Match
         .iter()
         .flat_map(|p| launched_kernels(p.rec).map(move |k| (p, k)))
         .collect();
-    let mut found = crate::par::map(&jobs, |(p, k)| match_one(p, &k.name, k.module))
-        .into_iter()
-        .zip(jobs.iter().map(|(_, k)| k));
+    let found: Vec<OneMatch> = jobs
+        .par_iter()
+        .map(|(p, k)| match_one(p, binaries, &k.name, k.module))
+        .collect();
+    let mut found = found.into_iter().zip(jobs.iter().map(|(_, k)| k));
     for p in procs {
         warn_same_spirv_different_flags(p.rec, &mut out.warnings);
         for ((sha, status, reason, candidates), k) in
@@ -332,9 +436,10 @@ pub fn match_all_listing(procs: &[ProcessInput], list_unlaunched: bool) -> Match
     }
 
     let launched: Vec<_> = launched.into_iter().collect();
-    out.launched = crate::par::map(&launched, |((name, _), (sha, per))| {
-        merge_processes(name, sha, per)
-    });
+    out.launched = launched
+        .par_iter()
+        .map(|((name, _), (sha, per))| merge_processes(name, sha, per))
+        .collect();
     drop(launched);
 
     let launched_keys: std::collections::HashSet<(&[u8], Option<&str>)> = out
@@ -373,31 +478,34 @@ pub fn match_all_listing(procs: &[ProcessInput], list_unlaunched: bool) -> Match
         }
     }
     let unlaunched: Vec<_> = unlaunched.into_iter().collect();
-    out.unlaunched = crate::par::map(&unlaunched, |((name, _), (sha, pids, files))| {
-        let mut pids = pids.clone();
-        pids.sort_unstable();
-        let mut files = if list_unlaunched {
-            files.clone()
-        } else {
-            Vec::new()
-        };
-        files.sort_by(|a, b| a.shown.cmp(&b.shown));
-        // A forked child shares its parent's folder: each file once.
-        files.dedup_by(|a, b| a.shown == b.shown);
-        let pick = choose_among(&files);
-        KernelMatch {
-            name: name.to_vec(),
-            module_sha256: sha.cloned(),
-            launches: 0,
-            appended: 0,
-            pids,
-            status: Status::NotLaunched,
-            reason: Some("IGC compiled it; the program never launched it".into()),
-            chosen: pick.as_ref().map(|p| p.0),
-            choice: pick.map(|p| p.1),
-            candidates: files.into_iter().cloned().collect(),
-        }
-    });
+    out.unlaunched = unlaunched
+        .par_iter()
+        .map(|((name, _), (sha, pids, files))| {
+            let mut pids = pids.clone();
+            pids.sort_unstable();
+            let mut files = if list_unlaunched {
+                files.clone()
+            } else {
+                Vec::new()
+            };
+            files.sort_by(|a, b| a.shown.cmp(&b.shown));
+            // A forked child shares its parent's folder: each file once.
+            files.dedup_by(|a, b| a.shown == b.shown);
+            let pick = choose_among(&files);
+            KernelMatch {
+                name: name.to_vec(),
+                module_sha256: sha.cloned(),
+                launches: 0,
+                appended: 0,
+                pids,
+                status: Status::NotLaunched,
+                reason: Some("IGC compiled it; the program never launched it".into()),
+                chosen: pick.as_ref().map(|p| p.0),
+                choice: pick.map(|p| p.1),
+                candidates: files.into_iter().cloned().collect(),
+            }
+        })
+        .collect();
     out
 }
 

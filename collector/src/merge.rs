@@ -18,7 +18,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
-use xpu_asm_record::{DUMPS_DIR, RECORDS_DIR};
+use xpu_asm_record::{DUMPS_DIR, MODULES_DIR, RECORDS_DIR};
 
 /// The inputs of a merged capture.
 pub const MERGED_FILE: &str = "merged.json";
@@ -205,6 +205,19 @@ pub fn merge(out: &Path, inputs: &[PathBuf]) -> Result<Merged, MergeError> {
                 dump_names.insert(name, to);
             }
         }
+        // Module binaries are named by their content's SHA-256: one copy
+        // of each serves every input.
+        if let Ok(rd) = std::fs::read_dir(input.join(MODULES_DIR)) {
+            let modules_out = out.join(MODULES_DIR);
+            std::fs::create_dir_all(&modules_out)
+                .map_err(|e| err(format!("cannot create {}: {e}", modules_out.display())))?;
+            for e in rd.filter_map(|e| e.ok()) {
+                let to = modules_out.join(e.file_name());
+                if e.file_type().is_ok_and(|t| t.is_file()) && !to.exists() {
+                    put(&e.path(), &to)?;
+                }
+            }
+        }
         let records_in = input.join(RECORDS_DIR);
         let mut events: Vec<PathBuf> = std::fs::read_dir(&records_in)
             .map(|rd| {
@@ -328,6 +341,7 @@ pub fn merge(out: &Path, inputs: &[PathBuf]) -> Result<Merged, MergeError> {
             .map(|r| r.interposer.clone())
             .unwrap_or_default(),
         emulate: first.as_ref().and_then(|r| r.emulate.clone()),
+        isa: first.as_ref().and_then(|r| r.isa.clone()),
         state: "ended".into(),
         pid: None,
         host: None,

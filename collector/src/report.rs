@@ -3,9 +3,11 @@
 use crate::dumps::{AsmFile, Usage};
 use crate::matching::{KernelMatch, Status};
 use crate::names;
+use crate::sources::{BinaryOrigin, IsaSourceKind};
 use serde::{Deserialize, Serialize};
 
-/// Version of `report.json`; bumped on any incompatible change.
+/// Version of `report.json`; bumped on any incompatible change (2: ISA from
+/// module binaries: `isa_source`, `binary`, new statuses, `not-spirv` gone).
 pub const SCHEMA: u32 = 2;
 
 /// How a command or process ended: `{"code": n}` or `{"signal": n}`.
@@ -94,6 +96,8 @@ pub struct RankLaunches {
 pub struct Candidate {
     /// Relative to the capture folder.
     pub path: String,
+    /// `igc-dump` or `module-binary`.
+    pub source: IsaSourceKind,
     pub simd: Option<u32>,
     /// IGC's retry number (0: first compilation).
     pub retry: u32,
@@ -109,6 +113,7 @@ impl Candidate {
         let h = a.header.as_ref();
         Candidate {
             path: a.shown.clone(),
+            source: a.source,
             simd: a.name.simd,
             retry: a.name.retry,
             instructions: h.and_then(|h| h.instructions),
@@ -141,7 +146,14 @@ pub struct KernelEntry {
     pub status: Status,
     /// Why there is no ISA (null when matched).
     pub reason: Option<String>,
-    /// The `.asm` shown, in the dump folder, relative to the capture folder.
+    /// Where the ISA shown comes from: `igc-dump` (IGC's `.asm` of this
+    /// run) or `module-binary` (IGA's disassembly of the module's binary);
+    /// null when there is none.
+    pub isa_source: Option<IsaSourceKind>,
+    /// For `module-binary`: the binary (SHA-256, format, fat binary member).
+    pub binary: Option<Box<BinaryOrigin>>,
+    /// The `.asm` shown, relative to the capture folder: in the dump folder
+    /// (`igc-dump`) or under `isa/` (`module-binary`).
     pub asm: Option<String>,
     /// Its readable copy under `asm/`.
     pub asm_copy: Option<String>,
@@ -193,6 +205,8 @@ impl KernelEntry {
             launches_by_rank: Vec::new(),
             status: k.status,
             reason: k.reason.clone(),
+            isa_source: chosen.map(|a| a.source),
+            binary: chosen.and_then(|a| a.binary.clone()),
             asm: chosen.map(|a| a.shown.clone()),
             asm_copy: None,
             asm_choice: k.choice.clone(),
@@ -329,8 +343,8 @@ pub fn render_table(r: &Report, style: &TableStyle) -> String {
         .max()
         .unwrap_or(8)
         .max(8);
-    // rank, launches, SIMD, GRF, instrs, spill + separators
-    let fixed = 4 + 11 + 5 + 5 + 8 + 8 + 8;
+    // rank, launches, SIMD, GRF, instrs, spill, source + separators
+    let fixed = 4 + 11 + 5 + 5 + 8 + 8 + 8 + 7;
     let name_w = style.width.saturating_sub(fixed + isa_w).clamp(24, 80);
     // A column of ranks only for a parallel job's report.
     let rank_col: Vec<String> = r
@@ -350,7 +364,7 @@ pub fn render_table(r: &Report, style: &TableStyle) -> String {
     };
     let name_w = name_w.saturating_sub(ranks_w.map_or(0, |w| w + 1)).max(24);
     let header = format!(
-        "{:>4} {:>10}{}  {}  {:>4} {:>4} {:>7} {:>7}  {}",
+        "{:>4} {:>10}{}  {}  {:>4} {:>4} {:>7} {:>7}  {:<6} {}",
         "#",
         "launches",
         ranks_cell("ranks"),
@@ -359,6 +373,7 @@ pub fn render_table(r: &Report, style: &TableStyle) -> String {
         "GRF",
         "instrs",
         "spill",
+        "source",
         "ISA file"
     );
     if r.kernels.is_empty() {
@@ -389,8 +404,13 @@ pub fn render_table(r: &Report, style: &TableStyle) -> String {
         } else {
             k.launches.to_string()
         };
+        let source = match k.isa_source {
+            Some(IsaSourceKind::IgcDump) => "dump",
+            Some(IsaSourceKind::ModuleBinary) => "binary",
+            None => "-",
+        };
         let line = format!(
-            "{:>4} {:>10}{}  {}  {:>4} {:>4} {:>7} {:>7}  {}",
+            "{:>4} {:>10}{}  {}  {:>4} {:>4} {:>7} {:>7}  {:<6} {}",
             k.rank,
             launches,
             ranks_cell(ranks),
@@ -399,6 +419,7 @@ pub fn render_table(r: &Report, style: &TableStyle) -> String {
             opt(k.grf),
             opt(k.instructions),
             opt(k.spill_bytes),
+            source,
             isa
         );
         let _ = writeln!(out, "{}", line.trim_end());
@@ -511,6 +532,164 @@ pub fn render_table(r: &Report, style: &TableStyle) -> String {
     }
     let _ = writeln!(out, "report: {}/report.json", style.dir);
     out
+}
+
+/// The launched kernels in report order.
+pub struct Ranked {
+    /// Each launched kernel's demangled name, by index in `Matching::launched`.
+    pub demangled: Vec<String>,
+    /// Indices of the kernels listed (after `--filter`), by launches (most
+    /// first), then appends, then name.
+    pub order: Vec<usize>,
+    /// Launched kernels left out by `--filter`.
+    pub filtered_out: u64,
+}
+
+/// Whether a kernel is listed under `--filter`: its mangled or demangled
+/// name matches.
+fn passes(filter: Option<&regex::Regex>, name: &[u8], demangled: &str) -> bool {
+    match filter {
+        None => true,
+        Some(re) => re.is_match(&String::from_utf8_lossy(name)) || re.is_match(demangled),
+    }
+}
+
+/// Ranks the launched kernels (each name demangled once, on every core).
+pub fn rank(launched: &[KernelMatch], filter: Option<&regex::Regex>) -> Ranked {
+    use rayon::prelude::*;
+    let demangled: Vec<String> = launched
+        .par_iter()
+        .map(|k| names::demangle(&k.name))
+        .collect();
+    let mut order: Vec<usize> = (0..launched.len()).collect();
+    order.sort_by(|&a, &b| {
+        let (ka, kb) = (&launched[a], &launched[b]);
+        kb.launches
+            .cmp(&ka.launches)
+            .then(kb.appended.cmp(&ka.appended))
+            .then_with(|| demangled[a].cmp(&demangled[b]))
+            .then_with(|| ka.name.cmp(&kb.name))
+            .then_with(|| ka.module_sha256.cmp(&kb.module_sha256))
+    });
+    let total = order.len();
+    order.retain(|&i| passes(filter, &launched[i].name, &demangled[i]));
+    Ranked {
+        filtered_out: (total - order.len()) as u64,
+        demangled,
+        order,
+    }
+}
+
+/// The report's kernel entries, ranked (with `all`, the kernels IGC
+/// compiled that nobody launched after them, by name), and their totals.
+pub fn kernel_entries(
+    matching: &crate::matching::Matching,
+    order: &[usize],
+    demangled: &[String],
+    filtered_out: u64,
+    all: bool,
+    filter: Option<&regex::Regex>,
+) -> (Vec<KernelEntry>, Totals) {
+    use rayon::prelude::*;
+    let mut kernels: Vec<KernelEntry> = order
+        .par_iter()
+        .enumerate()
+        .map(|(r, &i)| {
+            KernelEntry::from_match_demangled(r + 1, &matching.launched[i], demangled[i].clone())
+        })
+        .collect();
+    let totals = Totals {
+        kernels: kernels.len() as u64,
+        launches: kernels.iter().map(|k| k.launches).sum(),
+        appended: kernels.iter().map(|k| k.appended).sum(),
+        matched: kernels
+            .iter()
+            .filter(|k| k.status == Status::Matched)
+            .count() as u64,
+        unmatched: kernels
+            .iter()
+            .filter(|k| k.status != Status::Matched)
+            .count() as u64,
+        filtered_out,
+    };
+    if all {
+        let un_demangled: Vec<String> = matching
+            .unlaunched
+            .par_iter()
+            .map(|k| names::demangle(&k.name))
+            .collect();
+        let mut un: Vec<usize> = (0..matching.unlaunched.len())
+            .filter(|&i| passes(filter, &matching.unlaunched[i].name, &un_demangled[i]))
+            .collect();
+        un.sort_by(|&a, &b| {
+            let (ka, kb) = (&matching.unlaunched[a], &matching.unlaunched[b]);
+            un_demangled[a]
+                .cmp(&un_demangled[b])
+                .then_with(|| ka.name.cmp(&kb.name))
+                .then_with(|| ka.module_sha256.cmp(&kb.module_sha256))
+        });
+        let first = kernels.len() + 1;
+        kernels.par_extend(un.par_iter().enumerate().map(|(r, &i)| {
+            KernelEntry::from_match_demangled(
+                first + r,
+                &matching.unlaunched[i],
+                un_demangled[i].clone(),
+            )
+        }));
+    }
+    (kernels, totals)
+}
+
+/// The report's processes: one entry per record.
+pub fn process_entries(
+    recs: &[xpu_asm_record::read::ProcessRecord],
+    locations: &[crate::sources::DumpLocation],
+    folders: &[crate::dumps::DumpFolder],
+    run: Option<&crate::launch::RunInfo>,
+    waited: &[(String, u32, Exit)],
+) -> Vec<ProcessEntry> {
+    recs.iter()
+        .zip(locations.iter().zip(folders))
+        .map(|(r, (loc, f))| {
+            let from_wait = run
+                .filter(|ri| {
+                    ri.pid == Some(r.pid) && ri.host.as_ref().map_or(true, |h| *h == r.host)
+                })
+                .and_then(|ri| ri.exit)
+                .or_else(|| {
+                    waited
+                        .iter()
+                        .find(|(h, p, _)| *p == r.pid && *h == r.host)
+                        .map(|w| w.2)
+                });
+            let (exit, ended) = match (from_wait, r.exit_code) {
+                (Some(e), _) => (Some(e), "seen by xpu-asm-run".to_string()),
+                (None, Some(c)) => (Some(Exit::Code(c)), "exit event in its record".to_string()),
+                (None, None) => (
+                    None,
+                    "unknown: its record has no exit event (killed, crashed, or it ran exec)"
+                        .to_string(),
+                ),
+            };
+            ProcessEntry {
+                pid: r.pid,
+                ppid: r.ppid,
+                host: r.host.clone(),
+                exe: r.exe.clone(),
+                forked_from: r.forked_from,
+                dump_dir: loc.shown.clone(),
+                dump_dir_exists: f.exists,
+                launches: r.kernels.values().map(|k| k.launches).sum(),
+                appended: r.kernels.values().map(|k| k.appended).sum(),
+                unknown_launches: r.unknown_launches,
+                exit,
+                ended,
+                rank: r.rank.as_ref().map(|k| k.rank),
+                local_rank: r.rank.as_ref().and_then(|k| k.local_rank),
+                job_id: r.rank.as_ref().and_then(|k| k.job.clone()),
+            }
+        })
+        .collect()
 }
 
 #[cfg(test)]

@@ -295,6 +295,8 @@ fn each_unmatched_kernel_says_why() {
             format: "native",
             sha256: "ab".repeat(32),
             build_flags: "",
+            binary: None,
+            device: None,
         },
         Module::spirv(2, "cd".repeat(32)),
         Module::spirv(3, sha_a()),
@@ -325,9 +327,11 @@ fn each_unmatched_kernel_says_why() {
         assert!(k.asm.is_none() && k.asm_copy.is_none());
         (k.status, k.reason.clone().unwrap())
     };
+    // A record that predates module binaries: the native module's ISA was
+    // not kept.
     let (s, why) = status("native_k");
-    assert_eq!(s, Status::NotSpirv);
-    assert!(why.contains("native"), "{why}");
+    assert_eq!(s, Status::NoBinary);
+    assert!(why.contains("no binary of its module"), "{why}");
     let (s, why) = status("orphan");
     assert_eq!(s, Status::ModuleUnknown);
     assert!(why.contains("id 9"), "{why}");

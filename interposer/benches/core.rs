@@ -125,6 +125,8 @@ fn create_kernels(module: usize, first: usize, kernels: usize) {
             build_flags: b"",
         }],
         &names,
+        Err("not built".into()),
+        state::DeviceRef::UNKNOWN,
     );
     for (j, name) in names.iter().enumerate() {
         state::kernel_created(module_handle(module), name, kernel_handle(first + j));

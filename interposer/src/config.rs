@@ -7,7 +7,7 @@
 use std::ffi::{CStr, CString};
 use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::OnceLock;
-use xpu_asm_record::{ranks, DUMPS_DIR, DUMP_ENV, OUT_ENV, OWNED_ENV};
+use xpu_asm_record::{ranks, DUMPS_DIR, DUMP_ENV, ISA_ENV, OUT_ENV, OWNED_ENV};
 
 pub struct Config {
     /// Absolute output folder (`XPU_ASM_OUT`).
@@ -18,12 +18,16 @@ pub struct Config {
     pub dump_dir: String,
     /// Absolute dump folder, created when Level Zero is first seen.
     pub dump_dir_abs: String,
-    /// `(name, value, set_by_user)` for each variable of [`DUMP_ENV`].
+    /// `(name, value, set_by_user)` for each variable of [`DUMP_ENV`] that
+    /// is set.
     pub env: Vec<(String, String, bool)>,
     /// This process's token in its file names (see `xpu_asm_record::process_stem`).
     pub token: String,
     /// Its rank, from the launcher's variables.
     pub rank: Option<ranks::Rank>,
+    /// `XPU_ASM_ISA=binary`: ISA from module binaries only, so the IGC dump
+    /// and cache variables are left as the user has them.
+    pub isa_binary: bool,
 }
 
 static CONFIG: OnceLock<Option<Config>> = OnceLock::new();
@@ -131,6 +135,7 @@ fn load() -> Option<Config> {
         xpu_asm_record::process_stem(&host, pid, &token)
     );
     let ours_abs = format!("{}/{ours_rel}", out.trim_end_matches('/'));
+    let isa_binary = getenv(ISA_ENV).is_some_and(|v| v == "binary");
     let mut owned = Vec::new();
     let mut env = Vec::new();
     for (name, default) in DUMP_ENV {
@@ -143,6 +148,9 @@ fn load() -> Option<Config> {
             Some(v) if !owned_before.iter().any(|o| o == name) => {
                 env.push((name.to_string(), v, true));
             }
+            // No dumps wanted: IGC's and the caches' settings stay the
+            // user's (a cache hit still has its binary).
+            _ if isa_binary => {}
             _ => {
                 setenv(name, ours);
                 owned.push(name);
@@ -169,5 +177,6 @@ fn load() -> Option<Config> {
         env,
         token,
         rank: ranks::from_env(getenv),
+        isa_binary,
     })
 }

@@ -35,6 +35,7 @@ fn known(name: &[u8]) -> Option<Known> {
     }
     match name {
         b"zeGetModuleProcAddrTable" => k!(get_module_table),
+        b"zeGetDeviceProcAddrTable" => k!(get_device_table),
         b"zeGetKernelProcAddrTable" => k!(get_kernel_table),
         b"zeGetCommandQueueProcAddrTable" => k!(get_command_queue_table),
         b"zeGetCommandListProcAddrTable" => k!(get_command_list_table),
@@ -110,6 +111,10 @@ unsafe extern "C" fn decide(
                 if bytes == b"zeModuleCreate" {
                     let names = lookup(from, c"zeModuleGetKernelNames");
                     GET_KERNEL_NAMES.set(slot, names as usize);
+                    let native = lookup(from, c"zeModuleGetNativeBinary");
+                    GET_NATIVE_BINARY.set(slot, native as usize);
+                    let props = lookup(from, c"zeDeviceGetProperties");
+                    DEVICE_GET_PROPERTIES.set(slot, props as usize);
                 }
                 hooks[slot] as *mut c_void
             }

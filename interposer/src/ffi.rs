@@ -14,6 +14,10 @@ pub const ZE_RESULT_ERROR_UNSUPPORTED_FEATURE: ZeResult = 0x7800_0003;
 pub const ZE_MODULE_FORMAT_IL_SPIRV: u32 = 0;
 pub const ZE_MODULE_FORMAT_NATIVE: u32 = 1;
 pub const ZE_STRUCTURE_TYPE_MODULE_PROGRAM_EXP_DESC: u32 = 0x0002_0002;
+pub const ZE_STRUCTURE_TYPE_DEVICE_PROPERTIES: u32 = 0x3;
+/// `ze_device_ip_version_ext_t` (Level Zero 1.6; newer than this machine's
+/// headers): a driver that does not know it leaves `ip_version` at 0.
+pub const ZE_STRUCTURE_TYPE_DEVICE_IP_VERSION_EXT: u32 = 0x0001_000f;
 
 /// `ZE_MAKE_VERSION(major, minor)`
 pub const fn api_version(major: u32, minor: u32) -> u32 {
@@ -47,6 +51,41 @@ pub struct ModuleProgramExpDesc {
 pub struct BaseDesc {
     pub stype: u32,
     pub p_next: *const c_void,
+}
+
+/// `ze_device_properties_t` (Level Zero 1.0 layout, which later versions
+/// only extend through `pNext`).
+#[repr(C)]
+pub struct DeviceProperties {
+    pub stype: u32,
+    pub p_next: *mut c_void,
+    pub device_type: u32,
+    pub vendor_id: u32,
+    pub device_id: u32,
+    pub flags: u32,
+    pub subdevice_id: u32,
+    pub core_clock_rate: u32,
+    pub max_mem_alloc_size: u64,
+    pub max_hardware_contexts: u32,
+    pub max_command_queue_priority: u32,
+    pub num_threads_per_eu: u32,
+    pub physical_eu_simd_width: u32,
+    pub num_eus_per_subslice: u32,
+    pub num_subslices_per_slice: u32,
+    pub num_slices: u32,
+    pub timer_resolution: u64,
+    pub timestamp_valid_bits: u32,
+    pub kernel_timestamp_valid_bits: u32,
+    pub uuid: [u8; 16],
+    pub name: [u8; 256],
+}
+
+/// `ze_device_ip_version_ext_t`, chained in `DeviceProperties::p_next`.
+#[repr(C)]
+pub struct DeviceIpVersionExt {
+    pub stype: u32,
+    pub p_next: *const c_void,
+    pub ip_version: u32,
 }
 
 #[repr(C)]
@@ -86,8 +125,20 @@ pub mod module_table {
         index: 0,
         since: V1_0,
     };
+    pub const GET_NATIVE_BINARY: Entry = Entry {
+        index: 3,
+        since: V1_0,
+    };
     pub const GET_KERNEL_NAMES: Entry = Entry {
         index: 5,
+        since: V1_0,
+    };
+}
+
+pub mod device_table {
+    use super::*;
+    pub const GET_PROPERTIES: Entry = Entry {
+        index: 2,
         since: V1_0,
     };
 }

@@ -112,6 +112,16 @@ macro_rules! hook {
 /// Real `zeModuleGetKernelNames` of each `zeModuleCreate` slot (not hooked:
 /// the interposer calls it to list a new module's kernels).
 pub static GET_KERNEL_NAMES: Real = Real::new(c"zeModuleGetKernelNames");
+/// Real `zeModuleGetNativeBinary` of each `zeModuleCreate` slot (not hooked:
+/// the interposer calls it once per SPIR-V module, to keep the driver's
+/// binary of what it compiled).
+pub static GET_NATIVE_BINARY: Real = Real::new(c"zeModuleGetNativeBinary");
+/// Real `zeDeviceGetProperties` (not hooked: asked once per device that a
+/// module is built for). Slots other than 0 hold the implementations found
+/// beside `zeModuleCreate` through `dlsym` or in device tables; slot 0, the
+/// next definition of the exported symbol, answers only once the program
+/// called the exported `zeInit`.
+pub static DEVICE_GET_PROPERTIES: Real = Real::new(c"zeDeviceGetProperties");
 
 /// Reads a C string, or `None` for NULL.
 ///
@@ -122,12 +132,20 @@ unsafe fn c_bytes<'a>(p: *const c_char) -> Option<&'a [u8]> {
     (!p.is_null()).then(|| unsafe { CStr::from_ptr(p) }.to_bytes())
 }
 
-/// Records a module created from `desc`.
+/// The real functions a module's recording calls, from the same slot as the
+/// `zeModuleCreate` that made it (0 when unknown).
+struct ModuleFns {
+    names: usize,
+    native_binary: usize,
+    device_properties: usize,
+}
+
+/// Records a module created from `desc` for `device`.
 ///
 /// # Safety
 /// `desc` is the descriptor the program passed to a successful
-/// `zeModuleCreate`; `names_fn` is the real `zeModuleGetKernelNames` or 0.
-unsafe fn record_module(desc: *const ModuleDesc, module: Handle, names_fn: usize) {
+/// `zeModuleCreate` for `device`; `fns` holds real functions or 0.
+unsafe fn record_module(desc: *const ModuleDesc, module: Handle, device: Handle, fns: ModuleFns) {
     if desc.is_null() {
         return;
     }
@@ -171,13 +189,136 @@ unsafe fn record_module(desc: *const ModuleDesc, module: Handle, names_fn: usize
             build_flags: unsafe { c_bytes(d.p_build_flags) }.unwrap_or(b""),
         });
     }
-    let names = if names_fn != 0 {
+    let names = if fns.names != 0 {
         // SAFETY: a real zeModuleGetKernelNames.
-        unsafe { kernel_names(names_fn, module) }
+        unsafe { kernel_names(fns.names, module) }
     } else {
         Vec::new()
     };
-    state::module_created(module as usize, d.format, &inputs, &names);
+    // A native module's binary is what the program passed; a SPIR-V
+    // module's is what the driver built from it.
+    let built = if d.format == ZE_MODULE_FORMAT_NATIVE || inputs.is_empty() {
+        None
+    } else if fns.native_binary != 0 {
+        // SAFETY: a real zeModuleGetNativeBinary and a live module.
+        Some(unsafe { native_binary(fns.native_binary, module) })
+    } else {
+        Some(Err("zeModuleGetNativeBinary was not found".to_string()))
+    };
+    let binary = match &built {
+        None => inputs
+            .first()
+            .map(|i| Ok(i.bytes))
+            .unwrap_or_else(|| Err("the module has no input".to_string())),
+        Some(Ok(b)) => Ok(b.as_slice()),
+        Some(Err(e)) => Err(e.clone()),
+    };
+    let device_info = || {
+        // SAFETY: a real zeDeviceGetProperties (or 0) and the device the
+        // driver just built a module for.
+        unsafe { device_properties(fns.device_properties, device) }
+    };
+    state::module_created(
+        module as usize,
+        d.format,
+        &inputs,
+        &names,
+        binary,
+        state::DeviceRef {
+            handle: device as usize,
+            query: &device_info,
+        },
+    );
+}
+
+/// The driver's binary of a built module (`zeModuleGetNativeBinary`).
+///
+/// # Safety
+/// `f` is a real `zeModuleGetNativeBinary`, `module` a live module.
+unsafe fn native_binary(f: usize, module: Handle) -> Result<Vec<u8>, String> {
+    type GetBinary = unsafe extern "C" fn(Handle, *mut usize, *mut u8) -> ZeResult;
+    // SAFETY: per this function's contract.
+    let f: GetBinary = unsafe { std::mem::transmute::<usize, GetBinary>(f) };
+    let mut size = 0usize;
+    // SAFETY: the two-call pattern of the API: first the size.
+    let r = unsafe { f(module, &mut size, std::ptr::null_mut()) };
+    if r != ZE_RESULT_SUCCESS {
+        return Err(format!("zeModuleGetNativeBinary failed (0x{r:x})"));
+    }
+    let mut buf = vec![0u8; size];
+    // SAFETY: buf has room for `size` bytes.
+    let r = unsafe { f(module, &mut size, buf.as_mut_ptr()) };
+    if r != ZE_RESULT_SUCCESS {
+        return Err(format!("zeModuleGetNativeBinary failed (0x{r:x})"));
+    }
+    buf.truncate(size);
+    Ok(buf)
+}
+
+/// What the driver says about `device`: PCI device id, name, IP version.
+///
+/// # Safety
+/// `f` is 0 or a real `zeDeviceGetProperties`; `device` a live device.
+unsafe fn device_properties(f: usize, device: Handle) -> Option<state::DeviceInfo> {
+    if device.is_null() {
+        return None;
+    }
+    // The module's own slot first, then the others, then the export.
+    let mut tried = Vec::with_capacity(SLOTS + 1);
+    let slots = std::iter::once(f).chain((1..SLOTS).map(|s| DEVICE_GET_PROPERTIES.loaded(s)));
+    for g in slots.chain(std::iter::once_with(|| DEVICE_GET_PROPERTIES.get(0))) {
+        if g == 0 || tried.contains(&g) {
+            continue;
+        }
+        tried.push(g);
+        // SAFETY: a real zeDeviceGetProperties; the device is live.
+        if let Some(info) = unsafe { device_properties_with(g, device) } {
+            return Some(info);
+        }
+    }
+    None
+}
+
+/// [`device_properties`] through one implementation `f` (not 0).
+///
+/// # Safety
+/// As [`device_properties`].
+unsafe fn device_properties_with(f: usize, device: Handle) -> Option<state::DeviceInfo> {
+    type GetProps = unsafe extern "C" fn(Handle, *mut DeviceProperties) -> ZeResult;
+    // SAFETY: per this function's contract.
+    let f: GetProps = unsafe { std::mem::transmute::<usize, GetProps>(f) };
+    let mut ip = DeviceIpVersionExt {
+        stype: ZE_STRUCTURE_TYPE_DEVICE_IP_VERSION_EXT,
+        p_next: std::ptr::null(),
+        ip_version: 0,
+    };
+    // SAFETY: plain data; all-zero is a valid value of every field.
+    let mut props: DeviceProperties = unsafe { std::mem::zeroed() };
+    props.stype = ZE_STRUCTURE_TYPE_DEVICE_PROPERTIES;
+    props.p_next = (&mut ip as *mut DeviceIpVersionExt).cast();
+    // SAFETY: a valid, chained properties structure for the driver to fill.
+    let mut r = unsafe { f(device, &mut props) };
+    if r != ZE_RESULT_SUCCESS {
+        // A driver that refuses the unknown extension: ask without it.
+        props.p_next = std::ptr::null_mut();
+        ip.ip_version = 0;
+        // SAFETY: as above, without the chain.
+        r = unsafe { f(device, &mut props) };
+    }
+    if r != ZE_RESULT_SUCCESS {
+        return None;
+    }
+    let end = props
+        .name
+        .iter()
+        .position(|b| *b == 0)
+        .unwrap_or(props.name.len());
+    Some(state::DeviceInfo {
+        vendor_id: props.vendor_id,
+        device_id: props.device_id,
+        name: props.name[..end].to_vec(),
+        ip_version: (ip.ip_version != 0).then_some(ip.ip_version),
+    })
 }
 
 /// # Safety
@@ -221,8 +362,12 @@ hook!(zeModuleCreate => module_create(
 ) after {
     // SAFETY: on success the driver wrote the new handle; desc was accepted.
     unsafe {
-        let names_fn = GET_KERNEL_NAMES.get(S);
-        record_module(desc, *ph_module, names_fn);
+        let fns = ModuleFns {
+            names: GET_KERNEL_NAMES.get(S),
+            native_binary: GET_NATIVE_BINARY.get(S),
+            device_properties: DEVICE_GET_PROPERTIES.loaded(S),
+        };
+        record_module(desc, *ph_module, device, fns);
     }
 });
 

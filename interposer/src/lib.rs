@@ -12,7 +12,8 @@
 //! - `output`: the per-process record files.
 //!
 //! Exported symbols (all `extern "C"`):
-//! `dlsym`; `zeGetModuleProcAddrTable`, `zeGetKernelProcAddrTable`,
+//! `dlsym`; `zeGetModuleProcAddrTable`, `zeGetDeviceProcAddrTable` (read,
+//! not wrapped), `zeGetKernelProcAddrTable`,
 //! `zeGetCommandQueueProcAddrTable`, `zeGetCommandListProcAddrTable`,
 //! `zeGetCommandListExpProcAddrTable`; `zeModuleCreate`, `zeKernelCreate`,
 //! `zeKernelDestroy`, `zeCommandListCreate`, `zeCommandListCreateImmediate`,

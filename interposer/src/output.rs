@@ -11,8 +11,8 @@ use crate::config::Config;
 use std::ffi::CString;
 use std::sync::atomic::AtomicU64;
 use xpu_asm_record::{
-    counts_header, process_stem, push_json_str, COUNTS_HEADER_LEN, COUNTS_SLOT_LEN, RECORDS_DIR,
-    RECORD_TAG, VERSION,
+    counts_header, module_file_name, process_stem, push_json_str, COUNTS_HEADER_LEN,
+    COUNTS_SLOT_LEN, MODULES_DIR, RECORDS_DIR, RECORD_TAG, VERSION,
 };
 
 /// One kernel's counters, laid out as a slot of the counts file (see
@@ -44,6 +44,11 @@ pub struct Output {
     /// child's own record so that it stands alone.
     journal: Vec<u8>,
     pub pid: u32,
+    /// `<out>/modules`, where module binaries are saved.
+    modules_dir: String,
+    /// SHA-256s of the module binaries in `modules_dir` (saved, or found
+    /// there), so that a module built again costs no file-system call.
+    saved: std::collections::HashSet<String>,
 }
 
 fn errno_str() -> String {
@@ -143,6 +148,9 @@ fn process_header(cfg: &Config, pid: u32, forked_from: Option<u32>) -> Vec<u8> {
         }
         None => l.extend_from_slice(b"null"),
     }
+    if cfg.isa_binary {
+        l.extend_from_slice(b",\"isa\":\"binary\"");
+    }
     l.extend_from_slice(b",\"env\":{");
     for (i, (name, value, by_user)) in cfg.env.iter().enumerate() {
         if i > 0 {
@@ -171,6 +179,8 @@ impl Output {
             chunks: Vec::new(),
             journal: Vec::new(),
             pid: 0,
+            modules_dir: format!("{}/{MODULES_DIR}", cfg.out.trim_end_matches('/')),
+            saved: std::collections::HashSet::new(),
         };
         o.start(cfg, None);
         o
@@ -186,11 +196,16 @@ impl Output {
                 "cannot create {dir}: {e}; this process is not recorded"
             ));
         }
-        if let Err(e) = std::fs::create_dir_all(&cfg.dump_dir_abs) {
-            warn(&format!(
-                "cannot create IGC dump folder {}: {e}",
-                cfg.dump_dir_abs
-            ));
+        // With `--isa binary` IGC dumps nothing, unless the user asked it to.
+        let dumps_wanted =
+            !cfg.isa_binary || cfg.env.iter().any(|(n, _, _)| n == "IGC_DumpToCustomDir");
+        if dumps_wanted {
+            if let Err(e) = std::fs::create_dir_all(&cfg.dump_dir_abs) {
+                warn(&format!(
+                    "cannot create IGC dump folder {}: {e}",
+                    cfg.dump_dir_abs
+                ));
+            }
         }
         // Every process draws its own token; a forked child inherits its
         // parent's configuration, token included, so it draws a new one.
@@ -238,6 +253,38 @@ impl Output {
         if keep {
             self.journal.extend_from_slice(line);
         }
+    }
+
+    /// Saves a module's binary as `<out>/modules/<sha256>.bin`, once per
+    /// content: a file already there (from this or another process) is
+    /// kept; a new one is written under a temporary name and renamed, so the
+    /// final name never holds half a file. Returns the path relative to
+    /// `<out>`, or why it could not be saved.
+    pub fn save_module_binary(&mut self, sha: &str, bytes: &[u8]) -> Result<String, String> {
+        let name = module_file_name(sha);
+        let rel = format!("{MODULES_DIR}/{name}");
+        if self.saved.contains(sha) {
+            return Ok(rel);
+        }
+        let path = format!("{}/{name}", self.modules_dir);
+        let same_size = std::fs::metadata(&path).is_ok_and(|m| m.len() == bytes.len() as u64);
+        if !same_size {
+            std::fs::create_dir_all(&self.modules_dir)
+                .map_err(|e| format!("cannot create {}: {e}", self.modules_dir))?;
+            // SAFETY: getpid has no preconditions.
+            let pid = unsafe { libc::getpid() };
+            let tmp = format!("{}/.{name}.{pid}.tmp", self.modules_dir);
+            std::fs::write(&tmp, bytes).map_err(|e| {
+                let _ = std::fs::remove_file(&tmp);
+                format!("cannot write {tmp}: {e}")
+            })?;
+            std::fs::rename(&tmp, &path).map_err(|e| {
+                let _ = std::fs::remove_file(&tmp);
+                format!("cannot rename {tmp} to {path}: {e}")
+            })?;
+        }
+        self.saved.insert(sha.to_string());
+        Ok(rel)
     }
 
     /// The counter slot of kernel `id`, mapping more of the counts file when

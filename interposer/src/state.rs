@@ -60,6 +60,10 @@ struct Registry {
     /// however often it is created and destroyed.
     kernel_ids: HashMap<(u32, Vec<u8>), u32>,
     next_kernel: u32,
+    /// Device handle -> device id in the record (0: its properties could
+    /// not be read).
+    devices: HashMap<usize, u32>,
+    next_device: u32,
 }
 
 struct Shared(UnsafeCell<Registry>);
@@ -105,6 +109,8 @@ fn start(cfg: &Config) -> Registry {
         next_module: 1,
         kernel_ids: HashMap::new(),
         next_kernel: UNKNOWN_KERNEL_ID + 1,
+        devices: HashMap::new(),
+        next_device: 1,
     }
 }
 
@@ -176,17 +182,88 @@ pub struct ModuleInput<'a> {
     pub build_flags: &'a [u8],
 }
 
-/// A module was created successfully.
+/// What the driver says about a device.
+pub struct DeviceInfo {
+    pub vendor_id: u32,
+    pub device_id: u32,
+    pub name: Vec<u8>,
+    pub ip_version: Option<u32>,
+}
+
+/// The device a module was built for, and how to ask the driver about it
+/// (done once per device).
+pub struct DeviceRef<'a> {
+    pub handle: usize,
+    pub query: &'a dyn Fn() -> Option<DeviceInfo>,
+}
+
+fn no_device() -> Option<DeviceInfo> {
+    None
+}
+
+impl DeviceRef<'static> {
+    /// A device the driver cannot be asked about (for tools and tests that
+    /// drive the state directly).
+    pub const UNKNOWN: DeviceRef<'static> = DeviceRef {
+        handle: 0,
+        query: &no_device,
+    };
+}
+
+/// The record's id of `dev`, writing its `device` event the first time.
+fn device_id(r: &mut Registry, dev: &DeviceRef) -> u32 {
+    if let Some(id) = r.devices.get(&dev.handle) {
+        return *id;
+    }
+    let Some(info) = (dev.query)() else {
+        r.devices.insert(dev.handle, 0);
+        return 0;
+    };
+    let id = r.next_device;
+    r.next_device += 1;
+    r.devices.insert(dev.handle, id);
+    let mut line = format!(
+        "{{\"type\":\"device\",\"id\":{id},\"vendor_id\":{},\"device_id\":{},",
+        info.vendor_id, info.device_id
+    )
+    .into_bytes();
+    push_json_bytes_field(&mut line, "name", &info.name);
+    match info.ip_version {
+        Some(v) => line.extend_from_slice(format!(",\"ip_version\":{v}}}\n").as_bytes()),
+        None => line.extend_from_slice(b",\"ip_version\":null}\n"),
+    }
+    r.out.event(&line, true);
+    id
+}
+
+/// A module was created successfully. `binary` is its GPU code (what the
+/// program passed for a native module, the driver's build of a SPIR-V
+/// one), or why there is none; it is saved once per content under
+/// `<out>/modules/`.
 pub fn module_created(
     handle: usize,
     format: u32,
     inputs: &[ModuleInput],
     kernel_names: &[Vec<u8>],
+    binary: Result<&[u8], String>,
+    device: DeviceRef,
 ) {
     let first = inputs.first();
     let sha = first.map(|i| sha256_hex(i.bytes)).unwrap_or_default();
+    // A native module's binary is its input: hashed once.
+    let binary: Result<(&[u8], String), String> = binary.map(|b| {
+        let same_as_input = format == crate::ffi::ZE_MODULE_FORMAT_NATIVE
+            && first.is_some_and(|i| std::ptr::eq(i.bytes, b));
+        let bsha = if same_as_input {
+            sha.clone()
+        } else {
+            sha256_hex(b)
+        };
+        (b, bsha)
+    });
     let mut line = Vec::with_capacity(256);
     with_registry(|r, _| {
+        let device_id = device_id(r, &device);
         let id = r.next_module;
         r.next_module += 1;
         r.modules.insert(handle, id);
@@ -230,7 +307,32 @@ pub fn module_created(
                 Err(_) => line.extend_from_slice(format!("{{\"hex\":\"{}\"}}", hex(n)).as_bytes()),
             }
         }
-        line.extend_from_slice(b"]}\n");
+        line.push(b']');
+        if device_id != 0 {
+            line.extend_from_slice(format!(",\"device\":{device_id}").as_bytes());
+        }
+        line.extend_from_slice(b",\"binary\":{");
+        match &binary {
+            Ok((b, bsha)) => {
+                line.extend_from_slice(format!("\"size\":{},\"sha256\":", b.len()).as_bytes());
+                push_json_str(&mut line, bsha);
+                match r.out.save_module_binary(bsha, b) {
+                    Ok(file) => {
+                        line.extend_from_slice(b",\"file\":");
+                        push_json_str(&mut line, &file);
+                    }
+                    Err(e) => {
+                        line.extend_from_slice(b",\"error\":");
+                        push_json_str(&mut line, &e);
+                    }
+                }
+            }
+            Err(e) => {
+                line.extend_from_slice(b"\"error\":");
+                push_json_str(&mut line, e);
+            }
+        }
+        line.extend_from_slice(b"}}\n");
         r.out.event(&line, true);
     });
 }

@@ -76,6 +76,20 @@ unsafe fn wrap(getter: &str, version: u32, table: *mut usize) {
                 ) {
                     let names = *table.add(module_table::GET_KERNEL_NAMES.index);
                     GET_KERNEL_NAMES.set(s, names);
+                    let native = *table.add(module_table::GET_NATIVE_BINARY.index);
+                    GET_NATIVE_BINARY.set(s, native);
+                }
+            }
+            // Not wrapped: only read, for asking a module's device about
+            // itself where the exported function is not initialised (a
+            // program that calls Level Zero through tables only).
+            "zeGetDeviceProcAddrTable" => {
+                let e = device_table::GET_PROPERTIES;
+                if version >= e.since {
+                    let f = *table.add(e.index);
+                    if f != 0 {
+                        DEVICE_GET_PROPERTIES.claim(f);
+                    }
                 }
             }
             "zeGetKernelProcAddrTable" => {
@@ -246,6 +260,7 @@ macro_rules! getter {
 }
 
 getter!(zeGetModuleProcAddrTable => get_module_table);
+getter!(zeGetDeviceProcAddrTable => get_device_table);
 getter!(zeGetKernelProcAddrTable => get_kernel_table);
 getter!(zeGetCommandQueueProcAddrTable => get_command_queue_table);
 getter!(zeGetCommandListProcAddrTable => get_command_list_table);

@@ -79,6 +79,8 @@ fn create_module(handle: usize, seed: u8, names: &[String]) {
             build_flags: b"",
         }],
         &names,
+        Err("not built".into()),
+        state::DeviceRef::UNKNOWN,
     );
 }
 

@@ -43,6 +43,13 @@ pub const UNKNOWN_KERNEL_ID: u32 = 0;
 pub const RECORDS_DIR: &str = "records";
 /// Folder under the output folder that holds one IGC dump folder per process.
 pub const DUMPS_DIR: &str = "dumps";
+/// Folder under the output folder that holds each module's GPU binary, once
+/// per content: `modules/<sha256>.bin`.
+pub const MODULES_DIR: &str = "modules";
+/// Environment variable that chooses where kernels' ISA comes from: unset
+/// (IGC's dumps, then module binaries) or `binary` (module binaries only:
+/// the interposer sets none of [`DUMP_ENV`]).
+pub const ISA_ENV: &str = "XPU_ASM_ISA";
 /// Environment variable that turns the interposer on and names the output folder.
 pub const OUT_ENV: &str = "XPU_ASM_OUT";
 /// Environment variable listing the variables the interposer set itself
@@ -73,6 +80,11 @@ pub fn events_file_name(host: &str, pid: u32) -> String {
 /// `H-P.counts`: the name before tokens.
 pub fn counts_file_name(host: &str, pid: u32) -> String {
     format!("{host}-{pid}.counts")
+}
+
+/// `<sha256>.bin`: a module binary's file name under [`MODULES_DIR`].
+pub fn module_file_name(sha256: &str) -> String {
+    format!("{sha256}.bin")
 }
 
 /// `dumps/H-P`: the dump folder before tokens, assumed for a record that

@@ -25,6 +25,36 @@ pub struct Module {
     pub sha256: String,
     pub build_flags: String,
     pub kernel_names: Vec<Vec<u8>>,
+    /// Id of the device event of the device it was built for (records
+    /// older than this field have none).
+    pub device: Option<u32>,
+    /// Its GPU binary as saved under `modules/` (older records: `None`).
+    pub binary: Option<ModuleBinary>,
+}
+
+/// A module's GPU binary: for a native module the bytes the program passed,
+/// for a SPIR-V module what the driver built from them.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ModuleBinary {
+    pub sha256: String,
+    pub size: u64,
+    /// `modules/<sha256>.bin`, relative to the capture folder; `None` when
+    /// it could not be saved.
+    pub file: Option<String>,
+    /// Why there is no binary, or no file.
+    pub error: Option<String>,
+}
+
+/// A device modules were built for, as the driver described it.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Device {
+    pub id: u32,
+    pub vendor_id: u32,
+    /// PCI device id (`0x0bd5` for PVC).
+    pub device_id: u32,
+    pub name: String,
+    /// `ze_device_ip_version_ext_t`, when the driver gives it.
+    pub ip_version: Option<u32>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -52,6 +82,9 @@ pub struct ProcessRecord {
     pub env: Vec<EnvSetting>,
     pub modules: BTreeMap<u32, Module>,
     pub kernels: BTreeMap<u32, Kernel>,
+    pub devices: BTreeMap<u32, Device>,
+    /// Recorded with `XPU_ASM_ISA=binary`: no IGC dumps were asked for.
+    pub isa_binary: bool,
     /// Launches of kernel handles never seen being created.
     pub unknown_launches: u64,
     pub notes: Vec<String>,
@@ -159,6 +192,7 @@ pub fn parse_events(bytes: &[u8], shown: &str, rec: &mut ProcessRecord) {
             rec.host = get_str(&v, "host");
             rec.exe = get_str(&v, "exe");
             rec.dump_dir = get_str(&v, "dump_dir");
+            rec.isa_binary = v.get("isa").and_then(Value::as_str) == Some("binary");
             rec.forked_from = v
                 .get("forked_from")
                 .and_then(Value::as_u64)
@@ -188,8 +222,33 @@ pub fn parse_events(bytes: &[u8], shown: &str, rec: &mut ProcessRecord) {
                         .and_then(Value::as_array)
                         .map(|a| a.iter().filter_map(json_name).collect())
                         .unwrap_or_default(),
+                    device: v.get("device").and_then(Value::as_u64).map(|d| d as u32),
+                    binary: v
+                        .get("binary")
+                        .filter(|b| b.is_object())
+                        .map(|b| ModuleBinary {
+                            sha256: get_str(b, "sha256"),
+                            size: get_u64(b, "size"),
+                            file: b.get("file").and_then(Value::as_str).map(str::to_string),
+                            error: b.get("error").and_then(Value::as_str).map(str::to_string),
+                        }),
                 };
                 rec.modules.insert(m.id, m);
+            }
+            "device" => {
+                let d = Device {
+                    id: get_u64(&v, "id") as u32,
+                    vendor_id: get_u64(&v, "vendor_id") as u32,
+                    device_id: get_u64(&v, "device_id") as u32,
+                    name: bytes_field(&v, "name")
+                        .map(|n| String::from_utf8_lossy(&n).into_owned())
+                        .unwrap_or_default(),
+                    ip_version: v
+                        .get("ip_version")
+                        .and_then(Value::as_u64)
+                        .map(|i| i as u32),
+                };
+                rec.devices.insert(d.id, d);
             }
             "kernel" => {
                 let Some(name) = bytes_field(&v, "name") else {
@@ -372,6 +431,59 @@ mod tests {
         let mut rec = ProcessRecord::default();
         parse_events(header().as_bytes(), "t", &mut rec);
         assert_eq!(rec.rank, None);
+    }
+
+    #[test]
+    fn round_trip_devices_and_module_binaries() {
+        let mut ev = header().into_bytes();
+        let mut d = br#"{"type":"device","id":1,"vendor_id":32902,"device_id":3029,"#.to_vec();
+        push_json_bytes_field(&mut d, "name", b"Intel(R) Graphics [0x0bd5]");
+        d.extend_from_slice(b",\"ip_version\":null}\n");
+        ev.extend_from_slice(&d);
+        ev.extend_from_slice(line(r#"{"type":"device","id":2,"vendor_id":32902,"device_id":3029,"name":"x","ip_version":201326592}"#).as_bytes());
+        ev.extend_from_slice(line(r#"{"type":"module","id":1,"format":"spirv","size":3,"sha256":"ab","build_flags":"","kernel_names":["a"],"device":1,"binary":{"size":9,"sha256":"cd","file":"modules/cd.bin"}}"#).as_bytes());
+        ev.extend_from_slice(line(r#"{"type":"module","id":2,"format":"spirv","size":3,"sha256":"ab","build_flags":"","kernel_names":["a"],"device":2,"binary":{"error":"zeModuleGetNativeBinary failed (0x78000001)"}}"#).as_bytes());
+        // Written before module binaries were kept: no device, no binary.
+        ev.extend_from_slice(line(r#"{"type":"module","id":3,"format":"native","size":3,"sha256":"ef","build_flags":"","kernel_names":[]}"#).as_bytes());
+        let mut rec = ProcessRecord::default();
+        parse_events(&ev, "t", &mut rec);
+        assert_eq!(rec.warnings, Vec::<String>::new());
+        assert_eq!(
+            rec.devices[&1],
+            Device {
+                id: 1,
+                vendor_id: 0x8086,
+                device_id: 0x0bd5,
+                name: "Intel(R) Graphics [0x0bd5]".into(),
+                ip_version: None
+            }
+        );
+        assert_eq!(rec.devices[&2].ip_version, Some(0x0c00_0000));
+        assert_eq!(rec.modules[&1].device, Some(1));
+        assert_eq!(
+            rec.modules[&1].binary,
+            Some(ModuleBinary {
+                sha256: "cd".into(),
+                size: 9,
+                file: Some("modules/cd.bin".into()),
+                error: None
+            })
+        );
+        let failed = rec.modules[&2].binary.as_ref().unwrap();
+        assert_eq!(failed.file, None);
+        assert!(failed.error.as_deref().unwrap().contains("0x78000001"));
+        assert_eq!(
+            (rec.modules[&3].device, &rec.modules[&3].binary),
+            (None, &None)
+        );
+        assert!(!rec.isa_binary);
+        let binary_mode = header().replace(
+            r#""type":"process","#,
+            r#""type":"process","isa":"binary","#,
+        );
+        let mut rec = ProcessRecord::default();
+        parse_events(binary_mode.as_bytes(), "t", &mut rec);
+        assert!(rec.isa_binary);
     }
 
     #[test]

@@ -197,28 +197,13 @@ pub fn workload_for(via: &str) -> PathBuf {
     }
 }
 
-fn ocloc_build(cl: &str, spv_only: bool) -> PathBuf {
-    ocloc_build_with(cl, spv_only, "")
-}
-
-/// `ocloc compile` of `cl` with `-options OPTIONS` (none when empty).
-fn ocloc_build_with(cl: &str, spv_only: bool, options: &str) -> PathBuf {
+/// Builds `tests/workload/<cl>` with `ocloc compile` and `args` into
+/// `<build dir>/<stem>.<tag>`; `out_file` is what ocloc writes for
+/// `-output out -output_no_suffix` (`out`, or `out.spv` with `-spv_only`).
+fn ocloc_build(cl: &str, args: &[&str], tag: &str, out_file: &str) -> PathBuf {
     require_stack();
     let stem = cl.trim_end_matches(".cl");
-    let tag: String = options
-        .chars()
-        .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
-        .collect();
-    let stem = if tag.is_empty() {
-        stem.to_string()
-    } else {
-        format!("{stem}-{tag}")
-    };
-    let dest = if spv_only {
-        build_dir().join(format!("{stem}.spv"))
-    } else {
-        build_dir().join(format!("{stem}.native"))
-    };
+    let dest = build_dir().join(format!("{stem}.{tag}"));
     // ocloc writes into its working folder (it ignores folders in -output).
     let work = tempfile::Builder::new()
         .prefix("ocloc-")
@@ -228,23 +213,11 @@ fn ocloc_build_with(cl: &str, spv_only: bool, options: &str) -> PathBuf {
     cmd.current_dir(work.path())
         .arg("compile")
         .arg("-file")
-        .arg(workload_src_dir().join(cl));
-    if spv_only {
-        cmd.arg("-spv_only");
-    }
-    if !options.is_empty() {
-        cmd.args(["-options", options]);
-    }
-    cmd.args([
-        "-device",
-        "pvc",
-        "-output",
-        "out",
-        "-output_no_suffix",
-        "-q",
-    ]);
+        .arg(workload_src_dir().join(cl))
+        .args(args)
+        .args(["-output", "out", "-output_no_suffix", "-q"]);
     run_build(&mut cmd);
-    let produced = work.path().join(if spv_only { "out.spv" } else { "out" });
+    let produced = work.path().join(out_file);
     assert!(
         produced.is_file(),
         "ocloc reported success but left no {} (it left {:?})",
@@ -263,9 +236,10 @@ fn ocloc_build_with(cl: &str, spv_only: bool, options: &str) -> PathBuf {
 pub fn spirv(name: &str) -> PathBuf {
     static A: OnceLock<PathBuf> = OnceLock::new();
     static B: OnceLock<PathBuf> = OnceLock::new();
+    let spv = |cl| ocloc_build(cl, &["-spv_only", "-device", "pvc"], "spv", "out.spv");
     match name {
-        "a" => A.get_or_init(|| ocloc_build("kernels_a.cl", true)).clone(),
-        "b" => B.get_or_init(|| ocloc_build("kernels_b.cl", true)).clone(),
+        "a" => A.get_or_init(|| spv("kernels_a.cl")).clone(),
+        "b" => B.get_or_init(|| spv("kernels_b.cl")).clone(),
         other => panic!("no kernel source for module {other:?} (have a, b)"),
     }
 }
@@ -283,14 +257,56 @@ pub fn spirv_with(name: &str, options: &str) -> PathBuf {
     let mut built = BUILT.lock().unwrap_or_else(|e| e.into_inner());
     built
         .entry((name.to_string(), options.to_string()))
-        .or_insert_with(|| ocloc_build_with(&format!("kernels_{name}.cl"), true, options))
+        .or_insert_with(|| {
+            let mut args = vec!["-spv_only", "-device", "pvc"];
+            if !options.is_empty() {
+                args.extend(["-options", options]);
+            }
+            let tag: String = options
+                .chars()
+                .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
+                .collect();
+            let tag = if tag.is_empty() {
+                "spv".to_string()
+            } else {
+                format!("{tag}.spv")
+            };
+            ocloc_build(&format!("kernels_{name}.cl"), &args, &tag, "out.spv")
+        })
         .clone()
 }
 
-/// A native PVC binary (zebin) of `kernels_a.cl`, for `--native`.
+/// A native PVC binary of `kernels_a.cl` in `ocloc`'s default format here
+/// (NEO's patch-token program in its ELF wrapper), for `--native`.
 pub fn native_a() -> PathBuf {
-    static N: OnceLock<PathBuf> = OnceLock::new();
-    N.get_or_init(|| ocloc_build("kernels_a.cl", false)).clone()
+    native_a_as(Native::PatchTokens)
+}
+
+/// The native binaries `ocloc` makes (see docs/real-stack.md).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Native {
+    /// `ocloc compile -device pvc`: a patch-token program in NEO's ELF wrapper.
+    PatchTokens,
+    /// `ocloc compile -device pvc --format zebin`.
+    Zebin,
+    /// `ocloc compile -device pvc,tgllp`: an `ar` archive, one member per device.
+    FatPvcTgllp,
+    /// `ocloc compile -device tgllp`: for another GPU than the emulated pvc.
+    TgllpOnly,
+}
+
+/// `kernels_a.cl` built by `ocloc` as `kind`, once per test process.
+pub fn native_a_as(kind: Native) -> PathBuf {
+    static BUILT: [OnceLock<PathBuf>; 4] = [const { OnceLock::new() }; 4];
+    let (i, args, tag): (usize, &[&str], &str) = match kind {
+        Native::PatchTokens => (0, &["-device", "pvc"], "native"),
+        Native::Zebin => (1, &["-device", "pvc", "--format", "zebin"], "zebin"),
+        Native::FatPvcTgllp => (2, &["-device", "pvc,tgllp"], "fat"),
+        Native::TgllpOnly => (3, &["-device", "tgllp"], "tgllp"),
+    };
+    BUILT[i]
+        .get_or_init(|| ocloc_build("kernels_a.cl", args, tag, "out"))
+        .clone()
 }
 
 /// `target/<profile>` of the running test binary (`.../<profile>/deps/x-hash`),
@@ -612,6 +628,11 @@ pub fn counts(rec: &ProcessRecord) -> BTreeMap<KernelKey, (u64, u64)> {
     m
 }
 
+/// Lower-case hex SHA-256 of `bytes`.
+pub fn sha256_bytes(bytes: &[u8]) -> String {
+    xpu_asm_record::hex(&Sha256::digest(bytes))
+}
+
 /// Lower-case hex SHA-256 of a file's contents.
 pub fn sha256_file(path: &Path) -> String {
     let bytes =
@@ -692,4 +713,38 @@ pub fn dumped_modules(dir: &Path) -> BTreeMap<String, BTreeSet<String>> {
         m.insert(sha256_file(&p), names);
     }
     m
+}
+
+/// Compares IGC's `.asm` of a kernel with IGA's disassembly of the same
+/// kernel's machine code: the same number of instructions, the same
+/// opcodes in the same order, with the same operands (comments and label
+/// names aside: `native::instructions` of each text). Returns the count;
+/// `Err` says where they part.
+pub fn same_instructions(igc: &str, iga: &str) -> Result<usize, String> {
+    use xpu_asm_collector::native::instructions;
+    let (a, b) = (instructions(igc), instructions(iga));
+    if a.len() != b.len() {
+        return Err(format!(
+            "IGC's .asm has {} instructions, IGA's disassembly {}",
+            a.len(),
+            b.len()
+        ));
+    }
+    let differ: Vec<String> = a
+        .iter()
+        .zip(&b)
+        .enumerate()
+        .filter(|(_, (x, y))| x != y)
+        .take(5)
+        .map(|(i, (x, y))| format!("  #{i}\n    IGC: {x}\n    IGA: {y}"))
+        .collect();
+    if differ.is_empty() {
+        Ok(a.len())
+    } else {
+        Err(format!(
+            "{} instructions each, but they differ; first differences:\n{}",
+            a.len(),
+            differ.join("\n")
+        ))
+    }
 }

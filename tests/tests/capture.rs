@@ -46,6 +46,7 @@ per_way!(
     recreated_kernel_adds_up,
     reused_handle_goes_to_the_new_kernel,
     native_module,
+    module_binaries_are_kept,
     dump_folder_names_every_launched_kernel,
     record_shows_the_dump_settings,
     sigkill_after_the_last_launch_loses_nothing,
@@ -304,6 +305,83 @@ fn native_module(via: &str) {
     assert_counts(&rec, &[(SCALE, &sha, 2, 2)]);
     let formats: Vec<&str> = rec.modules.values().map(|m| m.format.as_str()).collect();
     assert_eq!(formats, ["native"], "modules: {:#?}", rec.modules);
+}
+
+/// Each module's GPU binary is saved once under `modules/`: a native
+/// module's as the program passed it, a SPIR-V module's as the driver built
+/// it; and the device it was built for is recorded once.
+fn module_binaries_are_kept(via: &str) {
+    let s = scratch();
+    let native = native_a();
+    let mut a = args(via, false, &[]);
+    a.extend([
+        "--native".to_string(),
+        format!("n={}", native.display()),
+        "imm:a:scale:2".to_string(),
+        "imm:n:scale:3".to_string(),
+    ]);
+    run(&s, &a);
+    let rec = only_record(&s.out);
+    let ctx = || {
+        format!(
+            "record: {rec:#?}\nfiles:\n  {}",
+            list_files(&s.out).join("\n  ")
+        )
+    };
+    assert_eq!(rec.devices.len(), 1, "one device, recorded once; {}", ctx());
+    let dev = rec.devices.values().next().expect("length checked");
+    assert_eq!(
+        (dev.vendor_id, dev.device_id),
+        (0x8086, 0x0bd5),
+        "the emulated PVC; {}",
+        ctx()
+    );
+    assert!(dev.name.contains("0x0bd5"), "{}", ctx());
+    let modules_dir = s.out.join(xpu_asm_record::MODULES_DIR);
+    let mut saved = BTreeSet::new();
+    for m in rec.modules.values() {
+        assert_eq!(m.device, Some(dev.id), "{}", ctx());
+        let b = m
+            .binary
+            .as_ref()
+            .unwrap_or_else(|| panic!("module {} has no binary; {}", m.id, ctx()));
+        let file = b
+            .file
+            .as_ref()
+            .unwrap_or_else(|| panic!("module {}'s binary not saved; {}", m.id, ctx()));
+        let bytes =
+            std::fs::read(s.out.join(file)).unwrap_or_else(|e| panic!("{file}: {e}; {}", ctx()));
+        assert_eq!(bytes.len() as u64, b.size, "{}", ctx());
+        assert_eq!(sha256_bytes(&bytes), b.sha256, "{}", ctx());
+        assert_eq!(file, &format!("modules/{}.bin", b.sha256), "{}", ctx());
+        if m.format == "native" {
+            assert_eq!(
+                b.sha256,
+                m.sha256,
+                "a native module's binary is its input; {}",
+                ctx()
+            );
+            assert_eq!(bytes, std::fs::read(&native).expect("the native binary"));
+        } else {
+            assert_ne!(
+                b.sha256,
+                m.sha256,
+                "a SPIR-V module's binary is the driver's; {}",
+                ctx()
+            );
+            // NEO 22.43's zeModuleGetNativeBinary: its patch-token ELF.
+            assert_eq!(&bytes[..4], b"\x7fELF", "{}", ctx());
+        }
+        saved.insert(file.trim_start_matches("modules/").to_string());
+    }
+    assert_eq!(rec.modules.len(), 2, "{}", ctx());
+    // Nothing else in modules/: one file per content, no temporary left.
+    let present: BTreeSet<String> = std::fs::read_dir(&modules_dir)
+        .expect("modules/")
+        .map(|e| e.expect("entry").file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(present, saved, "{}", ctx());
+    assert_eq!(present.len(), 2, "{}", ctx());
 }
 
 fn dump_folder_names_every_launched_kernel(via: &str) {

@@ -18,8 +18,11 @@
 //! lists, each executed once (`zeCommandQueueExecuteCommandLists`) and then
 //! reset for reuse. Both are tested.
 //!
-//! Three tests: the records the interposer leaves, once per kind of command
-//! list; and `xpu-asm-run --json`'s `report.json`.
+//! Tests: the records the interposer leaves, once per kind of command list;
+//! `xpu-asm-run --json`'s `report.json`; the SYCL persistent cache kept on
+//! (second run: native modules, ISA from their binaries), which is also the
+//! cross-check of IGA's disassembly against IGC's `.asm` on every kernel;
+//! and `--isa binary`.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -503,4 +506,198 @@ fn report_json_every_kernel_with_exact_launches_and_asm() {
             ))
         );
     }
+}
+
+/// Runs ops.py `n` times per operation under `xpu-asm-run --emulate pvc
+/// --json` with `options` and the extra environment `env`, into `out`;
+/// checks ops.py's output and returns the report.
+fn run_ops_collected(
+    s: &Scratch,
+    out: &Path,
+    options: &[&str],
+    env: &[(&str, &Path)],
+    n: u64,
+) -> xpu_asm_collector::report::Report {
+    let venv = venv();
+    let mut cmd = Command::new(xpu_asm_run());
+    cmd.args(["--emulate", "pvc", "--json", "-o"])
+        .arg(out)
+        .args(options)
+        .arg("--")
+        .arg(venv.join("bin/python"))
+        .arg(ops_py())
+        .arg(n.to_string())
+        .current_dir(&s.out);
+    sycl_env(&mut cmd, &venv);
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let shown = shell_words(&cmd);
+    let output = run_with_timeout(&mut cmd);
+    assert!(
+        output.status.success(),
+        "xpu-asm-run failed\n{}",
+        describe(&shown, &output, out)
+    );
+    assert_ops_stdout(&output, &times_all(n));
+    let text = std::fs::read_to_string(out.join("report.json"))
+        .unwrap_or_else(|e| panic!("no report.json ({e})\n{}", describe(&shown, &output, out)));
+    serde_json::from_str(&text).unwrap_or_else(|e| panic!("report.json: {e}\n{text}"))
+}
+
+/// Every expected kernel of `n` calls per operation, and nothing else, in
+/// `r`: matched from `source`, exactly counted, its `.asm` named by its
+/// `//.kernel` line. Returns name -> instruction count.
+fn assert_ops_matched(
+    out: &Path,
+    r: &xpu_asm_collector::report::Report,
+    n: u64,
+    source: xpu_asm_collector::sources::IsaSourceKind,
+) -> BTreeMap<String, u64> {
+    use xpu_asm_collector::matching::Status;
+    let ctx = || serde_json::to_string_pretty(r).unwrap_or_default();
+    let got: BTreeMap<String, u64> = r
+        .kernels
+        .iter()
+        .map(|k| (k.name.clone(), k.launches))
+        .collect();
+    assert_eq!(
+        got.len(),
+        r.kernels.len(),
+        "a kernel in two entries:\n{}",
+        ctx()
+    );
+    assert_eq!(
+        got,
+        expected(&times_all(n)),
+        "kernels and launches:\n{}",
+        ctx()
+    );
+    let mut instructions = BTreeMap::new();
+    for k in &r.kernels {
+        assert_eq!(
+            k.status,
+            Status::Matched,
+            "{}: {:?}\n{}",
+            k.name,
+            k.reason,
+            ctx()
+        );
+        assert_eq!(k.isa_source, Some(source), "{}\n{}", k.name, ctx());
+        let asm = out.join(k.asm_copy.as_deref().expect("a copy under asm/"));
+        assert_eq!(asm_kernel_line(&asm).as_deref(), Some(k.name.as_str()));
+        instructions.insert(
+            k.name.clone(),
+            k.instructions.expect("an instruction count"),
+        );
+    }
+    instructions
+}
+
+/// The SYCL persistent cache kept on by the user: the second run's modules
+/// are all native (the runtime hands Level Zero the cached binaries), and
+/// every kernel still gets its ISA, from those binaries, with the
+/// instructions IGC's `.asm` of the first run has. The first run is also
+/// the cross-check on every kernel of the real SYCL workload: the driver's
+/// binary of each, disassembled, has exactly the instructions of IGC's
+/// `.asm`.
+#[test]
+fn sycl_cache_second_run_matched_from_binaries_with_igcs_instructions() {
+    use xpu_asm_collector::sources::IsaSourceKind;
+    const N: u64 = 3;
+    let s = scratch();
+    let cache = s.out.join("sycl-cache");
+    let env = [
+        ("SYCL_CACHE_PERSISTENT", Path::new("1")),
+        ("SYCL_CACHE_DIR", cache.as_path()),
+    ];
+    let first_out = s.out.join("first");
+    let first = run_ops_collected(&s, &first_out, &[], &env, N);
+    let first_instr = assert_ops_matched(&first_out, &first, N, IsaSourceKind::IgcDump);
+    let checked = cross_check_dumps_against_binaries(&first_out, &first);
+    assert_eq!(checked, first.kernels.len());
+    assert!(
+        std::fs::read_dir(&cache).is_ok_and(|mut d| d.next().is_some()),
+        "the first run left nothing in the SYCL cache {}",
+        cache.display()
+    );
+
+    let second_out = s.out.join("second");
+    let second = run_ops_collected(&s, &second_out, &[], &env, N);
+    let rec = only_record(&second_out);
+    let formats: BTreeSet<&str> = rec.modules.values().map(|m| m.format.as_str()).collect();
+    assert_eq!(
+        formats,
+        BTreeSet::from(["native"]),
+        "with the cache, every module of the second run is native: {rec:#?}"
+    );
+    let second_instr = assert_ops_matched(&second_out, &second, N, IsaSourceKind::ModuleBinary);
+    assert_eq!(
+        second_instr, first_instr,
+        "instruction counts, from the binaries vs IGC's dumps"
+    );
+}
+
+/// `--isa binary` on the real SYCL workload: no IGC dump, every kernel from
+/// the driver's binary of its module.
+#[test]
+fn isa_binary_every_sycl_kernel_from_binaries() {
+    use xpu_asm_collector::sources::IsaSourceKind;
+    const N: u64 = 2;
+    let s = scratch();
+    let out = s.out.join("xpu");
+    let r = run_ops_collected(&s, &out, &["--isa", "binary"], &[], N);
+    assert_ops_matched(&out, &r, N, IsaSourceKind::ModuleBinary);
+    assert_eq!(
+        r.dumps.before.files, 0,
+        "IGC dumped with --isa binary: {:?}",
+        r.dumps
+    );
+}
+
+/// For each kernel of `r` (ISA from IGC's dump), the driver's binary of its
+/// module disassembled by IGA: the same instructions, in order, as IGC's
+/// `.asm`. Returns how many kernels were compared.
+fn cross_check_dumps_against_binaries(out: &Path, r: &xpu_asm_collector::report::Report) -> usize {
+    use xpu_asm_collector::native;
+    let rec = only_record(out);
+    let iga = native::iga::Iga::load().unwrap_or_else(|e| panic!("{e}"));
+    let mut n = 0;
+    for k in &r.kernels {
+        let module = rec
+            .modules
+            .values()
+            .find(|m| Some(&m.sha256) == k.module_sha256.as_ref())
+            .unwrap_or_else(|| panic!("no module {:?} in the record", k.module_sha256));
+        let file = module
+            .binary
+            .as_ref()
+            .and_then(|b| b.file.clone())
+            .unwrap_or_else(|| panic!("module {} has no saved binary", module.id));
+        let bytes = std::fs::read(out.join(&file)).expect("the saved binary");
+        let device = module
+            .device
+            .and_then(|d| rec.devices.get(&d))
+            .map(|d| native::Device {
+                product: None,
+                device_id: Some(d.device_id),
+                ip_version: d.ip_version,
+            });
+        let program =
+            native::parse(&bytes, device.as_ref()).unwrap_or_else(|e| panic!("{file}: {e}"));
+        let kernel = program
+            .kernel(k.name.as_bytes())
+            .unwrap_or_else(|| panic!("{file} has no kernel {}", k.name));
+        let platform = program.platform.as_ref().expect("the binary's platform");
+        let text = iga
+            .disassemble(platform, &kernel.code)
+            .unwrap_or_else(|e| panic!("{}: {e}", k.name));
+        let igc = std::fs::read_to_string(out.join(k.asm.as_deref().expect("matched")))
+            .expect("IGC's .asm");
+        if let Err(e) = same_instructions(&igc, &text) {
+            panic!("{}: {e}", k.name);
+        }
+        n += 1;
+    }
+    n
 }

@@ -33,6 +33,11 @@ pub struct Module {
     pub format: &'static str,
     pub sha256: String,
     pub build_flags: &'static str,
+    /// The module's `"binary"` object, as JSON (`None`: a record from
+    /// before module binaries).
+    pub binary: Option<String>,
+    /// The id of its device event (`device` of [`Process`]).
+    pub device: Option<u32>,
 }
 
 impl Module {
@@ -42,8 +47,35 @@ impl Module {
             format: "spirv",
             sha256,
             build_flags: "",
+            binary: None,
+            device: None,
         }
     }
+
+    /// A native module whose binary is `bytes`, saved in the capture `out`
+    /// as the interposer saves it, built for device 1 (the emulated PVC).
+    pub fn native_saved(id: u32, out: &Path, bytes: &[u8]) -> Self {
+        let sha = sha256_hex(bytes);
+        let dir = out.join(rec::MODULES_DIR);
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join(rec::module_file_name(&sha)), bytes).unwrap();
+        Module {
+            id,
+            format: "native",
+            sha256: sha.clone(),
+            build_flags: "",
+            binary: Some(format!(
+                r#"{{"size":{},"sha256":"{sha}","file":"modules/{sha}.bin"}}"#,
+                bytes.len()
+            )),
+            device: Some(1),
+        }
+    }
+}
+
+pub fn sha256_hex(bytes: &[u8]) -> String {
+    use sha2::Digest;
+    rec::hex(&sha2::Sha256::digest(bytes))
 }
 
 pub struct Kernel {
@@ -124,10 +156,23 @@ impl Process {
         rec::push_json_str(&mut ev, &self.dump_dir());
         ev.extend_from_slice(format!(r#","env":{{{}}}}}"#, env.join(",")).as_bytes());
         ev.push(b'\n');
+        if self.modules.iter().any(|m| m.device.is_some()) {
+            ev.extend_from_slice(
+                br#"{"type":"device","id":1,"vendor_id":32902,"device_id":3029,"name":"Intel(R) Graphics [0x0bd5]","ip_version":null}"#,
+            );
+            ev.push(b'\n');
+        }
         for m in &self.modules {
+            let mut extra = String::new();
+            if let Some(d) = m.device {
+                extra.push_str(&format!(r#","device":{d}"#));
+            }
+            if let Some(b) = &m.binary {
+                extra.push_str(&format!(r#","binary":{b}"#));
+            }
             ev.extend_from_slice(
                 format!(
-                    r#"{{"type":"module","id":{},"format":"{}","size":1,"sha256":"{}","build_flags":"{}","kernel_names":[]}}"#,
+                    r#"{{"type":"module","id":{},"format":"{}","size":1,"sha256":"{}","build_flags":"{}","kernel_names":[]{extra}}}"#,
                     m.id, m.format, m.sha256, m.build_flags
                 )
                 .as_bytes(),

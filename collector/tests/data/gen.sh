@@ -46,3 +46,12 @@ for asm in "$tmp"/pvc/*.asm; do
     cp "$tmp/pvc/OCL_asm${hash}_entry_${entry}.kernbin" "$here/pvc/"
   fi
 done
+# Module binaries as the interposer saves them (modules/<sha256>.bin), of
+# module_a.cl: ocloc's default patch-token ELF for pvc, and a zebin.
+rm -rf "${here:?}/module-binaries"; mkdir -p "$here/module-binaries"
+(cd "$tmp/out" && ocloc compile -q -file "$here/src/module_a.cl" -device pvc \
+  -output module_a -output_no_suffix >/dev/null && \
+  cp module_a "$here/module-binaries/module_a.pvc.bin" && \
+  ocloc compile -q -file "$here/src/module_a.cl" -device pvc --format zebin \
+  -output module_a_zebin -output_no_suffix >/dev/null && \
+  cp module_a_zebin "$here/module-binaries/module_a.pvc.zebin")

@@ -1,0 +1,343 @@
+//! zebin: IGC's ELF for Level Zero (NEO's `zebin_elf.h`, `zeinfo.h`).
+//!
+//! Kernel code is in `.text.<kernel>`, its size in the kernel's symbol (a
+//! bare `.text` holds functions shared by kernels through stack calls, not
+//! a kernel, and is not read). `.ze_info` is YAML with a `kernels:` list
+//! giving each kernel's `execution_env` (`simd_size`, `grf_count`,
+//! `slm_size`, `private_size`, `spill_size`) and `per_thread_memory_buffers`.
+//! The `.note.intelgt.compat` notes (owner `IntelGT`) give the product
+//! family (type 1), the GFX core family (type 2) and the target metadata
+//! (type 3, the minimum revision in bits 12..8).
+
+use super::platform::FAMILY_STABLE_FROM;
+use super::{Device, Format, NativeError, NativeKernel, Platform, Program};
+use object::elf;
+use object::read::elf::{ElfFile64, FileHeader, SectionHeader};
+use object::{Endianness, Object, ObjectSection, ObjectSymbol};
+use std::collections::HashMap;
+
+const EM_INTELGT: u16 = 205;
+const ET_ZEBIN_FIRST: u16 = 0xff11;
+const ET_ZEBIN_LAST: u16 = 0xff13;
+const NOTE_PRODUCT_FAMILY: u32 = 1;
+const NOTE_GFX_CORE: u32 = 2;
+const NOTE_TARGET_METADATA: u32 = 3;
+
+/// An ELF whose machine is Intel GT, or whose type is one of zebin's own
+/// (older zebins put the product family in `e_machine`).
+pub(crate) fn is_zebin(b: &[u8]) -> bool {
+    let u16_at = |at: usize| b.get(at..at + 2).map(|s| u16::from_le_bytes([s[0], s[1]]));
+    let (Some(e_type), Some(machine)) = (u16_at(16), u16_at(18)) else {
+        return false;
+    };
+    machine == EM_INTELGT || (ET_ZEBIN_FIRST..=ET_ZEBIN_LAST).contains(&e_type)
+}
+
+pub(crate) fn parse(bytes: &[u8], device: Option<&Device>) -> Result<Program, NativeError> {
+    if bytes.get(4) != Some(&elf::ELFCLASS64) {
+        return Err(NativeError::Unsupported(
+            "a 32-bit zebin (IGC writes 64-bit ones)".into(),
+        ));
+    }
+    let file = ElfFile64::<Endianness>::parse(bytes)
+        .map_err(|e| NativeError::Corrupt(format!("zebin ELF: {e}")))?;
+    let endian = file.endian();
+
+    let mut family = None;
+    let mut core = None;
+    let mut revision = None;
+    let header = file.elf_header();
+    let sections = header
+        .sections(endian, bytes)
+        .map_err(|e| NativeError::Corrupt(format!("zebin ELF sections: {e}")))?;
+    for sh in sections.iter() {
+        // Broken notes cost the platform, not the kernels: the device can
+        // stand in.
+        let Ok(Some(mut notes)) = sh.notes(endian, bytes) else {
+            continue;
+        };
+        while let Ok(Some(note)) = notes.next() {
+            if note.name() != b"IntelGT" {
+                continue;
+            }
+            let desc = note.desc();
+            let value = super::u32_at(desc, 0);
+            match note.n_type(endian) {
+                NOTE_PRODUCT_FAMILY => family = value.filter(|&v| v != 0),
+                NOTE_GFX_CORE => core = value.filter(|&v| v != 0),
+                NOTE_TARGET_METADATA => revision = value.map(|v| (v >> 8) & 0x1f),
+                _ => {}
+            }
+        }
+    }
+    let machine = header.e_machine(endian);
+    if machine != EM_INTELGT && family.is_none() && core.is_none() {
+        // Older zebins: e_machine holds the product family, or the GFX core
+        // family (a flag in e_flags says which; trying both is as good).
+        family = Some(u32::from(machine));
+        core = Some(u32::from(machine));
+    }
+    let from_binary = family
+        .and_then(|f| Platform::from_product_family(f, revision))
+        .or_else(|| core.and_then(|c| Platform::from_core_family(c, revision)));
+    // An integrated GPU's product family number depends on the version of
+    // the compiler that wrote it; the device the code ran on does not.
+    let platform = match family {
+        Some(f) if f < FAMILY_STABLE_FROM => device.and_then(Device::platform).or(from_binary),
+        _ => from_binary.or_else(|| device.and_then(Device::platform)),
+    };
+
+    // The size of each symbol, by section and name.
+    let sizes: HashMap<(usize, &[u8]), u64> = file
+        .symbols()
+        .filter_map(|sym| Some(((sym.section_index()?.0, sym.name_bytes().ok()?), sym.size())))
+        .collect();
+    let mut info = HashMap::new();
+    let mut kernels = Vec::new();
+    for s in file.sections() {
+        let Ok(name) = s.name_bytes() else { continue };
+        if name == b".ze_info" {
+            let data = s
+                .data()
+                .map_err(|e| NativeError::Corrupt(format!("zebin section .ze_info: {e}")))?;
+            info = ze_info(&String::from_utf8_lossy(data));
+        } else if let Some(kernel) = name.strip_prefix(b".text.") {
+            let code = s.data().map_err(|e| {
+                NativeError::Corrupt(format!(
+                    "zebin section .text.{}: {e}",
+                    String::from_utf8_lossy(kernel)
+                ))
+            })?;
+            // IGC pads each kernel's section with zeros; the kernel's symbol
+            // gives the size of the code itself.
+            let size = sizes
+                .get(&(s.index().0, kernel))
+                .copied()
+                .filter(|&n| n > 0 && n <= code.len() as u64)
+                .map_or(code.len(), |n| n as usize);
+            kernels.push(NativeKernel {
+                name: kernel.to_vec(),
+                code: code[..size].to_vec(),
+                ..NativeKernel::default()
+            });
+        }
+    }
+    for k in &mut kernels {
+        if let Some(i) = info.remove(&k.name) {
+            k.simd = i.simd;
+            k.grf = i.grf;
+            k.spill_bytes = i.spill;
+            let lanes = if i.private_per_lane {
+                i.simd.unwrap_or(1)
+            } else {
+                1
+            };
+            k.private_memory_bytes = i.private.map(|n| n.saturating_mul(u64::from(lanes)));
+            k.slm_bytes = i.slm;
+            k.scratch_bytes = i.scratch;
+        }
+    }
+    Ok(Program {
+        format: Format::Zebin,
+        platform,
+        fat_entry: None,
+        kernels,
+    })
+}
+
+/// What `.ze_info` says of one kernel.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+struct Info {
+    simd: Option<u32>,
+    grf: Option<u32>,
+    spill: Option<u64>,
+    private: Option<u64>,
+    slm: Option<u64>,
+    scratch: Option<u64>,
+    /// `private` is per SIMT lane (`is_simt_thread`), not per thread.
+    private_per_lane: bool,
+}
+
+/// Reads the per-kernel fields of `.ze_info`. A tolerant reader of the
+/// block YAML IGC writes (`key: value` by indentation, `- ` list items),
+/// not a YAML parser: what it does not understand it skips.
+fn ze_info(text: &str) -> HashMap<Vec<u8>, Info> {
+    let mut r = InfoReader::default();
+    let mut in_kernels = false;
+    for line in text.lines() {
+        let trimmed = line.trim_start();
+        if trimmed.is_empty() || trimmed.starts_with('#') || trimmed.starts_with("---") {
+            continue;
+        }
+        let indent = line.len() - trimmed.len();
+        if indent == 0 && !trimmed.starts_with("- ") {
+            r.end_kernel();
+            in_kernels = trimmed.trim_end() == "kernels:";
+            continue;
+        }
+        if !in_kernels {
+            continue;
+        }
+        let (item, body, body_indent) = match trimmed.strip_prefix("- ") {
+            Some(rest) => {
+                let body = rest.trim_start();
+                (true, body, indent + 2 + (rest.len() - body.len()))
+            }
+            None => (false, trimmed, indent),
+        };
+        let Some((key, value)) = split_key(body) else {
+            continue;
+        };
+        // A list item at or left of the current kernel's dash starts the
+        // next kernel.
+        let dash = match &r.kernel {
+            Some((d, _, _)) if !(item && indent <= *d) => *d,
+            _ if item => {
+                r.end_kernel();
+                r.kernel = Some((indent, Vec::new(), Info::default()));
+                indent
+            }
+            _ => continue,
+        };
+        if body_indent <= dash + 2 {
+            // A key of the kernel itself.
+            r.end_buffer();
+            if key == "name" {
+                if let Some((_, name, _)) = &mut r.kernel {
+                    *name = unquote(value).into_bytes();
+                }
+            }
+            r.section = if value.is_empty() {
+                key.to_string()
+            } else {
+                String::new()
+            };
+            continue;
+        }
+        if item && r.section == "per_thread_memory_buffers" {
+            r.end_buffer();
+        }
+        let num = || value.parse::<u64>().ok();
+        let Some((_, _, info)) = &mut r.kernel else {
+            continue;
+        };
+        match (r.section.as_str(), key) {
+            ("execution_env", "simd_size") => info.simd = num().and_then(|v| u32::try_from(v).ok()),
+            ("execution_env", "grf_count") => info.grf = num().and_then(|v| u32::try_from(v).ok()),
+            ("execution_env", "spill_size") => info.spill = num(),
+            ("execution_env", "private_size") => info.private = num(),
+            ("execution_env", "slm_size") => info.slm = num(),
+            ("per_thread_memory_buffers", "type") => r.buffer.0 = Some(unquote(value)),
+            ("per_thread_memory_buffers", "size") => r.buffer.1 = num(),
+            ("per_thread_memory_buffers", "is_simt_thread") => r.buffer.2 = value == "true",
+            _ => {}
+        }
+    }
+    r.end_kernel();
+    r.out
+}
+
+#[derive(Default)]
+struct InfoReader {
+    out: HashMap<Vec<u8>, Info>,
+    /// The kernel being read: the indent of its `- `, its name, its info.
+    kernel: Option<(usize, Vec<u8>, Info)>,
+    /// The kernel's key being read (`execution_env`, ...), or empty.
+    section: String,
+    /// A per-thread memory buffer being read: its type, its size, whether
+    /// the size is per SIMT lane.
+    buffer: (Option<String>, Option<u64>, bool),
+}
+
+impl InfoReader {
+    fn end_buffer(&mut self) {
+        let (t, size, simt) = std::mem::take(&mut self.buffer);
+        let (Some((_, _, info)), Some(t), Some(size)) = (&mut self.kernel, t.as_deref(), size)
+        else {
+            return;
+        };
+        match t {
+            "scratch" => info.scratch = Some(info.scratch.unwrap_or(0).saturating_add(size)),
+            "private_space" if info.private.is_none() => {
+                info.private = Some(size);
+                info.private_per_lane = simt;
+            }
+            _ => {}
+        }
+    }
+
+    fn end_kernel(&mut self) {
+        self.end_buffer();
+        self.section.clear();
+        if let Some((_, name, info)) = self.kernel.take() {
+            if !name.is_empty() {
+                self.out.insert(name, info);
+            }
+        }
+    }
+}
+
+/// `key: value` (value trimmed, maybe empty); `None` for a line without a
+/// key.
+fn split_key(s: &str) -> Option<(&str, &str)> {
+    let (k, v) = s.split_once(':')?;
+    let k = k.trim();
+    if k.is_empty() || k.contains(' ') {
+        return None;
+    }
+    Some((k, v.trim()))
+}
+
+/// A YAML scalar without its quotes (`'it''s'` is `it's`).
+fn unquote(v: &str) -> String {
+    if let Some(inner) = v.strip_prefix('\'').and_then(|s| s.strip_suffix('\'')) {
+        return inner.replace("''", "'");
+    }
+    if let Some(inner) = v.strip_prefix('"').and_then(|s| s.strip_suffix('"')) {
+        return inner.replace("\\\"", "\"").replace("\\\\", "\\");
+    }
+    v.to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ze_info_fields_per_kernel() {
+        let text = "---\nversion:         '1.20'\nkernels:\n  - name:            first\n    execution_env:\n      grf_count:       256\n      simd_size:       16\n      slm_size:        512\n      spill_size:      64\n      private_size:    32\n    payload_arguments:\n      - arg_type:        global_id_offset\n        offset:          0\n        size:            12\n    per_thread_memory_buffers:\n      - type:            scratch\n        usage:           spill_fill_space\n        size:            128\n      - type:            private_space\n        usage:           private_space\n        size:            32\n  - name:            'sec''ond'\n    execution_env:\n      simd_size:       32\nfunctions:\n  - name:            f\n    execution_env:\n      simd_size:       8\n...\n";
+        let info = ze_info(text);
+        assert_eq!(info.len(), 2, "{info:?}");
+        let first = &info[&b"first".to_vec()];
+        assert_eq!(
+            *first,
+            Info {
+                simd: Some(16),
+                grf: Some(256),
+                spill: Some(64),
+                private: Some(32),
+                slm: Some(512),
+                scratch: Some(128),
+                private_per_lane: false,
+            }
+        );
+        assert_eq!(info[&b"sec'ond".to_vec()].simd, Some(32));
+    }
+
+    #[test]
+    fn garbage_ze_info_gives_nothing_and_does_not_panic() {
+        for text in [
+            "",
+            "kernels:\n  - \n",
+            "kernels:\n- name: x\n  execution_env:\n   simd_size: -1\n",
+            ":\n::\n - : :",
+        ] {
+            let _ = ze_info(text);
+        }
+        assert_eq!(
+            ze_info("kernels:\n- name: x\n  execution_env:\n    simd_size: 8\n")[&b"x".to_vec()]
+                .simd,
+            Some(8)
+        );
+    }
+}

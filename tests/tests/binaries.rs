@@ -1,0 +1,371 @@
+//! ISA from module binaries, on the real stack: the C workload loads native
+//! modules that `ocloc` builds at test time, in every format this stack
+//! makes (zebin, NEO's patch-token ELF, an ocloc fat binary, a binary for
+//! another GPU), or runs with `--isa binary`; `xpu-asm-run` must give every
+//! launched kernel its ISA from the module's binary, with exact counts, or
+//! a clear reason. And the strongest check of the disassembly: for each
+//! kernel, the instructions IGA decodes from the driver's binary are the
+//! instructions of IGC's own `.asm` of that kernel.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use tempfile::TempDir;
+use xpu_asm_collector::matching::Status;
+use xpu_asm_collector::native;
+use xpu_asm_collector::report::{KernelEntry, Report};
+use xpu_asm_collector::sources::IsaSourceKind;
+use xpu_asm_tests::*;
+
+struct Scratch {
+    _dir: TempDir,
+    root: PathBuf,
+}
+
+fn scratch() -> Scratch {
+    let dir = tempfile::Builder::new()
+        .prefix("xpu-asm-binaries-")
+        .tempdir()
+        .expect("a temporary folder");
+    let root = dir.path().to_path_buf();
+    Scratch { _dir: dir, root }
+}
+
+/// Runs the C workload (`--via link`) under `xpu-asm-run --emulate pvc
+/// --json` with `options`, into `<root>/<name>`; returns the capture folder
+/// and its report. Panics with everything to diagnose unless it succeeds.
+fn capture(
+    s: &Scratch,
+    name: &str,
+    options: &[&str],
+    env: &[(&str, &str)],
+    args: &[String],
+) -> (PathBuf, Report) {
+    let out = s.root.join(name);
+    let mut cmd = Command::new(xpu_asm_run());
+    cmd.args(["--emulate", "pvc", "--json", "-o"])
+        .arg(&out)
+        .args(options)
+        .arg("--")
+        .arg(workload_link())
+        .args(["--via", "link"])
+        .args(args)
+        .current_dir(&s.root)
+        .envs(env.iter().copied());
+    let shown = shell_words(&cmd);
+    let output = run_with_timeout(&mut cmd);
+    assert!(
+        output.status.success(),
+        "xpu-asm-run failed\n{}",
+        describe(&shown, &output, &out)
+    );
+    let text = std::fs::read_to_string(out.join("report.json"))
+        .unwrap_or_else(|e| panic!("no report.json ({e})\n{}", describe(&shown, &output, &out)));
+    let report: Report = serde_json::from_str(&text)
+        .unwrap_or_else(|e| panic!("report.json does not parse as schema 2: {e}\n{text}"));
+    assert_eq!(report.schema, 2, "{text}");
+    (out, report)
+}
+
+fn native_arg(name: &str, kind: Native) -> [String; 2] {
+    [
+        "--native".into(),
+        format!("{name}={}", native_a_as(kind).display()),
+    ]
+}
+
+fn spirv_args(with_b: bool) -> Vec<String> {
+    let mut a = vec![
+        "--module".to_string(),
+        format!("a={}", spirv("a").display()),
+    ];
+    if with_b {
+        a.push("--module".into());
+        a.push(format!("b={}", spirv("b").display()));
+    }
+    a
+}
+
+/// The report's launched kernels as (name, module sha256) -> entry.
+fn by_kernel(r: &Report) -> BTreeMap<(String, String), &KernelEntry> {
+    r.kernels
+        .iter()
+        .map(|k| {
+            (
+                (k.name.clone(), k.module_sha256.clone().unwrap_or_default()),
+                k,
+            )
+        })
+        .collect()
+}
+
+/// Exactly the kernels `want` (name, module sha256, launches), each matched
+/// from `source`, its `.asm` (and the copy under asm/) naming it exactly on
+/// its `//.kernel` line, with as many instructions as the header says.
+fn assert_all_matched(out: &Path, r: &Report, want: &[(&str, &str, u64)], source: IsaSourceKind) {
+    let ctx = || serde_json::to_string_pretty(r).unwrap_or_default();
+    let got = by_kernel(r);
+    let got_counts: BTreeMap<(String, String), u64> =
+        got.iter().map(|(k, e)| (k.clone(), e.launches)).collect();
+    let want_counts: BTreeMap<(String, String), u64> = want
+        .iter()
+        .map(|(n, sha, l)| ((n.to_string(), sha.to_string()), *l))
+        .collect();
+    assert_eq!(
+        got_counts,
+        want_counts,
+        "kernels and launches; report:\n{}",
+        ctx()
+    );
+    for ((name, _), k) in got {
+        assert_eq!(
+            k.status,
+            Status::Matched,
+            "{name}: {:?}\n{}",
+            k.reason,
+            ctx()
+        );
+        assert_eq!(k.isa_source, Some(source), "{name}\n{}", ctx());
+        for path in [k.asm.as_ref(), k.asm_copy.as_ref()] {
+            let path = out.join(path.unwrap_or_else(|| panic!("{name} has no .asm\n{}", ctx())));
+            let text = std::fs::read_to_string(&path)
+                .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+            assert_eq!(
+                text.lines().next(),
+                Some(format!("//.kernel {name}").as_str()),
+                "{}",
+                path.display()
+            );
+            let n = native::instructions(&text).len() as u64;
+            assert!(n > 0, "{}: no instructions", path.display());
+            if source == IsaSourceKind::ModuleBinary {
+                assert_eq!(k.instructions, Some(n), "{}", path.display());
+            }
+        }
+    }
+    assert_eq!(r.totals.unmatched, 0, "{}", ctx());
+}
+
+/// Native modules of every format `ocloc` makes for the device: every
+/// launched kernel matched from its module's binary, exactly counted, the
+/// fat binary's pvc member taken.
+#[test]
+fn native_modules_of_every_format_matched_from_their_binaries() {
+    let s = scratch();
+    let mut args = Vec::new();
+    args.extend(native_arg("z", Native::Zebin));
+    args.extend(native_arg("p", Native::PatchTokens));
+    args.extend(native_arg("f", Native::FatPvcTgllp));
+    args.extend(
+        [
+            "imm:z:scale:2",
+            "imm:z:scale_v2:3",
+            "imm:p:scale:5",
+            &format!("imm:p:{VECTOR_ADD}:7"),
+            "imm:f:common_kernel:11",
+            "reg:f:scale_v2:2:13",
+        ]
+        .map(String::from),
+    );
+    let (out, r) = capture(&s, "native", &[], &[], &args);
+    let z = sha256_file(&native_a_as(Native::Zebin));
+    let p = sha256_file(&native_a_as(Native::PatchTokens));
+    let f = sha256_file(&native_a_as(Native::FatPvcTgllp));
+    assert_all_matched(
+        &out,
+        &r,
+        &[
+            (SCALE, &z, 2),
+            (SCALE_V2, &z, 3),
+            (SCALE, &p, 5),
+            (VECTOR_ADD, &p, 7),
+            (COMMON, &f, 11),
+            (SCALE_V2, &f, 26),
+        ],
+        IsaSourceKind::ModuleBinary,
+    );
+    for k in &r.kernels {
+        let b = k
+            .binary
+            .as_ref()
+            .expect("a module-binary kernel names its binary");
+        let sha = k.module_sha256.as_deref().unwrap_or_default();
+        let (format, entry) = if sha == z {
+            ("zebin", None)
+        } else if sha == p {
+            ("patch-tokens-elf", None)
+        } else {
+            ("patch-tokens-elf", Some(()))
+        };
+        assert_eq!(b.sha256, sha, "a native module's binary is its input");
+        assert_eq!(b.format, format, "{}", k.name);
+        assert_eq!(b.fat_entry.is_some(), entry.is_some(), "{}: {b:?}", k.name);
+        assert!(
+            k.platform.as_deref().is_some_and(|p| p.starts_with("PVC")),
+            "{k:?}"
+        );
+        assert_eq!(k.grf, Some(128), "{k:?}");
+        assert_eq!(k.simd, Some(32), "{k:?}");
+    }
+}
+
+/// A binary built for another GPU only: NEO takes it (it compiles the
+/// SPIR-V the binary carries), so its code is not what ran: a clear reason,
+/// not a wrong file; the rest of the report intact.
+#[test]
+fn binary_for_another_gpu_is_not_taken_for_its_isa() {
+    let s = scratch();
+    let mut args = Vec::new();
+    args.extend(native_arg("t", Native::TgllpOnly));
+    args.extend(native_arg("p", Native::PatchTokens));
+    args.extend(["imm:t:scale:4", "imm:p:scale_v2:6"].map(String::from));
+    let (_, r) = capture(&s, "other-gpu", &[], &[], &args);
+    let got = by_kernel(&r);
+    let t = sha256_file(&native_a_as(Native::TgllpOnly));
+    let p = sha256_file(&native_a_as(Native::PatchTokens));
+    let tk = got[&(SCALE.to_string(), t)];
+    assert_eq!(tk.launches, 4);
+    assert_eq!(tk.status, Status::DeviceNotInBinary, "{tk:?}");
+    let why = tk.reason.as_deref().unwrap_or_default();
+    assert!(
+        why.contains("TGLLP") && why.contains("pvc") && why.contains("ocloc -device"),
+        "{why}"
+    );
+    assert!(tk.asm.is_none() && tk.asm_copy.is_none(), "{tk:?}");
+    let pk = got[&(SCALE_V2.to_string(), p)];
+    assert_eq!((pk.launches, pk.status), (6, Status::Matched), "{pk:?}");
+    assert_eq!((r.totals.matched, r.totals.unmatched), (1, 1));
+}
+
+/// `--isa binary`: IGC dumps nothing, caches stay as the user has them, and
+/// every kernel of SPIR-V modules comes from the driver's binary.
+#[test]
+fn isa_binary_takes_every_kernel_from_the_drivers_binary() {
+    let s = scratch();
+    let mut args = spirv_args(true);
+    args.extend(
+        [
+            &format!("imm:a:{VECTOR_ADD}:3"),
+            "imm:a:scale:4",
+            "imm:a:common_kernel:5",
+            "imm:b:common_kernel:6",
+            "reg:b:only_in_b:2:3",
+        ]
+        .map(String::from),
+    );
+    let (out, r) = capture(&s, "isa-binary", &["--isa", "binary"], &[], &args);
+    let (a, b) = (sha256_file(&spirv("a")), sha256_file(&spirv("b")));
+    assert_all_matched(
+        &out,
+        &r,
+        &[
+            (VECTOR_ADD, &a, 3),
+            (SCALE, &a, 4),
+            (COMMON, &a, 5),
+            (COMMON, &b, 6),
+            (ONLY_IN_B, &b, 6),
+        ],
+        IsaSourceKind::ModuleBinary,
+    );
+    assert_eq!(r.dumps.before.files, 0, "no IGC dump: {:?}", r.dumps);
+    let rec = only_record(&out);
+    assert!(rec.isa_binary);
+    assert!(
+        rec.env.iter().all(|e| e.by_user),
+        "xpu-asm set {:?} with --isa binary",
+        rec.env
+    );
+}
+
+/// The user turned IGC's dumps off: the kernels still get their ISA, from
+/// the driver's binary.
+#[test]
+fn users_dumps_off_still_matched_from_binaries() {
+    let s = scratch();
+    let mut args = spirv_args(false);
+    args.extend(["imm:a:scale:2", "imm:a:scale_v2:9"].map(String::from));
+    let (out, r) = capture(
+        &s,
+        "dumps-off",
+        &[],
+        &[("IGC_ShaderDumpEnable", "0")],
+        &args,
+    );
+    let a = sha256_file(&spirv("a"));
+    assert_all_matched(
+        &out,
+        &r,
+        &[(SCALE, &a, 2), (SCALE_V2, &a, 9)],
+        IsaSourceKind::ModuleBinary,
+    );
+}
+
+/// Cross-check on the C workload: every kernel IGC compiled and dumped has,
+/// in the driver's binary of its module, exactly the instructions of its
+/// `.asm`.
+#[test]
+fn drivers_binary_has_the_instructions_of_igcs_asm() {
+    let s = scratch();
+    let mut args = spirv_args(true);
+    args.extend(
+        [
+            &format!("imm:a:{VECTOR_ADD}:1"),
+            "imm:a:scale:1",
+            "imm:a:scale_v2:1",
+            "imm:a:common_kernel:1",
+            "imm:b:common_kernel:1",
+            "imm:b:only_in_b:1",
+        ]
+        .map(String::from),
+    );
+    let (out, r) = capture(&s, "cross-check", &[], &[], &args);
+    assert_eq!(r.kernels.len(), 6);
+    let checked = cross_check(&out, &r);
+    assert_eq!(checked, 6);
+}
+
+/// For every kernel of `r` whose ISA is IGC's dump: disassembles the
+/// driver's binary of its module and compares. Returns how many.
+fn cross_check(out: &Path, r: &Report) -> usize {
+    let rec = only_record(out);
+    let iga = native::iga::Iga::load().unwrap_or_else(|e| panic!("{e}"));
+    let mut n = 0;
+    for k in &r.kernels {
+        assert_eq!(k.isa_source, Some(IsaSourceKind::IgcDump), "{k:?}");
+        let module = rec
+            .modules
+            .values()
+            .find(|m| Some(&m.sha256) == k.module_sha256.as_ref())
+            .unwrap_or_else(|| panic!("no module {:?} in the record", k.module_sha256));
+        let file = module
+            .binary
+            .as_ref()
+            .and_then(|b| b.file.clone())
+            .unwrap_or_else(|| panic!("module {} has no saved binary", module.id));
+        let bytes = std::fs::read(out.join(&file)).expect("the saved binary");
+        let device = module
+            .device
+            .and_then(|d| rec.devices.get(&d))
+            .map(|d| native::Device {
+                product: None,
+                device_id: Some(d.device_id),
+                ip_version: d.ip_version,
+            });
+        let program =
+            native::parse(&bytes, device.as_ref()).unwrap_or_else(|e| panic!("{file}: {e}"));
+        let kernel = program
+            .kernel(k.name.as_bytes())
+            .unwrap_or_else(|| panic!("{file} has no kernel {}", k.name));
+        let platform = program.platform.as_ref().expect("the binary's platform");
+        let text = iga
+            .disassemble(platform, &kernel.code)
+            .unwrap_or_else(|e| panic!("{}: {e}", k.name));
+        let igc = std::fs::read_to_string(out.join(k.asm.as_ref().expect("matched")))
+            .expect("IGC's .asm");
+        if let Err(e) = same_instructions(&igc, &text) {
+            panic!("{}: {e}", k.name);
+        }
+        n += 1;
+    }
+    n
+}
