@@ -3,7 +3,8 @@
 # GPU: installs the Level Zero stack if needed, builds in release, runs a small
 # Level Zero program (reaching the loader as the SYCL runtime does, through its
 # function tables) under `xpu-asm-run --emulate pvc`, and shows the table and
-# where the ISA went. Kernels do not execute in emulation; they are compiled
+# where the ISA went. Two of its modules are SPIR-V (ISA from IGC's dumps), one
+# is a native zebin built ahead of time (ISA disassembled from the binary). Kernels do not execute in emulation; they are compiled
 # by the real IGC exactly as for a PVC GPU.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -18,6 +19,9 @@ for m in a b; do
     (cd "$demo/build" && ocloc compile -file "../../../tests/workload/kernels_$m.cl" -spv_only \
         -device pvc -output "kernels_$m" -output_no_suffix -q >/dev/null)
 done
+# Ahead of time, as DPC++ -fsycl-targets=spir64_gen or a prebuilt wheel does.
+(cd "$demo/build" && ocloc compile -file ../../../tests/workload/kernels_mix.cl \
+    -device pvc --format zebin -output kernels_mix -output_no_suffix -q >/dev/null)
 
 run=${CARGO_TARGET_DIR:-target}/release/xpu-asm-run
 # 1000 + 300 + 20 launches on immediate lists, a regular list of 4 appends run
@@ -27,7 +31,8 @@ steps=(imm:a:_ZTSZ4mainE10vector_add:1000 imm:a:scale:300 imm:a:scale_v2:20
 "$run" --emulate pvc -o "$demo/capture" -- \
     "$demo/build/workload" --via ddi \
     --module "a=$demo/build/kernels_a.spv" --module "b=$demo/build/kernels_b.spv" \
-    "${steps[@]}"
+    --native "m=$demo/build/kernels_mix" \
+    "${steps[@]}" imm:m:mix_mad_loop:50 imm:m:mix_slm:10
 
 # The same program twice more, quietly: its modules built with line
 # information (-g), and without optimisation (build flags -cl-opt-disable).
