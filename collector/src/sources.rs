@@ -163,26 +163,49 @@ pub fn scan_dumps(
     progress: &dyn Fn(&str),
     warnings: &mut Vec<String>,
 ) -> Result<(Vec<DumpLocation>, Vec<DumpFolder>), crate::dumps::Stopped> {
-    let mut locations = Vec::new();
-    let mut folders: Vec<DumpFolder> = Vec::new();
-    for (i, rec) in recs.iter().enumerate() {
-        let loc = resolve_dump_dir(dir, rec, warnings);
-        progress(&format!(
-            "scanning {} ({}/{})",
-            crate::names::escape_for_terminal(&loc.shown),
-            i + 1,
-            recs.len()
-        ));
-        let f = match folders.iter().find(|f| f.path == loc.path) {
-            Some(seen) => seen.clone(),
-            None => {
-                let f = crate::dumps::scan_folder(&loc.path, &loc.shown, known_final, stop)?;
-                warnings.extend(f.warnings.iter().cloned());
-                f
-            }
+    use rayon::prelude::*;
+    let locations: Vec<DumpLocation> = recs
+        .iter()
+        .map(|rec| resolve_dump_dir(dir, rec, warnings))
+        .collect();
+    // A forked child shares its parent's dump folder: each folder is
+    // scanned once. Folders are scanned side by side (a job's capture has
+    // one per rank, each small), and the files of each folder too.
+    let mut first_of: std::collections::HashMap<&Path, usize> = std::collections::HashMap::new();
+    let unique: Vec<usize> = (0..locations.len())
+        .filter(|&i| first_of.insert(locations[i].path.as_path(), i).is_none())
+        .collect();
+    progress(&format!("scanning {} dump folders", unique.len()));
+    let scanned: Vec<Result<DumpFolder, crate::dumps::Stopped>> = unique
+        .par_iter()
+        .map(|&i| {
+            let loc = &locations[i];
+            crate::dumps::scan_folder(&loc.path, &loc.shown, known_final, stop)
+        })
+        .collect();
+    let mut by_path: std::collections::HashMap<&Path, DumpFolder> =
+        std::collections::HashMap::with_capacity(unique.len());
+    for (&i, f) in unique.iter().zip(scanned) {
+        let f = f?;
+        warnings.extend(f.warnings.iter().cloned());
+        by_path.insert(locations[i].path.as_path(), f);
+    }
+    // The last process of a folder takes it; the others (forked children
+    // sharing their parent's) get a copy.
+    let mut last_of: std::collections::HashMap<&Path, usize> = std::collections::HashMap::new();
+    for (i, loc) in locations.iter().enumerate() {
+        last_of.insert(loc.path.as_path(), i);
+    }
+    let mut folders = Vec::with_capacity(locations.len());
+    for (i, loc) in locations.iter().enumerate() {
+        let p = loc.path.as_path();
+        let f = if last_of.get(p) == Some(&i) {
+            by_path.remove(p)
+        } else {
+            by_path.get(p).cloned()
         };
-        locations.push(loc);
-        folders.push(f);
+        // Every path was scanned above.
+        folders.push(f.unwrap_or_default());
     }
     Ok((locations, folders))
 }
