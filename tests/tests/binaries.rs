@@ -320,52 +320,6 @@ fn drivers_binary_has_the_instructions_of_igcs_asm() {
     );
     let (out, r) = capture(&s, "cross-check", &[], &[], &args);
     assert_eq!(r.kernels.len(), 6);
-    let checked = cross_check(&out, &r);
+    let checked = cross_check_dumps_against_binaries(&out, &r);
     assert_eq!(checked, 6);
-}
-
-/// For every kernel of `r` whose ISA is IGC's dump: disassembles the
-/// driver's binary of its module and compares. Returns how many.
-fn cross_check(out: &Path, r: &Report) -> usize {
-    let rec = only_record(out);
-    let iga = native::iga::Iga::load().unwrap_or_else(|e| panic!("{e}"));
-    let mut n = 0;
-    for k in &r.kernels {
-        assert_eq!(k.isa_source, Some(IsaSourceKind::IgcDump), "{k:?}");
-        let module = rec
-            .modules
-            .values()
-            .find(|m| Some(&m.sha256) == k.module_sha256.as_ref())
-            .unwrap_or_else(|| panic!("no module {:?} in the record", k.module_sha256));
-        let file = module
-            .binary
-            .as_ref()
-            .and_then(|b| b.file.clone())
-            .unwrap_or_else(|| panic!("module {} has no saved binary", module.id));
-        let bytes = std::fs::read(out.join(&file)).expect("the saved binary");
-        let device = module
-            .device
-            .and_then(|d| rec.devices.get(&d))
-            .map(|d| native::Device {
-                product: None,
-                device_id: Some(d.device_id),
-                ip_version: d.ip_version,
-            });
-        let program =
-            native::parse(&bytes, device.as_ref()).unwrap_or_else(|e| panic!("{file}: {e}"));
-        let kernel = program
-            .kernel(k.name.as_bytes())
-            .unwrap_or_else(|| panic!("{file} has no kernel {}", k.name));
-        let platform = program.platform.as_ref().expect("the binary's platform");
-        let text = iga
-            .disassemble(platform, &kernel.code)
-            .unwrap_or_else(|e| panic!("{}: {e}", k.name));
-        let igc = std::fs::read_to_string(out.join(k.asm.as_ref().expect("matched")))
-            .expect("IGC's .asm");
-        if let Err(e) = same_instructions(&igc, &text) {
-            panic!("{}: {e}", k.name);
-        }
-        n += 1;
-    }
-    n
 }
