@@ -93,20 +93,6 @@ pub fn is_launcher(cmd0: &OsStr) -> bool {
     LAUNCHERS.contains(&name.as_str())
 }
 
-/// This host's name as records give it.
-pub fn host_name() -> String {
-    let mut buf = [0u8; 256];
-    // SAFETY: buf is writable for its length; gethostname NUL-terminates on success.
-    let rc = unsafe { libc::gethostname(buf.as_mut_ptr().cast(), buf.len()) };
-    let raw = if rc == 0 {
-        let end = buf.iter().position(|b| *b == 0).unwrap_or(buf.len());
-        String::from_utf8_lossy(&buf[..end]).into_owned()
-    } else {
-        String::new()
-    };
-    xpu_asm_record::safe_host(&raw)
-}
-
 fn instance_path(dir: &Path, rank: u32) -> PathBuf {
     dir.join(INSTANCES_DIR).join(format!("rank-{rank:06}.json"))
 }
@@ -196,7 +182,7 @@ fn create_job_file(dir: &Path, rank: &Rank) -> Result<bool, LaunchError> {
     // Unique among every rank on every host: the host, the pid and the rank.
     let tmp = dir.join(format!(
         ".job.json.tmp.{}-{}-{}",
-        host_name(),
+        xpu_asm_record::host_name(),
         std::process::id(),
         rank.rank
     ));
@@ -286,7 +272,7 @@ pub fn join(out: Option<&Path>, force: bool, rank: &Rank) -> Result<Joined, Laun
         }
         std::thread::sleep(Duration::from_millis(50));
     }
-    let host = host_name();
+    let host = xpu_asm_record::host_name();
     let inst_dir = dir.join(INSTANCES_DIR);
     std::fs::create_dir_all(&inst_dir).map_err(|e| io_error(&inst_dir, e))?;
     let path = instance_path(dir, rank.rank);
@@ -362,7 +348,7 @@ pub fn after_end(dir: &Path, size: Option<u32>) -> AfterEnd {
         Ok(mut f) => {
             let _ = std::io::Write::write_all(
                 &mut f,
-                format!("{} {}\n", host_name(), std::process::id()).as_bytes(),
+                format!("{} {}\n", xpu_asm_record::host_name(), std::process::id()).as_bytes(),
             );
             AfterEnd::Collect
         }

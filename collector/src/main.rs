@@ -271,7 +271,7 @@ fn cmd_run(a: &xpu_asm_collector::cli::RunArgs) -> Result<i32, LaunchError> {
         isa: (a.isa == IsaMode::Binary).then(|| "binary".to_string()),
         state: "running".into(),
         pid: None,
-        host: Some(job::host_name()),
+        host: Some(xpu_asm_record::host_name()),
         exit: None,
         error: None,
         started_unix: launch::unix_now(),

@@ -73,19 +73,6 @@ fn setenv(name: &str, value: &str) {
     }
 }
 
-pub fn hostname() -> String {
-    let mut buf = [0u8; 256];
-    // SAFETY: buf is writable for its length; gethostname NUL-terminates on success.
-    let rc = unsafe { libc::gethostname(buf.as_mut_ptr().cast(), buf.len()) };
-    let raw = if rc == 0 {
-        let end = buf.iter().position(|b| *b == 0).unwrap_or(buf.len());
-        String::from_utf8_lossy(&buf[..end]).into_owned()
-    } else {
-        String::new()
-    };
-    xpu_asm_record::safe_host(&raw)
-}
-
 /// 8 random hex digits, fresh per process: two processes with the same host
 /// name and pid (PID namespaces, containers) still name their files apart.
 pub fn new_token() -> String {
@@ -108,7 +95,7 @@ pub fn new_token() -> String {
 
 fn load() -> Option<Config> {
     let out = getenv(OUT_ENV).filter(|s| !s.is_empty())?;
-    let host = hostname();
+    let host = xpu_asm_record::host_name();
     // SAFETY: getpid has no preconditions.
     let pid = unsafe { libc::getpid() } as u32;
     // Variables a parent process of this run set are ours to replace; any

@@ -93,6 +93,20 @@ pub fn dump_dir_name(host: &str, pid: u32) -> String {
     format!("{DUMPS_DIR}/{host}-{pid}")
 }
 
+/// This host's name as records give it ([`safe_host`] of `gethostname`).
+pub fn host_name() -> String {
+    let mut buf = [0u8; 256];
+    // SAFETY: buf is writable for its length; gethostname NUL-terminates on success.
+    let rc = unsafe { libc::gethostname(buf.as_mut_ptr().cast(), buf.len()) };
+    let raw = if rc == 0 {
+        let end = buf.iter().position(|b| *b == 0).unwrap_or(buf.len());
+        String::from_utf8_lossy(&buf[..end]).into_owned()
+    } else {
+        String::new()
+    };
+    safe_host(&raw)
+}
+
 /// A host name reduced to characters safe in a file name (`[A-Za-z0-9._-]`,
 /// anything else `_`; `host` when empty): how records name hosts.
 pub fn safe_host(raw: &str) -> String {
