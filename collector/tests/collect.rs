@@ -477,8 +477,16 @@ fn identical_files_of_many_processes_are_one_candidate() {
     assert_eq!(
         c,
         [
-            ("dumps/h-20/OCL_asm16db3a16823c3d45_simd32_entry_0001.asm", 0, 5),
-            ("dumps/h-24/OCL_asm16db3a16823c3d45_1_simd32_entry_0001.asm", 1, 5),
+            (
+                "dumps/h-20/OCL_asm16db3a16823c3d45_simd32_entry_0001.asm",
+                0,
+                5
+            ),
+            (
+                "dumps/h-24/OCL_asm16db3a16823c3d45_1_simd32_entry_0001.asm",
+                1,
+                5
+            ),
         ]
     );
     // `--keep launched` keeps every process's copy, not only the listed one:

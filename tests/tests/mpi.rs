@@ -272,7 +272,11 @@ fn assert_candidates_once(run: &Run, r: &Value, n: u64) {
                 continue;
             }
             let text = std::fs::read_to_string(e.path()).unwrap_or_default();
-            if let Some(name) = text.lines().next().and_then(|l| l.strip_prefix("//.kernel ")) {
+            if let Some(name) = text
+                .lines()
+                .next()
+                .and_then(|l| l.strip_prefix("//.kernel "))
+            {
                 *files
                     .entry(name.to_string())
                     .or_default()
@@ -294,7 +298,11 @@ fn assert_candidates_once(run: &Run, r: &Value, n: u64) {
             })
             .collect();
         let want = files.get(name).cloned().unwrap_or_default();
-        assert!(!want.is_empty(), "no .asm of {name} in the dumps\n{}", run.ctx());
+        assert!(
+            !want.is_empty(),
+            "no .asm of {name} in the dumps\n{}",
+            run.ctx()
+        );
         assert!(
             want.values().all(|c| *c == n),
             "each rank has each file of {name}: {want:?}\n{}",
