@@ -710,10 +710,11 @@ fn disagreement(name: &[u8], chosen: &AsmFile, listed: &[(&AsmFile, u32)]) -> Op
                 what.push(format!("{} spill bytes", opt(f.3)));
             }
             if what.is_empty() {
-                what.push(format!("the code of {}", a.shown));
+                return format!("{n} with the code of {}", a.shown);
             }
             let mut s = format!("{n} with {}", what.join(", "));
-            if i > 0 {
+            // Where to look at a version the report does not show.
+            if a.shown != chosen.shown {
                 s.push_str(&format!(" ({})", a.shown));
             }
             s

@@ -533,6 +533,37 @@ fn a_process_that_compiled_differently_is_its_own_candidate_and_warned() {
     let h = find(&r, "heavy", &sha_c());
     assert!(h.asm_candidates.iter().all(|c| c.processes == 5));
     assert_eq!(h.asm_candidates.len(), 2);
+
+    // The process shown (it launched most) is the one that differs: the
+    // others' version is named by its first path.
+    let t = tempfile::tempdir().unwrap();
+    let out = t.path();
+    ranks_capture(
+        out,
+        Some((24, VECTOR_ADD_A, "//.instCount 34", "//.instCount 41")),
+    );
+    let r = run(out);
+    let k = find(&r, "vector_add", &sha_a());
+    assert_eq!(k.instructions, Some(41));
+    let c: Vec<(String, u32)> = k
+        .asm_candidates
+        .iter()
+        .map(|c| (c.path.clone(), c.processes))
+        .collect();
+    assert_eq!(
+        c,
+        [
+            (format!("dumps/h-20/{VECTOR_ADD_A}"), 4),
+            (format!("dumps/h-24/{VECTOR_ADD_A}"), 1),
+        ]
+    );
+    assert_eq!(
+        r.warnings,
+        [format!(
+            "kernel vector_add: processes compiled it differently: 4 with 34 instructions \
+             (dumps/h-20/{VECTOR_ADD_A}), 1 with 41 instructions; the report shows dumps/h-24/{VECTOR_ADD_A}"
+        )]
+    );
 }
 
 #[test]
