@@ -21,8 +21,9 @@ same files, so a script can link them in from another folder).
 
 --job N makes the processes the ranks of one SPMD job (Open MPI's variables
 in each record's `job`), N ranks per host (hosts node000, node001, ...):
-every rank compiles and launches the same modules and kernels, and files are
-named as the interposer names them, with a per-process token.
+every rank compiles and launches the same modules and kernels (so its dumps
+are the same files), and files are named as the interposer names them, with
+a per-process token.
 
 Deterministic: the same arguments give the same folder. Prints a summary line.
 """
@@ -180,8 +181,10 @@ def main():
             n_launch = round(a.kernels * a.launched)
             for k, name in enumerate(names):
                 if not a.no_dumps:
-                    text = asm_text(name, 40 + (p * 7 + m * 13 + k) % 900,
-                                    pool[(p * 31 + m * 7 + k) % len(pool)])
+                    # A job's ranks compile the same SPIR-V: the same ISA.
+                    c = q if a.job else p
+                    text = asm_text(name, 40 + (c * 7 + m * 13 + k) % 900,
+                                    pool[(c * 31 + m * 7 + k) % len(pool)])
                     path = os.path.join(dump, f"OCL_asm{igc_hash}_simd32_entry_{k + 1:04d}.asm")
                     with open(path, "w") as f:
                         f.write(text)

@@ -13,7 +13,7 @@ use crate::sources::{IsaSource, IsaSourceKind, Lookup};
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 use std::borrow::Cow;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use xpu_asm_record::read::ProcessRecord;
 
 /// Why a kernel has, or has not, an ISA file.
@@ -79,8 +79,15 @@ pub struct KernelMatch {
     pub pids: Vec<u32>,
     pub status: Status,
     pub reason: Option<String>,
-    /// Every `.asm` of this kernel in the processes' dump folders.
+    /// Every distinct compilation of this kernel in the processes' dump
+    /// folders (and module binaries), one file each (see [`fold`]).
     pub candidates: Vec<AsmFile>,
+    /// For each candidate, how many processes had that compilation.
+    pub processes: Vec<u32>,
+    /// The files that are the same compilation as a listed candidate in
+    /// another process's folder: not listed, but kept with the candidates
+    /// (`--keep launched`).
+    pub same_files: Vec<std::path::PathBuf>,
     /// Index into `candidates` of the file the report shows.
     pub chosen: Option<usize>,
     /// Why that one.
@@ -436,22 +443,27 @@ pub fn match_all_listing(
     }
 
     let launched: Vec<_> = launched.into_iter().collect();
-    out.launched = launched
+    let merged: Vec<(KernelMatch, Option<String>)> = launched
         .par_iter()
         .map(|((name, _), (sha, per))| merge_processes(name, sha, per))
         .collect();
     drop(launched);
+    out.launched.reserve(merged.len());
+    for (k, warning) in merged {
+        out.warnings.extend(warning);
+        out.launched.push(k);
+    }
 
     let launched_keys: std::collections::HashSet<(&[u8], Option<&str>)> = out
         .launched
         .iter()
         .map(|k| (k.name.as_slice(), k.module_sha256.as_deref()))
         .collect();
-    // (name, module key) -> (module SHA-256, pids, files)
-    type Found<'a> = (Option<&'a String>, Vec<u32>, Vec<&'a AsmFile>);
+    // (name, module key) -> (module SHA-256, pids, (folder, file))
+    type Found<'a> = (Option<&'a String>, Vec<u32>, Vec<(usize, &'a AsmFile)>);
     let mut unlaunched: BTreeMap<(&[u8], Cow<str>), Found> = BTreeMap::new();
     let mut folders_seen = std::collections::BTreeSet::new();
-    for p in procs {
+    for (folder, p) in procs.iter().enumerate() {
         // A forked child shares its parent's folder; the files are the parent's.
         if !folders_seen.insert(&p.folder.path) {
             continue;
@@ -474,7 +486,7 @@ pub fn match_all_listing(
             if !e.1.contains(&p.rec.pid) {
                 e.1.push(p.rec.pid);
             }
-            e.2.push(a);
+            e.2.push((folder, a));
         }
     }
     let unlaunched: Vec<_> = unlaunched.into_iter().collect();
@@ -483,15 +495,14 @@ pub fn match_all_listing(
         .map(|((name, _), (sha, pids, files))| {
             let mut pids = pids.clone();
             pids.sort_unstable();
-            let mut files = if list_unlaunched {
+            let files = if list_unlaunched {
                 files.clone()
             } else {
                 Vec::new()
             };
-            files.sort_by(|a, b| a.shown.cmp(&b.shown));
-            // A forked child shares its parent's folder: each file once.
-            files.dedup_by(|a, b| a.shown == b.shown);
-            let pick = choose_among(&files);
+            let folded = fold(files, None);
+            let listed: Vec<&AsmFile> = folded.listed.iter().map(|l| l.0).collect();
+            let pick = choose_among(&listed);
             KernelMatch {
                 name: name.to_vec(),
                 module_sha256: sha.cloned(),
@@ -502,7 +513,9 @@ pub fn match_all_listing(
                 reason: Some("IGC compiled it; the program never launched it".into()),
                 chosen: pick.as_ref().map(|p| p.0),
                 choice: pick.map(|p| p.1),
-                candidates: files.into_iter().cloned().collect(),
+                candidates: listed.into_iter().cloned().collect(),
+                processes: folded.listed.iter().map(|l| l.1).collect(),
+                same_files: Vec::new(),
             }
         })
         .collect();
@@ -517,8 +530,12 @@ fn launched_kernels(rec: &ProcessRecord) -> impl Iterator<Item = &xpu_asm_record
 }
 
 /// One launched kernel's findings in each process that launched it, as one
-/// entry.
-fn merge_processes(name: &[u8], sha: &Option<String>, per: &[PerProcess]) -> KernelMatch {
+/// entry, and a warning when the processes compiled it differently.
+fn merge_processes(
+    name: &[u8],
+    sha: &Option<String>,
+    per: &[PerProcess],
+) -> (KernelMatch, Option<String>) {
     // The process that launched it most speaks for it; ties: lowest pid.
     let mut per: Vec<&PerProcess> = per.iter().collect();
     per.sort_by(|a, b| {
@@ -546,26 +563,169 @@ fn merge_processes(name: &[u8], sha: &Option<String>, per: &[PerProcess]) -> Ker
         status: lead.status,
         reason: lead.reason.clone(),
         candidates: Vec::new(),
+        processes: Vec::new(),
+        same_files: Vec::new(),
         chosen: None,
         choice: None,
     };
+    let mut warning = None;
     if lead.status == Status::Matched {
-        // Choose within the leading process; list every process's files.
+        // Choose within the leading process; list every process's
+        // compilations.
         let pick = choose_among(&lead.candidates);
-        let mut all: Vec<&AsmFile> = per
+        let all: Vec<(usize, &AsmFile)> = per
             .iter()
-            .flat_map(|p| p.candidates.iter().copied())
+            .enumerate()
+            .flat_map(|(i, p)| p.candidates.iter().map(move |a| (i, *a)))
             .collect();
-        all.sort_by(|a, b| a.shown.cmp(&b.shown));
-        all.dedup_by(|a, b| a.shown == b.shown);
-        if let Some((i, why)) = pick {
-            let shown = &lead.candidates[i].shown;
-            km.chosen = all.iter().position(|a| &a.shown == shown);
+        let chosen = pick.as_ref().map(|(i, _)| lead.candidates[*i]);
+        let folded = fold(all, chosen.map(|a| a.shown.as_str()));
+        if let (Some((_, why)), Some(c)) = (pick, chosen) {
+            km.chosen = folded.listed.iter().position(|l| l.0.shown == c.shown);
             km.choice = Some(why);
+            warning = disagreement(name, c, &folded.listed);
         }
-        km.candidates = all.into_iter().cloned().collect();
+        km.processes = folded.listed.iter().map(|l| l.1).collect();
+        km.candidates = folded.listed.into_iter().map(|l| l.0.clone()).collect();
+        km.same_files = folded.same.into_iter().map(|a| a.path.clone()).collect();
     }
-    km
+    (km, warning)
+}
+
+/// What makes two processes' `.asm` files the same compilation of a kernel:
+/// the same file in IGC's dump folder (its name says module hash, retry,
+/// SIMD and entry) with the same figures in its header. A module binary's
+/// file is already one per binary content: its path says it all.
+type Compilation<'a> = (
+    IsaSourceKind,
+    &'a str,
+    Option<u32>,
+    u32,
+    Option<u64>,
+    Option<u64>,
+);
+
+fn compilation(a: &AsmFile) -> Compilation<'_> {
+    let h = a.header.as_ref();
+    let file = match a.source {
+        IsaSourceKind::ModuleBinary => a.shown.as_str(),
+        _ => a.file_name.as_str(),
+    };
+    (
+        a.source,
+        file,
+        a.name.simd,
+        a.name.retry,
+        h.and_then(|h| h.instructions),
+        h.and_then(|h| h.spill_bytes),
+    )
+}
+
+/// A kernel's files over processes, each compilation once.
+struct Folded<'a> {
+    /// One file per compilation, by path, with how many processes had it.
+    listed: Vec<(&'a AsmFile, u32)>,
+    /// The other processes' files of a listed compilation.
+    same: Vec<&'a AsmFile>,
+}
+
+/// Folds `files` (each with the index of the process it is of) into one
+/// file per compilation: the first by path, or `chosen` when that is one
+/// of them. A file two processes share (a forked child writes into its
+/// parent's folder) counts for both and is listed once.
+fn fold<'a>(mut files: Vec<(usize, &'a AsmFile)>, chosen: Option<&str>) -> Folded<'a> {
+    files.sort_by(|a, b| (a.1.shown.as_str(), a.0).cmp(&(b.1.shown.as_str(), b.0)));
+    files.dedup_by(|a, b| a.0 == b.0 && a.1.shown == b.1.shown);
+    let mut listed: Vec<(&AsmFile, u32)> = Vec::new();
+    let mut same: Vec<&AsmFile> = Vec::new();
+    let mut group: HashMap<Compilation, usize> = HashMap::new();
+    for (_, a) in files {
+        match group.entry(compilation(a)) {
+            std::collections::hash_map::Entry::Vacant(v) => {
+                v.insert(listed.len());
+                listed.push((a, 1));
+            }
+            std::collections::hash_map::Entry::Occupied(o) => {
+                let l = &mut listed[*o.get()];
+                l.1 += 1;
+                if l.0.shown == a.shown {
+                    continue;
+                }
+                if chosen == Some(a.shown.as_str()) {
+                    same.push(std::mem::replace(&mut l.0, a));
+                } else {
+                    same.push(a);
+                }
+            }
+        }
+    }
+    listed.sort_by(|a, b| a.0.shown.cmp(&b.0.shown));
+    Folded { listed, same }
+}
+
+/// The warning for a kernel whose processes compiled the chosen file
+/// differently (other instruction count, SIMD, retry, spills, binary), so
+/// that different ranks ran different code; `None` when they agree.
+fn disagreement(name: &[u8], chosen: &AsmFile, listed: &[(&AsmFile, u32)]) -> Option<String> {
+    let mut rivals: Vec<&(&AsmFile, u32)> = listed
+        .iter()
+        .filter(|l| l.0.source == chosen.source && l.0.file_name == chosen.file_name)
+        .collect();
+    if rivals.len() < 2 {
+        return None;
+    }
+    // Most processes first; the chosen file's compilation first among equals.
+    rivals.sort_by_key(|l| (std::cmp::Reverse(l.1), l.0.shown != chosen.shown));
+    let figures = |a: &AsmFile| {
+        let h = a.header.as_ref();
+        (
+            h.and_then(|h| h.instructions),
+            a.name.simd,
+            a.name.retry,
+            h.and_then(|h| h.spill_bytes),
+        )
+    };
+    let all: Vec<_> = rivals.iter().map(|l| figures(l.0)).collect();
+    let instructions = all.iter().any(|f| f.0 != all[0].0);
+    let simd = all.iter().any(|f| f.1 != all[0].1);
+    let retry = all.iter().any(|f| f.2 != all[0].2);
+    let spill = all.iter().any(|f| f.3 != all[0].3);
+    let opt = |v: Option<u64>| v.map_or("an unknown number of".to_string(), |v| v.to_string());
+    let parts: Vec<String> = rivals
+        .iter()
+        .enumerate()
+        .map(|(i, (a, n))| {
+            let f = all[i];
+            let mut what = Vec::new();
+            if instructions {
+                what.push(format!("{} instructions", opt(f.0)));
+            }
+            if simd {
+                what.push(f.1.map_or("no SIMD width".into(), |s| format!("SIMD{s}")));
+            }
+            if retry {
+                what.push(format!("retry {}", f.2));
+            }
+            if spill {
+                what.push(format!("{} spill bytes", opt(f.3)));
+            }
+            if what.is_empty() {
+                return format!("{n} with the code of {}", a.shown);
+            }
+            let mut s = format!("{n} with {}", what.join(", "));
+            // Where to look at a version the report does not show.
+            if a.shown != chosen.shown {
+                s.push_str(&format!(" ({})", a.shown));
+            }
+            s
+        })
+        .collect();
+    Some(format!(
+        "kernel {}: processes compiled it differently: {}; the report shows {}",
+        crate::names::escape_for_terminal(&crate::names::demangle(name)),
+        parts.join(", "),
+        chosen.shown
+    ))
 }
 
 fn warn_same_spirv_different_flags(rec: &ProcessRecord, warnings: &mut Vec<String>) {

@@ -160,7 +160,12 @@ pub fn save_state_and_prune(
             .launched
             .iter()
             .filter(|_| launched_only)
-            .flat_map(|k| k.candidates.iter().map(|a| a.path.as_path()))
+            .flat_map(|k| {
+                k.candidates
+                    .iter()
+                    .map(|a| a.path.as_path())
+                    .chain(k.same_files.iter().map(|p| p.as_path()))
+            })
             .collect();
         let keep_hashes: BTreeSet<&str> = matching
             .launched

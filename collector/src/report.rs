@@ -106,10 +106,20 @@ pub struct Candidate {
     /// Whether its machine code is the final binary IGC emitted; null when
     /// the dump does not tell.
     pub final_binary: Option<bool>,
+    /// How many processes had this compilation: the same file name in
+    /// their dump folders with the same SIMD, retry, instruction count and
+    /// spill bytes (for `module-binary`, the same file). Listed once, by
+    /// the first path (or the chosen file when it is one of them).
+    #[serde(default = "one")]
+    pub processes: u32,
+}
+
+fn one() -> u32 {
+    1
 }
 
 impl Candidate {
-    fn from_file(a: &AsmFile) -> Self {
+    fn from_file(a: &AsmFile, processes: u32) -> Self {
         let h = a.header.as_ref();
         Candidate {
             path: a.shown.clone(),
@@ -119,6 +129,7 @@ impl Candidate {
             instructions: h.and_then(|h| h.instructions),
             spill_bytes: h.and_then(|h| h.spill_bytes),
             final_binary: a.final_binary,
+            processes,
         }
     }
 }
@@ -210,7 +221,12 @@ impl KernelEntry {
             asm: chosen.map(|a| a.shown.clone()),
             asm_copy: None,
             asm_choice: k.choice.clone(),
-            asm_candidates: k.candidates.iter().map(Candidate::from_file).collect(),
+            asm_candidates: k
+                .candidates
+                .iter()
+                .enumerate()
+                .map(|(i, a)| Candidate::from_file(a, k.processes.get(i).copied().unwrap_or(1)))
+                .collect(),
             simd: chosen.and_then(|a| a.name.simd),
             grf: h.and_then(|h| h.grf),
             instructions: h.and_then(|h| h.instructions),

@@ -193,3 +193,36 @@ fn iga_missing_is_a_reason_that_says_how_to_install_it() {
         (Status::Matched, Some(IsaSourceKind::IgcDump))
     );
 }
+
+/// Processes that loaded the same binary share its disassembly (one file
+/// under `isa/` per binary content): one candidate, had by each of them.
+#[test]
+fn one_binary_in_many_processes_is_one_candidate() {
+    let t = tempfile::tempdir().unwrap();
+    let out = t.path();
+    let zebin = binary("module_a.pvc.zebin");
+    let mut sha = String::new();
+    for (pid, n) in [(30, 2u64), (31, 3), (32, 4)] {
+        let mut p = Process::new(pid);
+        let m = Module::native_saved(1, out, &zebin);
+        sha = m.sha256.clone();
+        p.modules = vec![m];
+        p.kernels = vec![kernel(1, 1, b"vector_add_scaled", n)];
+        p.write(out);
+    }
+    write_run_json(out, r#"{"code":0}"#);
+    let r = run(out);
+    assert!(r.warnings.is_empty(), "{:?}", r.warnings);
+    let k = entry(&r, "vector_add_scaled", &sha);
+    assert_eq!(k.status, Status::Matched, "{k:#?}");
+    assert_eq!(k.launches, 9);
+    assert_eq!(k.pids, [30, 31, 32]);
+    let asm = k.asm.clone().unwrap();
+    assert!(asm.starts_with(&format!("isa/{sha}")), "{asm}");
+    let c: Vec<(&str, IsaSourceKind, u32)> = k
+        .asm_candidates
+        .iter()
+        .map(|c| (c.path.as_str(), c.source, c.processes))
+        .collect();
+    assert_eq!(c, [(asm.as_str(), IsaSourceKind::ModuleBinary, 3)]);
+}

@@ -252,6 +252,72 @@ fn assert_ranks_launched(run: &Run, r: &Value, n: u64) {
         let want: Vec<(u64, u64)> = all.iter().map(|r| (*r, each)).collect();
         assert_eq!(per, want, "launches per rank\n{}", run.ctx());
     }
+    assert_candidates_once(run, r, n);
+}
+
+/// Every rank compiled the same SPIR-V the same way: each kernel's `.asm`
+/// files (in each rank's dump folder, found by their `//.kernel` line) are
+/// listed once, each had by the `n` ranks, and no warning says the ranks
+/// compiled differently.
+fn assert_candidates_once(run: &Run, r: &Value, n: u64) {
+    // kernel name -> file name -> ranks' folders holding it
+    let mut files: BTreeMap<String, BTreeMap<String, u64>> = BTreeMap::new();
+    for p in r["processes"].as_array().into_iter().flatten() {
+        let dir = run.out.join(p["dump_dir"].as_str().unwrap_or("?"));
+        let entries = std::fs::read_dir(&dir)
+            .unwrap_or_else(|e| panic!("{}: {e}\n{}", dir.display(), run.ctx()));
+        for e in entries.flatten() {
+            let file = e.file_name().to_string_lossy().into_owned();
+            if !file.ends_with(".asm") {
+                continue;
+            }
+            let text = std::fs::read_to_string(e.path()).unwrap_or_default();
+            if let Some(name) = text
+                .lines()
+                .next()
+                .and_then(|l| l.strip_prefix("//.kernel "))
+            {
+                *files
+                    .entry(name.to_string())
+                    .or_default()
+                    .entry(file)
+                    .or_default() += 1;
+            }
+        }
+    }
+    for k in r["kernels"].as_array().into_iter().flatten() {
+        let name = k["name"].as_str().unwrap_or("?");
+        let listed: BTreeMap<String, u64> = k["asm_candidates"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .map(|c| {
+                let path = c["path"].as_str().unwrap_or("?");
+                let file = path.rsplit('/').next().unwrap_or(path).to_string();
+                (file, c["processes"].as_u64().unwrap_or(0))
+            })
+            .collect();
+        let want = files.get(name).cloned().unwrap_or_default();
+        assert!(
+            !want.is_empty(),
+            "no .asm of {name} in the dumps\n{}",
+            run.ctx()
+        );
+        assert!(
+            want.values().all(|c| *c == n),
+            "each rank has each file of {name}: {want:?}\n{}",
+            run.ctx()
+        );
+        assert_eq!(
+            k["asm_candidates"].as_array().map(Vec::len),
+            Some(want.len()),
+            "one candidate per file of {name}\n{}",
+            run.ctx()
+        );
+        assert_eq!(listed, want, "candidates of {name}\n{}", run.ctx());
+    }
+    let w = r["warnings"].to_string();
+    assert!(!w.contains("compiled it differently"), "{w}\n{}", run.ctx());
 }
 
 /// `(rank, host)` of each process, sorted.
