@@ -33,7 +33,9 @@ fuzz_target!(|data: &[u8]| {
         Err(e) => {
             assert!(!e.to_string().is_empty());
             if let NativeError::NoEntryForDevice { entries, .. } = &e {
-                assert!(entries.iter().all(|n| !n.is_empty() && !n.starts_with("pad_")));
+                assert!(entries
+                    .iter()
+                    .all(|n| !n.is_empty() && !n.starts_with("pad_")));
             }
             return;
         }

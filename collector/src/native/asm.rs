@@ -169,8 +169,14 @@ mod tests {
             h.kernel.as_deref(),
             Some(&b"k\\n(W) nop\\r\\n//.spill size 9"[..])
         );
-        assert_eq!((h.grf, h.spill_bytes, h.instructions), (Some(128), None, Some(1)));
-        assert!(text.contains("fat binary member 64.x\\nmov (1|M0)"), "{text}");
+        assert_eq!(
+            (h.grf, h.spill_bytes, h.instructions),
+            (Some(128), None, Some(1))
+        );
+        assert!(
+            text.contains("fat binary member 64.x\\nmov (1|M0)"),
+            "{text}"
+        );
     }
 
     #[test]
