@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Fuzzes the parsers that read what other programs wrote: the record reader
 # (xpu_asm_record::read::parse_events / apply_counts), the `.asm` header
-# parser (xpu_asm_collector::dumps::parse_header), and dump file names,
-# `.kernbin` binaries and the asm/ file names made from kernel names.
+# parser (xpu_asm_collector::dumps::parse_header), dump file names,
+# `.kernbin` binaries and the asm/ file names made from kernel names, and
+# the native GPU binaries modules are built from (native::parse: zebin,
+# patch tokens bare and in NEO's ELF, ocloc fat binaries; render_asm).
 # Each target runs for a bounded time. Not part of CI.
 #
 #   scripts/fuzz.sh [SECONDS_PER_TARGET] [TARGET...]    (default: 240 s, all)
@@ -12,8 +14,8 @@
 # RUSTC_BOOTSTRAP=1, which lets stable rustc accept them. FUZZ_TOOLCHAIN=nightly
 # uses a nightly toolchain instead. Extra libFuzzer options go in FUZZ_ARGS.
 #
-# Corpora live in fuzz/corpus/<target> (seeded from real IGC dumps and
-# records on first use), crashes in fuzz/artifacts/<target>; both are
+# Corpora live in fuzz/corpus/<target> (seeded on first use from real IGC
+# dumps, records, and binaries ocloc compiles then), crashes in fuzz/artifacts/<target>; both are
 # ignored by git. The script prints, per target, the run time, executions
 # and whether anything crashed, and exits non-zero when something did.
 set -euo pipefail
@@ -24,7 +26,7 @@ secs=${1:-240}
 shift || true
 targets=("$@")
 if [ ${#targets[@]} -eq 0 ]; then
-    targets=(record_reader asm_header dump_names)
+    targets=(record_reader asm_header dump_names native_binary)
 fi
 
 if ! cargo fuzz --version >/dev/null 2>&1; then
@@ -41,9 +43,57 @@ fi
 # Seeds: real IGC output from the collector's test data, and records in the
 # real format (a process header, a module, kernels with UTF-8, escaped and
 # hex names, an exit event) with a counts file.
+# Native binaries: the committed ones and what ocloc makes of a test
+# workload now (patch tokens in NEO's ELF, zebin, a PVC+TGLLP fat binary,
+# and the bare patch-token program cut out of its ELF), each behind every
+# device byte (0 none, 1 pvc, 2 tgllp, 3 dg2).
+seed_native() {
+    local out=$1 tmp f d
+    tmp=$(mktemp -d)
+    cp "$root"/collector/tests/data/module-binaries/* "$tmp/"
+    if command -v ocloc >/dev/null; then
+        if ! (
+            cd "$tmp"
+            cp "$root/tests/workload/kernels_a.cl" .
+            ocloc compile -q -file kernels_a.cl -device pvc -output a.pvc-pt -output_no_suffix &&
+                ocloc compile -q -file kernels_a.cl -device pvc --format zebin \
+                    -output a.pvc-zebin -output_no_suffix &&
+                ocloc compile -q -file kernels_a.cl -device pvc,tgllp -output a.fat -output_no_suffix
+            rc=$?
+            rm -f kernels_a.cl ./*.spv ./*.gen ./*.dbg
+            exit $rc
+        ) >/dev/null; then
+            echo "fuzz.sh: ocloc failed; the native_binary seeds are the committed binaries only" >&2
+        fi
+    else
+        echo "fuzz.sh: no ocloc; the native_binary seeds are the committed binaries only" >&2
+    fi
+    python3 - "$tmp" <<'PY'
+import os, struct, sys
+d = sys.argv[1]
+for name in sorted(os.listdir(d)):
+    b = open(os.path.join(d, name), "rb").read()
+    if b[:5] != b"\x7fELF\x02":
+        continue
+    shoff, = struct.unpack_from("<Q", b, 0x28)
+    shentsize, shnum = struct.unpack_from("<HH", b, 0x3a)
+    for i in range(shnum):
+        off, size = struct.unpack_from("<QQ", b, shoff + i * shentsize + 0x18)
+        if b[off:off + 4] == b"CTNI":
+            with open(os.path.join(d, name + ".ctni"), "wb") as f:
+                f.write(b[off:off + size])
+PY
+    for f in "$tmp"/*; do
+        for d in 0 1 2 3; do
+            { printf "\\$d"; cat "$f"; } >"$out/seed-$d-$(basename "$f")"
+        done
+    done
+    rm -rf "$tmp"
+}
+
 seed() {
     local c="$root/fuzz/corpus"
-    mkdir -p "$c/record_reader" "$c/asm_header" "$c/dump_names"
+    mkdir -p "$c/record_reader" "$c/asm_header" "$c/dump_names" "$c/native_binary"
     if [ -z "$(ls -A "$c/asm_header")" ]; then
         for f in "$root"/collector/tests/data/*/*.asm; do
             { printf '\377'; cat "$f"; } >"$c/asm_header/seed-$(basename "$f")"
@@ -59,6 +109,9 @@ seed() {
         done
         printf '%s' '_ZTSZ4mainEUlN4sycl3_V12idILi1EEEE_' >"$c/dump_names/seed-sycl-name"
         printf '../../etc/passwd\n\377' >"$c/dump_names/seed-hostile-name"
+    fi
+    if [ -z "$(ls -A "$c/native_binary")" ]; then
+        seed_native "$c/native_binary"
     fi
     if [ -z "$(ls -A "$c/record_reader")" ]; then
         python3 - "$c/record_reader" <<'PY'

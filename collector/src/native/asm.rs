@@ -20,7 +20,9 @@ pub fn render_asm(kernel: &NativeKernel, program: &Program, disassembly: &str) -
     s.push_str("//.kernel ");
     // The name is written as is: IGC's dumps put the raw bytes there too,
     // and a lossy conversion only ever touches names that are not UTF-8.
-    s.push_str(&String::from_utf8_lossy(&kernel.name));
+    // Only line breaks are escaped: one would end the header line, and what
+    // follows it would read as header fields or instructions.
+    push_line_safe(&mut s, &String::from_utf8_lossy(&kernel.name));
     s.push('\n');
     if let Some(p) = &program.platform {
         let _ = writeln!(s, "//.platform {}", p.name);
@@ -46,11 +48,13 @@ pub fn render_asm(kernel: &NativeKernel, program: &Program, disassembly: &str) -
     }
     match &program.fat_entry {
         Some(e) => {
-            let _ = writeln!(
+            let _ = write!(
                 s,
-                "//.source module-binary ({}, fat binary member {e})",
+                "//.source module-binary ({}, fat binary member ",
                 program.format
             );
+            push_line_safe(&mut s, e);
+            s.push_str(")\n");
         }
         None => {
             let _ = writeln!(s, "//.source module-binary ({})", program.format);
@@ -62,6 +66,18 @@ pub fn render_asm(kernel: &NativeKernel, program: &Program, disassembly: &str) -
         s.push('\n');
     }
     s
+}
+
+/// Appends `text` with `\n` and `\r` written as those two characters, so
+/// that it stays on one line.
+fn push_line_safe(s: &mut String, text: &str) {
+    for c in text.chars() {
+        match c {
+            '\n' => s.push_str("\\n"),
+            '\r' => s.push_str("\\r"),
+            c => s.push(c),
+        }
+    }
 }
 
 /// The instructions of an `.asm` text, IGC's or [`render_asm`]'s, one
@@ -130,6 +146,37 @@ mod tests {
         assert_eq!(a, instructions(iga));
         assert_eq!(a.len(), 3);
         assert_eq!(a[1], "jmpi @label {I@1}");
+    }
+
+    #[test]
+    fn line_breaks_in_names_stay_in_their_header_line() {
+        let k = NativeKernel {
+            name: b"k\n(W) nop\r\n//.spill size 9".to_vec(),
+            grf: Some(128),
+            ..NativeKernel::default()
+        };
+        let p = Program {
+            format: Format::Zebin,
+            platform: None,
+            fat_entry: Some("64.x\nmov (1|M0) r2.0<1>:ud 0x0:ud".into()),
+            kernels: vec![],
+        };
+        let body = "(W) mov (8|M0) r1.0<1>:ud 0x0:ud\n";
+        let text = render_asm(&k, &p, body);
+        assert_eq!(instructions(&text), instructions(body), "{text}");
+        let h = crate::dumps::parse_header(text.as_bytes(), 1 << 20).unwrap();
+        assert_eq!(
+            h.kernel.as_deref(),
+            Some(&b"k\\n(W) nop\\r\\n//.spill size 9"[..])
+        );
+        assert_eq!(
+            (h.grf, h.spill_bytes, h.instructions),
+            (Some(128), None, Some(1))
+        );
+        assert!(
+            text.contains("fat binary member 64.x\\nmov (1|M0)"),
+            "{text}"
+        );
     }
 
     #[test]

@@ -143,6 +143,9 @@ fn kernel(b: &[u8], at: usize) -> Result<(NativeKernel, usize), String> {
         .position(|&c| c == 0)
         .map_or(raw_name, |z| &raw_name[..z])
         .to_vec();
+    if name.is_empty() {
+        return Err(format!("its name at offset {name_at} is empty"));
+    }
     let heap_at = name_at + name_n;
     let code_n = if unpadded > 0 && unpadded <= heap_n {
         unpadded
@@ -306,6 +309,12 @@ mod tests {
             parse(&bad, None, Format::PatchTokens),
             Err(NativeError::Corrupt(_))
         ));
+        // A kernel without a name.
+        let nameless = program(&[kernel_blob(b"", &[1; 16], &[])]);
+        match parse(&nameless, None, Format::PatchTokens) {
+            Err(NativeError::Corrupt(m)) => assert!(m.contains("name"), "{m}"),
+            other => panic!("{other:?}"),
+        }
         // A token of size 0 and one past its list.
         let last = good.len() - 12;
         for size in [0u32, 4, 1000] {

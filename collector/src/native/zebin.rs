@@ -94,20 +94,41 @@ pub(crate) fn parse(bytes: &[u8], device: Option<&Device>) -> Result<Program, Na
         .collect();
     let mut info = HashMap::new();
     let mut kernels = Vec::new();
+    // The bytes of the sections read so far. Sections of a real zebin do
+    // not overlap; many headers naming the same bytes would copy them once
+    // per header, far more than the binary holds.
+    let mut read = 0usize;
+    let mut count = |data: &[u8]| {
+        read = read.saturating_add(data.len());
+        if read > bytes.len() {
+            return Err(NativeError::Corrupt(format!(
+                "zebin sections overlap: those read hold more than the file's {} bytes",
+                bytes.len()
+            )));
+        }
+        Ok(())
+    };
     for s in file.sections() {
         let Ok(name) = s.name_bytes() else { continue };
         if name == b".ze_info" {
             let data = s
                 .data()
                 .map_err(|e| NativeError::Corrupt(format!("zebin section .ze_info: {e}")))?;
+            count(data)?;
             info = ze_info(&String::from_utf8_lossy(data));
         } else if let Some(kernel) = name.strip_prefix(b".text.") {
+            if kernel.is_empty() {
+                return Err(NativeError::Corrupt(
+                    "zebin section \".text.\" names no kernel".into(),
+                ));
+            }
             let code = s.data().map_err(|e| {
                 NativeError::Corrupt(format!(
                     "zebin section .text.{}: {e}",
                     String::from_utf8_lossy(kernel)
                 ))
             })?;
+            count(code)?;
             // IGC pads each kernel's section with zeros; the kernel's symbol
             // gives the size of the code itself.
             let size = sizes
@@ -322,6 +343,54 @@ mod tests {
             }
         );
         assert_eq!(info[&b"sec'ond".to_vec()].simd, Some(32));
+    }
+
+    const ZEBIN: &[u8] = include_bytes!("../../tests/data/module-binaries/module_a.pvc.zebin");
+
+    /// The offsets of the `sh_name` of each section header whose name
+    /// starts with `.text.`, and of that name in the file.
+    fn text_sections(b: &[u8]) -> Vec<(usize, usize)> {
+        let u16_at = |at: usize| usize::from(u16::from_le_bytes([b[at], b[at + 1]]));
+        let u64_at = |at: usize| u64::from_le_bytes(b[at..at + 8].try_into().unwrap()) as usize;
+        let (shoff, shentsize, shnum) = (u64_at(0x28), u16_at(0x3a), u16_at(0x3c));
+        let strtab = u64_at(shoff + u16_at(0x3e) * shentsize + 0x18);
+        (0..shnum)
+            .map(|i| shoff + i * shentsize)
+            .filter_map(|h| {
+                let name = strtab + super::super::u32_at(b, h).unwrap() as usize;
+                b[name..].starts_with(b".text.").then_some((h, name))
+            })
+            .collect()
+    }
+
+    #[test]
+    fn sections_naming_the_same_bytes_are_corrupt_not_copied_again() {
+        let good = parse(ZEBIN, None).unwrap();
+        assert_eq!(good.kernels.len(), 2, "{good:?}");
+        // Every kernel's section made to cover the whole file: each would be
+        // a copy of it.
+        let mut bad = ZEBIN.to_vec();
+        let texts = text_sections(&bad);
+        assert_eq!(texts.len(), 2);
+        for (h, _) in texts {
+            bad[h + 0x18..h + 0x20].copy_from_slice(&0u64.to_le_bytes());
+            bad[h + 0x20..h + 0x28].copy_from_slice(&(ZEBIN.len() as u64).to_le_bytes());
+        }
+        match parse(&bad, None) {
+            Err(NativeError::Corrupt(m)) => assert!(m.contains("overlap"), "{m}"),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn a_kernel_section_without_a_name_is_corrupt() {
+        let mut bad = ZEBIN.to_vec();
+        let (_, name) = text_sections(&bad)[0];
+        bad[name + ".text.".len()] = 0;
+        match parse(&bad, None) {
+            Err(NativeError::Corrupt(m)) => assert!(m.contains("names no kernel"), "{m}"),
+            other => panic!("{other:?}"),
+        }
     }
 
     #[test]
