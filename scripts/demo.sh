@@ -25,17 +25,19 @@ done
 
 run=${CARGO_TARGET_DIR:-target}/release/xpu-asm-run
 # 1000 + 300 + 20 launches on immediate lists, a regular list of 4 appends run
-# 50 times (200 launches), and a kernel of the same name in a second module.
+# 50 times (200 launches), a kernel of the same name in a second module, and
+# two kernels of the ahead-of-time module.
 steps=(imm:a:_ZTSZ4mainE10vector_add:1000 imm:a:scale:300 imm:a:scale_v2:20
-    reg:a:common_kernel:4:50 imm:b:common_kernel:7 imm:b:only_in_b:2)
+    reg:a:common_kernel:4:50 imm:b:common_kernel:7 imm:b:only_in_b:2
+    imm:m:mix_mad_loop:50 imm:m:mix_slm:10)
 "$run" --emulate pvc -o "$demo/capture" -- \
     "$demo/build/workload" --via ddi \
     --module "a=$demo/build/kernels_a.spv" --module "b=$demo/build/kernels_b.spv" \
-    --native "m=$demo/build/kernels_mix" \
-    "${steps[@]}" imm:m:mix_mad_loop:50 imm:m:mix_slm:10
+    --native "m=$demo/build/kernels_mix" "${steps[@]}"
 
 # The same program twice more, quietly: its modules built with line
-# information (-g), and without optimisation (build flags -cl-opt-disable).
+# information (-g), and without optimisation (build flags -cl-opt-disable);
+# the ahead-of-time module is the same binary in all three.
 for m in a b; do
     (cd "$demo/build" && ocloc compile -file "../../../tests/workload/kernels_$m.cl" -spv_only \
         -device pvc -options -g -output "kernels_${m}_g" -output_no_suffix -q >/dev/null)
@@ -43,11 +45,11 @@ done
 "$run" --emulate pvc -q -o "$demo/capture-g" -- \
     "$demo/build/workload" --via ddi --build-flags -g \
     --module "a=$demo/build/kernels_a_g.spv" --module "b=$demo/build/kernels_b_g.spv" \
-    "${steps[@]}" >/dev/null
+    --native "m=$demo/build/kernels_mix" "${steps[@]}" >/dev/null
 "$run" --emulate pvc -q -o "$demo/capture-O0" -- \
     "$demo/build/workload" --via ddi --build-flags -cl-opt-disable \
     --module "a=$demo/build/kernels_a.spv" --module "b=$demo/build/kernels_b.spv" \
-    "${steps[@]}" >/dev/null
+    --native "m=$demo/build/kernels_mix" "${steps[@]}" >/dev/null
 
 echo
 echo "\$ xpu-asm-run show $demo/capture-g scale_v2 --lines"
