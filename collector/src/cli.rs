@@ -6,14 +6,16 @@ use std::ffi::OsString;
 use std::path::PathBuf;
 
 /// Runs a command and gives the GPU ISA of every Intel GPU kernel it
-/// launched through Level Zero, each matched to the exact file IGC compiled.
+/// launched through Level Zero, each matched to its exact ISA.
 ///
 /// The command runs with the xpu-asm interposer preloaded and IGC's shader
-/// dumps switched on; its standard input, output and error pass through
-/// untouched, and xpu-asm-run exits with its exit status (128+N when signal
-/// N ended it). Then every launched kernel is matched, by its exact name
-/// and its module's SPIR-V, to the `.asm` IGC wrote for it, and a table
-/// (or, with --json, the JSON report) is printed on stdout.
+/// dumps switched on (not with --isa binary); its standard input, output
+/// and error pass through untouched, and xpu-asm-run exits with its exit
+/// status (128+N when signal N ended it). Then every launched kernel is
+/// matched, by its exact name and its module, to the `.asm` IGC wrote for
+/// it, or else to IGA's disassembly of the module binary the driver ran
+/// (ahead-of-time builds, generated kernels, persistent caches), and a
+/// table (or, with --json, the JSON report) is printed on stdout.
 ///
 /// The capture folder keeps report.json, a copy of each launched kernel's
 /// ISA under asm/, the records and the dumps; `xpu-asm-run collect DIR`
