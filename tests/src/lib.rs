@@ -801,3 +801,82 @@ pub fn cross_check_dumps_against_binaries(
     }
     n
 }
+
+/// A finished run of a command that writes a capture folder (`out`): what
+/// a test asserts on, with everything needed to explain a failure.
+pub struct Run {
+    /// The command, as a shell would take it.
+    pub shown: String,
+    pub output: Output,
+    /// The capture folder.
+    pub out: PathBuf,
+    /// Whatever must live as long as the run (the test's temporary folder,
+    /// when the run outlives the function that made it).
+    kept: Option<Box<dyn std::any::Any>>,
+}
+
+/// Runs `cmd` (with the usual deadline) and keeps what it did.
+pub fn run(mut cmd: Command, out: &Path) -> Run {
+    let shown = shell_words(&cmd);
+    let output = run_with_timeout(&mut cmd);
+    Run::new(shown, output, out)
+}
+
+impl Run {
+    pub fn new(shown: String, output: Output, out: &Path) -> Run {
+        Run {
+            shown,
+            output,
+            out: out.to_path_buf(),
+            kept: None,
+        }
+    }
+
+    /// The command, its status and output, the capture's files and its
+    /// report: what a failed assertion prints.
+    pub fn ctx(&self) -> String {
+        let report = std::fs::read_to_string(self.out.join("report.json"))
+            .unwrap_or_else(|e| format!("(no report.json: {e})"));
+        format!(
+            "{}\nreport.json:\n{report}",
+            describe(&self.shown, &self.output, &self.out)
+        )
+    }
+
+    /// The capture's `report.json`.
+    pub fn report(&self) -> serde_json::Value {
+        let path = self.out.join("report.json");
+        let text = std::fs::read_to_string(&path)
+            .unwrap_or_else(|e| panic!("cannot read {}: {e}\n{}", path.display(), self.ctx()));
+        serde_json::from_str(&text)
+            .unwrap_or_else(|e| panic!("{} is not JSON: {e}\n{}", path.display(), self.ctx()))
+    }
+
+    /// The command's own exit status (it must exit, never die of a signal).
+    pub fn assert_status(&self, code: i32) {
+        use std::os::unix::process::ExitStatusExt;
+        assert_eq!(
+            (self.output.status.code(), self.output.status.signal()),
+            (Some(code), None),
+            "expected exit status {code}\n{}",
+            self.ctx()
+        );
+    }
+
+    pub fn stdout(&self) -> String {
+        String::from_utf8_lossy(&self.output.stdout).into_owned()
+    }
+
+    pub fn stdout_lines(&self) -> Vec<String> {
+        stdout_lines(&self.output)
+    }
+
+    pub fn stderr(&self) -> String {
+        String::from_utf8_lossy(&self.output.stderr).into_owned()
+    }
+
+    /// Keeps `what` (a temporary folder) alive as long as the run.
+    pub fn keep(&mut self, what: impl std::any::Any) {
+        self.kept = Some(Box::new(what));
+    }
+}

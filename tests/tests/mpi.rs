@@ -14,9 +14,8 @@
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::os::unix::fs::PermissionsExt;
-use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Command;
 use tempfile::TempDir;
 use xpu_asm_tests::record::{ranks, DUMP_ENV, OUT_ENV, OWNED_ENV};
 use xpu_asm_tests::*;
@@ -154,59 +153,6 @@ fn per_rank(out: &Path) -> Vec<String> {
         out.display().to_string(),
         "--".into(),
     ]
-}
-
-struct Run {
-    shown: String,
-    output: Output,
-    out: PathBuf,
-    /// The test's folder, when the run outlives the function that made it.
-    _scratch: Option<Scratch>,
-}
-
-impl Run {
-    fn ctx(&self) -> String {
-        let report = std::fs::read_to_string(self.out.join("report.json"))
-            .unwrap_or_else(|e| format!("(no report.json: {e})"));
-        format!(
-            "{}\nreport.json:\n{report}",
-            describe(&self.shown, &self.output, &self.out)
-        )
-    }
-
-    fn report(&self) -> Value {
-        let text = std::fs::read_to_string(self.out.join("report.json"))
-            .unwrap_or_else(|e| panic!("no report.json: {e}\n{}", self.ctx()));
-        serde_json::from_str(&text).unwrap_or_else(|e| panic!("bad JSON: {e}\n{}", self.ctx()))
-    }
-
-    fn assert_status(&self, code: i32) {
-        assert_eq!(
-            (self.output.status.code(), self.output.status.signal()),
-            (Some(code), None),
-            "expected exit status {code}\n{}",
-            self.ctx()
-        );
-    }
-
-    fn stdout(&self) -> String {
-        String::from_utf8_lossy(&self.output.stdout).into_owned()
-    }
-
-    fn stderr(&self) -> String {
-        String::from_utf8_lossy(&self.output.stderr).into_owned()
-    }
-}
-
-fn run(mut cmd: Command, out: &Path) -> Run {
-    let shown = shell_words(&cmd);
-    let output = run_with_timeout(&mut cmd);
-    Run {
-        shown,
-        output,
-        out: out.to_path_buf(),
-        _scratch: None,
-    }
 }
 
 /// `(launches, appended)` per kernel name; each kernel listed once.
@@ -440,7 +386,7 @@ fn job_with_last_rank(l: &str, how: &str) -> Run {
     let mut cmd = launcher(&s, l, 4, None);
     cmd.args(per_rank(&s.out)).arg("sh").arg(&script);
     let mut r = run(cmd, &s.out);
-    r._scratch = Some(s);
+    r.keep(s);
     r
 }
 
@@ -595,7 +541,7 @@ fn launcher_inside(l: &str, extra: &[&str]) -> Run {
     cmd.arg(inner.get_program()).args(inner.get_args());
     cmd.args(extra).args(workload_args(&STEPS));
     let mut r = run(cmd, &s.out);
-    r._scratch = Some(s);
+    r.keep(s);
     r
 }
 

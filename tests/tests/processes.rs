@@ -13,7 +13,7 @@
 use serde_json::{json, Value};
 use std::collections::{BTreeMap, BTreeSet};
 use std::io::{BufRead, BufReader};
-use std::os::unix::process::{CommandExt, ExitStatusExt};
+use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::sync::mpsc::{self, Receiver};
@@ -92,59 +92,6 @@ fn workload_line(via: &str, steps: &[&str]) -> Vec<String> {
 }
 
 /// A finished xpu-asm-run: what a failure must show.
-struct Run {
-    shown: String,
-    output: Output,
-    out: PathBuf,
-}
-
-impl Run {
-    fn ctx(&self) -> String {
-        let report = std::fs::read_to_string(self.out.join("report.json"))
-            .unwrap_or_else(|e| format!("(no report.json: {e})"));
-        format!(
-            "{}\nreport.json:\n{report}",
-            describe(&self.shown, &self.output, &self.out)
-        )
-    }
-
-    fn report(&self) -> Value {
-        let path = self.out.join("report.json");
-        let text = std::fs::read_to_string(&path)
-            .unwrap_or_else(|e| panic!("cannot read {}: {e}\n{}", path.display(), self.ctx()));
-        serde_json::from_str(&text)
-            .unwrap_or_else(|e| panic!("{} is not JSON: {e}\n{}", path.display(), self.ctx()))
-    }
-
-    /// xpu-asm-run's own exit status (it must exit, never die of a signal).
-    fn assert_status(&self, code: i32) {
-        assert_eq!(
-            (self.output.status.code(), self.output.status.signal()),
-            (Some(code), None),
-            "xpu-asm-run must exit with {code}\n{}",
-            self.ctx()
-        );
-    }
-
-    fn stdout_lines(&self) -> Vec<String> {
-        stdout_lines(&self.output)
-    }
-
-    fn stderr(&self) -> String {
-        String::from_utf8_lossy(&self.output.stderr).into_owned()
-    }
-}
-
-fn run(mut cmd: Command, out: &Path) -> Run {
-    let shown = shell_words(&cmd);
-    let output = run_with_timeout(&mut cmd);
-    Run {
-        shown,
-        output,
-        out: out.to_path_buf(),
-    }
-}
-
 /// `(launches, appended, status)` of each launched kernel of the report.
 fn kernel_rows(r: &Value) -> BTreeMap<String, (u64, u64, String)> {
     let mut m = BTreeMap::new();
@@ -349,15 +296,15 @@ impl Live {
             }
             b
         };
-        Run {
-            shown: self.shown.clone(),
-            output: Output {
+        Run::new(
+            self.shown.clone(),
+            Output {
                 status,
                 stdout: join(&self.stdout),
                 stderr: join(&self.stderr),
             },
-            out: self.out.clone(),
-        }
+            &self.out,
+        )
     }
 }
 
