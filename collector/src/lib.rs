@@ -195,8 +195,10 @@ pub fn collect(dir: &Path, opts: &Options) -> Result<Report, CollectError> {
         filtered_out,
     } = report::rank(&matching.launched, opts.filter.as_ref());
 
-    // Source lines and mix of each listed launched kernel, its chosen file
-    // read whole, on every core before asm/ takes one.
+    // Source lines and mix of each listed launched kernel: read with its
+    // header by the scan, or else its chosen file read whole now (module
+    // binaries' ISA, files the records did not name), on every core before
+    // asm/ takes one.
     progress("reading ISA");
     let analyses: Vec<Option<isa::Analysis>> = order
         .par_iter()
@@ -205,7 +207,10 @@ pub fn collect(dir: &Path, opts: &Options) -> Result<Report, CollectError> {
                 return None;
             }
             let file = matching.launched[i].chosen_file()?;
-            isa::analyze_file(&file.path).ok().flatten()
+            match &file.analysis {
+                Some(a) => Some(isa::Analysis::clone(a)),
+                None => isa::analyze_file(&file.path).ok().flatten(),
+            }
         })
         .collect();
     if stop() {
