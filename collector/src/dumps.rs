@@ -992,7 +992,9 @@ mod tests {
             ));
         }
         assert!(text.len() > 3 * HEADER_READ_CHUNK);
-        let p = dir.path().join("OCL_asm0123456789abcdef_simd16_entry_0001.asm");
+        let p = dir
+            .path()
+            .join("OCL_asm0123456789abcdef_simd16_entry_0001.asm");
         std::fs::write(&p, &text).unwrap();
 
         let launched: HashSet<&[u8]> = [b"other".as_slice(), b"scale"].into();
@@ -1012,7 +1014,10 @@ mod tests {
         let f = scan_folder(dir.path(), "d", &BTreeMap::new(), &launched, &|| false).unwrap();
         assert_eq!(f.asm.len(), 1);
         assert_eq!(f.asm[0].analysis.as_deref(), a.as_ref());
-        let f = scan_folder(dir.path(), "d", &BTreeMap::new(), &HashSet::new(), &|| false).unwrap();
+        let f = scan_folder(dir.path(), "d", &BTreeMap::new(), &HashSet::new(), &|| {
+            false
+        })
+        .unwrap();
         assert_eq!(f.asm[0].analysis, None);
     }
 }

@@ -200,7 +200,7 @@ pub fn collect(dir: &Path, opts: &Options) -> Result<Report, CollectError> {
     // binaries' ISA, files the records did not name), on every core before
     // asm/ takes one.
     progress("reading ISA");
-    let analyses: Vec<Option<isa::Analysis>> = order
+    let analyses: Vec<Option<Arc<isa::Analysis>>> = order
         .par_iter()
         .map(|&i| {
             if stop() {
@@ -208,8 +208,8 @@ pub fn collect(dir: &Path, opts: &Options) -> Result<Report, CollectError> {
             }
             let file = matching.launched[i].chosen_file()?;
             match &file.analysis {
-                Some(a) => Some(isa::Analysis::clone(a)),
-                None => isa::analyze_file(&file.path).ok().flatten(),
+                Some(a) => Some(Arc::clone(a)),
+                None => isa::analyze_file(&file.path).ok().flatten().map(Arc::new),
             }
         })
         .collect();
@@ -271,13 +271,14 @@ pub fn collect(dir: &Path, opts: &Options) -> Result<Report, CollectError> {
                 opts.all,
                 opts.filter.as_ref(),
             );
-            // The launched kernels come first, in `order`.
-            for (k, a) in kernels.iter_mut().zip(analyses) {
-                k.set_isa(a);
-            }
             job::fill_ranks(&mut kernels, &by_rank);
             let unlaunched_compiled = matching.unlaunched.len() as u64;
             drop((matching, demangled, order));
+            // The launched kernels come first, in `order`. (With the dump
+            // folders and matches gone, each analysis moves, uncopied.)
+            for (k, a) in kernels.iter_mut().zip(analyses) {
+                k.set_isa(a.map(Arc::unwrap_or_clone));
+            }
 
             for l in &links {
                 kernels[l.entry].asm_copy = Some(format!("{ASM_DIR}/{}", l.file));
