@@ -141,14 +141,22 @@ pub fn analyze_rest(f: &std::fs::File, bytes: &mut Vec<u8>) -> std::io::Result<O
     if !meta.is_file() || meta.len() > MAX_ANALYZED_BYTES {
         return Ok(None);
     }
-    // Room for the whole file: one read, no probing reads.
-    bytes.reserve((meta.len() as usize + 1).saturating_sub(bytes.len()));
-    let already = bytes.len() as u64;
-    f.take((MAX_ANALYZED_BYTES + 1).saturating_sub(already))
-        .read_to_end(bytes)?;
-    if bytes.len() as u64 > MAX_ANALYZED_BYTES {
-        return Ok(None);
+    // Exactly the file's length, in as few reads as the kernel allows:
+    // `read_to_end` reads in growing steps from 8 KiB and then once more
+    // to see the end, several reads for a file of a few tens of KiB.
+    let mut filled = bytes.len();
+    let len = (meta.len() as usize).max(filled);
+    bytes.resize(len, 0);
+    let mut f = f;
+    while filled < len {
+        match f.read(&mut bytes[filled..]) {
+            Ok(0) => break,
+            Ok(n) => filled += n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
     }
+    bytes.truncate(filled);
     Ok(Some(match std::str::from_utf8(bytes) {
         Ok(text) => analyze(text),
         // IGC writes ASCII; anything else is read as well as it goes.
