@@ -408,6 +408,7 @@ fn disassemble(
         final_binary: Some(true),
         source: IsaSourceKind::ModuleBinary,
         binary: Some(Box::new(origin.clone())),
+        analysis: None,
     };
     // Written by an earlier collection: the same bytes give the same text.
     if folder.existing.contains(&file_name) {

@@ -24,11 +24,11 @@
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashSet};
 use std::fs::File;
 use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
-use std::sync::OnceLock;
+use std::sync::{Arc, OnceLock};
 
 /// Headers are read up to here and no further: a `.asm` can be hundreds of
 /// megabytes, and its header fields all come within the first few lines.
@@ -164,6 +164,52 @@ pub fn read_header(path: &Path) -> std::io::Result<AsmHeader> {
     parse_header(File::open(path)?, HEADER_MAX_BYTES)
 }
 
+/// Passes on what it reads, keeping a copy.
+struct Recording<'a, R> {
+    inner: R,
+    seen: &'a mut Vec<u8>,
+}
+
+impl<R: Read> Read for Recording<'_, R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        self.seen.extend_from_slice(&buf[..n]);
+        Ok(n)
+    }
+}
+
+/// Reads the header of the `.asm` file at `path` and, when its `//.kernel`
+/// name is one `launched` holds, goes on reading the same open file to the
+/// end for its [`crate::isa::analyze`]: a launched kernel's file is opened
+/// once, not once for the header and again for the analysis. The analysis
+/// is `None` when not wanted, or when [`crate::isa::analyze_file`] would
+/// give none or could not read the rest (it is then read again, later).
+pub fn read_header_and_analysis(
+    path: &Path,
+    launched: &HashSet<&[u8]>,
+) -> std::io::Result<(AsmHeader, Option<crate::isa::Analysis>)> {
+    let file = File::open(path)?;
+    crate::isa::with_buffer(|bytes| {
+        let header = parse_header(
+            Recording {
+                inner: &file,
+                seen: &mut *bytes,
+            },
+            HEADER_MAX_BYTES,
+        )?;
+        let wanted = header
+            .kernel
+            .as_deref()
+            .is_some_and(|k| launched.contains(k));
+        let analysis = if wanted {
+            crate::isa::analyze_rest(&file, bytes).ok().flatten()
+        } else {
+            None
+        };
+        Ok((header, analysis))
+    })
+}
+
 /// What an `.asm` file name says.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct AsmName {
@@ -271,6 +317,9 @@ pub struct AsmFile {
     /// For a disassembled module binary: which binary.
     /// (Boxed: most files are IGC's, and 100,000 of them are common.)
     pub binary: Option<Box<crate::sources::BinaryOrigin>>,
+    /// Source lines and mix, when read with the header (files of the
+    /// kernels the records say were launched); else read when needed.
+    pub analysis: Option<Arc<crate::isa::Analysis>>,
 }
 
 /// What one process's dump folder holds.
@@ -403,11 +452,14 @@ pub struct Stopped;
 /// `.spv`, reads every `.asm` header, and compares attempts' machine code
 /// with final `.kernbin` binaries. `shown` is how paths are displayed;
 /// `known_final` gives verdicts learned by an earlier collection (whose
-/// evidence files may since have been pruned), keyed by shown path.
+/// evidence files may since have been pruned), keyed by shown path. The
+/// files of kernels named in `launched` are also read whole, for their
+/// [`AsmFile::analysis`].
 pub fn scan_folder(
     path: &Path,
     shown: &str,
     known_final: &BTreeMap<String, bool>,
+    launched: &HashSet<&[u8]>,
     stop: &(dyn Fn() -> bool + Sync),
 ) -> Result<DumpFolder, Stopped> {
     let mut f = DumpFolder {
@@ -474,7 +526,10 @@ pub fn scan_folder(
     #[allow(clippy::large_enum_variant)]
     enum Scanned {
         Spv(String, std::io::Result<String>),
-        Asm(AsmName, std::io::Result<AsmHeader>),
+        Asm(
+            AsmName,
+            std::io::Result<(AsmHeader, Option<crate::isa::Analysis>)>,
+        ),
         OtherAsm,
         Kernbin(String),
         Other,
@@ -488,7 +543,7 @@ pub fn scan_folder(
             } else if let Some(hash) = parse_spv_file_name(name) {
                 Scanned::Spv(hash, sha256_file(p))
             } else if let Some(asm_name) = parse_asm_file_name(name) {
-                Scanned::Asm(asm_name, read_header(p))
+                Scanned::Asm(asm_name, read_header_and_analysis(p, launched))
             } else if name.ends_with(".asm") {
                 Scanned::OtherAsm
             } else if let Some(hash) = parse_kernbin_file_name(name) {
@@ -517,19 +572,19 @@ pub fn scan_folder(
                 f.sha_by_hash.insert(hash, sha);
             }
             Scanned::Spv(_, Err(e)) => f.warnings.push(format!("{shown_file}: cannot read: {e}")),
-            Scanned::Asm(asm_name, header) => {
-                let header = match header {
-                    Ok(h) => {
+            Scanned::Asm(asm_name, read) => {
+                let (header, analysis) = match read {
+                    Ok((h, analysis)) => {
                         if h.kernel.is_none() {
                             f.warnings.push(format!(
                                 "{shown_file}: no `//.kernel` line in its header; cannot tell its kernel, ignored"
                             ));
                         }
-                        Some(h)
+                        (Some(h), analysis.map(Arc::new))
                     }
                     Err(e) => {
                         f.warnings.push(format!("{shown_file}: cannot read: {e}"));
-                        None
+                        (None, None)
                     }
                 };
                 let final_binary = known_final.get(&shown_file).copied();
@@ -542,6 +597,7 @@ pub fn scan_folder(
                     final_binary,
                     source: crate::sources::IsaSourceKind::IgcDump,
                     binary: None,
+                    analysis,
                 });
             }
             Scanned::OtherAsm => f.other_asm += 1,
@@ -826,6 +882,7 @@ mod tests {
             final_binary: None,
             source: crate::sources::IsaSourceKind::IgcDump,
             binary: None,
+            analysis: None,
         }
     }
 
@@ -916,5 +973,51 @@ mod tests {
         assert_eq!(before.minus(gone), usage(&root));
         assert!(p.join("link.ll").symlink_metadata().is_ok());
         assert_eq!(usage(&dir.path().join("none")), Usage::default());
+    }
+
+    #[test]
+    fn launched_files_are_analysed_in_the_header_read() {
+        let dir = tempfile::tempdir().unwrap();
+        // A header longer than one read, and a body of several reads.
+        let mut text = String::from("//.kernel scale\n//.platform PVCXT\n");
+        for i in 0..300 {
+            text.push_str(&format!("//.note {i} of a long header\n"));
+        }
+        text.push_str("// File: a.cl\n");
+        for i in 0..2000 {
+            text.push_str(&format!(
+                "// Line {}:  x[i] = x[i] * 2.0f;\n        add (16|M0)   r{}.0<1>:f  r2.0<1>:f  r3.0<1>:f\n",
+                i % 7 + 1,
+                i % 100 + 4
+            ));
+        }
+        assert!(text.len() > 3 * HEADER_READ_CHUNK);
+        let p = dir
+            .path()
+            .join("OCL_asm0123456789abcdef_simd16_entry_0001.asm");
+        std::fs::write(&p, &text).unwrap();
+
+        let launched: HashSet<&[u8]> = [b"other".as_slice(), b"scale"].into();
+        let (h, a) = read_header_and_analysis(&p, &launched).unwrap();
+        assert_eq!(h, read_header(&p).unwrap());
+        assert_eq!(h.kernel.as_deref(), Some(b"scale".as_slice()));
+        let whole = crate::isa::analyze_file(&p).unwrap().unwrap();
+        assert_eq!(a, Some(whole.clone()));
+        assert_eq!(whole.mix.instructions, 2000);
+        assert_eq!(whole.source.unwrap().lines.len(), 7);
+
+        let (h2, a2) = read_header_and_analysis(&p, &[b"other".as_slice()].into()).unwrap();
+        assert_eq!(h2, h);
+        assert_eq!(a2, None);
+
+        // The folder's scan keeps it on the file.
+        let f = scan_folder(dir.path(), "d", &BTreeMap::new(), &launched, &|| false).unwrap();
+        assert_eq!(f.asm.len(), 1);
+        assert_eq!(f.asm[0].analysis.as_deref(), a.as_ref());
+        let f = scan_folder(dir.path(), "d", &BTreeMap::new(), &HashSet::new(), &|| {
+            false
+        })
+        .unwrap();
+        assert_eq!(f.asm[0].analysis, None);
     }
 }

@@ -195,17 +195,22 @@ pub fn collect(dir: &Path, opts: &Options) -> Result<Report, CollectError> {
         filtered_out,
     } = report::rank(&matching.launched, opts.filter.as_ref());
 
-    // Source lines and mix of each listed launched kernel, its chosen file
-    // read whole, on every core before asm/ takes one.
+    // Source lines and mix of each listed launched kernel: read with its
+    // header by the scan, or else its chosen file read whole now (module
+    // binaries' ISA, files the records did not name), on every core before
+    // asm/ takes one.
     progress("reading ISA");
-    let analyses: Vec<Option<isa::Analysis>> = order
+    let analyses: Vec<Option<Arc<isa::Analysis>>> = order
         .par_iter()
         .map(|&i| {
             if stop() {
                 return None;
             }
             let file = matching.launched[i].chosen_file()?;
-            isa::analyze_file(&file.path).ok().flatten()
+            match &file.analysis {
+                Some(a) => Some(Arc::clone(a)),
+                None => isa::analyze_file(&file.path).ok().flatten().map(Arc::new),
+            }
         })
         .collect();
     if stop() {
@@ -266,13 +271,14 @@ pub fn collect(dir: &Path, opts: &Options) -> Result<Report, CollectError> {
                 opts.all,
                 opts.filter.as_ref(),
             );
-            // The launched kernels come first, in `order`.
-            for (k, a) in kernels.iter_mut().zip(analyses) {
-                k.set_isa(a);
-            }
             job::fill_ranks(&mut kernels, &by_rank);
             let unlaunched_compiled = matching.unlaunched.len() as u64;
             drop((matching, demangled, order));
+            // The launched kernels come first, in `order`. (With the dump
+            // folders and matches gone, each analysis moves, uncopied.)
+            for (k, a) in kernels.iter_mut().zip(analyses) {
+                k.set_isa(a.map(Arc::unwrap_or_clone));
+            }
 
             for l in &links {
                 kernels[l.entry].asm_copy = Some(format!("{ASM_DIR}/{}", l.file));

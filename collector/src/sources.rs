@@ -175,14 +175,29 @@ pub fn scan_dumps(
     let unique: Vec<usize> = (0..locations.len())
         .filter(|&i| first_of.insert(locations[i].path.as_path(), i).is_none())
         .collect();
+    // The kernels launched by the processes of each folder: their files
+    // are read whole in the scan, for their source lines and mix.
+    let mut launched: std::collections::HashMap<&Path, std::collections::HashSet<&[u8]>> =
+        std::collections::HashMap::with_capacity(unique.len());
+    for (rec, loc) in recs.iter().zip(&locations) {
+        launched.entry(loc.path.as_path()).or_default().extend(
+            rec.kernels
+                .values()
+                .filter(|k| k.launches > 0)
+                .map(|k| k.name.as_slice()),
+        );
+    }
+    let none = std::collections::HashSet::new();
     progress(&format!("scanning {} dump folders", unique.len()));
     let scanned: Vec<Result<DumpFolder, crate::dumps::Stopped>> = unique
         .par_iter()
         .map(|&i| {
             let loc = &locations[i];
-            crate::dumps::scan_folder(&loc.path, &loc.shown, known_final, stop)
+            let launched = launched.get(loc.path.as_path()).unwrap_or(&none);
+            crate::dumps::scan_folder(&loc.path, &loc.shown, known_final, launched, stop)
         })
         .collect();
+    drop(launched);
     let mut by_path: std::collections::HashMap<&Path, DumpFolder> =
         std::collections::HashMap::with_capacity(unique.len());
     for (&i, f) in unique.iter().zip(scanned) {

@@ -100,8 +100,14 @@ fn spv_names_the_module_by_the_sha_of_its_spirv() {
         common::data_sha("pvc/OCL_asm16db3a16823c3d45.spv"),
         common::data_sha("dg2-retry/OCL_asm16db3a16823c3d45.spv")
     );
-    let f =
-        dumps::scan_folder(&data_dir().join("pvc"), "pvc", &BTreeMap::new(), &|| false).unwrap();
+    let f = dumps::scan_folder(
+        &data_dir().join("pvc"),
+        "pvc",
+        &BTreeMap::new(),
+        &Default::default(),
+        &|| false,
+    )
+    .unwrap();
     assert!(f.exists);
     assert_eq!(f.spv_by_sha.len(), 3);
     assert_eq!(f.asm.len(), 6);
@@ -129,8 +135,14 @@ fn real_kernbin_matches_real_machine_code() {
         .unwrap();
     assert_eq!(kb.machine_code, dat);
 
-    let f =
-        dumps::scan_folder(&data_dir().join("pvc"), "pvc", &BTreeMap::new(), &|| false).unwrap();
+    let f = dumps::scan_folder(
+        &data_dir().join("pvc"),
+        "pvc",
+        &BTreeMap::new(),
+        &Default::default(),
+        &|| false,
+    )
+    .unwrap();
     for a in &f.asm {
         let is_light = a.header.as_ref().unwrap().kernel.as_deref() == Some(&b"light"[..]);
         assert_eq!(

@@ -113,34 +113,55 @@ pub const MAX_ANALYZED_BYTES: u64 = 256 << 20;
 /// file or is larger than [`MAX_ANALYZED_BYTES`].
 pub fn analyze_file(path: &Path) -> std::io::Result<Option<Analysis>> {
     let f = std::fs::File::open(path)?;
-    let meta = f.metadata()?;
-    if !meta.is_file() || meta.len() > MAX_ANALYZED_BYTES {
-        return Ok(None);
-    }
+    with_buffer(|bytes| analyze_rest(&f, bytes))
+}
+
+/// Runs `f` with this thread's read buffer, empty. One buffer per thread,
+/// reused: fresh pages for every file cost more (zeroing) than reading it.
+pub fn with_buffer<R>(f: impl FnOnce(&mut Vec<u8>) -> R) -> R {
     thread_local! {
-        // One buffer per thread, reused: fresh pages for every file cost
-        // more (zeroing) than reading it.
         static BUF: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
     }
     BUF.with_borrow_mut(|bytes| {
         bytes.clear();
-        // Room for the whole file: one read, no probing reads.
-        bytes.reserve(meta.len() as usize + 1);
-        f.take(MAX_ANALYZED_BYTES + 1).read_to_end(bytes)?;
-        if bytes.len() as u64 > MAX_ANALYZED_BYTES {
-            return Ok(None);
-        }
-        let a = match std::str::from_utf8(bytes) {
-            Ok(text) => analyze(text),
-            // IGC writes ASCII; anything else is read as well as it goes.
-            Err(_) => analyze(&String::from_utf8_lossy(bytes)),
-        };
+        let r = f(bytes);
         // A huge file does not keep its memory after it.
         if bytes.capacity() > 16 << 20 {
             *bytes = Vec::new();
         }
-        Ok(Some(a))
+        r
     })
+}
+
+/// [`analyze`] of the file `f` whose first `bytes.len()` bytes were
+/// already read into `bytes` (and `f`'s offset is right after them): reads
+/// the rest into `bytes`. `Ok(None)` as for [`analyze_file`].
+pub fn analyze_rest(f: &std::fs::File, bytes: &mut Vec<u8>) -> std::io::Result<Option<Analysis>> {
+    let meta = f.metadata()?;
+    if !meta.is_file() || meta.len() > MAX_ANALYZED_BYTES {
+        return Ok(None);
+    }
+    // Exactly the file's length, in as few reads as the kernel allows:
+    // `read_to_end` reads in growing steps from 8 KiB and then once more
+    // to see the end, several reads for a file of a few tens of KiB.
+    let mut filled = bytes.len();
+    let len = (meta.len() as usize).max(filled);
+    bytes.resize(len, 0);
+    let mut f = f;
+    while filled < len {
+        match f.read(&mut bytes[filled..]) {
+            Ok(0) => break,
+            Ok(n) => filled += n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    bytes.truncate(filled);
+    Ok(Some(match std::str::from_utf8(bytes) {
+        Ok(text) => analyze(text),
+        // IGC writes ASCII; anything else is read as well as it goes.
+        Err(_) => analyze(&String::from_utf8_lossy(bytes)),
+    }))
 }
 
 #[cfg(test)]
