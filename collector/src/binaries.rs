@@ -394,7 +394,7 @@ fn disassemble(
         format: program.format.name().to_string(),
         fat_entry: program.fat_entry.clone(),
     };
-    let file = |header| AsmFile {
+    let file = |header, analysis| AsmFile {
         file_name: file_name.clone(),
         path: path.clone(),
         shown: shown.clone(),
@@ -408,13 +408,14 @@ fn disassemble(
         final_binary: Some(true),
         source: IsaSourceKind::ModuleBinary,
         binary: Some(Box::new(origin.clone())),
-        analysis: None,
+        analysis,
     };
     // Written by an earlier collection: the same bytes give the same text.
     if folder.existing.contains(&file_name) {
         if let Ok(h) = crate::dumps::read_header(&path) {
             if h.kernel.as_deref() == Some(kernel.name.as_slice()) {
-                return Ok(file(h));
+                // Its source lines and mix are read after matching.
+                return Ok(file(h, None));
             }
         }
     }
@@ -445,7 +446,11 @@ fn disassemble(
         .map_err(|e| (Status::IgaFailed, format!("cannot write {shown}: {e}")))?;
     let header = parse_header(asm.as_bytes(), crate::dumps::HEADER_MAX_BYTES)
         .map_err(|e| (Status::IgaFailed, format!("{e}")))?;
-    Ok(file(header))
+    // The text is at hand: analysed now rather than read back from the
+    // file after matching (the same size limit as for a file).
+    let analysis = (asm.len() as u64 <= crate::isa::MAX_ANALYZED_BYTES)
+        .then(|| std::sync::Arc::new(crate::isa::analyze(&asm)));
+    Ok(file(header, analysis))
 }
 
 #[cfg(test)]
