@@ -875,20 +875,17 @@ fn diff_fails_on_a_kernel_that_starts_spilling() {
     let r = xpu(&["diff", abs, s, "--json", "--fail-on", "missing"], &ab.out);
     r.assert_status(1);
     let j = r.json();
-    let only_a: Vec<&str> = j["kernels"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|k| k["b"].is_null())
-        .map(|k| k["name"].as_str().unwrap())
-        .collect();
-    let only_b: Vec<&str> = j["kernels"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|k| k["a"].is_null())
-        .map(|k| k["name"].as_str().unwrap())
-        .collect();
+    // Names of the kernels whose `missing_side` is null.
+    let only = |missing_side: &str| -> Vec<&str> {
+        j["kernels"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|k| k[missing_side].is_null())
+            .map(|k| k["name"].as_str().unwrap())
+            .collect()
+    };
+    let (only_a, only_b) = (only("b"), only("a"));
     let want_a: Vec<&str> = AB_KERNELS.iter().map(|(n, _, _)| *n).collect();
     let mut want_a_sorted = want_a.clone();
     want_a_sorted.sort();
