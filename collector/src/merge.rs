@@ -50,10 +50,7 @@ fn err(what: impl std::fmt::Display) -> MergeError {
 
 /// Hard link, else copy.
 fn put(src: &Path, dest: &Path) -> Result<(), MergeError> {
-    if std::fs::hard_link(src, dest).is_ok() {
-        return Ok(());
-    }
-    std::fs::copy(src, dest).map(|_| ()).map_err(|e| {
+    crate::output::link_or_copy(src, dest).map_err(|e| {
         err(format!(
             "cannot copy {} to {}: {e}",
             src.display(),

@@ -278,7 +278,7 @@ pub fn copy_asm(
 
 /// A hard link at `dest` to `src` (replacing whatever `dest` is, a file
 /// left in a folder that could not be cleared), else a copy.
-fn link_or_copy(src: &Path, dest: &Path) -> std::io::Result<()> {
+pub(crate) fn link_or_copy(src: &Path, dest: &Path) -> std::io::Result<()> {
     match std::fs::hard_link(src, dest) {
         Ok(()) => return Ok(()),
         Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
