@@ -145,6 +145,8 @@ unsafe fn read_device_table(table: *mut usize, version: u32) {
     }
 }
 
+/// The kernel table's hooked entries: a kernel is mapped to its counter when
+/// created, forgotten when destroyed.
 fn kernel_hooks() -> [Hooked; 2] {
     [
         hooked!(kernel_table::CREATE, kernel_create),
@@ -152,6 +154,8 @@ fn kernel_hooks() -> [Hooked; 2] {
     ]
 }
 
+/// The command queue table's hooked entry: executing regular lists makes
+/// their appends launches.
 fn command_queue_hooks() -> [Hooked; 1] {
     [hooked!(
         command_queue_table::EXECUTE_COMMAND_LISTS,
@@ -159,6 +163,8 @@ fn command_queue_hooks() -> [Hooked; 1] {
     )]
 }
 
+/// The command list table's hooked entries: lists are tracked, and every
+/// kind of kernel append is counted.
 fn command_list_hooks() -> [Hooked; 10] {
     use command_list_table as t;
     [
@@ -190,6 +196,8 @@ fn command_list_hooks() -> [Hooked; 10] {
     ]
 }
 
+/// The command list extension table's hooked entry: regular lists appended
+/// to an immediate one are executed.
 fn command_list_exp_hooks() -> [Hooked; 1] {
     [hooked!(
         command_list_exp_table::IMMEDIATE_APPEND_COMMAND_LISTS_EXP,
