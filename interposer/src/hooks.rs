@@ -151,8 +151,42 @@ unsafe fn record_module(desc: *const ModuleDesc, module: Handle, device: Handle,
     }
     // SAFETY: the driver accepted this descriptor, so it is readable.
     let d = unsafe { &*desc };
+    // SAFETY: as above, with everything it points to.
+    let inputs = unsafe { module_inputs(d) };
+    let names = if fns.names != 0 {
+        // SAFETY: a real zeModuleGetKernelNames.
+        unsafe { kernel_names(fns.names, module) }
+    } else {
+        Vec::new()
+    };
+    // SAFETY: a real zeModuleGetNativeBinary (or 0) and a live module.
+    let built = unsafe { built_binary(d.format, &inputs, fns.native_binary, module) };
+    let device_info = || {
+        // SAFETY: a real zeDeviceGetProperties (or 0) and the device the
+        // driver just built a module for.
+        unsafe { device_properties(fns.device_properties, device) }
+    };
+    state::module_created(
+        module as usize,
+        d.format,
+        &inputs,
+        &names,
+        module_binary(&inputs, &built),
+        state::DeviceRef {
+            handle: device as usize,
+            query: &device_info,
+        },
+    );
+}
+
+/// The inputs a module was built from: those of the program extension in
+/// the descriptor's `pNext` chain (several SPIR-V inputs), or else its one
+/// input.
+///
+/// # Safety
+/// `d` is a descriptor the driver accepted: its chain and inputs readable.
+unsafe fn module_inputs(d: &ModuleDesc) -> Vec<ModuleInput<'_>> {
     let mut inputs = Vec::new();
-    // A module may be built from several SPIR-V inputs (program extension).
     let mut next = d.p_next as *const BaseDesc;
     while !next.is_null() {
         // SAFETY: a pNext chain of Level Zero structures, each readable.
@@ -160,24 +194,8 @@ unsafe fn record_module(desc: *const ModuleDesc, module: Handle, device: Handle,
         if b.stype == ZE_STRUCTURE_TYPE_MODULE_PROGRAM_EXP_DESC {
             // SAFETY: the stype says which structure this is.
             let p = unsafe { &*(next as *const ModuleProgramExpDesc) };
-            for i in 0..p.count as usize {
-                // SAFETY: arrays of `count` entries, per the extension.
-                unsafe {
-                    let size = *p.input_sizes.add(i);
-                    let data = *p.p_input_modules.add(i);
-                    let flags = if p.p_build_flags.is_null() {
-                        std::ptr::null()
-                    } else {
-                        *p.p_build_flags.add(i)
-                    };
-                    if !data.is_null() {
-                        inputs.push(ModuleInput {
-                            bytes: std::slice::from_raw_parts(data, size),
-                            build_flags: c_bytes(flags).unwrap_or(b""),
-                        });
-                    }
-                }
-            }
+            // SAFETY: the driver accepted it, with its arrays.
+            unsafe { push_program_inputs(p, &mut inputs) };
         }
         next = b.p_next as *const BaseDesc;
     }
@@ -189,46 +207,72 @@ unsafe fn record_module(desc: *const ModuleDesc, module: Handle, device: Handle,
             build_flags: unsafe { c_bytes(d.p_build_flags) }.unwrap_or(b""),
         });
     }
-    let names = if fns.names != 0 {
-        // SAFETY: a real zeModuleGetKernelNames.
-        unsafe { kernel_names(fns.names, module) }
-    } else {
-        Vec::new()
-    };
-    // A native module's binary is what the program passed; a SPIR-V
-    // module's is what the driver built from it.
-    let built = if d.format == ZE_MODULE_FORMAT_NATIVE || inputs.is_empty() {
+    inputs
+}
+
+/// Appends the inputs of a program extension (`ze_module_program_exp_desc_t`)
+/// to `inputs`, skipping NULL ones.
+///
+/// # Safety
+/// `p`'s arrays have `count` entries each (build flags: or are NULL), each
+/// input readable for its size, each flag NULL or a C string.
+unsafe fn push_program_inputs<'a>(p: &ModuleProgramExpDesc, inputs: &mut Vec<ModuleInput<'a>>) {
+    for i in 0..p.count as usize {
+        // SAFETY: arrays of `count` entries, per the extension.
+        unsafe {
+            let size = *p.input_sizes.add(i);
+            let data = *p.p_input_modules.add(i);
+            let flags = if p.p_build_flags.is_null() {
+                std::ptr::null()
+            } else {
+                *p.p_build_flags.add(i)
+            };
+            if !data.is_null() {
+                inputs.push(ModuleInput {
+                    bytes: std::slice::from_raw_parts(data, size),
+                    build_flags: c_bytes(flags).unwrap_or(b""),
+                });
+            }
+        }
+    }
+}
+
+/// What the driver built from a SPIR-V module (`f`, a real
+/// `zeModuleGetNativeBinary`, asked), or why there is nothing; `None` for a
+/// native module or one without inputs, whose binary is not built.
+///
+/// # Safety
+/// `f` is 0 or a real `zeModuleGetNativeBinary`, `module` a live module.
+unsafe fn built_binary(
+    format: u32,
+    inputs: &[ModuleInput],
+    f: usize,
+    module: Handle,
+) -> Option<Result<Vec<u8>, String>> {
+    if format == ZE_MODULE_FORMAT_NATIVE || inputs.is_empty() {
         None
-    } else if fns.native_binary != 0 {
-        // SAFETY: a real zeModuleGetNativeBinary and a live module.
-        Some(unsafe { native_binary(fns.native_binary, module) })
+    } else if f != 0 {
+        // SAFETY: per this function's contract.
+        Some(unsafe { native_binary(f, module) })
     } else {
         Some(Err("zeModuleGetNativeBinary was not found".to_string()))
-    };
-    let binary = match &built {
+    }
+}
+
+/// A module's binary: what the program passed for a native module (its
+/// first input), what the driver built for a SPIR-V one.
+fn module_binary<'a>(
+    inputs: &[ModuleInput<'a>],
+    built: &'a Option<Result<Vec<u8>, String>>,
+) -> Result<&'a [u8], String> {
+    match built {
         None => inputs
             .first()
             .map(|i| Ok(i.bytes))
             .unwrap_or_else(|| Err("the module has no input".to_string())),
         Some(Ok(b)) => Ok(b.as_slice()),
         Some(Err(e)) => Err(e.clone()),
-    };
-    let device_info = || {
-        // SAFETY: a real zeDeviceGetProperties (or 0) and the device the
-        // driver just built a module for.
-        unsafe { device_properties(fns.device_properties, device) }
-    };
-    state::module_created(
-        module as usize,
-        d.format,
-        &inputs,
-        &names,
-        binary,
-        state::DeviceRef {
-            handle: device as usize,
-            query: &device_info,
-        },
-    );
+    }
 }
 
 /// The driver's binary of a built module (`zeModuleGetNativeBinary`).

@@ -248,117 +248,152 @@ pub fn module_created(
     binary: Result<&[u8], String>,
     device: DeviceRef,
 ) {
+    // Hashed before the lock is taken: a module can be megabytes.
     let first = inputs.first();
     let sha = first.map(|i| sha256_hex(i.bytes)).unwrap_or_default();
-    // A native module's binary is its input: hashed once.
-    let binary: Result<(&[u8], String), String> = binary.map(|b| {
-        let same_as_input = format == crate::ffi::ZE_MODULE_FORMAT_NATIVE
-            && first.is_some_and(|i| std::ptr::eq(i.bytes, b));
-        let bsha = if same_as_input {
-            sha.clone()
-        } else {
-            sha256_hex(b)
-        };
-        (b, bsha)
-    });
-    let mut line = Vec::with_capacity(256);
+    let binary = hash_binary(format, first, &sha, binary);
     with_registry(|r, _| {
         let device_id = device_id(r, &device);
         let id = r.next_module;
         r.next_module += 1;
         r.modules.insert(handle, id);
-        let fmt = match format {
-            crate::ffi::ZE_MODULE_FORMAT_IL_SPIRV => "spirv".to_string(),
-            crate::ffi::ZE_MODULE_FORMAT_NATIVE => "native".to_string(),
-            n => format!("unknown({n})"),
-        };
-        line.extend_from_slice(format!("{{\"type\":\"module\",\"id\":{id},\"format\":").as_bytes());
-        push_json_str(&mut line, &fmt);
-        let size = first.map(|i| i.bytes.len()).unwrap_or(0);
-        line.extend_from_slice(format!(",\"size\":{size},\"sha256\":").as_bytes());
-        push_json_str(&mut line, &sha);
-        line.push(b',');
-        push_json_bytes_field(
-            &mut line,
-            "build_flags",
-            first.map(|i| i.build_flags).unwrap_or(b""),
-        );
-        if inputs.len() > 1 {
-            line.extend_from_slice(b",\"inputs\":[");
-            for (i, input) in inputs.iter().enumerate() {
-                if i > 0 {
-                    line.push(b',');
-                }
-                line.extend_from_slice(
-                    format!("{{\"size\":{},\"sha256\":", input.bytes.len()).as_bytes(),
-                );
-                push_json_str(&mut line, &sha256_hex(input.bytes));
-                line.push(b'}');
-            }
-            line.push(b']');
-        }
-        line.extend_from_slice(b",\"kernel_names\":[");
-        for (i, n) in kernel_names.iter().enumerate() {
-            if i > 0 {
-                line.push(b',');
-            }
-            match std::str::from_utf8(n) {
-                Ok(s) => push_json_str(&mut line, s),
-                Err(_) => line.extend_from_slice(format!("{{\"hex\":\"{}\"}}", hex(n)).as_bytes()),
-            }
-        }
-        line.push(b']');
+        let mut line = Vec::with_capacity(256);
+        push_module_head(&mut line, id, format, inputs, &sha);
+        push_kernel_names(&mut line, kernel_names);
         if device_id != 0 {
             line.extend_from_slice(format!(",\"device\":{device_id}").as_bytes());
         }
-        line.extend_from_slice(b",\"binary\":{");
-        match &binary {
-            Ok((b, bsha)) => {
-                line.extend_from_slice(format!("\"size\":{},\"sha256\":", b.len()).as_bytes());
-                push_json_str(&mut line, bsha);
-                match r.out.save_module_binary(bsha, b) {
-                    Ok(file) => {
-                        line.extend_from_slice(b",\"file\":");
-                        push_json_str(&mut line, &file);
-                    }
-                    Err(e) => {
-                        line.extend_from_slice(b",\"error\":");
-                        push_json_str(&mut line, &e);
-                    }
-                }
-            }
-            Err(e) => {
-                line.extend_from_slice(b"\"error\":");
-                push_json_str(&mut line, e);
-            }
-        }
-        line.extend_from_slice(b"}}\n");
+        push_binary(&mut line, &binary, &mut r.out);
+        line.extend_from_slice(b"}\n");
         r.out.event(&line, true);
     });
+}
+
+/// `binary` with its SHA-256: a native module's binary is its input, whose
+/// hash `input_sha` is reused rather than computed twice.
+fn hash_binary<'a>(
+    format: u32,
+    first: Option<&ModuleInput>,
+    input_sha: &str,
+    binary: Result<&'a [u8], String>,
+) -> Result<(&'a [u8], String), String> {
+    binary.map(|b| {
+        let same_as_input = format == crate::ffi::ZE_MODULE_FORMAT_NATIVE
+            && first.is_some_and(|i| std::ptr::eq(i.bytes, b));
+        let sha = if same_as_input {
+            input_sha.to_string()
+        } else {
+            sha256_hex(b)
+        };
+        (b, sha)
+    })
+}
+
+/// The module event up to its kernel names: id, format, and its input
+/// (the first one; with several, each one's size and hash too).
+fn push_module_head(line: &mut Vec<u8>, id: u32, format: u32, inputs: &[ModuleInput], sha: &str) {
+    let first = inputs.first();
+    let fmt = match format {
+        crate::ffi::ZE_MODULE_FORMAT_IL_SPIRV => "spirv".to_string(),
+        crate::ffi::ZE_MODULE_FORMAT_NATIVE => "native".to_string(),
+        n => format!("unknown({n})"),
+    };
+    line.extend_from_slice(format!("{{\"type\":\"module\",\"id\":{id},\"format\":").as_bytes());
+    push_json_str(line, &fmt);
+    let size = first.map(|i| i.bytes.len()).unwrap_or(0);
+    line.extend_from_slice(format!(",\"size\":{size},\"sha256\":").as_bytes());
+    push_json_str(line, sha);
+    line.push(b',');
+    push_json_bytes_field(
+        line,
+        "build_flags",
+        first.map(|i| i.build_flags).unwrap_or(b""),
+    );
+    if inputs.len() > 1 {
+        line.extend_from_slice(b",\"inputs\":[");
+        for (i, input) in inputs.iter().enumerate() {
+            if i > 0 {
+                line.push(b',');
+            }
+            line.extend_from_slice(
+                format!("{{\"size\":{},\"sha256\":", input.bytes.len()).as_bytes(),
+            );
+            push_json_str(line, &sha256_hex(input.bytes));
+            line.push(b'}');
+        }
+        line.push(b']');
+    }
+}
+
+/// `,"kernel_names":[...]`, each name a string, or `{"hex":..}` when it is
+/// not UTF-8.
+fn push_kernel_names(line: &mut Vec<u8>, names: &[Vec<u8>]) {
+    line.extend_from_slice(b",\"kernel_names\":[");
+    for (i, n) in names.iter().enumerate() {
+        if i > 0 {
+            line.push(b',');
+        }
+        match std::str::from_utf8(n) {
+            Ok(s) => push_json_str(line, s),
+            Err(_) => line.extend_from_slice(format!("{{\"hex\":\"{}\"}}", hex(n)).as_bytes()),
+        }
+    }
+    line.push(b']');
+}
+
+/// `,"binary":{...}`: its size, hash and the file it is saved in, or why
+/// there is no binary or no file. Saves the binary (once per content).
+fn push_binary(line: &mut Vec<u8>, binary: &Result<(&[u8], String), String>, out: &mut Output) {
+    line.extend_from_slice(b",\"binary\":{");
+    match binary {
+        Ok((b, sha)) => {
+            line.extend_from_slice(format!("\"size\":{},\"sha256\":", b.len()).as_bytes());
+            push_json_str(line, sha);
+            match out.save_module_binary(sha, b) {
+                Ok(file) => {
+                    line.extend_from_slice(b",\"file\":");
+                    push_json_str(line, &file);
+                }
+                Err(e) => {
+                    line.extend_from_slice(b",\"error\":");
+                    push_json_str(line, &e);
+                }
+            }
+        }
+        Err(e) => {
+            line.extend_from_slice(b"\"error\":");
+            push_json_str(line, e);
+        }
+    }
+    line.push(b'}');
 }
 
 /// A kernel was created successfully: map its handle to its counter.
 pub fn kernel_created(module: usize, name: &[u8], handle: usize) {
     with_registry(|r, _| {
-        let module_id = r.modules.get(&module).copied().unwrap_or(0);
-        let key = (module_id, name.to_vec());
-        let id = match r.kernel_ids.get(&key) {
-            Some(id) => *id,
-            None => {
-                let id = r.next_kernel;
-                r.next_kernel += 1;
-                r.kernel_ids.insert(key, id);
-                let mut line = format!("{{\"type\":\"kernel\",\"id\":{id},\"module\":{module_id},")
-                    .into_bytes();
-                push_json_bytes_field(&mut line, "name", name);
-                line.extend_from_slice(b"}\n");
-                r.out.event(&line, true);
-                id
-            }
-        };
+        let id = kernel_id(r, module, name);
         let counter = r.out.counter(id);
         KERNELS.set(handle, counter as usize);
     });
+}
+
+/// The record's id of kernel `name` of `module`, writing its `kernel`
+/// event the first time (a kernel created again keeps its id and counter).
+fn kernel_id(r: &mut Registry, module: usize, name: &[u8]) -> u32 {
+    let module_id = r.modules.get(&module).copied().unwrap_or(0);
+    let key = (module_id, name.to_vec());
+    if let Some(id) = r.kernel_ids.get(&key) {
+        return *id;
+    }
+    let id = r.next_kernel;
+    r.next_kernel += 1;
+    r.kernel_ids.insert(key, id);
+    let mut line =
+        format!("{{\"type\":\"kernel\",\"id\":{id},\"module\":{module_id},").into_bytes();
+    push_json_bytes_field(&mut line, "name", name);
+    line.extend_from_slice(b"}\n");
+    r.out.event(&line, true);
+    id
 }
 
 /// A kernel is about to be destroyed: forget its handle (the driver may hand

@@ -57,151 +57,152 @@ unsafe fn patch(
     }
 }
 
+/// One hooked entry of a table: where it is, its real functions, and the
+/// hook slots that stand in for them.
+type Hooked = (Entry, &'static Real, [usize; SLOTS]);
+
+/// The [`Hooked`] entry `$entry` of a table, stood in for by `hooks::$hook`.
+macro_rules! hooked {
+    ($entry:expr, $hook:ident) => {
+        ($entry, &hooks::$hook::REAL, hooks::$hook::addrs())
+    };
+}
+
 /// What to do to each table once filled.
 ///
 /// # Safety
 /// `table` was just filled by the real getter `getter` for `version`.
 unsafe fn wrap(getter: &str, version: u32, table: *mut usize) {
-    use hooks::*;
     // SAFETY: forwarded from this function's contract in every call below.
     unsafe {
         match getter {
-            "zeGetModuleProcAddrTable" => {
-                if let Some(s) = patch(
-                    table,
-                    version,
-                    module_table::CREATE,
-                    &module_create::REAL,
-                    module_create::addrs(),
-                ) {
-                    let names = *table.add(module_table::GET_KERNEL_NAMES.index);
-                    GET_KERNEL_NAMES.set(s, names);
-                    let native = *table.add(module_table::GET_NATIVE_BINARY.index);
-                    GET_NATIVE_BINARY.set(s, native);
-                }
-            }
-            // Not wrapped: only read, for asking a module's device about
-            // itself where the exported function is not initialised (a
-            // program that calls Level Zero through tables only).
-            "zeGetDeviceProcAddrTable" => {
-                let e = device_table::GET_PROPERTIES;
-                if version >= e.since {
-                    let f = *table.add(e.index);
-                    if f != 0 {
-                        DEVICE_GET_PROPERTIES.claim(f);
-                    }
-                }
-            }
-            "zeGetKernelProcAddrTable" => {
-                patch(
-                    table,
-                    version,
-                    kernel_table::CREATE,
-                    &kernel_create::REAL,
-                    kernel_create::addrs(),
-                );
-                patch(
-                    table,
-                    version,
-                    kernel_table::DESTROY,
-                    &kernel_destroy::REAL,
-                    kernel_destroy::addrs(),
-                );
-            }
-            "zeGetCommandQueueProcAddrTable" => {
-                patch(
-                    table,
-                    version,
-                    command_queue_table::EXECUTE_COMMAND_LISTS,
-                    &command_queue_execute_command_lists::REAL,
-                    command_queue_execute_command_lists::addrs(),
-                );
-            }
-            "zeGetCommandListProcAddrTable" => {
-                use command_list_table as t;
-                patch(
-                    table,
-                    version,
-                    t::CREATE,
-                    &command_list_create::REAL,
-                    command_list_create::addrs(),
-                );
-                patch(
-                    table,
-                    version,
-                    t::CREATE_IMMEDIATE,
-                    &command_list_create_immediate::REAL,
-                    command_list_create_immediate::addrs(),
-                );
-                patch(
-                    table,
-                    version,
-                    t::DESTROY,
-                    &command_list_destroy::REAL,
-                    command_list_destroy::addrs(),
-                );
-                patch(
-                    table,
-                    version,
-                    t::RESET,
-                    &command_list_reset::REAL,
-                    command_list_reset::addrs(),
-                );
-                patch(
-                    table,
-                    version,
-                    t::APPEND_LAUNCH_KERNEL,
-                    &append_launch_kernel::REAL,
-                    append_launch_kernel::addrs(),
-                );
-                patch(
-                    table,
-                    version,
-                    t::APPEND_LAUNCH_COOPERATIVE_KERNEL,
-                    &append_launch_cooperative_kernel::REAL,
-                    append_launch_cooperative_kernel::addrs(),
-                );
-                patch(
-                    table,
-                    version,
-                    t::APPEND_LAUNCH_KERNEL_INDIRECT,
-                    &append_launch_kernel_indirect::REAL,
-                    append_launch_kernel_indirect::addrs(),
-                );
-                patch(
-                    table,
-                    version,
-                    t::APPEND_LAUNCH_MULTIPLE_KERNELS_INDIRECT,
-                    &append_launch_multiple_kernels_indirect::REAL,
-                    append_launch_multiple_kernels_indirect::addrs(),
-                );
-                patch(
-                    table,
-                    version,
-                    t::APPEND_LAUNCH_KERNEL_WITH_PARAMETERS,
-                    &append_launch_kernel_with_parameters::REAL,
-                    append_launch_kernel_with_parameters::addrs(),
-                );
-                patch(
-                    table,
-                    version,
-                    t::APPEND_LAUNCH_KERNEL_WITH_ARGUMENTS,
-                    &append_launch_kernel_with_arguments::REAL,
-                    append_launch_kernel_with_arguments::addrs(),
-                );
-            }
+            "zeGetModuleProcAddrTable" => wrap_module_table(table, version),
+            "zeGetDeviceProcAddrTable" => read_device_table(table, version),
+            "zeGetKernelProcAddrTable" => patch_all(table, version, &kernel_hooks()),
+            "zeGetCommandQueueProcAddrTable" => patch_all(table, version, &command_queue_hooks()),
+            "zeGetCommandListProcAddrTable" => patch_all(table, version, &command_list_hooks()),
             "zeGetCommandListExpProcAddrTable" => {
-                patch(
-                    table,
-                    version,
-                    command_list_exp_table::IMMEDIATE_APPEND_COMMAND_LISTS_EXP,
-                    &command_list_immediate_append_command_lists_exp::REAL,
-                    command_list_immediate_append_command_lists_exp::addrs(),
-                );
+                patch_all(table, version, &command_list_exp_hooks())
             }
             _ => {}
         }
     }
+}
+
+/// Patches each of `entries` of `table` (see [`patch`]).
+///
+/// # Safety
+/// As [`patch`].
+unsafe fn patch_all(table: *mut usize, version: u32, entries: &[Hooked]) {
+    for (e, real, hooks) in entries {
+        // SAFETY: per this function's contract.
+        unsafe { patch(table, version, *e, real, *hooks) };
+    }
+}
+
+/// The module table: `zeModuleCreate` is wrapped, and the functions beside
+/// it that the recording of a module calls are kept for its slot.
+///
+/// # Safety
+/// `table` was just filled by a real `zeGetModuleProcAddrTable` for `version`.
+unsafe fn wrap_module_table(table: *mut usize, version: u32) {
+    use hooks::{module_create, GET_KERNEL_NAMES, GET_NATIVE_BINARY};
+    // SAFETY: per this function's contract.
+    let slot = unsafe {
+        patch(
+            table,
+            version,
+            module_table::CREATE,
+            &module_create::REAL,
+            module_create::addrs(),
+        )
+    };
+    if let Some(s) = slot {
+        // SAFETY: patch found CREATE, so the table is filled for a version
+        // that has these entries too (as old as CREATE).
+        unsafe {
+            GET_KERNEL_NAMES.set(s, *table.add(module_table::GET_KERNEL_NAMES.index));
+            GET_NATIVE_BINARY.set(s, *table.add(module_table::GET_NATIVE_BINARY.index));
+        }
+    }
+}
+
+/// The device table is not wrapped, only read: for asking a module's device
+/// about itself where the exported function is not initialised (a program
+/// that calls Level Zero through tables only).
+///
+/// # Safety
+/// `table` was just filled by a real `zeGetDeviceProcAddrTable` for `version`.
+unsafe fn read_device_table(table: *mut usize, version: u32) {
+    let e = device_table::GET_PROPERTIES;
+    if version < e.since {
+        return;
+    }
+    // SAFETY: a table filled for `version` has this entry.
+    let f = unsafe { *table.add(e.index) };
+    if f != 0 {
+        hooks::DEVICE_GET_PROPERTIES.claim(f);
+    }
+}
+
+/// The kernel table's hooked entries: a kernel is mapped to its counter when
+/// created, forgotten when destroyed.
+fn kernel_hooks() -> [Hooked; 2] {
+    [
+        hooked!(kernel_table::CREATE, kernel_create),
+        hooked!(kernel_table::DESTROY, kernel_destroy),
+    ]
+}
+
+/// The command queue table's hooked entry: executing regular lists makes
+/// their appends launches.
+fn command_queue_hooks() -> [Hooked; 1] {
+    [hooked!(
+        command_queue_table::EXECUTE_COMMAND_LISTS,
+        command_queue_execute_command_lists
+    )]
+}
+
+/// The command list table's hooked entries: lists are tracked, and every
+/// kind of kernel append is counted.
+fn command_list_hooks() -> [Hooked; 10] {
+    use command_list_table as t;
+    [
+        hooked!(t::CREATE, command_list_create),
+        hooked!(t::CREATE_IMMEDIATE, command_list_create_immediate),
+        hooked!(t::DESTROY, command_list_destroy),
+        hooked!(t::RESET, command_list_reset),
+        hooked!(t::APPEND_LAUNCH_KERNEL, append_launch_kernel),
+        hooked!(
+            t::APPEND_LAUNCH_COOPERATIVE_KERNEL,
+            append_launch_cooperative_kernel
+        ),
+        hooked!(
+            t::APPEND_LAUNCH_KERNEL_INDIRECT,
+            append_launch_kernel_indirect
+        ),
+        hooked!(
+            t::APPEND_LAUNCH_MULTIPLE_KERNELS_INDIRECT,
+            append_launch_multiple_kernels_indirect
+        ),
+        hooked!(
+            t::APPEND_LAUNCH_KERNEL_WITH_PARAMETERS,
+            append_launch_kernel_with_parameters
+        ),
+        hooked!(
+            t::APPEND_LAUNCH_KERNEL_WITH_ARGUMENTS,
+            append_launch_kernel_with_arguments
+        ),
+    ]
+}
+
+/// The command list extension table's hooked entry: regular lists appended
+/// to an immediate one are executed.
+fn command_list_exp_hooks() -> [Hooked; 1] {
+    [hooked!(
+        command_list_exp_table::IMMEDIATE_APPEND_COMMAND_LISTS_EXP,
+        command_list_immediate_append_command_lists_exp
+    )]
 }
 
 macro_rules! getter {

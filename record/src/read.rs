@@ -144,142 +144,202 @@ fn read_regular(path: &Path) -> std::io::Result<Vec<u8>> {
     std::fs::read(path)
 }
 
-/// Parses the JSON lines of an events file into `rec`.
+/// Parses the JSON lines of an events file into `rec`: the process header,
+/// then one event a line.
 pub fn parse_events(bytes: &[u8], shown: &str, rec: &mut ProcessRecord) {
     let ends_with_newline = bytes.last() == Some(&b'\n');
     let lines: Vec<&[u8]> = bytes.split(|b| *b == b'\n').collect();
     let n = lines.len();
     let mut saw_header = false;
     for (i, line) in lines.into_iter().enumerate() {
-        let lineno = i + 1;
         if line.is_empty() {
             continue;
         }
-        let last_unterminated = i + 1 == n && !ends_with_newline;
-        let v: Value = match serde_json::from_slice(line) {
-            Ok(v) => v,
-            Err(e) => {
-                if last_unterminated {
-                    rec.warnings.push(format!(
-                        "{shown}:{lineno}: truncated last event (the process ended while writing it); skipped"
-                    ));
-                } else {
-                    rec.warnings
-                        .push(format!("{shown}:{lineno}: corrupt event ({e}); skipped"));
-                }
-                continue;
-            }
+        let at = At {
+            shown,
+            lineno: i + 1,
         };
-        let ty = v.get("type").and_then(Value::as_str).unwrap_or("");
-        if !saw_header {
-            if ty != "process" || v.get("record").and_then(Value::as_str) != Some(RECORD_TAG) {
-                rec.warnings.push(format!(
-                    "{shown}:{lineno}: not an xpu-asm record (first event is not the process header); skipped"
-                ));
-                return;
-            }
-            let version = v.get("version").and_then(Value::as_u64).unwrap_or(0);
-            if version != VERSION as u64 {
-                rec.warnings.push(format!(
-                    "{shown}: record version {version}, this xpu-asm reads version {VERSION}; \
-                     use the xpu-asm-run that wrote it, or a newer one; skipped"
-                ));
-                return;
-            }
-            saw_header = true;
-            rec.pid = get_u64(&v, "pid") as u32;
-            rec.ppid = get_u64(&v, "ppid") as u32;
-            rec.host = get_str(&v, "host");
-            rec.exe = get_str(&v, "exe");
-            rec.dump_dir = get_str(&v, "dump_dir");
-            rec.isa_binary = v.get("isa").and_then(Value::as_str) == Some("binary");
-            rec.forked_from = v
-                .get("forked_from")
-                .and_then(Value::as_u64)
-                .map(|p| p as u32);
-            rec.rank = v.get("job").and_then(parse_rank);
-            if let Some(env) = v.get("env").and_then(Value::as_object) {
-                for (name, s) in env {
-                    rec.env.push(EnvSetting {
-                        name: name.clone(),
-                        value: get_str(s, "value"),
-                        by_user: s.get("set_by").and_then(Value::as_str) == Some("user"),
-                    });
-                }
-            }
+        let last_unterminated = i + 1 == n && !ends_with_newline;
+        let Some(v) = parse_line(line, last_unterminated, at, &mut rec.warnings) else {
+            continue;
+        };
+        if saw_header {
+            read_event(&v, at, rec);
             continue;
         }
-        match ty {
-            "module" => {
-                let m = Module {
-                    id: get_u64(&v, "id") as u32,
-                    format: get_str(&v, "format"),
-                    size: get_u64(&v, "size"),
-                    sha256: get_str(&v, "sha256"),
-                    build_flags: get_str(&v, "build_flags"),
-                    kernel_names: v
-                        .get("kernel_names")
-                        .and_then(Value::as_array)
-                        .map(|a| a.iter().filter_map(json_name).collect())
-                        .unwrap_or_default(),
-                    device: v.get("device").and_then(Value::as_u64).map(|d| d as u32),
-                    binary: v
-                        .get("binary")
-                        .filter(|b| b.is_object())
-                        .map(|b| ModuleBinary {
-                            sha256: get_str(b, "sha256"),
-                            size: get_u64(b, "size"),
-                            file: b.get("file").and_then(Value::as_str).map(str::to_string),
-                            error: b.get("error").and_then(Value::as_str).map(str::to_string),
-                        }),
-                };
-                rec.modules.insert(m.id, m);
-            }
-            "device" => {
-                let d = Device {
-                    id: get_u64(&v, "id") as u32,
-                    vendor_id: get_u64(&v, "vendor_id") as u32,
-                    device_id: get_u64(&v, "device_id") as u32,
-                    name: bytes_field(&v, "name")
-                        .map(|n| String::from_utf8_lossy(&n).into_owned())
-                        .unwrap_or_default(),
-                    ip_version: v
-                        .get("ip_version")
-                        .and_then(Value::as_u64)
-                        .map(|i| i as u32),
-                };
-                rec.devices.insert(d.id, d);
-            }
-            "kernel" => {
-                let Some(name) = bytes_field(&v, "name") else {
-                    rec.warnings.push(format!(
-                        "{shown}:{lineno}: kernel event without a name; skipped"
-                    ));
-                    continue;
-                };
-                let k = Kernel {
-                    id: get_u64(&v, "id") as u32,
-                    module: get_u64(&v, "module") as u32,
-                    name,
-                    launches: 0,
-                    appended: 0,
-                };
-                rec.kernels.insert(k.id, k);
-            }
-            "note" => rec.notes.push(get_str(&v, "message")),
-            "exit" => {
-                rec.exited = true;
-                rec.exit_code = v.get("code").and_then(Value::as_i64).map(|c| c as i32);
-            }
-            other => rec.warnings.push(format!(
-                "{shown}:{lineno}: unknown event type {other:?}; skipped"
-            )),
+        if let Err(why) = check_header(&v, at) {
+            rec.warnings.push(why);
+            return;
         }
+        read_header(&v, rec);
+        saw_header = true;
     }
     if !saw_header {
         rec.warnings
             .push(format!("{shown}: empty record (no process header)"));
     }
+}
+
+/// Where a line is, for warnings: `file:line`.
+#[derive(Clone, Copy)]
+struct At<'a> {
+    shown: &'a str,
+    lineno: usize,
+}
+
+impl std::fmt::Display for At<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        write!(f, "{}:{}", self.shown, self.lineno)
+    }
+}
+
+/// One line as JSON, or `None` after a warning that says why not (a
+/// truncated last line is what a process that ended while writing leaves).
+fn parse_line(
+    line: &[u8],
+    last_unterminated: bool,
+    at: At,
+    warnings: &mut Vec<String>,
+) -> Option<Value> {
+    match serde_json::from_slice(line) {
+        Ok(v) => Some(v),
+        Err(_) if last_unterminated => {
+            warnings.push(format!(
+                "{at}: truncated last event (the process ended while writing it); skipped"
+            ));
+            None
+        }
+        Err(e) => {
+            warnings.push(format!("{at}: corrupt event ({e}); skipped"));
+            None
+        }
+    }
+}
+
+/// Whether the first event is the header of a record this reader reads;
+/// the warning that says why not otherwise (the file is then skipped).
+fn check_header(v: &Value, at: At) -> Result<(), String> {
+    let ty = v.get("type").and_then(Value::as_str).unwrap_or("");
+    if ty != "process" || v.get("record").and_then(Value::as_str) != Some(RECORD_TAG) {
+        return Err(format!(
+            "{at}: not an xpu-asm record (first event is not the process header); skipped"
+        ));
+    }
+    let version = v.get("version").and_then(Value::as_u64).unwrap_or(0);
+    if version != VERSION as u64 {
+        return Err(format!(
+            "{}: record version {version}, this xpu-asm reads version {VERSION}; \
+             use the xpu-asm-run that wrote it, or a newer one; skipped",
+            at.shown
+        ));
+    }
+    Ok(())
+}
+
+/// The process header's fields: who the process was, where its dumps are,
+/// its rank, and the environment the interposer set or found.
+fn read_header(v: &Value, rec: &mut ProcessRecord) {
+    rec.pid = get_u64(v, "pid") as u32;
+    rec.ppid = get_u64(v, "ppid") as u32;
+    rec.host = get_str(v, "host");
+    rec.exe = get_str(v, "exe");
+    rec.dump_dir = get_str(v, "dump_dir");
+    rec.isa_binary = v.get("isa").and_then(Value::as_str) == Some("binary");
+    rec.forked_from = v
+        .get("forked_from")
+        .and_then(Value::as_u64)
+        .map(|p| p as u32);
+    rec.rank = v.get("job").and_then(parse_rank);
+    if let Some(env) = v.get("env").and_then(Value::as_object) {
+        for (name, s) in env {
+            rec.env.push(EnvSetting {
+                name: name.clone(),
+                value: get_str(s, "value"),
+                by_user: s.get("set_by").and_then(Value::as_str) == Some("user"),
+            });
+        }
+    }
+}
+
+/// One event after the header, by its type.
+fn read_event(v: &Value, at: At, rec: &mut ProcessRecord) {
+    match v.get("type").and_then(Value::as_str).unwrap_or("") {
+        "module" => {
+            let m = module_event(v);
+            rec.modules.insert(m.id, m);
+        }
+        "device" => {
+            let d = device_event(v);
+            rec.devices.insert(d.id, d);
+        }
+        "kernel" => match kernel_event(v) {
+            Some(k) => {
+                rec.kernels.insert(k.id, k);
+            }
+            None => rec
+                .warnings
+                .push(format!("{at}: kernel event without a name; skipped")),
+        },
+        "note" => rec.notes.push(get_str(v, "message")),
+        "exit" => {
+            rec.exited = true;
+            rec.exit_code = v.get("code").and_then(Value::as_i64).map(|c| c as i32);
+        }
+        other => rec
+            .warnings
+            .push(format!("{at}: unknown event type {other:?}; skipped")),
+    }
+}
+
+fn module_event(v: &Value) -> Module {
+    Module {
+        id: get_u64(v, "id") as u32,
+        format: get_str(v, "format"),
+        size: get_u64(v, "size"),
+        sha256: get_str(v, "sha256"),
+        build_flags: get_str(v, "build_flags"),
+        kernel_names: v
+            .get("kernel_names")
+            .and_then(Value::as_array)
+            .map(|a| a.iter().filter_map(json_name).collect())
+            .unwrap_or_default(),
+        device: v.get("device").and_then(Value::as_u64).map(|d| d as u32),
+        binary: v
+            .get("binary")
+            .filter(|b| b.is_object())
+            .map(|b| ModuleBinary {
+                sha256: get_str(b, "sha256"),
+                size: get_u64(b, "size"),
+                file: b.get("file").and_then(Value::as_str).map(str::to_string),
+                error: b.get("error").and_then(Value::as_str).map(str::to_string),
+            }),
+    }
+}
+
+fn device_event(v: &Value) -> Device {
+    Device {
+        id: get_u64(v, "id") as u32,
+        vendor_id: get_u64(v, "vendor_id") as u32,
+        device_id: get_u64(v, "device_id") as u32,
+        name: bytes_field(v, "name")
+            .map(|n| String::from_utf8_lossy(&n).into_owned())
+            .unwrap_or_default(),
+        ip_version: v
+            .get("ip_version")
+            .and_then(Value::as_u64)
+            .map(|i| i as u32),
+    }
+}
+
+/// A kernel event, or `None` when it has no name.
+fn kernel_event(v: &Value) -> Option<Kernel> {
+    Some(Kernel {
+        id: get_u64(v, "id") as u32,
+        module: get_u64(v, "module") as u32,
+        name: bytes_field(v, "name")?,
+        launches: 0,
+        appended: 0,
+    })
 }
 
 /// Reads the counters of a counts file into the kernels of `rec`.
