@@ -21,23 +21,21 @@
 //!   pruned (dump sizes before pruning, which attempt IGC kept), so that a
 //!   later `collect` reports the same.
 
-pub mod binaries;
+pub mod capture;
 pub mod cli;
-pub mod diff;
-pub mod dumps;
-pub mod forward;
+pub mod inspect;
 pub mod isa;
-pub mod job;
-pub mod launch;
 pub mod matching;
-pub mod merge;
 pub mod names;
-pub mod native;
-pub mod output;
-pub mod records;
 pub mod report;
-pub mod show;
+pub mod run;
 pub mod sources;
+
+pub use capture::records;
+pub use inspect::{diff, show};
+pub use report::files as output;
+pub use run::{forward, job, launch, merge};
+pub use sources::{binaries, dumps, native};
 
 use matching::ProcessInput;
 use output::{copy_asm, save_state_and_prune, write_report, Link};

@@ -345,7 +345,7 @@ mod tests {
         assert_eq!(info[&b"sec'ond".to_vec()].simd, Some(32));
     }
 
-    const ZEBIN: &[u8] = include_bytes!("../../tests/data/module-binaries/module_a.pvc.zebin");
+    const ZEBIN: &[u8] = include_bytes!("../../../tests/data/module-binaries/module_a.pvc.zebin");
 
     /// The offsets of the `sh_name` of each section header whose name
     /// starts with `.text.`, and of that name in the file.

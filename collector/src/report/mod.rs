@@ -1,5 +1,7 @@
 //! The report: `report.json` (a versioned contract) and the table on stdout.
 
+pub mod files;
+
 use crate::dumps::{AsmFile, Usage};
 use crate::matching::{KernelMatch, Status};
 use crate::names;

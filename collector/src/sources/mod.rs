@@ -8,7 +8,11 @@
 //! header, `// Line` comments of `-g` builds); the binary when the dump has
 //! nothing, or alone with `--isa binary`.
 
-use crate::binaries::{self, BinaryKey, ModuleBinaries};
+pub mod binaries;
+pub mod dumps;
+pub mod native;
+
+use crate::binaries::{BinaryKey, ModuleBinaries};
 use crate::dumps::{AsmFile, DumpFolder};
 use crate::matching::Status;
 use serde::{Deserialize, Serialize};

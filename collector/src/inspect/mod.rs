@@ -1,0 +1,2 @@
+pub mod diff;
+pub mod show;

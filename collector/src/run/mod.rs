@@ -1,0 +1,4 @@
+pub mod forward;
+pub mod job;
+pub mod launch;
+pub mod merge;
