@@ -4,11 +4,17 @@ use clap::Parser;
 use std::io::{IsTerminal, Write};
 use std::path::Path;
 use std::sync::Arc;
+use xpu_asm_collector::capture::job::{write_instance, Instance};
+use xpu_asm_collector::capture::layout::CollectError;
+use xpu_asm_collector::capture::run::{unix_now, write_run_info, Exit, RunInfo};
 use xpu_asm_collector::cli::{Cli, Color, DiffArgs, IsaMode, ReportArgs, ShowArgs, Sub};
-use xpu_asm_collector::launch::{self, LaunchError, RunInfo};
-use xpu_asm_collector::report::{self, Exit, Report, TableStyle};
-use xpu_asm_collector::{collect, CollectError, Options};
-use xpu_asm_collector::{forward, job};
+use xpu_asm_collector::collect::{collect, Options, Progress};
+use xpu_asm_collector::inspect::{diff, show};
+use xpu_asm_collector::names::escape_for_terminal;
+use xpu_asm_collector::report::export::{json, table};
+use xpu_asm_collector::report::Report;
+use xpu_asm_collector::run::launch::{self, LaunchError};
+use xpu_asm_collector::run::{forward, job, merge};
 
 /// Warnings printed on stderr; the rest are in report.json.
 const MAX_WARNINGS_SHOWN: usize = 20;
@@ -32,15 +38,14 @@ fn main() {
 }
 
 fn options(r: &ReportArgs) -> Options {
-    let progress: Option<xpu_asm_collector::Progress> =
-        if !r.quiet && std::io::stderr().is_terminal() {
-            Some(Arc::new(|m: &str| {
-                eprint!("\r\x1b[Kxpu-asm-run: {m}");
-                let _ = std::io::stderr().flush();
-            }))
-        } else {
-            None
-        };
+    let progress: Option<Progress> = if !r.quiet && std::io::stderr().is_terminal() {
+        Some(Arc::new(|m: &str| {
+            eprint!("\r\x1b[Kxpu-asm-run: {m}");
+            let _ = std::io::stderr().flush();
+        }))
+    } else {
+        None
+    };
     Options {
         filter: r.filter.clone(),
         all: r.all,
@@ -75,26 +80,21 @@ fn terminal_width() -> usize {
 fn print_report(dir: &Path, r: &Report, args: &ReportArgs) {
     let mut out = std::io::BufWriter::with_capacity(1 << 20, std::io::stdout().lock());
     if args.json {
-        // Streamed: the report of a large capture is 100+ MB of JSON.
-        let _ = serde_json::to_writer_pretty(&mut out, r);
-        let _ = out.write_all(b"\n");
+        let _ = json::write(&mut out, r);
     } else if !args.quiet {
         let color = std::io::stdout().is_terminal()
             && std::env::var_os("NO_COLOR").map_or(true, |v| v.is_empty());
-        let style = TableStyle {
+        let style = table::TableStyle {
             width: terminal_width(),
             color,
             dir: dir.display().to_string(),
         };
-        let _ = out.write_all(report::render_table(r, &style).as_bytes());
+        let _ = out.write_all(table::render_table(r, &style).as_bytes());
     }
     let _ = out.flush();
     if !args.quiet {
         for w in r.warnings.iter().take(MAX_WARNINGS_SHOWN) {
-            eprintln!(
-                "xpu-asm-run: warning: {}",
-                xpu_asm_collector::names::escape_for_terminal(w)
-            );
+            eprintln!("xpu-asm-run: warning: {}", escape_for_terminal(w));
         }
         if r.warnings.len() > MAX_WARNINGS_SHOWN {
             eprintln!(
@@ -126,7 +126,6 @@ fn print_out(text: &str) {
 }
 
 fn cmd_show(a: &ShowArgs) -> i32 {
-    use xpu_asm_collector::show;
     let res = show::load_report(&a.dir).and_then(|r| {
         let k = show::select(&r, &a.dir, &a.kernel)?;
         show::render(
@@ -151,7 +150,6 @@ fn cmd_show(a: &ShowArgs) -> i32 {
 }
 
 fn cmd_diff(a: &DiffArgs) -> i32 {
-    use xpu_asm_collector::diff;
     let color = use_color(a.color);
     let conditions = a.fail_on.as_ref().map_or(&[][..], |f| &f.0[..]);
     if let Some(kernel) = &a.kernel {
@@ -179,7 +177,7 @@ fn cmd_diff(a: &DiffArgs) -> i32 {
                 eprintln!(
                     "xpu-asm-run: --fail-on {}: {}: {}",
                     f.condition,
-                    xpu_asm_collector::names::escape_for_terminal(&f.kernel),
+                    escape_for_terminal(&f.kernel),
                     f.why
                 );
             }
@@ -216,7 +214,7 @@ fn cmd_collect(dir: &Path, args: &ReportArgs) -> i32 {
 }
 
 fn cmd_merge(out: &Path, dirs: &[std::path::PathBuf], args: &ReportArgs) -> i32 {
-    match xpu_asm_collector::merge::merge(out, dirs) {
+    match merge::merge(out, dirs) {
         Ok(m) => {
             if !args.quiet {
                 let records: u64 = m.inputs.iter().map(|i| i.records).sum();
@@ -274,14 +272,14 @@ fn cmd_run(a: &xpu_asm_collector::cli::RunArgs) -> Result<i32, LaunchError> {
         host: Some(xpu_asm_record::host_name()),
         exit: None,
         error: None,
-        started_unix: launch::unix_now(),
+        started_unix: unix_now(),
         ended_unix: None,
     };
-    let save = |info: &RunInfo| -> Result<(), xpu_asm_collector::CollectError> {
+    let save = |info: &RunInfo| -> Result<(), CollectError> {
         match &joined {
-            Some(j) => job::write_instance(
+            Some(j) => write_instance(
                 &dir,
-                &job::Instance {
+                &Instance {
                     schema: 1,
                     rank: j.rank.rank,
                     local_rank: j.rank.local_rank,
@@ -293,7 +291,7 @@ fn cmd_run(a: &xpu_asm_collector::cli::RunArgs) -> Result<i32, LaunchError> {
                     error: info.error.clone(),
                 },
             ),
-            None => launch::write_run_info(&dir, info),
+            None => write_run_info(&dir, info),
         }
     };
     save(&info)?;
@@ -333,7 +331,7 @@ fn cmd_run(a: &xpu_asm_collector::cli::RunArgs) -> Result<i32, LaunchError> {
             } else {
                 info.state = "not-started".into();
                 info.error = Some(e.to_string());
-                info.ended_unix = Some(launch::unix_now());
+                info.ended_unix = Some(unix_now());
                 if joined.is_some() {
                     // The job's status says a rank could not start.
                     info.exit = Some(Exit::Code(e.exit_code()));
@@ -356,7 +354,7 @@ fn cmd_run(a: &xpu_asm_collector::cli::RunArgs) -> Result<i32, LaunchError> {
     info.state = "ended".into();
     info.pid = Some(pid);
     info.exit = Some(exit);
-    info.ended_unix = Some(launch::unix_now());
+    info.ended_unix = Some(unix_now());
     if let Err(e) = save(&info) {
         eprintln!("xpu-asm-run: {e}");
     }

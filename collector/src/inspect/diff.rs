@@ -5,10 +5,10 @@
 //! that several modules define is paired by module order (the order in
 //! which the program created the modules, from the records).
 
+use super::show::{self, ShowError};
 use crate::isa::{self, mix::Mix, Line};
 use crate::names;
 use crate::report::{KernelEntry, Report};
-use crate::show::{self, ShowError};
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, HashMap};
 use std::fmt::Write;

@@ -2,9 +2,10 @@
 //! `objdump -S`: its header figures, its instruction mix and its ISA, with
 //! line information interleaved with the source lines that produced it.
 
+use crate::capture::layout::REPORT_FILE;
 use crate::isa::{self, Line};
+use crate::names;
 use crate::report::{KernelEntry, Report};
-use crate::{names, REPORT_FILE};
 use std::collections::HashMap;
 use std::fmt::Write;
 use std::path::{Path, PathBuf};

@@ -7,48 +7,18 @@
 //! of another's never takes the other's file, and same-named kernels of
 //! different modules each get their own.
 
-use crate::binaries::{ModuleBinaries, Request};
-use crate::dumps::{AsmFile, AsmHeader, DumpFolder};
-use crate::sources::{IsaSource, IsaSourceKind, Lookup};
-use rayon::prelude::*;
-use serde::{Deserialize, Serialize};
-use std::borrow::Cow;
-use std::collections::{BTreeMap, HashMap};
-use xpu_asm_record::read::ProcessRecord;
+pub mod choice;
 
-/// Why a kernel has, or has not, an ISA file.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Status {
-    /// Its `.asm` was found.
-    Matched,
-    /// IGC compiled it but the program never launched it (listed with `--all`).
-    NotLaunched,
-    /// The record has launches of this kernel but not its module.
-    ModuleUnknown,
-    /// The user set `IGC_ShaderDumpEnable` to a false value.
-    DumpsDisabled,
-    /// The process's dump folder does not exist.
-    DumpFolderMissing,
-    /// No dumped `.spv` has the module's SHA-256: compiled before or outside
-    /// this run (a persistent cache), or not dumped.
-    NotCompiledHere,
-    /// The module was dumped but no `.asm` names this kernel.
-    NoAsm,
-    /// No binary of its module was saved at run time.
-    NoBinary,
-    /// Its module's binary is an ocloc fat binary without a member for the
-    /// device the program ran on.
-    DeviceNotInBinary,
-    /// Its module's binary has no kernel of this name.
-    KernelNotInBinary,
-    /// Its module's binary cannot be read (missing, corrupt, unsupported).
-    BinaryUnreadable,
-    /// IGA's library cannot be loaded.
-    IgaMissing,
-    /// IGA refused the kernel's code (or its text could not be written).
-    IgaFailed,
-}
+use crate::isa::header::AsmHeader;
+use crate::names::short_sha;
+use crate::sources::binaries::{self, ModuleBinaries, Request};
+use crate::sources::dumps::DumpFolder;
+use crate::sources::{AsmFile, IsaSource, IsaSourceKind, Lookup, Status};
+use choice::{choose_among, disagreement, fold};
+use rayon::prelude::*;
+use std::borrow::Cow;
+use std::collections::BTreeMap;
+use xpu_asm_record::read::ProcessRecord;
 
 /// One process as the matcher sees it.
 pub struct ProcessInput<'a> {
@@ -114,21 +84,6 @@ pub struct Matching {
     pub warnings: Vec<String>,
 }
 
-/// Values of `IGC_ShaderDumpEnable` that IGC reads as "off".
-fn is_false(v: &str) -> bool {
-    matches!(
-        v.trim().to_ascii_lowercase().as_str(),
-        "" | "0" | "false" | "off" | "no"
-    )
-}
-
-fn user_env<'a>(rec: &'a ProcessRecord, name: &str) -> Option<&'a str> {
-    rec.env
-        .iter()
-        .find(|e| e.by_user && e.name == name)
-        .map(|e| e.value.as_str())
-}
-
 struct PerProcess<'a> {
     pid: u32,
     launches: u64,
@@ -136,10 +91,6 @@ struct PerProcess<'a> {
     status: Status,
     reason: Option<String>,
     candidates: Vec<&'a AsmFile>,
-}
-
-fn short_sha(sha: &str) -> &str {
-    sha.get(..12).unwrap_or(sha)
 }
 
 /// What one process's launch of a kernel found.
@@ -197,87 +148,6 @@ fn explain(
     }
 }
 
-/// The `.asm` files IGC dumped for kernel `name` of `module` in `folder`.
-pub fn find_in_dumps<'a>(
-    folder: &'a DumpFolder,
-    rec: &ProcessRecord,
-    module: &xpu_asm_record::read::Module,
-    name: &[u8],
-) -> Lookup<'a> {
-    let sha = Some(module.sha256.to_ascii_lowercase()).filter(|s| !s.is_empty());
-    if module.format != "spirv" {
-        let what = if module.format == "native" {
-            "a native binary (ZE_MODULE_FORMAT_NATIVE)".to_string()
-        } else {
-            format!("of format {:?}, not SPIR-V", module.format)
-        };
-        return Lookup::Missing(
-            Status::NotCompiledHere,
-            format!(
-                "its module is {what}: IGC does not compile it at run time, so there is no dump"
-            ),
-        );
-    }
-    if let Some(v) = user_env(rec, "IGC_ShaderDumpEnable").filter(|v| is_false(v)) {
-        return Lookup::Missing(
-            Status::DumpsDisabled,
-            format!(
-                "IGC_ShaderDumpEnable was set to {v:?} by the user, so IGC wrote no dumps; unset it and run again"
-            ),
-        );
-    }
-    if !folder.exists {
-        let mut why = format!(
-            "the dump folder {} does not exist: IGC compiled nothing in process {}",
-            folder.shown, rec.pid
-        );
-        if let Some(d) = user_env(rec, "IGC_DumpToCustomDir") {
-            why.push_str(&format!(
-                " there, or wrote elsewhere (IGC_DumpToCustomDir was set by the user to {d:?})"
-            ));
-        } else {
-            why.push_str(" (every module came from a cache, or IGC did not run)");
-        }
-        return Lookup::Missing(Status::DumpFolderMissing, why);
-    }
-    let Some(sha_s) = sha.as_deref() else {
-        return Lookup::Missing(
-            Status::NotCompiledHere,
-            "the record has no SHA-256 for its module, so its dumps cannot be found".into(),
-        );
-    };
-    if !folder.has_module(sha_s) {
-        let mut why = format!(
-            "no OCL_asm*.spv in {} has its module's SHA-256 ({}…): the module was compiled before or outside this run (a persistent cache) or IGC did not dump it",
-            folder.shown,
-            short_sha(sha_s)
-        );
-        for var in ["NEO_CACHE_PERSISTENT", "SYCL_CACHE_PERSISTENT"] {
-            if let Some(v) = user_env(rec, var) {
-                why.push_str(&format!("; {var} was set by the user to {v:?}"));
-            }
-        }
-        return Lookup::Missing(Status::NotCompiledHere, why);
-    }
-    let candidates = folder.kernel_asm(sha_s, name);
-    if candidates.is_empty() {
-        let module_files = folder.module_asm(sha_s).count();
-        let hashes = folder
-            .spv_by_sha
-            .get(sha_s)
-            .map(|h| h.join(", "))
-            .unwrap_or_default();
-        return Lookup::Missing(
-            Status::NoAsm,
-            format!(
-                "IGC dumped its module (OCL_asm{hashes}.spv in {}) but none of that module's {} .asm files has this exact `//.kernel` line",
-                folder.shown, module_files
-            ),
-        );
-    }
-    Lookup::Found(candidates)
-}
-
 /// The kernels whose ISA must come from their module's binary: every
 /// launched kernel that its process's dumps do not have (all of them for
 /// a process that ran with `--isa binary`).
@@ -294,92 +164,9 @@ pub fn binary_requests(procs: &[ProcessInput]) -> Vec<Request> {
             {
                 return None;
             }
-            crate::binaries::request(p.rec, module, &k.name).ok()
+            binaries::request(p.rec, module, &k.name).ok()
         })
         .collect()
-}
-
-/// Picks the file the report shows among a kernel's `.asm` files, and says why.
-///
-/// IGC leaves several `.asm` for one kernel when it compiled it more than
-/// once: a retry of the whole module after spills (`_1_`, `_2_` in the
-/// name), or more than one SIMD width. The rule, best evidence first:
-///
-/// 1. A file whose machine code (`.dat`) is byte-identical to the final
-///    binary IGC emitted (`.kernbin`): that is the code that runs.
-/// 2. Otherwise the latest retry: IGC's RetryManager keeps the retry's code
-///    unless it spills much more than the attempt before.
-/// 3. Then the widest SIMD: IGC tries the widest width first and finishes a
-///    narrower one only when the wider one aborted on spills (an aborted
-///    width leaves no `.asm`).
-pub fn choose(cands: &[AsmFile]) -> Option<(usize, String)> {
-    choose_among(&cands.iter().collect::<Vec<_>>())
-}
-
-/// [`choose`] over borrowed files.
-fn choose_among(cands: &[&AsmFile]) -> Option<(usize, String)> {
-    if cands.is_empty() {
-        return None;
-    }
-    let verified = cands.iter().any(|c| c.final_binary == Some(true));
-    let key = |c: &AsmFile| {
-        (
-            !verified || c.final_binary == Some(true),
-            c.name.retry,
-            c.name.simd.unwrap_or(0),
-            c.file_name.clone(),
-        )
-    };
-    let best = (0..cands.len()).max_by_key(|&i| key(cands[i]))?;
-    let b = &cands[best];
-    if let Some(o) = &b.binary {
-        let member = o
-            .fat_entry
-            .as_ref()
-            .map(|e| format!(", fat binary member {e}"))
-            .unwrap_or_default();
-        return Some((
-            best,
-            format!(
-                "disassembled by IGA from its module's binary ({}{member}, modules/{}.bin), which is the code the driver ran",
-                o.format,
-                short_sha(&o.sha256)
-            ),
-        ));
-    }
-    if cands.len() == 1 {
-        let why = match b.final_binary {
-            Some(true) => "the only .asm IGC wrote for this kernel; its machine code is the final binary IGC emitted",
-            _ => "the only .asm IGC wrote for this kernel",
-        };
-        return Some((best, why.to_string()));
-    }
-    let others = cands.len() - 1;
-    if verified {
-        return Some((
-            best,
-            format!(
-                "its machine code (.dat) is byte-identical to the final binary IGC emitted (.kernbin); {others} other attempt(s) listed"
-            ),
-        ));
-    }
-    let spill = |c: &AsmFile| c.header.as_ref().and_then(|h| h.spill_bytes).unwrap_or(0);
-    let mut why = if cands.iter().any(|c| c.name.retry != b.name.retry) {
-        format!(
-            "the latest of IGC's compilations (retry {}); IGC keeps a retry unless it spills much more than the attempt before",
-            b.name.retry
-        )
-    } else {
-        "the widest SIMD width IGC finished (it finishes a narrower width only when a wider one aborts on spills)"
-            .to_string()
-    };
-    if cands.iter().any(|c| spill(c) < spill(b)) {
-        why.push_str(
-            "; this one spills more than another attempt, so IGC may have kept that one instead",
-        );
-    }
-    why.push_str("; no final binary was left in the dump to confirm");
-    Some((best, why))
 }
 
 /// Matches every launched kernel of every process, merges them by (name,
@@ -590,142 +377,6 @@ fn merge_processes(
         km.same_files = folded.same.into_iter().map(|a| a.path.clone()).collect();
     }
     (km, warning)
-}
-
-/// What makes two processes' `.asm` files the same compilation of a kernel:
-/// the same file in IGC's dump folder (its name says module hash, retry,
-/// SIMD and entry) with the same figures in its header. A module binary's
-/// file is already one per binary content: its path says it all.
-type Compilation<'a> = (
-    IsaSourceKind,
-    &'a str,
-    Option<u32>,
-    u32,
-    Option<u64>,
-    Option<u64>,
-);
-
-fn compilation(a: &AsmFile) -> Compilation<'_> {
-    let h = a.header.as_ref();
-    let file = match a.source {
-        IsaSourceKind::ModuleBinary => a.shown.as_str(),
-        _ => a.file_name.as_str(),
-    };
-    (
-        a.source,
-        file,
-        a.name.simd,
-        a.name.retry,
-        h.and_then(|h| h.instructions),
-        h.and_then(|h| h.spill_bytes),
-    )
-}
-
-/// A kernel's files over processes, each compilation once.
-struct Folded<'a> {
-    /// One file per compilation, by path, with how many processes had it.
-    listed: Vec<(&'a AsmFile, u32)>,
-    /// The other processes' files of a listed compilation.
-    same: Vec<&'a AsmFile>,
-}
-
-/// Folds `files` (each with the index of the process it is of) into one
-/// file per compilation: the first by path, or `chosen` when that is one
-/// of them. A file two processes share (a forked child writes into its
-/// parent's folder) counts for both and is listed once.
-fn fold<'a>(mut files: Vec<(usize, &'a AsmFile)>, chosen: Option<&str>) -> Folded<'a> {
-    files.sort_by(|a, b| (a.1.shown.as_str(), a.0).cmp(&(b.1.shown.as_str(), b.0)));
-    files.dedup_by(|a, b| a.0 == b.0 && a.1.shown == b.1.shown);
-    let mut listed: Vec<(&AsmFile, u32)> = Vec::new();
-    let mut same: Vec<&AsmFile> = Vec::new();
-    let mut group: HashMap<Compilation, usize> = HashMap::new();
-    for (_, a) in files {
-        match group.entry(compilation(a)) {
-            std::collections::hash_map::Entry::Vacant(v) => {
-                v.insert(listed.len());
-                listed.push((a, 1));
-            }
-            std::collections::hash_map::Entry::Occupied(o) => {
-                let l = &mut listed[*o.get()];
-                l.1 += 1;
-                if l.0.shown == a.shown {
-                    continue;
-                }
-                if chosen == Some(a.shown.as_str()) {
-                    same.push(std::mem::replace(&mut l.0, a));
-                } else {
-                    same.push(a);
-                }
-            }
-        }
-    }
-    listed.sort_by(|a, b| a.0.shown.cmp(&b.0.shown));
-    Folded { listed, same }
-}
-
-/// The warning for a kernel whose processes compiled the chosen file
-/// differently (other instruction count, SIMD, retry, spills, binary), so
-/// that different ranks ran different code; `None` when they agree.
-fn disagreement(name: &[u8], chosen: &AsmFile, listed: &[(&AsmFile, u32)]) -> Option<String> {
-    let mut rivals: Vec<&(&AsmFile, u32)> = listed
-        .iter()
-        .filter(|l| l.0.source == chosen.source && l.0.file_name == chosen.file_name)
-        .collect();
-    if rivals.len() < 2 {
-        return None;
-    }
-    // Most processes first; the chosen file's compilation first among equals.
-    rivals.sort_by_key(|l| (std::cmp::Reverse(l.1), l.0.shown != chosen.shown));
-    let figures = |a: &AsmFile| {
-        let h = a.header.as_ref();
-        (
-            h.and_then(|h| h.instructions),
-            a.name.simd,
-            a.name.retry,
-            h.and_then(|h| h.spill_bytes),
-        )
-    };
-    let all: Vec<_> = rivals.iter().map(|l| figures(l.0)).collect();
-    let instructions = all.iter().any(|f| f.0 != all[0].0);
-    let simd = all.iter().any(|f| f.1 != all[0].1);
-    let retry = all.iter().any(|f| f.2 != all[0].2);
-    let spill = all.iter().any(|f| f.3 != all[0].3);
-    let opt = |v: Option<u64>| v.map_or("an unknown number of".to_string(), |v| v.to_string());
-    let parts: Vec<String> = rivals
-        .iter()
-        .enumerate()
-        .map(|(i, (a, n))| {
-            let f = all[i];
-            let mut what = Vec::new();
-            if instructions {
-                what.push(format!("{} instructions", opt(f.0)));
-            }
-            if simd {
-                what.push(f.1.map_or("no SIMD width".into(), |s| format!("SIMD{s}")));
-            }
-            if retry {
-                what.push(format!("retry {}", f.2));
-            }
-            if spill {
-                what.push(format!("{} spill bytes", opt(f.3)));
-            }
-            if what.is_empty() {
-                return format!("{n} with the code of {}", a.shown);
-            }
-            let mut s = format!("{n} with {}", what.join(", "));
-            // Where to look at a version the report does not show.
-            if a.shown != chosen.shown {
-                s.push_str(&format!(" ({})", a.shown));
-            }
-            s
-        })
-        .collect();
-    Some(format!(
-        "kernel {}: processes compiled it differently: {}; the report shows {}",
-        crate::names::escape_for_terminal(&crate::names::demangle(name)),
-        parts.join(", "),
-        chosen.shown
-    ))
 }
 
 fn warn_same_spirv_different_flags(rec: &ProcessRecord, warnings: &mut Vec<String>) {

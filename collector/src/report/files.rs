@@ -1,132 +1,90 @@
-//! Stage 4 of a collection, the writing: `report.json`, the readable
-//! copies under `asm/`, `collect.json` (what the first collection learned
-//! from dump files it then pruned), and the pruning itself. Every file is
-//! written under a temporary name and renamed into place.
+//! The files a collection writes: `report.json`, the readable copies
+//! under `asm/`, `collect.json` (what the first collection learned from
+//! dump files it then pruned), and the pruning itself ([`Keep`]). Every
+//! file is written under a temporary name and renamed into place.
 
-use crate::dumps::{self, DumpFolder, Usage};
-use crate::matching;
-use crate::report::Report;
-use crate::sources::DumpLocation;
-use crate::{strip_dir, CollectError, Keep, Options, ASM_DIR};
+use super::export::json;
+use super::Report;
+use crate::capture::files::{
+    is_real_dir, link_or_copy, prune_measured, usage, write_atomic, write_pending, Pending, Usage,
+};
+use crate::capture::layout::{strip_dir, CollectError, Stopped, ASM_DIR};
+use crate::capture::state::CollectState;
+use crate::matching::Matching;
+use crate::sources::dumps::{parse_spv_file_name, DumpFolder, DumpLocation};
 use serde::{Deserialize, Serialize};
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
-pub struct CollectState {
-    pub schema: u32,
-    pub dumps_before: Option<Usage>,
-    /// shown `.asm` path -> whether its code is the final binary
-    #[serde(default)]
-    pub final_binary: BTreeMap<String, bool>,
+/// Which dump files survive collection.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Keep {
+    /// Every `.asm` and `.spv`; the other intermediates (LLVM IR, vISA,
+    /// binaries...) are deleted.
+    #[default]
+    Asm,
+    /// Only the launched kernels' `.asm` files and their modules' `.spv`.
+    Launched,
+    /// Everything IGC wrote.
+    All,
 }
 
-/// Writes `bytes` to `path` through a temporary file and a rename, so that
-/// a reader never sees half a file and a symlink at `path` is replaced, not
-/// followed.
-pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), CollectError> {
-    let err = |source| CollectError::Write {
-        path: path.to_path_buf(),
-        source,
-    };
-    let tmp = temp_path(path);
-    let _ = std::fs::remove_file(&tmp);
-    let mut opts = std::fs::OpenOptions::new();
-    opts.write(true).create_new(true);
-    let mut f = opts.open(&tmp).map_err(err)?;
-    std::io::Write::write_all(&mut f, bytes).map_err(err)?;
-    drop(f);
-    std::fs::rename(&tmp, path).map_err(|e| {
-        let _ = std::fs::remove_file(&tmp);
-        err(e)
-    })
-}
-
-/// `.<name>.tmp.<pid>` next to `path`.
-fn temp_path(path: &Path) -> PathBuf {
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    path.with_file_name(format!(".{name}.tmp.{}", std::process::id()))
-}
-
-/// A file written next to its destination, not yet in place: what
-/// [`write_atomic`] does in two steps, so that the file can be written
-/// ahead and then put in place ([`Pending::commit`]) or dropped (deleted).
-pub struct Pending {
-    tmp: PathBuf,
-    path: PathBuf,
-}
-
-/// Writes what `write` writes (through a buffer) next to `path`.
-pub fn write_pending(
-    path: &Path,
-    write: impl FnOnce(&mut dyn std::io::Write) -> std::io::Result<()>,
-) -> Result<Pending, CollectError> {
-    let err = |source| CollectError::Write {
-        path: path.to_path_buf(),
-        source,
-    };
-    let pending = Pending {
-        tmp: temp_path(path),
-        path: path.to_path_buf(),
-    };
-    let _ = std::fs::remove_file(&pending.tmp);
-    let mut opts = std::fs::OpenOptions::new();
-    opts.write(true).create_new(true);
-    let f = opts.open(&pending.tmp).map_err(err)?;
-    let mut w = std::io::BufWriter::with_capacity(1 << 20, f);
-    write(&mut w).map_err(err)?;
-    w.into_inner().map_err(|e| err(e.into_error()))?;
-    Ok(pending)
-}
-
-impl Pending {
-    /// Renames the file into place.
-    pub fn commit(self) -> Result<(), CollectError> {
-        std::fs::rename(&self.tmp, &self.path).map_err(|source| CollectError::Write {
-            path: self.path.clone(),
-            source,
-        })
-        // On failure, dropping `self` deletes the temporary file.
-    }
-}
-
-impl Drop for Pending {
-    fn drop(&mut self) {
-        // Gone already once committed.
-        let _ = std::fs::remove_file(&self.tmp);
+impl Keep {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Keep::Asm => "asm",
+            Keep::Launched => "launched",
+            Keep::All => "all",
+        }
     }
 }
 
 /// `report` as `report.json` (pretty JSON and a newline), written next to
 /// `path`, to be put in place by [`Pending::commit`].
 pub fn write_report(path: &Path, report: &Report) -> Result<Pending, CollectError> {
-    write_pending(path, |w| {
-        serde_json::to_writer_pretty(&mut *w, report)?;
-        w.write_all(b"\n")
-    })
+    write_pending(path, |w| json::write(w, report))
 }
 
 /// Measures the dumps, saves in `collect.json` what pruning is about to
-/// destroy, then prunes as `opts.keep` says. Returns the pruning's warnings
+/// destroy, then prunes as `keep` says. Returns the pruning's warnings
 /// and the dumps' size after it.
 #[allow(clippy::too_many_arguments)]
 pub fn save_state_and_prune(
     dir: &Path,
-    opts: &Options,
+    keep: Keep,
     state_path: &Path,
     state: &mut CollectState,
     folders: &[DumpFolder],
     locations: &[DumpLocation],
-    matching: &matching::Matching,
+    matching: &Matching,
     stop: &dyn Fn() -> bool,
     progress: &dyn Fn(&str),
 ) -> Result<(Vec<String>, Usage), CollectError> {
     let interrupted = || CollectError::Interrupted(dir.to_path_buf());
     let dumps_root = dir.join(xpu_asm_record::DUMPS_DIR);
-    let dumps_now = dumps::usage(&dumps_root);
+    let dumps_now = usage(&dumps_root);
+    save_state(state_path, state, folders, dumps_now)?;
+    if stop() {
+        return Err(interrupted());
+    }
+    if keep == Keep::All || !is_real_dir(&dumps_root) {
+        return Ok((Vec::new(), dumps_now));
+    }
+    progress("pruning dumps");
+    let (warnings, deleted) =
+        prune_dumps(dir, keep, locations, matching, stop).map_err(|_| interrupted())?;
+    Ok((warnings, dumps_now.minus(deleted)))
+}
+
+/// Saves in `collect.json` (when they changed) the dumps' size before the
+/// first pruning and the final-binary verdicts of `folders`' files.
+fn save_state(
+    state_path: &Path,
+    state: &mut CollectState,
+    folders: &[DumpFolder],
+    dumps_now: Usage,
+) -> Result<(), CollectError> {
     let mut new_state = state.clone();
     new_state.schema = 1;
     if new_state.dumps_before.is_none() {
@@ -145,69 +103,71 @@ pub fn save_state_and_prune(
         write_atomic(state_path, &bytes)?;
         *state = new_state;
     }
-    if stop() {
-        return Err(interrupted());
-    }
+    Ok(())
+}
 
+/// Deletes from the prunable dump folders of `locations` what `keep` does
+/// not keep: the warnings, and what was deleted.
+fn prune_dumps(
+    dir: &Path,
+    keep: Keep,
+    locations: &[DumpLocation],
+    matching: &Matching,
+    stop: &dyn Fn() -> bool,
+) -> Result<(Vec<String>, Usage), Stopped> {
+    // Launched kernels' .asm files, and the hashes of their modules
+    // (all launched kernels: --filter limits the report, not the data).
+    let launched_only = keep == Keep::Launched;
+    let keep_files: BTreeSet<&Path> = matching
+        .launched
+        .iter()
+        .filter(|_| launched_only)
+        .flat_map(|k| {
+            k.candidates
+                .iter()
+                .map(|a| a.path.as_path())
+                .chain(k.same_files.iter().map(|p| p.as_path()))
+        })
+        .collect();
+    let keep_hashes: BTreeSet<&str> = matching
+        .launched
+        .iter()
+        .filter(|_| launched_only)
+        .flat_map(|k| k.candidates.iter().map(|a| a.name.hash.as_str()))
+        .collect();
+    let kept = |p: &Path| -> bool {
+        let name = p
+            .file_name()
+            .map(|n| n.to_string_lossy())
+            .unwrap_or_default();
+        match keep {
+            Keep::All => true,
+            Keep::Asm => name.ends_with(".asm") || name.ends_with(".spv"),
+            Keep::Launched => {
+                keep_files.contains(p)
+                    || parse_spv_file_name(&name).is_some_and(|h| keep_hashes.contains(h.as_str()))
+            }
+        }
+    };
     let mut warnings = Vec::new();
     let mut deleted = Usage::default();
-    if opts.keep != Keep::All && dumps::is_real_dir(&dumps_root) {
-        progress("pruning dumps");
-        // Launched kernels' .asm files, and the hashes of their modules
-        // (all launched kernels: --filter limits the report, not the data).
-        let launched_only = opts.keep == Keep::Launched;
-        let keep_files: BTreeSet<&Path> = matching
-            .launched
-            .iter()
-            .filter(|_| launched_only)
-            .flat_map(|k| {
-                k.candidates
-                    .iter()
-                    .map(|a| a.path.as_path())
-                    .chain(k.same_files.iter().map(|p| p.as_path()))
-            })
-            .collect();
-        let keep_hashes: BTreeSet<&str> = matching
-            .launched
-            .iter()
-            .filter(|_| launched_only)
-            .flat_map(|k| k.candidates.iter().map(|a| a.name.hash.as_str()))
-            .collect();
-        let keep_mode = opts.keep;
-        let keep = |p: &Path| -> bool {
-            let name = p
-                .file_name()
-                .map(|n| n.to_string_lossy())
-                .unwrap_or_default();
-            match keep_mode {
-                Keep::All => true,
-                Keep::Asm => name.ends_with(".asm") || name.ends_with(".spv"),
-                Keep::Launched => {
-                    keep_files.contains(p)
-                        || dumps::parse_spv_file_name(&name)
-                            .is_some_and(|h| keep_hashes.contains(h.as_str()))
-                }
-            }
-        };
-        for loc in locations.iter().filter(|l| l.prunable) {
-            // Only real folders under <dir>/dumps, never through a link.
-            let mut cur = dir.to_path_buf();
-            let mut real = true;
-            for c in Path::new(&loc.shown).components() {
-                cur.push(c);
-                real &= dumps::is_real_dir(&cur);
-            }
-            if !real {
-                continue;
-            }
-            let (gone, errs) =
-                dumps::prune_measured(&loc.path, &keep, stop).map_err(|_| interrupted())?;
-            deleted.files += gone.files;
-            deleted.bytes += gone.bytes;
-            warnings.extend(errs.iter().map(|e| strip_dir(dir, e)));
+    for loc in locations.iter().filter(|l| l.prunable) {
+        // Only real folders under <dir>/dumps, never through a link.
+        let mut cur = dir.to_path_buf();
+        let mut real = true;
+        for c in Path::new(&loc.shown).components() {
+            cur.push(c);
+            real &= is_real_dir(&cur);
         }
+        if !real {
+            continue;
+        }
+        let (gone, errs) = prune_measured(&loc.path, &kept, stop)?;
+        deleted.files += gone.files;
+        deleted.bytes += gone.bytes;
+        warnings.extend(errs.iter().map(|e| strip_dir(dir, e)));
     }
-    Ok((warnings, dumps_now.minus(deleted)))
+    Ok((warnings, deleted))
 }
 
 /// One launched kernel's chosen `.asm` and its readable copy.
@@ -229,11 +189,7 @@ pub struct Copied {
 
 /// Rebuilds `asm/` with one readable copy (a hard link when possible) of
 /// each chosen `.asm` of `links`.
-pub fn copy_asm(
-    dir: &Path,
-    links: &[Link],
-    stop: &dyn Fn() -> bool,
-) -> Result<Copied, dumps::Stopped> {
+pub fn copy_asm(dir: &Path, links: &[Link], stop: &dyn Fn() -> bool) -> Result<Copied, Stopped> {
     let mut warnings = Vec::new();
     let asm_dir = dir.join(ASM_DIR);
     // The folder is ours: rebuilt each time. A link in its place is removed,
@@ -259,7 +215,7 @@ pub fn copy_asm(
     let mut done = Vec::with_capacity(links.len());
     for l in links {
         if stop() {
-            return Err(dumps::Stopped);
+            return Err(Stopped);
         }
         let dest = asm_dir.join(&l.file);
         // A file outside the capture (a dump folder the user chose) is
@@ -276,22 +232,6 @@ pub fn copy_asm(
     })
 }
 
-/// A hard link at `dest` to `src` (replacing whatever `dest` is, a file
-/// left in a folder that could not be cleared), else a copy.
-pub(crate) fn link_or_copy(src: &Path, dest: &Path) -> std::io::Result<()> {
-    match std::fs::hard_link(src, dest) {
-        Ok(()) => return Ok(()),
-        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
-            let _ = std::fs::remove_file(dest);
-            if std::fs::hard_link(src, dest).is_ok() {
-                return Ok(());
-            }
-        }
-        Err(_) => {}
-    }
-    std::fs::copy(src, dest).map(|_| ())
-}
-
 /// A copy of `src` at `dest`, replacing whatever `dest` is.
 fn copy_fresh(src: &Path, dest: &Path) -> std::io::Result<()> {
     let _ = std::fs::remove_file(dest);
@@ -301,23 +241,8 @@ fn copy_fresh(src: &Path, dest: &Path) -> std::io::Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::{self, DumpsInfo, Exit, Totals};
-
-    #[test]
-    fn a_pending_file_is_in_place_only_once_committed() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("report.json");
-        std::fs::write(&path, b"old").unwrap();
-        let p = write_pending(&path, |w| w.write_all(b"new")).unwrap();
-        assert_eq!(std::fs::read(&path).unwrap(), b"old");
-        p.commit().unwrap();
-        assert_eq!(std::fs::read(&path).unwrap(), b"new");
-        // Dropped uncommitted: nothing left behind, the file untouched.
-        drop(write_pending(&path, |w| w.write_all(b"newer")).unwrap());
-        assert_eq!(std::fs::read(&path).unwrap(), b"new");
-        let left: Vec<_> = std::fs::read_dir(dir.path()).unwrap().collect();
-        assert_eq!(left.len(), 1);
-    }
+    use crate::capture::run::Exit;
+    use crate::report::{self, DumpsInfo, Totals};
 
     #[test]
     fn the_report_is_streamed_as_it_was_printed() {

@@ -91,7 +91,7 @@ const PER_RANK_HINT: &str = "ranks on other hosts will not be recorded; run one 
      rank instead: `mpirun ... xpu-asm-run -o DIR -- APP` (README, \"MPI and clusters\")";
 
 /// The plan for running `command` with our variables `ours` (the names
-/// [`crate::launch::child_env`] sets); `env` reads the environment.
+/// [`crate::run::launch::child_env`] sets); `env` reads the environment.
 pub fn plan(
     command: &[OsString],
     ours: &[(OsString, OsString)],

@@ -10,39 +10,22 @@
 //! pruning (`collect.json`) is carried over, and each input's `run.json`
 //! is kept in `merged.json`, so `collect OUT` reports on everything.
 
-use crate::job::{self, INSTANCES_DIR};
-use crate::launch::{self, RunInfo};
-use crate::report::Exit;
-use crate::{is_capture, write_atomic, RUN_FILE, STATE_FILE};
-use serde::{Deserialize, Serialize};
+use crate::capture::files::{link_or_copy, usage, write_atomic};
+use crate::capture::job;
+use crate::capture::layout::{
+    is_capture, INSTANCES_DIR, JOB_FILE, MERGED_FILE, RUN_FILE, STATE_FILE,
+};
+use crate::capture::merged::{Merged, MergedInput};
+use crate::capture::run::{read_run_info, unix_now, Exit, RunInfo};
+use serde::Serialize;
 use serde_json::Value;
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 use xpu_asm_record::{DUMPS_DIR, MODULES_DIR, RECORDS_DIR};
 
-/// The inputs of a merged capture.
-pub const MERGED_FILE: &str = "merged.json";
-
 #[derive(Debug, thiserror::Error)]
 #[error("{0}")]
 pub struct MergeError(pub String);
-
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct MergedInput {
-    pub path: String,
-    pub run: Option<RunInfo>,
-    pub job: Option<job::JobFile>,
-    pub records: u64,
-    pub dump_folders: u64,
-}
-
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct Merged {
-    pub schema: u32,
-    pub inputs: Vec<MergedInput>,
-    /// Names changed because another input had the same name.
-    pub renamed: Vec<String>,
-}
 
 fn err(what: impl std::fmt::Display) -> MergeError {
     MergeError(what.to_string())
@@ -50,7 +33,7 @@ fn err(what: impl std::fmt::Display) -> MergeError {
 
 /// Hard link, else copy.
 fn put(src: &Path, dest: &Path) -> Result<(), MergeError> {
-    crate::output::link_or_copy(src, dest).map_err(|e| {
+    link_or_copy(src, dest).map_err(|e| {
         err(format!(
             "cannot copy {} to {}: {e}",
             src.display(),
@@ -166,8 +149,8 @@ pub fn merge(out: &Path, inputs: &[PathBuf]) -> Result<Merged, MergeError> {
         let n = n + 1;
         let mut info = MergedInput {
             path: input.display().to_string(),
-            run: launch::read_run_info(input, &mut Vec::new()),
-            job: std::fs::read(input.join(job::JOB_FILE))
+            run: read_run_info(input, &mut Vec::new()),
+            job: std::fs::read(input.join(JOB_FILE))
                 .ok()
                 .and_then(|b| serde_json::from_slice(&b).ok()),
             records: 0,
@@ -293,7 +276,7 @@ pub fn merge(out: &Path, inputs: &[PathBuf]) -> Result<Merged, MergeError> {
                 before_files += b.get("files").and_then(Value::as_u64).unwrap_or(0);
             }
             None => {
-                let u = crate::dumps::usage(&dumps_in);
+                let u = usage(&dumps_in);
                 before_bytes += u.bytes;
                 before_files += u.files;
             }
@@ -355,8 +338,8 @@ pub fn merge(out: &Path, inputs: &[PathBuf]) -> Result<Merged, MergeError> {
             .iter()
             .filter_map(|i| i.run.as_ref().map(|r| r.started_unix))
             .min()
-            .unwrap_or_else(launch::unix_now),
-        ended_unix: Some(launch::unix_now()),
+            .unwrap_or_else(unix_now),
+        ended_unix: Some(unix_now()),
     };
     write_json(&out.join(RUN_FILE), &run)?;
     Ok(merged)
@@ -367,24 +350,6 @@ fn write_json<T: Serialize>(path: &Path, v: &T) -> Result<(), MergeError> {
     let mut json = serde_json::to_vec_pretty(v).unwrap_or_default();
     json.push(b'\n');
     write_atomic(path, &json).map_err(err)
-}
-
-/// The single runs among a merged capture's inputs: `(host, pid, exit)` of
-/// each command an xpu-asm-run waited for.
-pub fn waited(dir: &Path) -> Vec<(String, u32, Exit)> {
-    let Some(m) = std::fs::read(dir.join(MERGED_FILE))
-        .ok()
-        .and_then(|b| serde_json::from_slice::<Merged>(&b).ok())
-    else {
-        return Vec::new();
-    };
-    m.inputs
-        .into_iter()
-        .filter_map(|i| {
-            let r = i.run?;
-            Some((r.host?, r.pid?, r.exit?))
-        })
-        .collect()
 }
 
 /// Whether two folders hold the same files with the same contents.

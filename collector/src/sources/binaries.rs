@@ -4,7 +4,7 @@
 //! `modules/<sha256>.bin` (native modules: the bytes the program passed;
 //! SPIR-V modules: the driver's build, from `zeModuleGetNativeBinary`). A
 //! kernel whose ISA IGC's dumps do not have is looked up here: its module's
-//! binary is parsed ([`crate::native::parse`], with the device the module
+//! binary is parsed ([`native::parse`], with the device the module
 //! was built for, which picks a fat binary's member), its code disassembled
 //! by IGA, and the text written, under a header in IGC's style, to
 //! `isa/<sha256>[/<fat member>]/<name>-<tag>.asm`. From there on it is an
@@ -15,18 +15,15 @@
 //! dumps lack), each kernel once, on every core. A file already written by
 //! an earlier collection is read back, not disassembled again.
 
-use crate::dumps::{parse_header, AsmFile, AsmName};
-use crate::matching::Status;
-use crate::native::{self, iga::Iga, Device, NativeError, Program};
-use crate::sources::{BinaryOrigin, IsaSourceKind, Lookup};
+use super::native::{self, iga::Iga, Device, NativeError, Program};
+use super::{AsmFile, AsmName, BinaryOrigin, IsaSource, IsaSourceKind, Lookup, Status};
+use crate::capture::layout::ISA_DIR;
+use crate::isa::header::{parse_header, read_header, HEADER_MAX_BYTES};
 use rayon::prelude::*;
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::path::{Component, Path, PathBuf};
 use std::sync::OnceLock;
 use xpu_asm_record::read::{Module, ProcessRecord};
-
-/// Folder of the capture where disassembled kernels are written.
-pub const ISA_DIR: &str = "isa";
 
 /// What a kernel's lookup in a module binary needs: the binary and the
 /// device it ran on.
@@ -412,7 +409,7 @@ fn disassemble(
     };
     // Written by an earlier collection: the same bytes give the same text.
     if folder.existing.contains(&file_name) {
-        if let Ok(h) = crate::dumps::read_header(&path) {
+        if let Ok(h) = read_header(&path) {
             if h.kernel.as_deref() == Some(kernel.name.as_slice()) {
                 // Its source lines and mix are read after matching.
                 return Ok(file(h, None));
@@ -444,13 +441,31 @@ fn disassemble(
     }
     write_new(&path, asm.as_bytes())
         .map_err(|e| (Status::IgaFailed, format!("cannot write {shown}: {e}")))?;
-    let header = parse_header(asm.as_bytes(), crate::dumps::HEADER_MAX_BYTES)
+    let header = parse_header(asm.as_bytes(), HEADER_MAX_BYTES)
         .map_err(|e| (Status::IgaFailed, format!("{e}")))?;
     // The text is at hand: analysed now rather than read back from the
     // file after matching (the same size limit as for a file).
     let analysis = (asm.len() as u64 <= crate::isa::MAX_ANALYZED_BYTES)
         .then(|| std::sync::Arc::new(crate::isa::analyze(&asm)));
     Ok(file(header, analysis))
+}
+
+impl IsaSource for ModuleBinaries {
+    fn kind(&self) -> IsaSourceKind {
+        IsaSourceKind::ModuleBinary
+    }
+
+    fn find<'a>(&'a self, rec: &ProcessRecord, module: &Module, name: &[u8]) -> Lookup<'a> {
+        match request(rec, module, name) {
+            Ok(r) => self.lookup(&r.key, name),
+            Err(miss) => miss,
+        }
+    }
+}
+
+/// The binary `module` is looked up by, for [`ModuleBinaries::prepare`].
+pub fn binary_key(rec: &ProcessRecord, module: &Module) -> Option<BinaryKey> {
+    request(rec, module, b"").ok().map(|r| r.key)
 }
 
 #[cfg(test)]

@@ -9,8 +9,8 @@
 //! family (type 1), the GFX core family (type 2) and the target metadata
 //! (type 3, the minimum revision in bits 12..8).
 
-use super::platform::FAMILY_STABLE_FROM;
-use super::{Device, Format, NativeError, NativeKernel, Platform, Program};
+use super::platform::{Device, Platform, FAMILY_STABLE_FROM};
+use super::program::{Format, NativeError, NativeKernel, Program};
 use object::elf;
 use object::read::elf::{ElfFile64, FileHeader, SectionHeader};
 use object::{Endianness, Object, ObjectSection, ObjectSymbol};
@@ -61,7 +61,7 @@ pub(crate) fn parse(bytes: &[u8], device: Option<&Device>) -> Result<Program, Na
                 continue;
             }
             let desc = note.desc();
-            let value = super::u32_at(desc, 0);
+            let value = super::program::u32_at(desc, 0);
             match note.n_type(endian) {
                 NOTE_PRODUCT_FAMILY => family = value.filter(|&v| v != 0),
                 NOTE_GFX_CORE => core = value.filter(|&v| v != 0),
@@ -357,7 +357,7 @@ mod tests {
         (0..shnum)
             .map(|i| shoff + i * shentsize)
             .filter_map(|h| {
-                let name = strtab + super::super::u32_at(b, h).unwrap() as usize;
+                let name = strtab + super::super::program::u32_at(b, h).unwrap() as usize;
                 b[name..].starts_with(b".text.").then_some((h, name))
             })
             .collect()
