@@ -100,6 +100,27 @@ fn header_dump_dir(events: &[u8]) -> Option<String> {
 
 /// Merges `inputs` into the new capture folder `out`.
 pub fn merge(out: &Path, inputs: &[PathBuf]) -> Result<Merged, MergeError> {
+    check_inputs(out, inputs)?;
+    let to = Output::make(out)?;
+    let mut merged = Merged {
+        schema: 1,
+        inputs: Vec::new(),
+        renamed: Vec::new(),
+    };
+    let mut carried = Carried::default();
+    for (n, input) in inputs.iter().enumerate() {
+        let info = merge_input(input, n + 1, &to, &mut merged.renamed, &mut carried)?;
+        merged.inputs.push(info);
+    }
+    write_json(&out.join(STATE_FILE), &carried.state())?;
+    write_json(&out.join(MERGED_FILE), &merged)?;
+    write_json(&out.join(RUN_FILE), &run_info(&merged, &carried.exits))?;
+    Ok(merged)
+}
+
+/// Refuses no input, an input that is not a capture, and an output that
+/// is not new.
+fn check_inputs(out: &Path, inputs: &[PathBuf]) -> Result<(), MergeError> {
     if inputs.is_empty() {
         return Err(err(
             "give the capture folders to merge: merge -o OUT DIR...",
@@ -127,189 +148,279 @@ pub fn merge(out: &Path, inputs: &[PathBuf]) -> Result<Merged, MergeError> {
             )));
         }
     }
-    let (records_out, dumps_out, inst_out) = (
-        out.join(RECORDS_DIR),
-        out.join(DUMPS_DIR),
-        out.join(INSTANCES_DIR),
-    );
-    for d in [&records_out, &dumps_out, &inst_out] {
-        std::fs::create_dir_all(d)
-            .map_err(|e| err(format!("cannot create {}: {e}", d.display())))?;
-    }
+    Ok(())
+}
 
-    let mut merged = Merged {
-        schema: 1,
-        inputs: Vec::new(),
-        renamed: Vec::new(),
-    };
-    let mut final_binary: BTreeMap<String, Value> = BTreeMap::new();
-    let (mut before_bytes, mut before_files) = (0u64, 0u64);
-    let mut exits: Vec<Exit> = Vec::new();
-    for (n, input) in inputs.iter().enumerate() {
-        let n = n + 1;
-        let mut info = MergedInput {
-            path: input.display().to_string(),
-            run: read_run_info(input, &mut Vec::new()),
-            job: std::fs::read(input.join(JOB_FILE))
-                .ok()
-                .and_then(|b| serde_json::from_slice(&b).ok()),
-            records: 0,
-            dump_folders: 0,
+/// The folders of the new capture.
+struct Output {
+    out: PathBuf,
+    records: PathBuf,
+    dumps: PathBuf,
+    instances: PathBuf,
+}
+
+impl Output {
+    fn make(out: &Path) -> Result<Output, MergeError> {
+        let o = Output {
+            out: out.to_path_buf(),
+            records: out.join(RECORDS_DIR),
+            dumps: out.join(DUMPS_DIR),
+            instances: out.join(INSTANCES_DIR),
         };
-        // Dump folders first: the records' dump_dir follows their names.
-        let mut dump_names: HashMap<String, String> = HashMap::new();
-        let dumps_in = input.join(DUMPS_DIR);
-        if let Ok(rd) = std::fs::read_dir(&dumps_in) {
-            let mut names: Vec<String> = rd
-                .filter_map(|e| e.ok())
-                .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
-                .map(|e| e.file_name().to_string_lossy().into_owned())
-                .collect();
-            names.sort();
-            for name in names {
-                let src = dumps_in.join(&name);
-                let mut to = name.clone();
-                if dumps_out.join(&to).exists() {
-                    if dirs_equal(&src, &dumps_out.join(&to)) {
-                        dump_names.insert(name.clone(), to);
-                        continue;
-                    }
-                    to = free_name(&dumps_out, &name, "", n);
-                    merged.renamed.push(format!(
-                        "{}/{DUMPS_DIR}/{name} -> {DUMPS_DIR}/{to}",
-                        input.display()
-                    ));
-                }
-                copy_tree(&src, &dumps_out.join(&to))?;
-                info.dump_folders += 1;
-                dump_names.insert(name, to);
-            }
+        for d in [&o.records, &o.dumps, &o.instances] {
+            std::fs::create_dir_all(d)
+                .map_err(|e| err(format!("cannot create {}: {e}", d.display())))?;
         }
-        // Module binaries are named by their content's SHA-256: one copy
-        // of each serves every input.
-        if let Ok(rd) = std::fs::read_dir(input.join(MODULES_DIR)) {
-            let modules_out = out.join(MODULES_DIR);
-            std::fs::create_dir_all(&modules_out)
-                .map_err(|e| err(format!("cannot create {}: {e}", modules_out.display())))?;
-            for e in rd.filter_map(|e| e.ok()) {
-                let to = modules_out.join(e.file_name());
-                if e.file_type().is_ok_and(|t| t.is_file()) && !to.exists() {
-                    put(&e.path(), &to)?;
-                }
+        Ok(o)
+    }
+}
+
+/// What the inputs' files say that the merged capture's `collect.json`
+/// and `run.json` carry over.
+#[derive(Default)]
+struct Carried {
+    final_binary: BTreeMap<String, Value>,
+    before_bytes: u64,
+    before_files: u64,
+    exits: Vec<Exit>,
+}
+
+impl Carried {
+    fn state(&self) -> Value {
+        serde_json::json!({
+            "schema": 1,
+            "dumps_before": {"bytes": self.before_bytes, "files": self.before_files},
+            "final_binary": self.final_binary,
+        })
+    }
+}
+
+/// Copies input number `n` into `to`: its dump folders first (the records'
+/// `dump_dir` follows their names), module binaries, records, rank files;
+/// and carries over how its commands ended and what its first collection
+/// saved.
+fn merge_input(
+    input: &Path,
+    n: usize,
+    to: &Output,
+    renamed: &mut Vec<String>,
+    carried: &mut Carried,
+) -> Result<MergedInput, MergeError> {
+    let mut info = MergedInput {
+        path: input.display().to_string(),
+        run: read_run_info(input, &mut Vec::new()),
+        job: std::fs::read(input.join(JOB_FILE))
+            .ok()
+            .and_then(|b| serde_json::from_slice(&b).ok()),
+        records: 0,
+        dump_folders: 0,
+    };
+    let dump_names = copy_dump_folders(input, n, &to.dumps, renamed, &mut info)?;
+    copy_module_binaries(input, &to.out)?;
+    copy_records(input, n, &to.records, &dump_names, renamed, &mut info)?;
+    copy_instances(input, n, &to.instances, &mut carried.exits)?;
+    if let Some(e) = info.run.as_ref().and_then(|r| r.exit) {
+        carried.exits.push(e);
+    }
+    carry_state(input, &dump_names, carried);
+    Ok(info)
+}
+
+/// Copies the input's dump folders into `dumps_out`, renaming one whose
+/// name another input's different folder has; returns the new name of each.
+fn copy_dump_folders(
+    input: &Path,
+    n: usize,
+    dumps_out: &Path,
+    renamed: &mut Vec<String>,
+    info: &mut MergedInput,
+) -> Result<HashMap<String, String>, MergeError> {
+    let mut dump_names: HashMap<String, String> = HashMap::new();
+    let dumps_in = input.join(DUMPS_DIR);
+    let Ok(rd) = std::fs::read_dir(&dumps_in) else {
+        return Ok(dump_names);
+    };
+    let mut names: Vec<String> = rd
+        .filter_map(|e| e.ok())
+        .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    for name in names {
+        let src = dumps_in.join(&name);
+        let mut to = name.clone();
+        if dumps_out.join(&to).exists() {
+            if dirs_equal(&src, &dumps_out.join(&to)) {
+                dump_names.insert(name.clone(), to);
+                continue;
             }
+            to = free_name(dumps_out, &name, "", n);
+            renamed.push(format!(
+                "{}/{DUMPS_DIR}/{name} -> {DUMPS_DIR}/{to}",
+                input.display()
+            ));
         }
-        let records_in = input.join(RECORDS_DIR);
-        let mut events: Vec<PathBuf> = std::fs::read_dir(&records_in)
-            .map(|rd| {
-                rd.filter_map(|e| e.ok().map(|e| e.path()))
-                    .filter(|p| p.extension().is_some_and(|x| x == "events"))
-                    .collect()
-            })
+        copy_tree(&src, &dumps_out.join(&to))?;
+        info.dump_folders += 1;
+        dump_names.insert(name, to);
+    }
+    Ok(dump_names)
+}
+
+/// Module binaries are named by their content's SHA-256: one copy of each
+/// serves every input.
+fn copy_module_binaries(input: &Path, out: &Path) -> Result<(), MergeError> {
+    let Ok(rd) = std::fs::read_dir(input.join(MODULES_DIR)) else {
+        return Ok(());
+    };
+    let modules_out = out.join(MODULES_DIR);
+    std::fs::create_dir_all(&modules_out)
+        .map_err(|e| err(format!("cannot create {}: {e}", modules_out.display())))?;
+    for e in rd.filter_map(|e| e.ok()) {
+        let to = modules_out.join(e.file_name());
+        if e.file_type().is_ok_and(|t| t.is_file()) && !to.exists() {
+            put(&e.path(), &to)?;
+        }
+    }
+    Ok(())
+}
+
+/// Copies the input's records into `records_out`, each naming its dump
+/// folder by its new name; the same record met twice is kept once.
+fn copy_records(
+    input: &Path,
+    n: usize,
+    records_out: &Path,
+    dump_names: &HashMap<String, String>,
+    renamed: &mut Vec<String>,
+    info: &mut MergedInput,
+) -> Result<(), MergeError> {
+    let records_in = input.join(RECORDS_DIR);
+    let mut events: Vec<PathBuf> = std::fs::read_dir(&records_in)
+        .map(|rd| {
+            rd.filter_map(|e| e.ok().map(|e| e.path()))
+                .filter(|p| p.extension().is_some_and(|x| x == "events"))
+                .collect()
+        })
+        .unwrap_or_default();
+    events.sort();
+    for ev in events {
+        let stem = ev
+            .file_stem()
+            .map(|s| s.to_string_lossy().into_owned())
             .unwrap_or_default();
-        events.sort();
-        for ev in events {
-            let stem = ev
-                .file_stem()
-                .map(|s| s.to_string_lossy().into_owned())
-                .unwrap_or_default();
-            let counts = ev.with_extension("counts");
-            let bytes = std::fs::read(&ev)
-                .map_err(|e| err(format!("cannot read {}: {e}", ev.display())))?;
-            let mut bytes_out = bytes.clone();
-            if let Some(dd) = header_dump_dir(&bytes) {
-                let moved = dd
-                    .strip_prefix(&format!("{DUMPS_DIR}/"))
-                    .and_then(|d| dump_names.get(d))
-                    .map(|to| format!("{DUMPS_DIR}/{to}"))
-                    .filter(|to| *to != dd);
-                if let Some(to) = moved {
-                    bytes_out = rewrite_dump_dir(&bytes, &to).unwrap_or(bytes_out);
-                }
+        let counts = ev.with_extension("counts");
+        let bytes =
+            std::fs::read(&ev).map_err(|e| err(format!("cannot read {}: {e}", ev.display())))?;
+        let bytes_out = with_dump_dir_renamed(&bytes, dump_names);
+        let mut to = stem.clone();
+        let dest = records_out.join(format!("{to}.events"));
+        if dest.exists() {
+            if std::fs::read(&dest).is_ok_and(|b| b == bytes_out)
+                && same_file_content(&counts, &records_out.join(format!("{to}.counts")))
+            {
+                continue;
             }
-            let mut to = stem.clone();
-            let dest = records_out.join(format!("{to}.events"));
-            if dest.exists() {
-                if std::fs::read(&dest).is_ok_and(|b| b == bytes_out)
-                    && same_file_content(&counts, &records_out.join(format!("{to}.counts")))
-                {
-                    continue;
-                }
-                to = free_name(&records_out, &stem, ".events", n);
-                merged.renamed.push(format!(
-                    "{}/{RECORDS_DIR}/{stem}.events -> {RECORDS_DIR}/{to}.events",
-                    input.display()
-                ));
-            }
-            let dest = records_out.join(format!("{to}.events"));
-            if bytes_out == bytes {
-                put(&ev, &dest)?;
-            } else {
-                std::fs::write(&dest, &bytes_out)
-                    .map_err(|e| err(format!("cannot write {}: {e}", dest.display())))?;
-            }
-            if counts.is_file() {
-                put(&counts, &records_out.join(format!("{to}.counts")))?;
-            }
-            info.records += 1;
+            to = free_name(records_out, &stem, ".events", n);
+            renamed.push(format!(
+                "{}/{RECORDS_DIR}/{stem}.events -> {RECORDS_DIR}/{to}.events",
+                input.display()
+            ));
         }
-        for inst in job::instances(input) {
-            if let Some(e) = inst.exit {
-                exits.push(e);
-            }
-            let mut name = format!("rank-{:06}", inst.rank);
-            if inst_out.join(format!("{name}.json")).exists() {
-                name = free_name(&inst_out, &name, ".json", n);
-            }
-            write_json(&inst_out.join(format!("{name}.json")), &inst)?;
+        let dest = records_out.join(format!("{to}.events"));
+        if bytes_out == bytes {
+            put(&ev, &dest)?;
+        } else {
+            std::fs::write(&dest, &bytes_out)
+                .map_err(|e| err(format!("cannot write {}: {e}", dest.display())))?;
         }
-        if let Some(e) = info.run.as_ref().and_then(|r| r.exit) {
+        if counts.is_file() {
+            put(&counts, &records_out.join(format!("{to}.counts")))?;
+        }
+        info.records += 1;
+    }
+    Ok(())
+}
+
+/// A record's events, its header's `dump_dir` following its folder's new
+/// name.
+fn with_dump_dir_renamed(bytes: &[u8], dump_names: &HashMap<String, String>) -> Vec<u8> {
+    let Some(dd) = header_dump_dir(bytes) else {
+        return bytes.to_vec();
+    };
+    let moved = dd
+        .strip_prefix(&format!("{DUMPS_DIR}/"))
+        .and_then(|d| dump_names.get(d))
+        .map(|to| format!("{DUMPS_DIR}/{to}"))
+        .filter(|to| *to != dd);
+    match moved {
+        Some(to) => rewrite_dump_dir(bytes, &to).unwrap_or_else(|| bytes.to_vec()),
+        None => bytes.to_vec(),
+    }
+}
+
+/// Copies the input's rank files, and how their commands ended.
+fn copy_instances(
+    input: &Path,
+    n: usize,
+    inst_out: &Path,
+    exits: &mut Vec<Exit>,
+) -> Result<(), MergeError> {
+    for inst in job::instances(input) {
+        if let Some(e) = inst.exit {
             exits.push(e);
         }
-        // What the input's first collection read before pruning.
-        let state: Option<Value> = std::fs::read(input.join(STATE_FILE))
-            .ok()
-            .and_then(|b| serde_json::from_slice(&b).ok());
-        let before = state.as_ref().and_then(|s| s.get("dumps_before"));
-        match before {
-            Some(b) => {
-                before_bytes += b.get("bytes").and_then(Value::as_u64).unwrap_or(0);
-                before_files += b.get("files").and_then(Value::as_u64).unwrap_or(0);
-            }
-            None => {
-                let u = usage(&dumps_in);
-                before_bytes += u.bytes;
-                before_files += u.files;
-            }
+        let mut name = format!("rank-{:06}", inst.rank);
+        if inst_out.join(format!("{name}.json")).exists() {
+            name = free_name(inst_out, &name, ".json", n);
         }
-        if let Some(fb) = state
-            .as_ref()
-            .and_then(|s| s.get("final_binary"))
-            .and_then(Value::as_object)
-        {
-            for (path, v) in fb {
-                let renamed = path
-                    .strip_prefix(&format!("{DUMPS_DIR}/"))
-                    .and_then(|rest| {
-                        let (d, file) = rest.split_once('/')?;
-                        Some(format!("{DUMPS_DIR}/{}/{file}", dump_names.get(d)?))
-                    })
-                    .unwrap_or_else(|| path.clone());
-                final_binary.insert(renamed, v.clone());
-            }
-        }
-        merged.inputs.push(info);
+        write_json(&inst_out.join(format!("{name}.json")), &inst)?;
     }
+    Ok(())
+}
 
-    let state = serde_json::json!({
-        "schema": 1,
-        "dumps_before": {"bytes": before_bytes, "files": before_files},
-        "final_binary": final_binary,
-    });
-    write_json(&out.join(STATE_FILE), &state)?;
-    write_json(&out.join(MERGED_FILE), &merged)?;
-    // The command as the first input ran it; the exit of the first that failed.
+/// What the input's first collection read before pruning: its dumps' size
+/// then (else now), and its final-binary verdicts by their files' new paths.
+fn carry_state(input: &Path, dump_names: &HashMap<String, String>, carried: &mut Carried) {
+    let state: Option<Value> = std::fs::read(input.join(STATE_FILE))
+        .ok()
+        .and_then(|b| serde_json::from_slice(&b).ok());
+    let before = state.as_ref().and_then(|s| s.get("dumps_before"));
+    match before {
+        Some(b) => {
+            carried.before_bytes += b.get("bytes").and_then(Value::as_u64).unwrap_or(0);
+            carried.before_files += b.get("files").and_then(Value::as_u64).unwrap_or(0);
+        }
+        None => {
+            let u = usage(&input.join(DUMPS_DIR));
+            carried.before_bytes += u.bytes;
+            carried.before_files += u.files;
+        }
+    }
+    let Some(fb) = state
+        .as_ref()
+        .and_then(|s| s.get("final_binary"))
+        .and_then(Value::as_object)
+    else {
+        return;
+    };
+    for (path, v) in fb {
+        let renamed = path
+            .strip_prefix(&format!("{DUMPS_DIR}/"))
+            .and_then(|rest| {
+                let (d, file) = rest.split_once('/')?;
+                Some(format!("{DUMPS_DIR}/{}/{file}", dump_names.get(d)?))
+            })
+            .unwrap_or_else(|| path.clone());
+        carried.final_binary.insert(renamed, v.clone());
+    }
+}
+
+/// `run.json` of the merged capture: the command as the first input ran
+/// it; the exit of the first that failed.
+fn run_info(merged: &Merged, exits: &[Exit]) -> RunInfo {
     let first = merged.inputs.iter().find_map(|i| i.run.clone());
-    let run = RunInfo {
+    RunInfo {
         schema: 1,
         command: first
             .as_ref()
@@ -340,9 +451,7 @@ pub fn merge(out: &Path, inputs: &[PathBuf]) -> Result<Merged, MergeError> {
             .min()
             .unwrap_or_else(unix_now),
         ended_unix: Some(unix_now()),
-    };
-    write_json(&out.join(RUN_FILE), &run)?;
-    Ok(merged)
+    }
 }
 
 /// Pretty JSON and a newline at `path`.

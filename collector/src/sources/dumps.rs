@@ -256,32 +256,51 @@ pub fn scan_folder(
         shown: shown.to_string(),
         ..Default::default()
     };
-    match std::fs::symlink_metadata(path) {
+    let Some(entries) = open_folder(&mut f) else {
+        return Ok(f);
+    };
+    let files = list_files(entries, &mut f);
+    let scanned = read_files(&files, launched, stop);
+    let kernbins = put_together(&mut f, files, scanned, known_final)?;
+    verify_final_binaries(&mut f, &kernbins, stop)?;
+    Ok(f)
+}
+
+/// The folder's entries, or `None` (and why, in its warnings, unless it
+/// does not exist) when it cannot be listed.
+fn open_folder(f: &mut DumpFolder) -> Option<std::fs::ReadDir> {
+    let shown = &f.shown;
+    match std::fs::symlink_metadata(&f.path) {
         Ok(m) if m.is_dir() => f.exists = true,
         Ok(_) => {
             f.warnings
                 .push(format!("{shown}: not a folder; its dumps are ignored"));
-            return Ok(f);
+            return None;
         }
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(f),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return None,
         Err(e) => {
             f.warnings.push(format!("{shown}: cannot read: {e}"));
-            return Ok(f);
+            return None;
         }
     }
-    let entries = match std::fs::read_dir(path) {
-        Ok(rd) => rd,
+    match std::fs::read_dir(&f.path) {
+        Ok(rd) => Some(rd),
         Err(e) => {
             f.warnings.push(format!("{shown}: cannot list: {e}"));
-            return Ok(f);
+            None
         }
-    };
+    }
+}
+
+/// The regular files of the folder, sorted by name. Only regular files: a
+/// symlink, FIFO or folder is not IGC's output (and a FIFO would block a
+/// read); one named like IGC's is reported.
+fn list_files(entries: std::fs::ReadDir, f: &mut DumpFolder) -> Vec<(String, PathBuf)> {
+    let shown = &f.shown;
     let mut files: Vec<(String, PathBuf)> = Vec::new();
     let mut odd: Vec<String> = Vec::new();
     for e in entries {
         let Ok(e) = e else { continue };
-        // Only regular files: a symlink, FIFO or folder is not IGC's output
-        // (and a FIFO would block a read). One named like IGC's is reported.
         let file_type = e.file_type();
         if !file_type.as_ref().is_ok_and(|t| t.is_file()) {
             let name = e.file_name().to_string_lossy().into_owned();
@@ -308,23 +327,31 @@ pub fn scan_folder(
     files.sort();
     odd.sort();
     f.warnings.extend(odd);
+    files
+}
 
-    // The files' contents, read on every core; then put together in file
-    // order, exactly as one pass over the sorted names would.
-    // Nearly every item is an `Asm`: boxing it would only add allocations.
-    #[allow(clippy::large_enum_variant)]
-    enum Scanned {
-        Spv(String, std::io::Result<String>),
-        Asm(
-            AsmName,
-            std::io::Result<(AsmHeader, Option<crate::isa::Analysis>)>,
-        ),
-        OtherAsm,
-        Kernbin(String),
-        Other,
-        Stopped,
-    }
-    let scanned = files
+/// What reading one file of a dump folder gave.
+// Nearly every item is an `Asm`: boxing it would only add allocations.
+#[allow(clippy::large_enum_variant)]
+enum Scanned {
+    Spv(String, std::io::Result<String>),
+    Asm(
+        AsmName,
+        std::io::Result<(AsmHeader, Option<crate::isa::Analysis>)>,
+    ),
+    OtherAsm,
+    Kernbin(String),
+    Other,
+    Stopped,
+}
+
+/// The files' contents, read on every core.
+fn read_files(
+    files: &[(String, PathBuf)],
+    launched: &HashSet<&[u8]>,
+    stop: &(dyn Fn() -> bool + Sync),
+) -> Vec<Scanned> {
+    files
         .par_iter()
         .map(|(name, p)| {
             if stop() {
@@ -341,7 +368,18 @@ pub fn scan_folder(
                 Scanned::Other
             }
         })
-        .collect::<Vec<_>>();
+        .collect()
+}
+
+/// The files read, put together in file order, exactly as one pass over
+/// the sorted names would; returns the final binaries (`.kernbin`) found,
+/// to compare.
+fn put_together(
+    f: &mut DumpFolder,
+    files: Vec<(String, PathBuf)>,
+    scanned: Vec<Scanned>,
+    known_final: &BTreeMap<String, bool>,
+) -> Result<Vec<(String, PathBuf, String)>, Stopped> {
     f.asm.reserve_exact(
         scanned
             .iter()
@@ -350,7 +388,7 @@ pub fn scan_folder(
     );
     let mut kernbins = Vec::new();
     for ((name, p), scanned) in files.into_iter().zip(scanned) {
-        let shown_file = format!("{shown}/{name}");
+        let shown_file = format!("{}/{name}", f.shown);
         match scanned {
             Scanned::Stopped => return Err(Stopped),
             Scanned::Spv(hash, Ok(sha)) => {
@@ -362,42 +400,64 @@ pub fn scan_folder(
             }
             Scanned::Spv(_, Err(e)) => f.warnings.push(format!("{shown_file}: cannot read: {e}")),
             Scanned::Asm(asm_name, read) => {
-                let (header, analysis) = match read {
-                    Ok((h, analysis)) => {
-                        if h.kernel.is_none() {
-                            f.warnings.push(format!(
-                                "{shown_file}: no `//.kernel` line in its header; cannot tell its kernel, ignored"
-                            ));
-                        }
-                        (Some(h), analysis.map(Arc::new))
-                    }
-                    Err(e) => {
-                        f.warnings.push(format!("{shown_file}: cannot read: {e}"));
-                        (None, None)
-                    }
-                };
-                let final_binary = known_final.get(&shown_file).copied();
-                f.asm.push(AsmFile {
-                    path: p,
-                    shown: shown_file,
-                    file_name: name,
-                    name: asm_name,
-                    header,
-                    final_binary,
-                    source: IsaSourceKind::IgcDump,
-                    binary: None,
-                    analysis,
-                });
+                let a = asm_file(f, p, shown_file, name, asm_name, read, known_final);
+                f.asm.push(a);
             }
             Scanned::OtherAsm => f.other_asm += 1,
             Scanned::Kernbin(hash) => kernbins.push((hash, p, shown_file)),
             Scanned::Other => {}
         }
     }
+    Ok(kernbins)
+}
 
-    // Each final binary against the attempts of its kernel (same module
-    // hash, same `//.kernel` name), on every core; verdicts applied in file
-    // order (a later binary's verdict on a file replaces an earlier one's).
+/// One `.asm` of the folder as read (a warning when it could not be, or
+/// has no `//.kernel` line).
+fn asm_file(
+    f: &mut DumpFolder,
+    path: PathBuf,
+    shown_file: String,
+    file_name: String,
+    name: AsmName,
+    read: std::io::Result<(AsmHeader, Option<crate::isa::Analysis>)>,
+    known_final: &BTreeMap<String, bool>,
+) -> AsmFile {
+    let (header, analysis) = match read {
+        Ok((h, analysis)) => {
+            if h.kernel.is_none() {
+                f.warnings.push(format!(
+                    "{shown_file}: no `//.kernel` line in its header; cannot tell its kernel, ignored"
+                ));
+            }
+            (Some(h), analysis.map(Arc::new))
+        }
+        Err(e) => {
+            f.warnings.push(format!("{shown_file}: cannot read: {e}"));
+            (None, None)
+        }
+    };
+    let final_binary = known_final.get(&shown_file).copied();
+    AsmFile {
+        path,
+        shown: shown_file,
+        file_name,
+        name,
+        header,
+        final_binary,
+        source: IsaSourceKind::IgcDump,
+        binary: None,
+        analysis,
+    }
+}
+
+/// Each final binary against the attempts of its kernel (same module
+/// hash, same `//.kernel` name), on every core; verdicts applied in file
+/// order (a later binary's verdict on a file replaces an earlier one's).
+fn verify_final_binaries(
+    f: &mut DumpFolder,
+    kernbins: &[(String, PathBuf, String)],
+    stop: &(dyn Fn() -> bool + Sync),
+) -> Result<(), Stopped> {
     let index = AsmIndex::build(&f.asm);
     let asm = &f.asm;
     let verdicts = kernbins
@@ -433,7 +493,7 @@ pub fn scan_folder(
         }
     }
     f.index = OnceLock::from(index);
-    Ok(f)
+    Ok(())
 }
 
 fn read_small(p: &Path) -> std::io::Result<Vec<u8>> {

@@ -3,6 +3,7 @@
 use crate::names;
 use crate::report::{KernelEntry, Report};
 use crate::sources::{IsaSourceKind, Status};
+use std::fmt::Write;
 
 /// How the table is drawn.
 #[derive(Debug, Clone)]
@@ -54,41 +55,72 @@ fn fit(s: &str, w: usize) -> String {
 /// The table: one row per listed kernel, then totals, what was not matched
 /// and why, unlaunched kernels, dump sizes.
 pub fn render_table(r: &Report, style: &TableStyle) -> String {
-    use std::fmt::Write;
     let c = style.color;
     let mut out = String::new();
-    let isa_w = r
-        .kernels
-        .iter()
-        .map(|k| k.asm_copy.as_deref().map_or(1, |s| s.chars().count()))
-        .max()
-        .unwrap_or(8)
-        .max(8);
-    // rank, launches, SIMD, GRF, instrs, spill, source + separators
-    let fixed = 4 + 11 + 5 + 5 + 8 + 8 + 8 + 7;
-    let name_w = style.width.saturating_sub(fixed + isa_w).clamp(24, 80);
-    // A column of ranks only for a parallel job's report.
-    let rank_col: Vec<String> = r
-        .kernels
-        .iter()
-        .map(|k| xpu_asm_record::ranks::ranges(&k.ranks))
-        .collect();
-    let ranks_w = rank_col
-        .iter()
-        .map(|s| s.chars().count())
-        .max()
-        .filter(|w| *w > 0)
-        .map(|w| w.clamp(5, 16));
-    let ranks_cell = |s: &str| match ranks_w {
-        Some(w) => format!(" {}", fit(s, w)),
-        None => String::new(),
-    };
-    let name_w = name_w.saturating_sub(ranks_w.map_or(0, |w| w + 1)).max(24);
+    kernel_rows(&mut out, r, &Columns::of(r, style.width), c);
+    totals(&mut out, r, c);
+    not_matched(&mut out, r, c);
+    closing_lines(&mut out, r, style);
+    out
+}
+
+/// The widths of the table's columns.
+struct Columns {
+    /// The kernel's name.
+    name_w: usize,
+    /// The ranks that launched it: a column only for a parallel job's report.
+    ranks_w: Option<usize>,
+    /// Each kernel's ranks, as ranges.
+    ranks: Vec<String>,
+}
+
+impl Columns {
+    fn of(r: &Report, width: usize) -> Columns {
+        let isa_w = r
+            .kernels
+            .iter()
+            .map(|k| k.asm_copy.as_deref().map_or(1, |s| s.chars().count()))
+            .max()
+            .unwrap_or(8)
+            .max(8);
+        // rank, launches, SIMD, GRF, instrs, spill, source + separators
+        let fixed = 4 + 11 + 5 + 5 + 8 + 8 + 8 + 7;
+        let name_w = width.saturating_sub(fixed + isa_w).clamp(24, 80);
+        let ranks: Vec<String> = r
+            .kernels
+            .iter()
+            .map(|k| xpu_asm_record::ranks::ranges(&k.ranks))
+            .collect();
+        let ranks_w = ranks
+            .iter()
+            .map(|s| s.chars().count())
+            .max()
+            .filter(|w| *w > 0)
+            .map(|w| w.clamp(5, 16));
+        let name_w = name_w.saturating_sub(ranks_w.map_or(0, |w| w + 1)).max(24);
+        Columns {
+            name_w,
+            ranks_w,
+            ranks,
+        }
+    }
+
+    fn ranks_cell(&self, s: &str) -> String {
+        match self.ranks_w {
+            Some(w) => format!(" {}", fit(s, w)),
+            None => String::new(),
+        }
+    }
+}
+
+/// The header and one row per listed kernel.
+fn kernel_rows(out: &mut String, r: &Report, cols: &Columns, c: bool) {
+    let name_w = cols.name_w;
     let header = format!(
         "{:>4} {:>10}{}  {}  {:>4} {:>4} {:>7} {:>7}  {:<6} {}",
         "#",
         "launches",
-        ranks_cell("ranks"),
+        cols.ranks_cell("ranks"),
         fit("kernel", name_w),
         "SIMD",
         "GRF",
@@ -107,44 +139,57 @@ pub fn render_table(r: &Report, style: &TableStyle) -> String {
     for k in &r.kernels {
         *seen.entry(&k.demangled).or_insert(0usize) += 1;
     }
-    for (k, ranks) in r.kernels.iter().zip(&rank_col) {
+    for (k, ranks) in r.kernels.iter().zip(&cols.ranks) {
         let mut display = k.display_name();
         if seen.get(&k.demangled).copied().unwrap_or(0) > 1 {
             let sha = k.module_sha256.as_deref().unwrap_or("");
             display.push_str(&format!(" [module {}]", sha.get(..8).unwrap_or(sha)));
         }
         let name = names::shorten_keeping_end(&display, name_w, " [module ");
-        let isa = match (&k.asm_copy, &k.asm, k.status) {
-            (Some(p), _, _) => p.clone(),
-            (None, Some(p), _) => p.clone(),
-            (None, None, Status::NotLaunched) => "-".to_string(),
-            _ => paint(c, "33", "not matched (see below)"),
-        };
-        let launches = if k.status == Status::NotLaunched {
-            "0".to_string()
-        } else {
-            k.launches.to_string()
-        };
-        let source = match k.isa_source {
-            Some(IsaSourceKind::IgcDump) => "dump",
-            Some(IsaSourceKind::ModuleBinary) => "binary",
-            None => "-",
-        };
         let line = format!(
             "{:>4} {:>10}{}  {}  {:>4} {:>4} {:>7} {:>7}  {:<6} {}",
             k.rank,
-            launches,
-            ranks_cell(ranks),
+            launches(k),
+            cols.ranks_cell(ranks),
             fit(&name, name_w),
             opt(k.simd),
             opt(k.grf),
             opt(k.instructions),
             opt(k.spill_bytes),
-            source,
-            isa
+            source(k),
+            isa_file(k, c)
         );
         let _ = writeln!(out, "{}", line.trim_end());
     }
+}
+
+fn launches(k: &KernelEntry) -> String {
+    if k.status == Status::NotLaunched {
+        "0".to_string()
+    } else {
+        k.launches.to_string()
+    }
+}
+
+fn source(k: &KernelEntry) -> &'static str {
+    match k.isa_source {
+        Some(IsaSourceKind::IgcDump) => "dump",
+        Some(IsaSourceKind::ModuleBinary) => "binary",
+        None => "-",
+    }
+}
+
+fn isa_file(k: &KernelEntry, c: bool) -> String {
+    match (&k.asm_copy, &k.asm, k.status) {
+        (Some(p), _, _) => p.clone(),
+        (None, Some(p), _) => p.clone(),
+        (None, None, Status::NotLaunched) => "-".to_string(),
+        _ => paint(c, "33", "not matched (see below)"),
+    }
+}
+
+/// The totals, the job's ranks and what `--filter` left out.
+fn totals(out: &mut String, r: &Report, c: bool) {
     let t = &r.totals;
     let _ = writeln!(
         out,
@@ -186,23 +231,34 @@ pub fn render_table(r: &Report, style: &TableStyle) -> String {
             r.filter.as_deref().unwrap_or("")
         );
     }
+}
+
+/// The launched kernels without ISA, and why.
+fn not_matched(out: &mut String, r: &Report, c: bool) {
     let unmatched: Vec<&KernelEntry> = r
         .kernels
         .iter()
         .filter(|k| k.status != Status::Matched && k.status != Status::NotLaunched)
         .collect();
-    if !unmatched.is_empty() {
-        let _ = writeln!(out, "{}", paint(c, "33", "not matched:"));
-        for k in unmatched {
-            let _ = writeln!(
-                out,
-                "  #{} {}: {}",
-                k.rank,
-                names::shorten(&k.display_name(), 60),
-                k.reason.as_deref().unwrap_or("no reason recorded")
-            );
-        }
+    if unmatched.is_empty() {
+        return;
     }
+    let _ = writeln!(out, "{}", paint(c, "33", "not matched:"));
+    for k in unmatched {
+        let _ = writeln!(
+            out,
+            "  #{} {}: {}",
+            k.rank,
+            names::shorten(&k.display_name(), 60),
+            k.reason.as_deref().unwrap_or("no reason recorded")
+        );
+    }
+}
+
+/// Unlaunched kernels, a run that recorded nothing, dump sizes, how the
+/// command ended, and where the report is.
+fn closing_lines(out: &mut String, r: &Report, style: &TableStyle) {
+    let c = style.color;
     if r.unlaunched_compiled > 0 && !r.unlaunched_listed {
         let _ = writeln!(
             out,
@@ -252,7 +308,6 @@ pub fn render_table(r: &Report, style: &TableStyle) -> String {
         );
     }
     let _ = writeln!(out, "report: {}/report.json", style.dir);
-    out
 }
 
 #[cfg(test)]
