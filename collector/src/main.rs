@@ -1,19 +1,21 @@
 //! `xpu-asm-run`: a thin shell over the `xpu_asm_collector` library.
 
 use clap::Parser;
+use std::ffi::OsString;
 use std::io::{IsTerminal, Write};
 use std::path::Path;
 use std::sync::Arc;
 use xpu_asm_collector::capture::job::{write_instance, Instance};
 use xpu_asm_collector::capture::layout::CollectError;
 use xpu_asm_collector::capture::run::{unix_now, write_run_info, Exit, RunInfo};
-use xpu_asm_collector::cli::{Cli, Color, DiffArgs, IsaMode, ReportArgs, ShowArgs, Sub};
+use xpu_asm_collector::cli::{Cli, Color, DiffArgs, IsaMode, ReportArgs, RunArgs, ShowArgs, Sub};
 use xpu_asm_collector::collect::{collect, Options, Progress};
 use xpu_asm_collector::inspect::{diff, show};
 use xpu_asm_collector::names::escape_for_terminal;
 use xpu_asm_collector::report::export::{json, table};
 use xpu_asm_collector::report::Report;
-use xpu_asm_collector::run::launch::{self, LaunchError};
+use xpu_asm_collector::run::job::Joined;
+use xpu_asm_collector::run::launch::{self, LaunchError, OutDir};
 use xpu_asm_collector::run::{forward, job, merge};
 
 /// Warnings printed on stderr; the rest are in report.json.
@@ -236,7 +238,9 @@ fn cmd_merge(out: &Path, dirs: &[std::path::PathBuf], args: &ReportArgs) -> i32 
     }
 }
 
-fn cmd_run(a: &xpu_asm_collector::cli::RunArgs) -> Result<i32, LaunchError> {
+/// `xpu-asm-run -- cmd`: runs the command under the interposer, then
+/// collects (for a job's rank: the last rank to end collects).
+fn cmd_run(a: &RunArgs) -> Result<i32, LaunchError> {
     let interposer = launch::find_interposer(
         a.interposer.as_deref(),
         std::env::var_os(launch::INTERPOSER_ENV),
@@ -254,7 +258,45 @@ fn cmd_run(a: &xpu_asm_collector::cli::RunArgs) -> Result<i32, LaunchError> {
         None => launch::prepare_out_dir(a.out.as_deref(), a.force, &cmd0)?,
     };
     let dir = out.path.clone();
-    let mut info = RunInfo {
+    let mut info = run_info(a, &interposer);
+    let save = |info: &RunInfo| save_run_info(&dir, joined.as_ref(), info);
+    save(&info)?;
+    let (command, env, unset) = child_command(a, &interposer, &dir);
+    if let Some(why) = launch::untraceable(&cmd0) {
+        eprintln!("xpu-asm-run: warning: {why}; running it anyway");
+    }
+    launch::install_signal_handlers();
+    let (pid, exit) = match launch::spawn_and_wait(&command, &env, &unset) {
+        Ok(r) => r,
+        Err(e) => return not_started(e, a, &out, joined.as_ref(), &mut info, &save),
+    };
+    launch::enter_collecting();
+    info.state = "ended".into();
+    info.pid = Some(pid);
+    info.exit = Some(exit);
+    info.ended_unix = Some(unix_now());
+    if let Err(e) = save(&info) {
+        eprintln!("xpu-asm-run: {e}");
+    }
+    let args = &a.report;
+    if let Some(j) = &joined {
+        if !rank_collects(j, &dir, &info, exit, args) {
+            return Ok(exit.status());
+        }
+    } else if !args.quiet {
+        eprintln!(
+            "xpu-asm-run: the command {}; collecting into {}",
+            exit.describe(),
+            dir.display()
+        );
+    }
+    collect_and_print(&dir, args);
+    Ok(exit.status())
+}
+
+/// `run.json` as the command starts.
+fn run_info(a: &RunArgs, interposer: &Path) -> RunInfo {
+    RunInfo {
         schema: 1,
         command: a
             .command
@@ -274,30 +316,36 @@ fn cmd_run(a: &xpu_asm_collector::cli::RunArgs) -> Result<i32, LaunchError> {
         error: None,
         started_unix: unix_now(),
         ended_unix: None,
-    };
-    let save = |info: &RunInfo| -> Result<(), CollectError> {
-        match &joined {
-            Some(j) => write_instance(
-                &dir,
-                &Instance {
-                    schema: 1,
-                    rank: j.rank.rank,
-                    local_rank: j.rank.local_rank,
-                    host: j.host.clone(),
-                    command: info.command.clone(),
-                    pid: info.pid,
-                    state: info.state.clone(),
-                    exit: info.exit,
-                    error: info.error.clone(),
-                },
-            ),
-            None => write_run_info(&dir, info),
-        }
-    };
-    save(&info)?;
+    }
+}
+
+/// Saves where the run stands: `run.json`, or a rank's instance file.
+fn save_run_info(dir: &Path, joined: Option<&Joined>, info: &RunInfo) -> Result<(), CollectError> {
+    match joined {
+        Some(j) => write_instance(
+            dir,
+            &Instance {
+                schema: 1,
+                rank: j.rank.rank,
+                local_rank: j.rank.local_rank,
+                host: j.host.clone(),
+                command: info.command.clone(),
+                pid: info.pid,
+                state: info.state.clone(),
+                exit: info.exit,
+                error: info.error.clone(),
+            },
+        ),
+        None => write_run_info(dir, info),
+    }
+}
+
+/// The command to run (the user's, or a launcher's with forwarding options
+/// added), the variables to set and those to unset.
+fn child_command(a: &RunArgs, interposer: &Path, dir: &Path) -> ChildCommand {
     let mut env = launch::child_env(
-        &interposer,
-        &dir,
+        interposer,
+        dir,
         std::env::var_os("LD_PRELOAD").as_deref(),
         a.emulate.as_deref(),
     );
@@ -318,83 +366,77 @@ fn cmd_run(a: &xpu_asm_collector::cli::RunArgs) -> Result<i32, LaunchError> {
         }
         forward::Plan::Warn(why) => eprintln!("xpu-asm-run: warning: {why}"),
     }
-    if let Some(why) = launch::untraceable(&cmd0) {
-        eprintln!("xpu-asm-run: warning: {why}; running it anyway");
-    }
-    launch::install_signal_handlers();
-    let (pid, exit) = match launch::spawn_and_wait(&command, &env, &unset) {
-        Ok(r) => r,
-        Err(e) => {
-            if out.created && joined.is_none() {
-                // Nothing ran: leave no empty capture behind a typo.
-                let _ = std::fs::remove_dir_all(&dir);
-            } else {
-                info.state = "not-started".into();
-                info.error = Some(e.to_string());
-                info.ended_unix = Some(unix_now());
-                if joined.is_some() {
-                    // The job's status says a rank could not start.
-                    info.exit = Some(Exit::Code(e.exit_code()));
-                }
-                let _ = save(&info);
-            }
-            // The last rank to end collects, even one that never started.
-            if let Some(j) = &joined {
-                if job::after_end(&dir, j.rank.size) == job::AfterEnd::Collect {
-                    eprintln!("xpu-asm-run: {e}");
-                    let _ = job::write_job_run_info(&dir, &info);
-                    collect_and_print(&dir, &a.report);
-                    return Ok(e.exit_code());
-                }
-            }
-            return Err(e);
+    (command, env, unset)
+}
+
+/// A command, the variables set for it, and those removed.
+type ChildCommand = (Vec<OsString>, Vec<(OsString, OsString)>, Vec<OsString>);
+
+/// The command could not start: no empty capture is left behind a typo;
+/// a rank says so in its file, and the last rank to end collects, even one
+/// that never started.
+fn not_started(
+    e: LaunchError,
+    a: &RunArgs,
+    out: &OutDir,
+    joined: Option<&Joined>,
+    info: &mut RunInfo,
+    save: &dyn Fn(&RunInfo) -> Result<(), CollectError>,
+) -> Result<i32, LaunchError> {
+    let dir = &out.path;
+    if out.created && joined.is_none() {
+        let _ = std::fs::remove_dir_all(dir);
+    } else {
+        info.state = "not-started".into();
+        info.error = Some(e.to_string());
+        info.ended_unix = Some(unix_now());
+        if joined.is_some() {
+            // The job's status says a rank could not start.
+            info.exit = Some(Exit::Code(e.exit_code()));
         }
-    };
-    launch::enter_collecting();
-    info.state = "ended".into();
-    info.pid = Some(pid);
-    info.exit = Some(exit);
-    info.ended_unix = Some(unix_now());
-    if let Err(e) = save(&info) {
-        eprintln!("xpu-asm-run: {e}");
+        let _ = save(info);
     }
-    let args = &a.report;
-    if let Some(j) = &joined {
-        match job::after_end(&dir, j.rank.size) {
-            job::AfterEnd::Collect => {
-                if let Err(e) = job::write_job_run_info(&dir, &info) {
-                    eprintln!("xpu-asm-run: {e}");
-                }
-                if !args.quiet {
-                    eprintln!(
-                        "xpu-asm-run: every rank has ended (rank {}, the last, {}); collecting into {}",
-                        j.rank.rank,
-                        exit.describe(),
-                        dir.display()
-                    );
-                }
-            }
-            job::AfterEnd::Done => return Ok(exit.status()),
-            job::AfterEnd::SizeUnknown => {
-                if j.rank.rank == 0 && !args.quiet {
-                    eprintln!(
-                        "xpu-asm-run: the launcher does not say how many ranks the job has: \
-                         run `xpu-asm-run collect {}` once every rank has ended",
-                        dir.display()
-                    );
-                }
-                return Ok(exit.status());
-            }
+    if let Some(j) = joined {
+        if job::after_end(dir, j.rank.size) == job::AfterEnd::Collect {
+            eprintln!("xpu-asm-run: {e}");
+            let _ = job::write_job_run_info(dir, info);
+            collect_and_print(dir, &a.report);
+            return Ok(e.exit_code());
         }
-    } else if !args.quiet {
-        eprintln!(
-            "xpu-asm-run: the command {}; collecting into {}",
-            exit.describe(),
-            dir.display()
-        );
     }
-    collect_and_print(&dir, args);
-    Ok(exit.status())
+    Err(e)
+}
+
+/// After a rank's command ended: whether this rank collects (every rank
+/// has ended and it won the claim), having written the job's `run.json`.
+fn rank_collects(j: &Joined, dir: &Path, info: &RunInfo, exit: Exit, args: &ReportArgs) -> bool {
+    match job::after_end(dir, j.rank.size) {
+        job::AfterEnd::Collect => {
+            if let Err(e) = job::write_job_run_info(dir, info) {
+                eprintln!("xpu-asm-run: {e}");
+            }
+            if !args.quiet {
+                eprintln!(
+                    "xpu-asm-run: every rank has ended (rank {}, the last, {}); collecting into {}",
+                    j.rank.rank,
+                    exit.describe(),
+                    dir.display()
+                );
+            }
+            true
+        }
+        job::AfterEnd::Done => false,
+        job::AfterEnd::SizeUnknown => {
+            if j.rank.rank == 0 && !args.quiet {
+                eprintln!(
+                    "xpu-asm-run: the launcher does not say how many ranks the job has: \
+                     run `xpu-asm-run collect {}` once every rank has ended",
+                    dir.display()
+                );
+            }
+            false
+        }
+    }
 }
 
 /// Collects `dir` after a run and prints the report (errors on stderr).
