@@ -183,11 +183,34 @@ pub fn match_all_listing(
     list_unlaunched: bool,
 ) -> Matching {
     let mut out = Matching::default();
-    // (name, module key) -> per-process findings
-    type Key<'a> = (&'a [u8], String);
+    let launched = by_kernel(procs, binaries, &mut out.warnings);
+    let launched: Vec<_> = launched.into_iter().collect();
+    let merged: Vec<(KernelMatch, Option<String>)> = launched
+        .par_iter()
+        .map(|((name, _), (sha, per))| merge_processes(name, sha, per))
+        .collect();
+    drop(launched);
+    out.launched.reserve(merged.len());
+    for (k, warning) in merged {
+        out.warnings.extend(warning);
+        out.launched.push(k);
+    }
+    out.unlaunched = unlaunched(procs, &out.launched, list_unlaunched);
+    out
+}
+
+/// A kernel as matching tells kernels apart: name and module key.
+type Key<'a> = (&'a [u8], String);
+
+/// Every launched kernel of every process looked up on every core, then
+/// put together in order, by (name, module key): each process's findings.
+/// Warnings about the processes go to `warnings`.
+fn by_kernel<'a>(
+    procs: &'a [ProcessInput],
+    binaries: &'a ModuleBinaries,
+    warnings: &mut Vec<String>,
+) -> BTreeMap<Key<'a>, (Option<String>, Vec<PerProcess<'a>>)> {
     let mut launched: BTreeMap<Key, (Option<String>, Vec<PerProcess>)> = BTreeMap::new();
-    // Every launched kernel of every process looked up on every core, then
-    // merged in order.
     let jobs: Vec<(&ProcessInput, &xpu_asm_record::read::Kernel)> = procs
         .iter()
         .flat_map(|p| launched_kernels(p.rec).map(move |k| (p, k)))
@@ -198,7 +221,7 @@ pub fn match_all_listing(
         .collect();
     let mut found = found.into_iter().zip(jobs.iter().map(|(_, k)| k));
     for p in procs {
-        warn_same_spirv_different_flags(p.rec, &mut out.warnings);
+        warn_same_spirv_different_flags(p.rec, warnings);
         for ((sha, status, reason, candidates), k) in
             found.by_ref().take(launched_kernels(p.rec).count())
         {
@@ -220,7 +243,7 @@ pub fn match_all_listing(
             });
         }
         if p.rec.unknown_launches > 0 {
-            out.warnings.push(format!(
+            warnings.push(format!(
                 "process {}: {} launches of kernel handles whose creation was not seen \
                  (created before the interposer loaded, or through a path it does not wrap); \
                  they are not attributed to any kernel",
@@ -228,21 +251,17 @@ pub fn match_all_listing(
             ));
         }
     }
+    launched
+}
 
-    let launched: Vec<_> = launched.into_iter().collect();
-    let merged: Vec<(KernelMatch, Option<String>)> = launched
-        .par_iter()
-        .map(|((name, _), (sha, per))| merge_processes(name, sha, per))
-        .collect();
-    drop(launched);
-    out.launched.reserve(merged.len());
-    for (k, warning) in merged {
-        out.warnings.extend(warning);
-        out.launched.push(k);
-    }
-
-    let launched_keys: std::collections::HashSet<(&[u8], Option<&str>)> = out
-        .launched
+/// The kernels with an `.asm` in the processes' dump folders that no
+/// process launched; their files only with `list_unlaunched`.
+fn unlaunched(
+    procs: &[ProcessInput],
+    launched: &[KernelMatch],
+    list_unlaunched: bool,
+) -> Vec<KernelMatch> {
+    let launched_keys: std::collections::HashSet<(&[u8], Option<&str>)> = launched
         .iter()
         .map(|k| (k.name.as_slice(), k.module_sha256.as_deref()))
         .collect();
@@ -277,7 +296,7 @@ pub fn match_all_listing(
         }
     }
     let unlaunched: Vec<_> = unlaunched.into_iter().collect();
-    out.unlaunched = unlaunched
+    unlaunched
         .par_iter()
         .map(|((name, _), (sha, pids, files))| {
             let mut pids = pids.clone();
@@ -305,8 +324,7 @@ pub fn match_all_listing(
                 same_files: Vec::new(),
             }
         })
-        .collect();
-    out
+        .collect()
 }
 
 /// The kernels `rec` launched (or appended) at least once.

@@ -169,6 +169,28 @@ pub fn join(out: Option<&Path>, force: bool, rank: &Rank) -> Result<Joined, Laun
     }
     let existed = dir.is_dir();
     std::fs::create_dir_all(dir).map_err(|e| io_error(dir, e))?;
+    belong_to_job(dir, force, rank)?;
+    let host = xpu_asm_record::host_name();
+    claim_rank(dir, rank)?;
+    for sub in [xpu_asm_record::RECORDS_DIR, xpu_asm_record::DUMPS_DIR] {
+        let p = dir.join(sub);
+        std::fs::create_dir_all(&p).map_err(|e| io_error(&p, e))?;
+    }
+    let path = std::fs::canonicalize(dir).map_err(|e| io_error(dir, e))?;
+    Ok(Joined {
+        out: OutDir {
+            path,
+            created: !existed,
+        },
+        rank: rank.clone(),
+        host,
+    })
+}
+
+/// Waits until `dir` belongs to `rank`'s job: its `job.json` names the
+/// job (made here if the folder is empty); with `force`, rank 0 first
+/// clears an earlier capture and the others wait for it.
+fn belong_to_job(dir: &Path, force: bool, rank: &Rank) -> Result<(), LaunchError> {
     let waited_since = Instant::now();
     loop {
         if let Some(job) = read_job(dir) {
@@ -213,7 +235,12 @@ pub fn join(out: Option<&Path>, force: bool, rank: &Rank) -> Result<Joined, Laun
         }
         std::thread::sleep(Duration::from_millis(50));
     }
-    let host = xpu_asm_record::host_name();
+    Ok(())
+}
+
+/// Claims `instances/rank-<R>.json` for `rank`: refused when the rank is
+/// claimed already (a second run into the folder).
+fn claim_rank(dir: &Path, rank: &Rank) -> Result<(), LaunchError> {
     let inst_dir = dir.join(INSTANCES_DIR);
     std::fs::create_dir_all(&inst_dir).map_err(|e| io_error(&inst_dir, e))?;
     let path = instance_path(dir, rank.rank);
@@ -239,19 +266,7 @@ pub fn join(out: Option<&Path>, force: bool, rank: &Rank) -> Result<Joined, Laun
         }
         Err(e) => return Err(io_error(&path, e)),
     }
-    for sub in [xpu_asm_record::RECORDS_DIR, xpu_asm_record::DUMPS_DIR] {
-        let p = dir.join(sub);
-        std::fs::create_dir_all(&p).map_err(|e| io_error(&p, e))?;
-    }
-    let path = std::fs::canonicalize(dir).map_err(|e| io_error(dir, e))?;
-    Ok(Joined {
-        out: OutDir {
-            path,
-            created: !existed,
-        },
-        rank: rank.clone(),
-        host,
-    })
+    Ok(())
 }
 
 /// What an instance does once its command has ended.

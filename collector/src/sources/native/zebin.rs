@@ -41,8 +41,39 @@ pub(crate) fn parse(bytes: &[u8], device: Option<&Device>) -> Result<Program, Na
     }
     let file = ElfFile64::<Endianness>::parse(bytes)
         .map_err(|e| NativeError::Corrupt(format!("zebin ELF: {e}")))?;
-    let endian = file.endian();
+    let platform = platform(&file, bytes, device)?;
+    let (mut kernels, mut info) = kernels(&file, bytes)?;
+    for k in &mut kernels {
+        if let Some(i) = info.remove(&k.name) {
+            k.simd = i.simd;
+            k.grf = i.grf;
+            k.spill_bytes = i.spill;
+            let lanes = if i.private_per_lane {
+                i.simd.unwrap_or(1)
+            } else {
+                1
+            };
+            k.private_memory_bytes = i.private.map(|n| n.saturating_mul(u64::from(lanes)));
+            k.slm_bytes = i.slm;
+            k.scratch_bytes = i.scratch;
+        }
+    }
+    Ok(Program {
+        format: Format::Zebin,
+        platform,
+        fat_entry: None,
+        kernels,
+    })
+}
 
+/// The GPU the zebin is for: from its `IntelGT` notes (or, in older
+/// zebins, `e_machine`), else, or for an integrated GPU first, `device`.
+fn platform(
+    file: &ElfFile64<Endianness>,
+    bytes: &[u8],
+    device: Option<&Device>,
+) -> Result<Option<Platform>, NativeError> {
+    let endian = file.endian();
     let mut family = None;
     let mut core = None;
     let mut revision = None;
@@ -82,11 +113,21 @@ pub(crate) fn parse(bytes: &[u8], device: Option<&Device>) -> Result<Program, Na
         .or_else(|| core.and_then(|c| Platform::from_core_family(c, revision)));
     // An integrated GPU's product family number depends on the version of
     // the compiler that wrote it; the device the code ran on does not.
-    let platform = match family {
+    Ok(match family {
         Some(f) if f < FAMILY_STABLE_FROM => device.and_then(Device::platform).or(from_binary),
         _ => from_binary.or_else(|| device.and_then(Device::platform)),
-    };
+    })
+}
 
+/// What `.ze_info` says, by kernel name.
+type KernelInfo = HashMap<Vec<u8>, Info>;
+
+/// Each `.text.<kernel>` section's code (the kernel's symbol's size of
+/// it), and what `.ze_info` says of each kernel.
+fn kernels(
+    file: &ElfFile64<Endianness>,
+    bytes: &[u8],
+) -> Result<(Vec<NativeKernel>, KernelInfo), NativeError> {
     // The size of each symbol, by section and name.
     let sizes: HashMap<(usize, &[u8]), u64> = file
         .symbols()
@@ -143,27 +184,7 @@ pub(crate) fn parse(bytes: &[u8], device: Option<&Device>) -> Result<Program, Na
             });
         }
     }
-    for k in &mut kernels {
-        if let Some(i) = info.remove(&k.name) {
-            k.simd = i.simd;
-            k.grf = i.grf;
-            k.spill_bytes = i.spill;
-            let lanes = if i.private_per_lane {
-                i.simd.unwrap_or(1)
-            } else {
-                1
-            };
-            k.private_memory_bytes = i.private.map(|n| n.saturating_mul(u64::from(lanes)));
-            k.slm_bytes = i.slm;
-            k.scratch_bytes = i.scratch;
-        }
-    }
-    Ok(Program {
-        format: Format::Zebin,
-        platform,
-        fat_entry: None,
-        kernels,
-    })
+    Ok((kernels, info))
 }
 
 /// What `.ze_info` says of one kernel.
