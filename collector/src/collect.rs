@@ -3,8 +3,7 @@
 //! (`read_records`), the sources of ISA (`scan_sources`), matching
 //! (`match_kernels`), and the report with its files (`make_report`).
 
-use crate::capture::files::Pending;
-use crate::capture::files::Usage;
+use crate::capture::files::{Pending, Usage};
 use crate::capture::layout::{is_capture, CollectError, Stopped, ASM_DIR, REPORT_FILE, STATE_FILE};
 use crate::capture::records::read_records as read_process_records;
 use crate::capture::run::{read_run_info, RunInfo};
