@@ -94,10 +94,10 @@ fn strip(text: &str) -> String {
         } else if c == b'\'' {
             // A character literal ('x', '\n', '\u{..}', '{'), else a lifetime.
             let end = if next == Some(b'\\') {
-                b[i + 2..]
-                    .iter()
-                    .position(|&x| x == b'\'')
-                    .map(|p| i + 2 + p)
+                // The escaped character, then the closing quote.
+                b.get(i + 3..)
+                    .and_then(|rest| rest.iter().position(|&x| x == b'\''))
+                    .map(|p| i + 3 + p)
             } else if b.get(i + 2) == Some(&b'\'') {
                 Some(i + 2)
             } else {
@@ -975,7 +975,7 @@ fn test_code_relative_paths_and_inline_modules_are_read_as_rust_reads_them() {
         ("lib.rs", "pub mod a;\npub mod b;\npub use a::A;\n"),
         (
             "a/mod.rs",
-            "pub mod inner;\npub struct A;\npub fn f() { inner::g(); let _ = 'x'; let _ = r#\"crate::b\"#; }\n\
+            "pub mod inner;\npub struct A;\npub fn f() { inner::g(); let _ = ('x', '\\'', '{'); let _ = r#\"crate::b\"#; }\n\
              #[cfg(test)]\nmod tests {\n    use crate::b::B;\n}\n",
         ),
         ("a/inner.rs", "pub fn g() {}\nmod table {\n    use super::g;\n}\n"),
