@@ -1,6 +1,7 @@
 //! The command line. Doc comments are the help text.
 
-use crate::Keep;
+use crate::inspect::diff::{parse_conditions, FailOn};
+use crate::report::files::Keep;
 use clap::{Args, Parser, Subcommand};
 use std::ffi::OsString;
 use std::path::PathBuf;
@@ -155,7 +156,7 @@ pub struct DiffArgs {
     /// `FIELD+N%` (FIELD grows by more than N, or N percent; FIELD is
     /// launches, simd, grf, instructions, spill_bytes or mix.CLASS)
     #[arg(long, value_name = "CONDITIONS", value_parser = parse_fail_on, conflicts_with = "kernel")]
-    pub fail_on: Option<crate::diff::FailOn>,
+    pub fail_on: Option<FailOn>,
 
     /// With KERNEL: rename registers in order of first use, to hide a
     /// different register allocation
@@ -167,8 +168,8 @@ pub struct DiffArgs {
     pub color: Color,
 }
 
-fn parse_fail_on(s: &str) -> Result<crate::diff::FailOn, String> {
-    crate::diff::parse_conditions(s).map(crate::diff::FailOn)
+fn parse_fail_on(s: &str) -> Result<FailOn, String> {
+    parse_conditions(s).map(FailOn)
 }
 
 #[derive(Debug, Args)]

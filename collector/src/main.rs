@@ -1,14 +1,22 @@
 //! `xpu-asm-run`: a thin shell over the `xpu_asm_collector` library.
 
 use clap::Parser;
+use std::ffi::OsString;
 use std::io::{IsTerminal, Write};
 use std::path::Path;
 use std::sync::Arc;
-use xpu_asm_collector::cli::{Cli, Color, DiffArgs, IsaMode, ReportArgs, ShowArgs, Sub};
-use xpu_asm_collector::launch::{self, LaunchError, RunInfo};
-use xpu_asm_collector::report::{self, Exit, Report, TableStyle};
-use xpu_asm_collector::{collect, CollectError, Options};
-use xpu_asm_collector::{forward, job};
+use xpu_asm_collector::capture::job::{write_instance, Instance};
+use xpu_asm_collector::capture::layout::CollectError;
+use xpu_asm_collector::capture::run::{unix_now, write_run_info, Exit, RunInfo};
+use xpu_asm_collector::cli::{Cli, Color, DiffArgs, IsaMode, ReportArgs, RunArgs, ShowArgs, Sub};
+use xpu_asm_collector::collect::{collect, Options, Progress};
+use xpu_asm_collector::inspect::{diff, show};
+use xpu_asm_collector::names::escape_for_terminal;
+use xpu_asm_collector::report::export::{json, table};
+use xpu_asm_collector::report::Report;
+use xpu_asm_collector::run::job::Joined;
+use xpu_asm_collector::run::launch::{self, LaunchError, OutDir};
+use xpu_asm_collector::run::{forward, job, merge};
 
 /// Warnings printed on stderr; the rest are in report.json.
 const MAX_WARNINGS_SHOWN: usize = 20;
@@ -32,15 +40,14 @@ fn main() {
 }
 
 fn options(r: &ReportArgs) -> Options {
-    let progress: Option<xpu_asm_collector::Progress> =
-        if !r.quiet && std::io::stderr().is_terminal() {
-            Some(Arc::new(|m: &str| {
-                eprint!("\r\x1b[Kxpu-asm-run: {m}");
-                let _ = std::io::stderr().flush();
-            }))
-        } else {
-            None
-        };
+    let progress: Option<Progress> = if !r.quiet && std::io::stderr().is_terminal() {
+        Some(Arc::new(|m: &str| {
+            eprint!("\r\x1b[Kxpu-asm-run: {m}");
+            let _ = std::io::stderr().flush();
+        }))
+    } else {
+        None
+    };
     Options {
         filter: r.filter.clone(),
         all: r.all,
@@ -75,26 +82,21 @@ fn terminal_width() -> usize {
 fn print_report(dir: &Path, r: &Report, args: &ReportArgs) {
     let mut out = std::io::BufWriter::with_capacity(1 << 20, std::io::stdout().lock());
     if args.json {
-        // Streamed: the report of a large capture is 100+ MB of JSON.
-        let _ = serde_json::to_writer_pretty(&mut out, r);
-        let _ = out.write_all(b"\n");
+        let _ = json::write(&mut out, r);
     } else if !args.quiet {
         let color = std::io::stdout().is_terminal()
             && std::env::var_os("NO_COLOR").map_or(true, |v| v.is_empty());
-        let style = TableStyle {
+        let style = table::TableStyle {
             width: terminal_width(),
             color,
             dir: dir.display().to_string(),
         };
-        let _ = out.write_all(report::render_table(r, &style).as_bytes());
+        let _ = out.write_all(table::render_table(r, &style).as_bytes());
     }
     let _ = out.flush();
     if !args.quiet {
         for w in r.warnings.iter().take(MAX_WARNINGS_SHOWN) {
-            eprintln!(
-                "xpu-asm-run: warning: {}",
-                xpu_asm_collector::names::escape_for_terminal(w)
-            );
+            eprintln!("xpu-asm-run: warning: {}", escape_for_terminal(w));
         }
         if r.warnings.len() > MAX_WARNINGS_SHOWN {
             eprintln!(
@@ -126,7 +128,6 @@ fn print_out(text: &str) {
 }
 
 fn cmd_show(a: &ShowArgs) -> i32 {
-    use xpu_asm_collector::show;
     let res = show::load_report(&a.dir).and_then(|r| {
         let k = show::select(&r, &a.dir, &a.kernel)?;
         show::render(
@@ -151,7 +152,6 @@ fn cmd_show(a: &ShowArgs) -> i32 {
 }
 
 fn cmd_diff(a: &DiffArgs) -> i32 {
-    use xpu_asm_collector::diff;
     let color = use_color(a.color);
     let conditions = a.fail_on.as_ref().map_or(&[][..], |f| &f.0[..]);
     if let Some(kernel) = &a.kernel {
@@ -179,7 +179,7 @@ fn cmd_diff(a: &DiffArgs) -> i32 {
                 eprintln!(
                     "xpu-asm-run: --fail-on {}: {}: {}",
                     f.condition,
-                    xpu_asm_collector::names::escape_for_terminal(&f.kernel),
+                    escape_for_terminal(&f.kernel),
                     f.why
                 );
             }
@@ -216,7 +216,7 @@ fn cmd_collect(dir: &Path, args: &ReportArgs) -> i32 {
 }
 
 fn cmd_merge(out: &Path, dirs: &[std::path::PathBuf], args: &ReportArgs) -> i32 {
-    match xpu_asm_collector::merge::merge(out, dirs) {
+    match merge::merge(out, dirs) {
         Ok(m) => {
             if !args.quiet {
                 let records: u64 = m.inputs.iter().map(|i| i.records).sum();
@@ -238,7 +238,9 @@ fn cmd_merge(out: &Path, dirs: &[std::path::PathBuf], args: &ReportArgs) -> i32 
     }
 }
 
-fn cmd_run(a: &xpu_asm_collector::cli::RunArgs) -> Result<i32, LaunchError> {
+/// `xpu-asm-run -- cmd`: runs the command under the interposer, then
+/// collects (for a job's rank: the last rank to end collects).
+fn cmd_run(a: &RunArgs) -> Result<i32, LaunchError> {
     let interposer = launch::find_interposer(
         a.interposer.as_deref(),
         std::env::var_os(launch::INTERPOSER_ENV),
@@ -256,7 +258,45 @@ fn cmd_run(a: &xpu_asm_collector::cli::RunArgs) -> Result<i32, LaunchError> {
         None => launch::prepare_out_dir(a.out.as_deref(), a.force, &cmd0)?,
     };
     let dir = out.path.clone();
-    let mut info = RunInfo {
+    let mut info = run_info(a, &interposer);
+    let save = |info: &RunInfo| save_run_info(&dir, joined.as_ref(), info);
+    save(&info)?;
+    let (command, env, unset) = child_command(a, &interposer, &dir);
+    if let Some(why) = launch::untraceable(&cmd0) {
+        eprintln!("xpu-asm-run: warning: {why}; running it anyway");
+    }
+    launch::install_signal_handlers();
+    let (pid, exit) = match launch::spawn_and_wait(&command, &env, &unset) {
+        Ok(r) => r,
+        Err(e) => return not_started(e, a, &out, joined.as_ref(), &mut info, &save),
+    };
+    launch::enter_collecting();
+    info.state = "ended".into();
+    info.pid = Some(pid);
+    info.exit = Some(exit);
+    info.ended_unix = Some(unix_now());
+    if let Err(e) = save(&info) {
+        eprintln!("xpu-asm-run: {e}");
+    }
+    let args = &a.report;
+    if let Some(j) = &joined {
+        if !rank_collects(j, &dir, &info, exit, args) {
+            return Ok(exit.status());
+        }
+    } else if !args.quiet {
+        eprintln!(
+            "xpu-asm-run: the command {}; collecting into {}",
+            exit.describe(),
+            dir.display()
+        );
+    }
+    collect_and_print(&dir, args);
+    Ok(exit.status())
+}
+
+/// `run.json` as the command starts.
+fn run_info(a: &RunArgs, interposer: &Path) -> RunInfo {
+    RunInfo {
         schema: 1,
         command: a
             .command
@@ -274,32 +314,38 @@ fn cmd_run(a: &xpu_asm_collector::cli::RunArgs) -> Result<i32, LaunchError> {
         host: Some(xpu_asm_record::host_name()),
         exit: None,
         error: None,
-        started_unix: launch::unix_now(),
+        started_unix: unix_now(),
         ended_unix: None,
-    };
-    let save = |info: &RunInfo| -> Result<(), xpu_asm_collector::CollectError> {
-        match &joined {
-            Some(j) => job::write_instance(
-                &dir,
-                &job::Instance {
-                    schema: 1,
-                    rank: j.rank.rank,
-                    local_rank: j.rank.local_rank,
-                    host: j.host.clone(),
-                    command: info.command.clone(),
-                    pid: info.pid,
-                    state: info.state.clone(),
-                    exit: info.exit,
-                    error: info.error.clone(),
-                },
-            ),
-            None => launch::write_run_info(&dir, info),
-        }
-    };
-    save(&info)?;
+    }
+}
+
+/// Saves where the run stands: `run.json`, or a rank's instance file.
+fn save_run_info(dir: &Path, joined: Option<&Joined>, info: &RunInfo) -> Result<(), CollectError> {
+    match joined {
+        Some(j) => write_instance(
+            dir,
+            &Instance {
+                schema: 1,
+                rank: j.rank.rank,
+                local_rank: j.rank.local_rank,
+                host: j.host.clone(),
+                command: info.command.clone(),
+                pid: info.pid,
+                state: info.state.clone(),
+                exit: info.exit,
+                error: info.error.clone(),
+            },
+        ),
+        None => write_run_info(dir, info),
+    }
+}
+
+/// The command to run (the user's, or a launcher's with forwarding options
+/// added), the variables to set and those to unset.
+fn child_command(a: &RunArgs, interposer: &Path, dir: &Path) -> ChildCommand {
     let mut env = launch::child_env(
-        &interposer,
-        &dir,
+        interposer,
+        dir,
         std::env::var_os("LD_PRELOAD").as_deref(),
         a.emulate.as_deref(),
     );
@@ -320,83 +366,77 @@ fn cmd_run(a: &xpu_asm_collector::cli::RunArgs) -> Result<i32, LaunchError> {
         }
         forward::Plan::Warn(why) => eprintln!("xpu-asm-run: warning: {why}"),
     }
-    if let Some(why) = launch::untraceable(&cmd0) {
-        eprintln!("xpu-asm-run: warning: {why}; running it anyway");
-    }
-    launch::install_signal_handlers();
-    let (pid, exit) = match launch::spawn_and_wait(&command, &env, &unset) {
-        Ok(r) => r,
-        Err(e) => {
-            if out.created && joined.is_none() {
-                // Nothing ran: leave no empty capture behind a typo.
-                let _ = std::fs::remove_dir_all(&dir);
-            } else {
-                info.state = "not-started".into();
-                info.error = Some(e.to_string());
-                info.ended_unix = Some(launch::unix_now());
-                if joined.is_some() {
-                    // The job's status says a rank could not start.
-                    info.exit = Some(Exit::Code(e.exit_code()));
-                }
-                let _ = save(&info);
-            }
-            // The last rank to end collects, even one that never started.
-            if let Some(j) = &joined {
-                if job::after_end(&dir, j.rank.size) == job::AfterEnd::Collect {
-                    eprintln!("xpu-asm-run: {e}");
-                    let _ = job::write_job_run_info(&dir, &info);
-                    collect_and_print(&dir, &a.report);
-                    return Ok(e.exit_code());
-                }
-            }
-            return Err(e);
+    (command, env, unset)
+}
+
+/// A command, the variables set for it, and those removed.
+type ChildCommand = (Vec<OsString>, Vec<(OsString, OsString)>, Vec<OsString>);
+
+/// The command could not start: no empty capture is left behind a typo;
+/// a rank says so in its file, and the last rank to end collects, even one
+/// that never started.
+fn not_started(
+    e: LaunchError,
+    a: &RunArgs,
+    out: &OutDir,
+    joined: Option<&Joined>,
+    info: &mut RunInfo,
+    save: &dyn Fn(&RunInfo) -> Result<(), CollectError>,
+) -> Result<i32, LaunchError> {
+    let dir = &out.path;
+    if out.created && joined.is_none() {
+        let _ = std::fs::remove_dir_all(dir);
+    } else {
+        info.state = "not-started".into();
+        info.error = Some(e.to_string());
+        info.ended_unix = Some(unix_now());
+        if joined.is_some() {
+            // The job's status says a rank could not start.
+            info.exit = Some(Exit::Code(e.exit_code()));
         }
-    };
-    launch::enter_collecting();
-    info.state = "ended".into();
-    info.pid = Some(pid);
-    info.exit = Some(exit);
-    info.ended_unix = Some(launch::unix_now());
-    if let Err(e) = save(&info) {
-        eprintln!("xpu-asm-run: {e}");
+        let _ = save(info);
     }
-    let args = &a.report;
-    if let Some(j) = &joined {
-        match job::after_end(&dir, j.rank.size) {
-            job::AfterEnd::Collect => {
-                if let Err(e) = job::write_job_run_info(&dir, &info) {
-                    eprintln!("xpu-asm-run: {e}");
-                }
-                if !args.quiet {
-                    eprintln!(
-                        "xpu-asm-run: every rank has ended (rank {}, the last, {}); collecting into {}",
-                        j.rank.rank,
-                        exit.describe(),
-                        dir.display()
-                    );
-                }
-            }
-            job::AfterEnd::Done => return Ok(exit.status()),
-            job::AfterEnd::SizeUnknown => {
-                if j.rank.rank == 0 && !args.quiet {
-                    eprintln!(
-                        "xpu-asm-run: the launcher does not say how many ranks the job has: \
-                         run `xpu-asm-run collect {}` once every rank has ended",
-                        dir.display()
-                    );
-                }
-                return Ok(exit.status());
-            }
+    if let Some(j) = joined {
+        if job::after_end(dir, j.rank.size) == job::AfterEnd::Collect {
+            eprintln!("xpu-asm-run: {e}");
+            let _ = job::write_job_run_info(dir, info);
+            collect_and_print(dir, &a.report);
+            return Ok(e.exit_code());
         }
-    } else if !args.quiet {
-        eprintln!(
-            "xpu-asm-run: the command {}; collecting into {}",
-            exit.describe(),
-            dir.display()
-        );
     }
-    collect_and_print(&dir, args);
-    Ok(exit.status())
+    Err(e)
+}
+
+/// After a rank's command ended: whether this rank collects (every rank
+/// has ended and it won the claim), having written the job's `run.json`.
+fn rank_collects(j: &Joined, dir: &Path, info: &RunInfo, exit: Exit, args: &ReportArgs) -> bool {
+    match job::after_end(dir, j.rank.size) {
+        job::AfterEnd::Collect => {
+            if let Err(e) = job::write_job_run_info(dir, info) {
+                eprintln!("xpu-asm-run: {e}");
+            }
+            if !args.quiet {
+                eprintln!(
+                    "xpu-asm-run: every rank has ended (rank {}, the last, {}); collecting into {}",
+                    j.rank.rank,
+                    exit.describe(),
+                    dir.display()
+                );
+            }
+            true
+        }
+        job::AfterEnd::Done => false,
+        job::AfterEnd::SizeUnknown => {
+            if j.rank.rank == 0 && !args.quiet {
+                eprintln!(
+                    "xpu-asm-run: the launcher does not say how many ranks the job has: \
+                     run `xpu-asm-run collect {}` once every rank has ended",
+                    dir.display()
+                );
+            }
+            false
+        }
+    }
 }
 
 /// Collects `dir` after a run and prints the report (errors on stderr).

@@ -191,6 +191,11 @@ pub fn safe_component(s: &str, max: usize) -> String {
     cut
 }
 
+/// The first 12 hex digits of a SHA-256, for messages.
+pub fn short_sha(sha: &str) -> &str {
+    sha.get(..12).unwrap_or(sha)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

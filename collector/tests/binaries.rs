@@ -7,10 +7,10 @@ mod common;
 use common::*;
 use std::path::Path;
 use std::process::Command;
-use xpu_asm_collector::matching::Status;
+use xpu_asm_collector::collect::{collect, Options};
 use xpu_asm_collector::report::Report;
 use xpu_asm_collector::sources::IsaSourceKind;
-use xpu_asm_collector::{collect, Options};
+use xpu_asm_collector::sources::Status;
 
 fn binary(name: &str) -> Vec<u8> {
     std::fs::read(data_dir().join("module-binaries").join(name)).expect("test data present")

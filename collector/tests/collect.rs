@@ -6,9 +6,10 @@ mod common;
 use common::*;
 use serde_json::Value;
 use std::path::Path;
-use xpu_asm_collector::matching::Status;
+use xpu_asm_collector::collect::{collect, Options};
+use xpu_asm_collector::report::files::Keep;
 use xpu_asm_collector::report::Report;
-use xpu_asm_collector::{collect, Keep, Options};
+use xpu_asm_collector::sources::Status;
 
 fn run(out: &Path) -> Report {
     collect(out, &Options::default()).expect("collect succeeds")
@@ -173,7 +174,7 @@ fn write_spv(dir: &Path, hash: &str, body: &[u8]) -> String {
     std::fs::create_dir_all(dir).unwrap();
     let p = dir.join(format!("OCL_asm{hash}.spv"));
     std::fs::write(&p, body).unwrap();
-    xpu_asm_collector::dumps::sha256_file(&p).unwrap()
+    xpu_asm_collector::sources::dumps::sha256_file(&p).unwrap()
 }
 
 #[test]
@@ -353,9 +354,9 @@ fn each_unmatched_kernel_says_why() {
     assert_eq!(r.totals.unmatched, 6);
     assert_eq!(r.totals.matched, 0);
 
-    let table = xpu_asm_collector::report::render_table(
+    let table = xpu_asm_collector::report::export::table::render_table(
         &r,
-        &xpu_asm_collector::report::TableStyle {
+        &xpu_asm_collector::report::export::table::TableStyle {
             width: 100,
             color: false,
             dir: "D".into(),
@@ -400,11 +401,14 @@ fn processes_are_merged_per_kernel_and_module() {
     assert_eq!(k.asm_candidates[0].processes, 2);
     // vector_add_scaled of A plus everything of B and C, counted once.
     assert_eq!(r.unlaunched_compiled, 4);
-    assert_eq!(r.exit, Some(xpu_asm_collector::report::Exit::Signal(11)));
+    assert_eq!(
+        r.exit,
+        Some(xpu_asm_collector::capture::run::Exit::Signal(11))
+    );
     assert_eq!(r.processes.len(), 2);
     assert_eq!(
         r.processes[0].exit,
-        Some(xpu_asm_collector::report::Exit::Code(0))
+        Some(xpu_asm_collector::capture::run::Exit::Code(0))
     );
     assert_eq!(r.processes[1].exit, None);
     assert!(r.processes[1].ended.contains("unknown"));
@@ -834,9 +838,9 @@ fn hostile_names_never_escape_the_folder() {
     );
     let nl = r.kernels.iter().find(|k| k.name == "two\nlines").unwrap();
     assert_eq!(nl.status, Status::NoAsm);
-    let table = xpu_asm_collector::report::render_table(
+    let table = xpu_asm_collector::report::export::table::render_table(
         &r,
-        &xpu_asm_collector::report::TableStyle {
+        &xpu_asm_collector::report::export::table::TableStyle {
             width: 120,
             color: false,
             dir: "D".into(),

@@ -5,10 +5,11 @@ mod common;
 
 use common::data_dir;
 use std::collections::BTreeMap;
-use xpu_asm_collector::dumps::{self, AsmHeader};
+use xpu_asm_collector::isa::header::{self, AsmHeader};
+use xpu_asm_collector::sources::dumps;
 
 fn header(rel: &str) -> AsmHeader {
-    dumps::read_header(&data_dir().join(rel)).unwrap()
+    header::read_header(&data_dir().join(rel)).unwrap()
 }
 
 #[test]
@@ -87,7 +88,7 @@ fn every_test_data_asm_names_its_kernel_and_parses_its_name() {
                 let n = dumps::parse_asm_file_name(&name).expect("IGC name parses");
                 assert!(n.simd.is_some() && n.entry.is_some(), "{name}");
                 assert_eq!(n.retry, u32::from(name.contains("_1_simd")), "{name}");
-                assert!(dumps::read_header(&p).unwrap().kernel.is_some(), "{name}");
+                assert!(header::read_header(&p).unwrap().kernel.is_some(), "{name}");
             }
         }
     }

@@ -6,9 +6,9 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::OnceLock;
-use xpu_asm_collector::dumps;
-use xpu_asm_collector::native::iga::{Iga, IgaError};
-use xpu_asm_collector::native::{
+use xpu_asm_collector::isa::header;
+use xpu_asm_collector::sources::native::iga::{Iga, IgaError};
+use xpu_asm_collector::sources::native::{
     self, instructions, render_asm, Device, Format, NativeError, Platform, Program,
 };
 
@@ -354,7 +354,7 @@ fn igc_asms(dumps: &Path, name: &[u8], simd: u32) -> Vec<String> {
         if !file.ends_with(".asm") || !file.contains(&format!("_simd{simd}_")) {
             continue;
         }
-        let h = dumps::parse_header(std::fs::File::open(&path).unwrap(), 1 << 20).unwrap();
+        let h = header::parse_header(std::fs::File::open(&path).unwrap(), 1 << 20).unwrap();
         if h.kernel.as_deref() == Some(name) {
             found.push(path);
         }
@@ -399,8 +399,8 @@ fn cross_check(which: &'static str, expected: &[&str]) {
             );
         }
         // The headers agree where both speak.
-        let ha = dumps::parse_header(ours.as_bytes(), 1 << 20).unwrap();
-        let ht = dumps::parse_header(theirs.as_bytes(), 1 << 20).unwrap();
+        let ha = header::parse_header(ours.as_bytes(), 1 << 20).unwrap();
+        let ht = header::parse_header(theirs.as_bytes(), 1 << 20).unwrap();
         assert_eq!(ha.kernel, ht.kernel);
         assert_eq!(ha.platform, ht.platform, "{shown}");
         assert_eq!(ha.grf, ht.grf, "{shown}");

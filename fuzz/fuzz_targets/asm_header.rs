@@ -1,4 +1,4 @@
-//! `dumps::parse_header` on any bytes and any cap: never a panic, never an
+//! `isa::header::parse_header` on any bytes and any cap: never a panic, never an
 //! error from an in-memory reader, and a header cut by the cap says so.
 //!
 //! Input: one byte B (the cap is B * 7 bytes, or 64 KiB when B is 255),
@@ -7,7 +7,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use xpu_asm_collector::dumps::{parse_header, HEADER_MAX_BYTES};
+use xpu_asm_collector::isa::header::{parse_header, HEADER_MAX_BYTES};
 
 fuzz_target!(|data: &[u8]| {
     let Some((&b, text)) = data.split_first() else {

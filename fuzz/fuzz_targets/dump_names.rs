@@ -5,7 +5,8 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use xpu_asm_collector::{dumps, names};
+use xpu_asm_collector::names;
+use xpu_asm_collector::sources::dumps;
 
 fuzz_target!(|data: &[u8]| {
     let _ = dumps::parse_kernbin(data);

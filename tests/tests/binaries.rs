@@ -11,10 +11,10 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use tempfile::TempDir;
-use xpu_asm_collector::matching::Status;
-use xpu_asm_collector::native;
 use xpu_asm_collector::report::{KernelEntry, Report};
+use xpu_asm_collector::sources::native;
 use xpu_asm_collector::sources::IsaSourceKind;
+use xpu_asm_collector::sources::Status;
 use xpu_asm_tests::*;
 
 struct Scratch {

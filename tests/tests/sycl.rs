@@ -554,7 +554,7 @@ fn assert_ops_matched(
     n: u64,
     source: xpu_asm_collector::sources::IsaSourceKind,
 ) -> BTreeMap<String, u64> {
-    use xpu_asm_collector::matching::Status;
+    use xpu_asm_collector::sources::Status;
     let ctx = || serde_json::to_string_pretty(r).unwrap_or_default();
     let got: BTreeMap<String, u64> = r
         .kernels

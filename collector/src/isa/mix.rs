@@ -100,7 +100,7 @@ impl Class {
 }
 
 impl Mix {
-    /// Counts one instruction (the text of a [`super::Line::Instruction`]).
+    /// Counts one instruction (the text of a [`super::line::Line::Instruction`]).
     pub fn add(&mut self, instruction: &str) {
         self.instructions += 1;
         *self.slot(classify(instruction)) += 1;
@@ -172,8 +172,8 @@ impl Mix {
 /// The instruction mix of ISA text.
 pub fn count(text: &str) -> Mix {
     let mut m = Mix::default();
-    for l in super::lines(text) {
-        if let super::Line::Instruction(i) = l {
+    for l in super::line::lines(text) {
+        if let super::line::Line::Instruction(i) = l {
             m.add(i);
         }
     }

@@ -3,7 +3,7 @@
 //! `// File: <path>` and `// Line <N>:  <source text>` comments; an
 //! instruction belongs to the last `// Line` above it.
 
-use super::Line;
+use super::line::Line;
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
 
@@ -112,7 +112,7 @@ impl Builder {
 /// The source lines of ISA text; `None` without line information.
 pub fn parse(text: &str) -> Option<Source> {
     let mut b = Builder::default();
-    for l in super::lines(text) {
+    for l in super::line::lines(text) {
         b.add(l);
     }
     b.finish()

@@ -13,7 +13,8 @@ pub fn data_dir() -> PathBuf {
 
 /// SHA-256 (hex) of a file under tests/data.
 pub fn data_sha(rel: &str) -> String {
-    xpu_asm_collector::dumps::sha256_file(&data_dir().join(rel)).expect("test data present")
+    xpu_asm_collector::sources::dumps::sha256_file(&data_dir().join(rel))
+        .expect("test data present")
 }
 
 /// Module A (vector_add, vector_add_scaled), B (vector_add, light) and C

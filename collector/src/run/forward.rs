@@ -91,7 +91,7 @@ const PER_RANK_HINT: &str = "ranks on other hosts will not be recorded; run one 
      rank instead: `mpirun ... xpu-asm-run -o DIR -- APP` (README, \"MPI and clusters\")";
 
 /// The plan for running `command` with our variables `ours` (the names
-/// [`crate::launch::child_env`] sets); `env` reads the environment.
+/// [`crate::run::launch::child_env`] sets); `env` reads the environment.
 pub fn plan(
     command: &[OsString],
     ours: &[(OsString, OsString)],
@@ -108,109 +108,126 @@ pub fn plan(
         .map(|(k, _)| k.to_string_lossy().into_owned())
         .collect();
     match kind {
-        Kind::OpenMpi => {
-            if args
-                .iter()
-                .any(|a| a.to_string_lossy().contains("mca_base_env_list"))
-            {
-                return Plan::Warn(format!(
-                    "the command sets mca_base_env_list itself, so xpu-asm-run cannot add {} to \
-                     what Open MPI forwards; add them to it, or {PER_RANK_HINT}",
-                    names.join(", ")
-                ));
-            }
-            if has_arg(args, &["-x", "--x"]) {
-                // Open MPI refuses -x together with mca_base_env_list.
-                let mut cmd = vec![cmd0.clone()];
-                for n in &names {
-                    cmd.push("-x".into());
-                    cmd.push(n.into());
-                }
-                cmd.extend(args.iter().cloned());
-                return Plan::Args(
-                    cmd,
-                    format!(
-                        "the command forwards variables with -x: added `-x {}` so that ranks on \
-                         other hosts are recorded too",
-                        names.join(" -x ")
-                    ),
-                );
-            }
-            let delim = env(OMPI_ENV_LIST_DELIMITER)
-                .filter(|d| !d.is_empty())
-                .unwrap_or_else(|| ";".into());
-            let mut list: Vec<String> = env(OMPI_ENV_LIST)
-                .filter(|l| !l.is_empty())
-                .into_iter()
-                .collect();
-            list.extend(names);
-            Plan::Env(vec![(OMPI_ENV_LIST.into(), list.join(&delim).into())])
+        Kind::OpenMpi => open_mpi(cmd0, args, names, &env),
+        Kind::Hydra => hydra(args, &names),
+        Kind::Srun => srun(args, &names, &env),
+        Kind::Unknown => unknown(cmd0, args, &names),
+    }
+}
+
+/// Open MPI forwards only the variables it is told to: ours are added to
+/// its list, or as `-x` when the command already uses `-x`.
+fn open_mpi(
+    cmd0: &OsString,
+    args: &[OsString],
+    names: Vec<String>,
+    env: &dyn Fn(&str) -> Option<String>,
+) -> Plan {
+    if args
+        .iter()
+        .any(|a| a.to_string_lossy().contains("mca_base_env_list"))
+    {
+        return Plan::Warn(format!(
+            "the command sets mca_base_env_list itself, so xpu-asm-run cannot add {} to \
+             what Open MPI forwards; add them to it, or {PER_RANK_HINT}",
+            names.join(", ")
+        ));
+    }
+    if has_arg(args, &["-x", "--x"]) {
+        // Open MPI refuses -x together with mca_base_env_list.
+        let mut cmd = vec![cmd0.clone()];
+        for n in &names {
+            cmd.push("-x".into());
+            cmd.push(n.into());
         }
-        Kind::Hydra => {
-            if has_arg(
-                args,
-                &[
-                    "-envnone",
-                    "-envlist",
-                    "-genvnone",
-                    "-genvlist",
-                    "--envnone",
-                    "--envlist",
-                    "--genvnone",
-                    "--genvlist",
-                ],
-            ) {
-                Plan::Warn(format!(
-                    "the command limits the variables mpiexec passes to ranks (-envnone/-envlist); \
-                     add {} to its list, or {PER_RANK_HINT}",
-                    names.join(", ")
-                ))
-            } else {
-                Plan::Nothing
-            }
-        }
-        Kind::Srun => {
-            let limited = args.iter().any(|a| {
-                let a = a.to_string_lossy();
-                a.strip_prefix("--export=")
-                    .is_some_and(|v| !v.split(',').any(|e| e == "ALL"))
-            }) || env("SLURM_EXPORT_ENV")
-                .is_some_and(|v| !v.split(',').any(|e| e == "ALL"));
-            if limited {
-                Plan::Warn(format!(
-                    "srun --export does not pass the whole environment; add ALL or {} to it, or \
-                     {PER_RANK_HINT}",
-                    names.join(",")
-                ))
-            } else {
-                Plan::Nothing
-            }
-        }
-        Kind::Unknown => {
-            if has_arg(
-                args,
-                &[
-                    "-H",
-                    "-host",
-                    "--host",
-                    "-hosts",
-                    "-f",
-                    "-hostfile",
-                    "--hostfile",
-                    "-machinefile",
-                    "--machinefile",
-                ],
-            ) {
-                Plan::Warn(format!(
-                    "{} is not an MPI launcher xpu-asm-run knows; if it does not pass the \
-                     environment ({}) to other hosts, {PER_RANK_HINT}",
-                    cmd0.to_string_lossy(),
-                    names.join(", ")
-                ))
-            } else {
-                Plan::Nothing
-            }
-        }
+        cmd.extend(args.iter().cloned());
+        return Plan::Args(
+            cmd,
+            format!(
+                "the command forwards variables with -x: added `-x {}` so that ranks on \
+                 other hosts are recorded too",
+                names.join(" -x ")
+            ),
+        );
+    }
+    let delim = env(OMPI_ENV_LIST_DELIMITER)
+        .filter(|d| !d.is_empty())
+        .unwrap_or_else(|| ";".into());
+    let mut list: Vec<String> = env(OMPI_ENV_LIST)
+        .filter(|l| !l.is_empty())
+        .into_iter()
+        .collect();
+    list.extend(names);
+    Plan::Env(vec![(OMPI_ENV_LIST.into(), list.join(&delim).into())])
+}
+
+/// Hydra passes the whole environment unless told otherwise.
+fn hydra(args: &[OsString], names: &[String]) -> Plan {
+    if has_arg(
+        args,
+        &[
+            "-envnone",
+            "-envlist",
+            "-genvnone",
+            "-genvlist",
+            "--envnone",
+            "--envlist",
+            "--genvnone",
+            "--genvlist",
+        ],
+    ) {
+        Plan::Warn(format!(
+            "the command limits the variables mpiexec passes to ranks (-envnone/-envlist); \
+             add {} to its list, or {PER_RANK_HINT}",
+            names.join(", ")
+        ))
+    } else {
+        Plan::Nothing
+    }
+}
+
+/// `srun` passes the whole environment unless `--export` limits it.
+fn srun(args: &[OsString], names: &[String], env: &dyn Fn(&str) -> Option<String>) -> Plan {
+    let limited = args.iter().any(|a| {
+        let a = a.to_string_lossy();
+        a.strip_prefix("--export=")
+            .is_some_and(|v| !v.split(',').any(|e| e == "ALL"))
+    }) || env("SLURM_EXPORT_ENV").is_some_and(|v| !v.split(',').any(|e| e == "ALL"));
+    if limited {
+        Plan::Warn(format!(
+            "srun --export does not pass the whole environment; add ALL or {} to it, or \
+             {PER_RANK_HINT}",
+            names.join(",")
+        ))
+    } else {
+        Plan::Nothing
+    }
+}
+
+/// An `mpirun`/`mpiexec` not recognised: a warning when it is given hosts.
+fn unknown(cmd0: &OsString, args: &[OsString], names: &[String]) -> Plan {
+    if has_arg(
+        args,
+        &[
+            "-H",
+            "-host",
+            "--host",
+            "-hosts",
+            "-f",
+            "-hostfile",
+            "--hostfile",
+            "-machinefile",
+            "--machinefile",
+        ],
+    ) {
+        Plan::Warn(format!(
+            "{} is not an MPI launcher xpu-asm-run knows; if it does not pass the \
+             environment ({}) to other hosts, {PER_RANK_HINT}",
+            cmd0.to_string_lossy(),
+            names.join(", ")
+        ))
+    } else {
+        Plan::Nothing
     }
 }
 

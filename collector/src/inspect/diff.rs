@@ -5,10 +5,10 @@
 //! that several modules define is paired by module order (the order in
 //! which the program created the modules, from the records).
 
+use super::show::{self, ShowError};
 use crate::isa::{self, mix::Mix, Line};
 use crate::names;
 use crate::report::{KernelEntry, Report};
-use crate::show::{self, ShowError};
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, HashMap};
 use std::fmt::Write;
@@ -431,6 +431,32 @@ pub fn render(d: &DiffReport, color: bool) -> String {
         names::escape_for_terminal(&d.a),
         names::escape_for_terminal(&d.b)
     );
+    changes(&mut out, d, c);
+    only_in_one(&mut out, d, c);
+    let s = &d.summary;
+    let _ = writeln!(out);
+    let _ = writeln!(
+        out,
+        "{}",
+        paint(
+            c,
+            "1",
+            &format!(
+                "{} kernel{} in both, {} changed; {} only in A, {} only in B",
+                s.in_both,
+                if s.in_both == 1 { "" } else { "s" },
+                s.changed,
+                s.only_a,
+                s.only_b
+            )
+        )
+    );
+    out
+}
+
+/// The kernels in both captures, in a table: each changed field, or no
+/// change.
+fn changes(out: &mut String, d: &DiffReport, c: bool) {
     let name_w = d
         .kernels
         .iter()
@@ -438,7 +464,6 @@ pub fn render(d: &DiffReport, color: bool) -> String {
         .max()
         .unwrap_or(6)
         .clamp(6, 48);
-    // Kernels in both in a table; those in one capture only listed apart.
     let rows: Vec<&KernelDiff> = d
         .kernels
         .iter()
@@ -462,7 +487,7 @@ pub fn render(d: &DiffReport, color: bool) -> String {
         };
         if let (Some(a), Some(b)) = (&k.a, &k.b) {
             if k.changed.is_empty() {
-                label(&mut out);
+                label(out);
                 let _ = writeln!(
                     out,
                     "no change ({} launches, {} instructions)",
@@ -471,29 +496,44 @@ pub fn render(d: &DiffReport, color: bool) -> String {
                 );
             }
             for f in &k.changed {
-                label(&mut out);
+                label(out);
                 let (va, vb) = (a.get(f), b.get(f));
-                let ch = match (va, vb) {
-                    (Some(x), Some(y)) => {
-                        let s = change(x, y);
-                        let code = if !is_cost(f) {
-                            "0"
-                        } else if y > x {
-                            "31"
-                        } else {
-                            "32"
-                        };
-                        paint(c, code, &s)
-                    }
-                    _ => String::new(),
-                };
-                let _ = writeln!(out, "{:<16} {:>10} {:>10}  {}", f, opt(va), opt(vb), ch);
+                let _ = writeln!(
+                    out,
+                    "{:<16} {:>10} {:>10}  {}",
+                    f,
+                    opt(va),
+                    opt(vb),
+                    painted_change(f, va, vb, c)
+                );
             }
         }
         if let Some(p) = &k.pairing {
             let _ = writeln!(out, "{:<name_w$}  ({p})", "");
         }
     }
+}
+
+/// `+15, +60.0%`, red for a cost that grew, green for one that shrank.
+fn painted_change(field: &str, va: Option<u64>, vb: Option<u64>, c: bool) -> String {
+    match (va, vb) {
+        (Some(x), Some(y)) => {
+            let s = change(x, y);
+            let code = if !is_cost(field) {
+                "0"
+            } else if y > x {
+                "31"
+            } else {
+                "32"
+            };
+            paint(c, code, &s)
+        }
+        _ => String::new(),
+    }
+}
+
+/// The kernels in one capture only, listed apart.
+fn only_in_one(out: &mut String, d: &DiffReport, c: bool) {
     for (title, in_a) in [("only in A:", true), ("only in B:", false)] {
         let only: Vec<(&KernelDiff, &Side)> = d
             .kernels
@@ -520,25 +560,6 @@ pub fn render(d: &DiffReport, color: bool) -> String {
             );
         }
     }
-    let s = &d.summary;
-    let _ = writeln!(out);
-    let _ = writeln!(
-        out,
-        "{}",
-        paint(
-            c,
-            "1",
-            &format!(
-                "{} kernel{} in both, {} changed; {} only in A, {} only in B",
-                s.in_both,
-                if s.in_both == 1 { "" } else { "s" },
-                s.changed,
-                s.only_a,
-                s.only_b
-            )
-        )
-    );
-    out
 }
 
 /// ISA text reduced to what a change of code shows in: labels and
@@ -583,16 +604,39 @@ pub fn isa_diff(
 ) -> Result<String, ShowError> {
     let a = show::load_report(a_dir)?;
     let b = show::load_report(b_dir)?;
-    let pairs = compare(&a, a_dir, &b, b_dir);
-    // The selector picks a kernel of A (else of B); its pair is the other.
+    let (ea, eb) = pair_of(&a, a_dir, &b, b_dir, selector)?;
+    let (ta, la) = comparable_text(a_dir, ea.as_ref(), normalize_regs)?;
+    let (tb, lb) = comparable_text(b_dir, eb.as_ref(), normalize_regs)?;
+    let d = similar::TextDiff::from_lines(&ta, &tb);
+    let unified = d
+        .unified_diff()
+        .context_radius(3)
+        .header(&la, &lb)
+        .to_string();
+    if !color {
+        return Ok(unified);
+    }
+    Ok(colored(&unified))
+}
+
+/// The kernel `selector` picks in A (else in B), and its pair in the other
+/// capture (`None` when it has none).
+fn pair_of(
+    a: &Report,
+    a_dir: &Path,
+    b: &Report,
+    b_dir: &Path,
+    selector: &str,
+) -> Result<(Option<KernelEntry>, Option<KernelEntry>), ShowError> {
+    let pairs = compare(a, a_dir, b, b_dir);
     let (in_a, in_b) = (
-        show::find_kernels(&a, selector),
-        show::find_kernels(&b, selector),
+        show::find_kernels(a, selector),
+        show::find_kernels(b, selector),
     );
     let (dir, report, found, side_a) = if !in_a.is_empty() {
-        (a_dir, &a, in_a, true)
+        (a_dir, a, in_a, true)
     } else {
-        (b_dir, &b, in_b, false)
+        (b_dir, b, in_b, false)
     };
     let k = match found.as_slice() {
         [k] => *k,
@@ -610,34 +654,35 @@ pub fn isa_diff(
             .and_then(|s| r.kernels.iter().find(|k| k.rank == s.rank))
             .cloned()
     };
-    let (ea, eb) = (entry(&a, &pair.a), entry(&b, &pair.b));
-    let text = |dir: &Path, e: &Option<KernelEntry>| -> Result<(String, String), ShowError> {
-        match e {
-            None => Ok((String::new(), "/dev/null".to_string())),
-            Some(e) => {
-                let p = show::isa_path(dir, e)?;
-                let bytes = std::fs::read(&p).map_err(|source| ShowError::Read {
-                    path: p.clone(),
-                    source,
-                })?;
-                Ok((
-                    comparable(&String::from_utf8_lossy(&bytes), normalize_regs),
-                    p.display().to_string(),
-                ))
-            }
+    Ok((entry(a, &pair.a), entry(b, &pair.b)))
+}
+
+/// The [`comparable`] text of `e`'s ISA file in `dir`, and its path (empty
+/// and `/dev/null` for no kernel).
+fn comparable_text(
+    dir: &Path,
+    e: Option<&KernelEntry>,
+    normalize_regs: bool,
+) -> Result<(String, String), ShowError> {
+    match e {
+        None => Ok((String::new(), "/dev/null".to_string())),
+        Some(e) => {
+            let p = show::isa_path(dir, e)?;
+            let bytes = std::fs::read(&p).map_err(|source| ShowError::Read {
+                path: p.clone(),
+                source,
+            })?;
+            Ok((
+                comparable(&String::from_utf8_lossy(&bytes), normalize_regs),
+                p.display().to_string(),
+            ))
         }
-    };
-    let (ta, la) = text(a_dir, &ea)?;
-    let (tb, lb) = text(b_dir, &eb)?;
-    let d = similar::TextDiff::from_lines(&ta, &tb);
-    let unified = d
-        .unified_diff()
-        .context_radius(3)
-        .header(&la, &lb)
-        .to_string();
-    if !color {
-        return Ok(unified);
     }
+}
+
+/// A unified diff in colour: headers bold, additions green, removals red,
+/// hunks cyan.
+fn colored(unified: &str) -> String {
     let mut out = String::new();
     for l in unified.lines() {
         let code = if l.starts_with("+++") || l.starts_with("---") {
@@ -658,7 +703,7 @@ pub fn isa_diff(
         }
         out.push('\n');
     }
-    Ok(out)
+    out
 }
 
 #[cfg(test)]

@@ -9,8 +9,8 @@
 //! family (type 1), the GFX core family (type 2) and the target metadata
 //! (type 3, the minimum revision in bits 12..8).
 
-use super::platform::FAMILY_STABLE_FROM;
-use super::{Device, Format, NativeError, NativeKernel, Platform, Program};
+use super::platform::{Device, Platform, FAMILY_STABLE_FROM};
+use super::program::{Format, NativeError, NativeKernel, Program};
 use object::elf;
 use object::read::elf::{ElfFile64, FileHeader, SectionHeader};
 use object::{Endianness, Object, ObjectSection, ObjectSymbol};
@@ -41,8 +41,39 @@ pub(crate) fn parse(bytes: &[u8], device: Option<&Device>) -> Result<Program, Na
     }
     let file = ElfFile64::<Endianness>::parse(bytes)
         .map_err(|e| NativeError::Corrupt(format!("zebin ELF: {e}")))?;
-    let endian = file.endian();
+    let platform = platform(&file, bytes, device)?;
+    let (mut kernels, mut info) = kernels(&file, bytes)?;
+    for k in &mut kernels {
+        if let Some(i) = info.remove(&k.name) {
+            k.simd = i.simd;
+            k.grf = i.grf;
+            k.spill_bytes = i.spill;
+            let lanes = if i.private_per_lane {
+                i.simd.unwrap_or(1)
+            } else {
+                1
+            };
+            k.private_memory_bytes = i.private.map(|n| n.saturating_mul(u64::from(lanes)));
+            k.slm_bytes = i.slm;
+            k.scratch_bytes = i.scratch;
+        }
+    }
+    Ok(Program {
+        format: Format::Zebin,
+        platform,
+        fat_entry: None,
+        kernels,
+    })
+}
 
+/// The GPU the zebin is for: from its `IntelGT` notes (or, in older
+/// zebins, `e_machine`), else, or for an integrated GPU first, `device`.
+fn platform(
+    file: &ElfFile64<Endianness>,
+    bytes: &[u8],
+    device: Option<&Device>,
+) -> Result<Option<Platform>, NativeError> {
+    let endian = file.endian();
     let mut family = None;
     let mut core = None;
     let mut revision = None;
@@ -61,7 +92,7 @@ pub(crate) fn parse(bytes: &[u8], device: Option<&Device>) -> Result<Program, Na
                 continue;
             }
             let desc = note.desc();
-            let value = super::u32_at(desc, 0);
+            let value = super::program::u32_at(desc, 0);
             match note.n_type(endian) {
                 NOTE_PRODUCT_FAMILY => family = value.filter(|&v| v != 0),
                 NOTE_GFX_CORE => core = value.filter(|&v| v != 0),
@@ -82,11 +113,21 @@ pub(crate) fn parse(bytes: &[u8], device: Option<&Device>) -> Result<Program, Na
         .or_else(|| core.and_then(|c| Platform::from_core_family(c, revision)));
     // An integrated GPU's product family number depends on the version of
     // the compiler that wrote it; the device the code ran on does not.
-    let platform = match family {
+    Ok(match family {
         Some(f) if f < FAMILY_STABLE_FROM => device.and_then(Device::platform).or(from_binary),
         _ => from_binary.or_else(|| device.and_then(Device::platform)),
-    };
+    })
+}
 
+/// What `.ze_info` says, by kernel name.
+type KernelInfo = HashMap<Vec<u8>, Info>;
+
+/// Each `.text.<kernel>` section's code (the kernel's symbol's size of
+/// it), and what `.ze_info` says of each kernel.
+fn kernels(
+    file: &ElfFile64<Endianness>,
+    bytes: &[u8],
+) -> Result<(Vec<NativeKernel>, KernelInfo), NativeError> {
     // The size of each symbol, by section and name.
     let sizes: HashMap<(usize, &[u8]), u64> = file
         .symbols()
@@ -143,27 +184,7 @@ pub(crate) fn parse(bytes: &[u8], device: Option<&Device>) -> Result<Program, Na
             });
         }
     }
-    for k in &mut kernels {
-        if let Some(i) = info.remove(&k.name) {
-            k.simd = i.simd;
-            k.grf = i.grf;
-            k.spill_bytes = i.spill;
-            let lanes = if i.private_per_lane {
-                i.simd.unwrap_or(1)
-            } else {
-                1
-            };
-            k.private_memory_bytes = i.private.map(|n| n.saturating_mul(u64::from(lanes)));
-            k.slm_bytes = i.slm;
-            k.scratch_bytes = i.scratch;
-        }
-    }
-    Ok(Program {
-        format: Format::Zebin,
-        platform,
-        fat_entry: None,
-        kernels,
-    })
+    Ok((kernels, info))
 }
 
 /// What `.ze_info` says of one kernel.
@@ -345,7 +366,7 @@ mod tests {
         assert_eq!(info[&b"sec'ond".to_vec()].simd, Some(32));
     }
 
-    const ZEBIN: &[u8] = include_bytes!("../../tests/data/module-binaries/module_a.pvc.zebin");
+    const ZEBIN: &[u8] = include_bytes!("../../../tests/data/module-binaries/module_a.pvc.zebin");
 
     /// The offsets of the `sh_name` of each section header whose name
     /// starts with `.text.`, and of that name in the file.
@@ -357,7 +378,7 @@ mod tests {
         (0..shnum)
             .map(|i| shoff + i * shentsize)
             .filter_map(|h| {
-                let name = strtab + super::super::u32_at(b, h).unwrap() as usize;
+                let name = strtab + super::super::program::u32_at(b, h).unwrap() as usize;
                 b[name..].starts_with(b".text.").then_some((h, name))
             })
             .collect()

@@ -2,9 +2,10 @@
 //! `objdump -S`: its header figures, its instruction mix and its ISA, with
 //! line information interleaved with the source lines that produced it.
 
+use crate::capture::layout::REPORT_FILE;
 use crate::isa::{self, Line};
+use crate::names;
 use crate::report::{KernelEntry, Report};
-use crate::{names, REPORT_FILE};
 use std::collections::HashMap;
 use std::fmt::Write;
 use std::path::{Path, PathBuf};
@@ -209,6 +210,41 @@ pub fn render(dir: &Path, k: &KernelEntry, o: ShowOptions) -> Result<String, Sho
         .unwrap_or(&path)
         .display()
         .to_string();
+    figures(&mut out, k, &shown, c);
+    let src = analysis.source.as_ref();
+    let mut lines = SourceLines {
+        files: SourceFiles::default(),
+        shorts: src.map(|s| short_names(&s.files)).unwrap_or_default(),
+    };
+    if o.lines_only {
+        let s = src.ok_or_else(|| ShowError::NoLines {
+            rank: k.rank,
+            name: names::escape_for_terminal(&k.demangled),
+        })?;
+        ranked_lines(&mut out, s, &mut lines, c);
+        return Ok(out);
+    }
+    mix(&mut out, &analysis.mix, c);
+    interleaved(&mut out, &text, src, &mut lines, c);
+    Ok(out)
+}
+
+/// Source lines as shown: their text read from the source files, their
+/// files by short names.
+struct SourceLines {
+    files: SourceFiles,
+    shorts: HashMap<String, String>,
+}
+
+impl SourceLines {
+    /// `file:line` with the file's short name.
+    fn at(&self, file: &str, line: u32) -> String {
+        format!("{}:{}", self.shorts.get(file).map_or(file, |s| s), line)
+    }
+}
+
+/// The kernel's name, launches, header figures and ISA file.
+fn figures(out: &mut String, k: &KernelEntry, shown: &str, c: bool) {
     let name = names::escape_for_terminal(&k.demangled);
     let _ = writeln!(
         out,
@@ -238,45 +274,42 @@ pub fn render(dir: &Path, k: &KernelEntry, o: ShowOptions) -> Result<String, Sho
         opt(k.private_memory_bytes),
         opt(k.platform.as_deref())
     );
-    let _ = writeln!(
-        out,
-        "  ISA:          {}",
-        names::escape_for_terminal(&shown)
-    );
-    let src = analysis.source.as_ref();
-    let shorts = src.map(|s| short_names(&s.files)).unwrap_or_default();
-    let mut files = SourceFiles::default();
-    if o.lines_only {
-        let s = src.ok_or_else(|| ShowError::NoLines {
-            rank: k.rank,
-            name: name.clone(),
-        })?;
-        let mut ranked: Vec<_> = s.lines.iter().collect();
-        ranked.sort_by(|a, b| {
-            b.instructions
-                .cmp(&a.instructions)
-                .then_with(|| a.file.cmp(&b.file))
-                .then(a.line.cmp(&b.line))
-        });
-        let _ = writeln!(out);
-        let _ = writeln!(out, "{}", paint(c, "1", "instrs  line  source"));
-        for l in ranked {
-            let text = files.line(&l.file, l.line).unwrap_or(&l.text).to_string();
-            let at = format!("{}:{}", shorts.get(&l.file).unwrap_or(&l.file), l.line);
-            let _ = writeln!(
-                out,
-                "{:>6}  {}  {}",
-                l.instructions,
-                paint(c, "36", &names::escape_for_terminal(&at)),
-                names::escape_for_terminal(&text)
-            );
-        }
-        if s.no_line > 0 {
-            let _ = writeln!(out, "{:>6}  (no source line: IGC's prolog)", s.no_line);
-        }
-        return Ok(out);
+    let _ = writeln!(out, "  ISA:          {}", names::escape_for_terminal(shown));
+}
+
+/// `--lines`: the source lines, ranked by instructions.
+fn ranked_lines(out: &mut String, s: &isa::source::Source, lines: &mut SourceLines, c: bool) {
+    let mut ranked: Vec<_> = s.lines.iter().collect();
+    ranked.sort_by(|a, b| {
+        b.instructions
+            .cmp(&a.instructions)
+            .then_with(|| a.file.cmp(&b.file))
+            .then(a.line.cmp(&b.line))
+    });
+    let _ = writeln!(out);
+    let _ = writeln!(out, "{}", paint(c, "1", "instrs  line  source"));
+    for l in ranked {
+        let text = lines
+            .files
+            .line(&l.file, l.line)
+            .unwrap_or(&l.text)
+            .to_string();
+        let at = lines.at(&l.file, l.line);
+        let _ = writeln!(
+            out,
+            "{:>6}  {}  {}",
+            l.instructions,
+            paint(c, "36", &names::escape_for_terminal(&at)),
+            names::escape_for_terminal(&text)
+        );
     }
-    let m = &analysis.mix;
+    if s.no_line > 0 {
+        let _ = writeln!(out, "{:>6}  (no source line: IGC's prolog)", s.no_line);
+    }
+}
+
+/// The instruction mix: the total, then each class there is.
+fn mix(out: &mut String, m: &isa::mix::Mix, c: bool) {
     let _ = writeln!(out);
     let _ = writeln!(
         out,
@@ -298,6 +331,16 @@ pub fn render(dir: &Path, k: &KernelEntry, o: ShowOptions) -> Result<String, Sho
     }
     let _ = writeln!(out, "  {row}");
     let _ = writeln!(out);
+}
+
+/// The ISA, each source line's header before its first instruction.
+fn interleaved(
+    out: &mut String,
+    text: &str,
+    src: Option<&isa::source::Source>,
+    lines: &mut SourceLines,
+    c: bool,
+) {
     // Instructions per (file, line), for the interleaved headers.
     let counts: HashMap<(&str, u32), u64> = src
         .map(|s| {
@@ -311,7 +354,7 @@ pub fn render(dir: &Path, k: &KernelEntry, o: ShowOptions) -> Result<String, Sho
     // A source line's header waits for its first instruction.
     let mut pending: Option<(u32, String)> = None;
     let mut any_line = false;
-    for l in isa::lines(&text) {
+    for l in isa::lines(text) {
         match l {
             Line::File(f) => file = f.to_string(),
             Line::Source { line, text } => {
@@ -328,20 +371,7 @@ pub fn render(dir: &Path, k: &KernelEntry, o: ShowOptions) -> Result<String, Sho
             Line::Instruction(i) => {
                 if let Some((line, comment_text)) = pending.take() {
                     let n = counts.get(&(file.as_str(), line)).copied().unwrap_or(0);
-                    let source_text = files
-                        .line(&file, line)
-                        .map(str::to_string)
-                        .unwrap_or(comment_text);
-                    let at = format!("{}:{}", shorts.get(&file).unwrap_or(&file), line);
-                    let head = format!(
-                        "{at}  ({n} instruction{})  {source_text}",
-                        if n == 1 { "" } else { "s" }
-                    );
-                    let _ = writeln!(
-                        out,
-                        "{}",
-                        paint(c, "36", &names::escape_for_terminal(&head))
-                    );
+                    source_head(out, lines, &file, line, n, comment_text, c);
                 }
                 if src.is_some() && !any_line {
                     any_line = true;
@@ -351,22 +381,53 @@ pub fn render(dir: &Path, k: &KernelEntry, o: ShowOptions) -> Result<String, Sho
                     );
                     let _ = writeln!(out, "{}", paint(c, "36", &head));
                 }
-                let class = isa::mix::classify(i);
-                // IGC's alignment: an 8-column predicate field.
-                let i = names::escape_for_terminal(i.trim_end());
-                let line = if i.starts_with('(') {
-                    i
-                } else {
-                    format!("        {i}")
-                };
-                let line = match class {
-                    isa::mix::Class::Spill | isa::mix::Class::Fill => paint(c, "31", &line),
-                    _ => line,
-                };
-                let _ = writeln!(out, "{line}");
+                instruction(out, i, c);
             }
             Line::Other => {}
         }
     }
-    Ok(out)
+}
+
+/// The header of source line `line` of `file`, with its `n` instructions.
+fn source_head(
+    out: &mut String,
+    lines: &mut SourceLines,
+    file: &str,
+    line: u32,
+    n: u64,
+    comment_text: String,
+    c: bool,
+) {
+    let source_text = lines
+        .files
+        .line(file, line)
+        .map(str::to_string)
+        .unwrap_or(comment_text);
+    let head = format!(
+        "{}  ({n} instruction{})  {source_text}",
+        lines.at(file, line),
+        if n == 1 { "" } else { "s" }
+    );
+    let _ = writeln!(
+        out,
+        "{}",
+        paint(c, "36", &names::escape_for_terminal(&head))
+    );
+}
+
+/// One instruction, in IGC's alignment (an 8-column predicate field),
+/// spills and fills in red.
+fn instruction(out: &mut String, i: &str, c: bool) {
+    let class = isa::mix::classify(i);
+    let i = names::escape_for_terminal(i.trim_end());
+    let line = if i.starts_with('(') {
+        i
+    } else {
+        format!("        {i}")
+    };
+    let line = match class {
+        isa::mix::Class::Spill | isa::mix::Class::Fill => paint(c, "31", &line),
+        _ => line,
+    };
+    let _ = writeln!(out, "{line}");
 }

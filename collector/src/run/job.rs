@@ -15,21 +15,16 @@
 //! files are touched while it runs, since collection starts only after all
 //! have ended.
 
-use crate::launch::{self, LaunchError, OutDir, RunInfo};
-use crate::report::Exit;
-use crate::{is_capture, write_atomic, REPORT_FILE};
-use serde::{Deserialize, Serialize};
-use std::collections::{BTreeMap, HashMap};
+use super::launch::{self, LaunchError, OutDir};
+use crate::capture::job::{instance_path, instances, read_job, Instance, JobFile};
+use crate::capture::layout::{is_capture, CollectError, INSTANCES_DIR, JOB_FILE, REPORT_FILE};
+use crate::capture::run::{unix_now, write_run_info, Exit, RunInfo};
 use std::ffi::OsStr;
 use std::os::unix::ffi::OsStrExt;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::{Duration, Instant};
 use xpu_asm_record::ranks::{self, Rank};
 
-/// The job a capture folder belongs to.
-pub const JOB_FILE: &str = "job.json";
-/// One file per rank, and the collector's claim.
-pub const INSTANCES_DIR: &str = "instances";
 const COLLECTOR_CLAIM: &str = "collector";
 /// How long a rank given `--force` waits for rank 0 to clear the folder.
 const FORCE_WAIT: Duration = Duration::from_secs(60);
@@ -47,33 +42,6 @@ pub const LAUNCHERS: [&str; 9] = [
     "mpirun.openmpi",
     "mpiexec.openmpi",
 ];
-
-/// `DIR/job.json`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct JobFile {
-    pub schema: u32,
-    pub launcher: String,
-    /// The launcher's job id; null for Hydra, which gives none.
-    pub id: Option<String>,
-    pub size: Option<u32>,
-    pub started_unix: u64,
-}
-
-/// `DIR/instances/rank-<R>.json`: one rank's xpu-asm-run.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Instance {
-    pub schema: u32,
-    pub rank: u32,
-    pub local_rank: Option<u32>,
-    pub host: String,
-    pub command: Vec<String>,
-    /// The command's pid.
-    pub pid: Option<u32>,
-    /// `running`, `ended` or `not-started`.
-    pub state: String,
-    pub exit: Option<Exit>,
-    pub error: Option<String>,
-}
 
 /// This process's rank when xpu-asm-run is one instance per rank; `None`
 /// when no launcher started it, or when its command is itself a launcher.
@@ -93,10 +61,6 @@ pub fn is_launcher(cmd0: &OsStr) -> bool {
     LAUNCHERS.contains(&name.as_str())
 }
 
-fn instance_path(dir: &Path, rank: u32) -> PathBuf {
-    dir.join(INSTANCES_DIR).join(format!("rank-{rank:06}.json"))
-}
-
 fn job_error(msg: String) -> LaunchError {
     LaunchError::Job(msg)
 }
@@ -106,29 +70,6 @@ fn io_error(path: &Path, source: std::io::Error) -> LaunchError {
         path: path.to_path_buf(),
         source,
     }
-}
-
-fn read_job(dir: &Path) -> Option<JobFile> {
-    let bytes = std::fs::read(dir.join(JOB_FILE)).ok()?;
-    serde_json::from_slice(&bytes).ok()
-}
-
-/// Every instance file of `dir`, by rank.
-pub fn instances(dir: &Path) -> Vec<Instance> {
-    let Ok(rd) = std::fs::read_dir(dir.join(INSTANCES_DIR)) else {
-        return Vec::new();
-    };
-    let mut v: Vec<Instance> = rd
-        .filter_map(|e| e.ok())
-        .filter(|e| {
-            let n = e.file_name();
-            let n = n.as_bytes();
-            n.starts_with(b"rank-") && n.ends_with(b".json")
-        })
-        .filter_map(|e| serde_json::from_slice(&std::fs::read(e.path()).ok()?).ok())
-        .collect();
-    v.sort_by_key(|i| i.rank);
-    v
 }
 
 /// Whether every rank of the job has ended (its command ended or could not
@@ -175,7 +116,7 @@ fn create_job_file(dir: &Path, rank: &Rank) -> Result<bool, LaunchError> {
         launcher: rank.launcher.as_str().to_string(),
         id: rank.job.clone(),
         size: rank.size,
-        started_unix: launch::unix_now(),
+        started_unix: unix_now(),
     };
     let mut bytes = serde_json::to_vec_pretty(&job).unwrap_or_default();
     bytes.push(b'\n');
@@ -228,6 +169,28 @@ pub fn join(out: Option<&Path>, force: bool, rank: &Rank) -> Result<Joined, Laun
     }
     let existed = dir.is_dir();
     std::fs::create_dir_all(dir).map_err(|e| io_error(dir, e))?;
+    belong_to_job(dir, force, rank)?;
+    let host = xpu_asm_record::host_name();
+    claim_rank(dir, rank)?;
+    for sub in [xpu_asm_record::RECORDS_DIR, xpu_asm_record::DUMPS_DIR] {
+        let p = dir.join(sub);
+        std::fs::create_dir_all(&p).map_err(|e| io_error(&p, e))?;
+    }
+    let path = std::fs::canonicalize(dir).map_err(|e| io_error(dir, e))?;
+    Ok(Joined {
+        out: OutDir {
+            path,
+            created: !existed,
+        },
+        rank: rank.clone(),
+        host,
+    })
+}
+
+/// Waits until `dir` belongs to `rank`'s job: its `job.json` names the
+/// job (made here if the folder is empty); with `force`, rank 0 first
+/// clears an earlier capture and the others wait for it.
+fn belong_to_job(dir: &Path, force: bool, rank: &Rank) -> Result<(), LaunchError> {
     let waited_since = Instant::now();
     loop {
         if let Some(job) = read_job(dir) {
@@ -272,7 +235,12 @@ pub fn join(out: Option<&Path>, force: bool, rank: &Rank) -> Result<Joined, Laun
         }
         std::thread::sleep(Duration::from_millis(50));
     }
-    let host = xpu_asm_record::host_name();
+    Ok(())
+}
+
+/// Claims `instances/rank-<R>.json` for `rank`: refused when the rank is
+/// claimed already (a second run into the folder).
+fn claim_rank(dir: &Path, rank: &Rank) -> Result<(), LaunchError> {
     let inst_dir = dir.join(INSTANCES_DIR);
     std::fs::create_dir_all(&inst_dir).map_err(|e| io_error(&inst_dir, e))?;
     let path = instance_path(dir, rank.rank);
@@ -298,26 +266,7 @@ pub fn join(out: Option<&Path>, force: bool, rank: &Rank) -> Result<Joined, Laun
         }
         Err(e) => return Err(io_error(&path, e)),
     }
-    for sub in [xpu_asm_record::RECORDS_DIR, xpu_asm_record::DUMPS_DIR] {
-        let p = dir.join(sub);
-        std::fs::create_dir_all(&p).map_err(|e| io_error(&p, e))?;
-    }
-    let path = std::fs::canonicalize(dir).map_err(|e| io_error(dir, e))?;
-    Ok(Joined {
-        out: OutDir {
-            path,
-            created: !existed,
-        },
-        rank: rank.clone(),
-        host,
-    })
-}
-
-/// Writes this rank's instance file (replacing it whole).
-pub fn write_instance(dir: &Path, inst: &Instance) -> Result<(), crate::CollectError> {
-    let mut json = serde_json::to_vec_pretty(inst).unwrap_or_default();
-    json.push(b'\n');
-    write_atomic(&instance_path(dir, inst.rank), &json)
+    Ok(())
 }
 
 /// What an instance does once its command has ended.
@@ -367,90 +316,20 @@ pub fn job_exit(insts: &[Instance]) -> Exit {
 
 /// `run.json` for the whole job, written by the instance that collects:
 /// its command, and the job's exit ([`job_exit`]).
-pub fn write_job_run_info(dir: &Path, own: &RunInfo) -> Result<(), crate::CollectError> {
+pub fn write_job_run_info(dir: &Path, own: &RunInfo) -> Result<(), CollectError> {
     let insts = instances(dir);
     let mut info = own.clone();
     info.pid = None;
     info.host = None;
     info.exit = Some(job_exit(&insts));
     info.started_unix = read_job(dir).map_or(own.started_unix, |j| j.started_unix);
-    launch::write_run_info(dir, &info)
-}
-
-/// `(host, pid, exit)` of each command an instance waited for: how those
-/// processes ended, as their parents saw it.
-pub fn waited(dir: &Path) -> Vec<(String, u32, Exit)> {
-    let mut v: Vec<(String, u32, Exit)> = instances(dir)
-        .into_iter()
-        .filter_map(|i| Some((i.host, i.pid?, i.exit?)))
-        .collect();
-    v.extend(crate::merge::waited(dir));
-    v
-}
-
-/// A kernel as the report tells kernels apart: name and module SHA-256.
-type KernelKey = (Vec<u8>, Option<String>);
-
-/// Per kernel, its launches and appends per rank, from the records of
-/// processes that have a rank.
-pub fn launches_by_rank(
-    recs: &[xpu_asm_record::read::ProcessRecord],
-) -> HashMap<KernelKey, BTreeMap<u32, (u64, u64)>> {
-    let mut m: HashMap<KernelKey, BTreeMap<u32, (u64, u64)>> = HashMap::new();
-    for r in recs {
-        let Some(rank) = r.rank.as_ref().map(|k| k.rank) else {
-            continue;
-        };
-        for k in r.kernels.values() {
-            if k.launches == 0 && k.appended == 0 {
-                continue;
-            }
-            let sha = r.modules.get(&k.module).map(|m| m.sha256.clone());
-            let e = m
-                .entry((k.name.clone(), sha))
-                .or_default()
-                .entry(rank)
-                .or_default();
-            e.0 += k.launches;
-            e.1 += k.appended;
-        }
-    }
-    m
-}
-
-/// Fills each launched kernel's `ranks` and `launches_by_rank`.
-pub fn fill_ranks(
-    kernels: &mut [crate::report::KernelEntry],
-    by_rank: &HashMap<KernelKey, BTreeMap<u32, (u64, u64)>>,
-) {
-    if by_rank.is_empty() {
-        return;
-    }
-    for k in kernels.iter_mut() {
-        let name = match &k.name_hex {
-            Some(h) => xpu_asm_record::unhex(h).unwrap_or_default(),
-            None => k.name.as_bytes().to_vec(),
-        };
-        let Some(per) = by_rank.get(&(name, k.module_sha256.clone())) else {
-            continue;
-        };
-        k.ranks = per.keys().copied().collect();
-        k.launches_by_rank = per
-            .iter()
-            .map(
-                |(&rank, &(launches, appended))| crate::report::RankLaunches {
-                    rank,
-                    launches,
-                    appended,
-                },
-            )
-            .collect();
-    }
+    write_run_info(dir, &info)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::capture::job::write_instance;
     use xpu_asm_record::ranks::Launcher;
 
     fn rank(r: u32, size: u32, id: Option<&str>) -> Rank {
@@ -505,7 +384,7 @@ mod tests {
         assert_eq!(after_end(&dir, Some(3)), AfterEnd::Collect);
         assert_eq!(after_end(&dir, Some(3)), AfterEnd::Done);
         assert_eq!(job_exit(&instances(&dir)), Exit::Signal(9));
-        assert_eq!(waited(&dir).len(), 3);
+        assert_eq!(crate::capture::waited(&dir).len(), 3);
 
         // Another job, or the same rank again, is refused.
         let e = join(Some(&dir), false, &rank(0, 3, Some("openmpi:8")))

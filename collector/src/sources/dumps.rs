@@ -21,205 +21,21 @@
 //! to a module is `asm<hash>`, and what ties it to a kernel is the exact
 //! `//.kernel` line of its header.
 
+use super::{AsmFile, AsmName, IsaSource, IsaSourceKind, Lookup, Status};
+use crate::capture::layout::Stopped;
+use crate::isa::header::{read_header_and_analysis, AsmHeader};
+use crate::names::short_sha;
 use rayon::prelude::*;
-use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 use std::collections::{BTreeMap, HashSet};
 use std::fs::File;
-use std::io::{BufRead, BufReader, Read};
-use std::path::{Path, PathBuf};
+use std::io::Read;
+use std::path::{Component, Path, PathBuf};
 use std::sync::{Arc, OnceLock};
-
-/// Headers are read up to here and no further: a `.asm` can be hundreds of
-/// megabytes, and its header fields all come within the first few lines.
-pub const HEADER_MAX_BYTES: u64 = 64 * 1024;
-
-/// Headers are read this much at a time: IGC's fit in the first read, and
-/// the instruction body after them is not copied for nothing.
-const HEADER_READ_CHUNK: usize = 4096;
+use xpu_asm_record::read::{Module, ProcessRecord};
 
 /// `.kernbin`/`.dat` files bigger than this are not compared.
 const BINARY_MAX_BYTES: u64 = 256 * 1024 * 1024;
-
-/// What an `.asm` header says. Every field is optional: IGC versions differ
-/// in what they print, and a missing field is not an error.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct AsmHeader {
-    /// Raw bytes after `//.kernel ` (the kernel's exact name).
-    pub kernel: Option<Vec<u8>>,
-    /// `//.platform PVCXT`
-    pub platform: Option<String>,
-    /// `numGRF=` of `//.thread_config`
-    pub grf: Option<u32>,
-    /// `numAcc=` of `//.thread_config`
-    pub acc: Option<u32>,
-    /// `numSWSB=` of `//.thread_config`
-    pub swsb: Option<u32>,
-    /// `//.instCount`
-    pub instructions: Option<u64>,
-    /// `//.RA type` (register allocator that succeeded)
-    pub ra_type: Option<String>,
-    /// `//.spill size` (bytes); IGC 1.0.12504 prints it only for kernels that spill.
-    pub spill_bytes: Option<u64>,
-    /// `//.spill GRF est. ref count`
-    pub spill_grf_refs: Option<u64>,
-    /// `//.spill flag store` (newer IGCs)
-    pub spill_flag_stores: Option<u64>,
-    /// `//.spill flag load` (newer IGCs)
-    pub spill_flag_loads: Option<u64>,
-    /// `//.private memory size` (bytes)
-    pub private_memory_bytes: Option<u64>,
-    /// `//.git-hash` (newer IGCs)
-    pub igc_git_hash: Option<String>,
-    /// The header went on past [`HEADER_MAX_BYTES`] (reading stopped there).
-    pub truncated: bool,
-}
-
-/// Parses the leading `//` lines of an `.asm` dump. Stops at the first line
-/// that is not a `//` comment or after `max_bytes` bytes, whichever comes
-/// first; never reads the instruction body.
-pub fn parse_header(reader: impl Read, max_bytes: u64) -> std::io::Result<AsmHeader> {
-    let mut r = BufReader::with_capacity(HEADER_READ_CHUNK, reader.take(max_bytes));
-    let mut h = AsmHeader::default();
-    let mut line = Vec::new();
-    loop {
-        line.clear();
-        let n = r.read_until(b'\n', &mut line)?;
-        if n == 0 {
-            // Reached the cap (or the end) while still in the header.
-            h.truncated = r.get_ref().limit() == 0;
-            break;
-        }
-        let complete = line.last() == Some(&b'\n');
-        while matches!(line.last(), Some(b'\n' | b'\r')) {
-            line.pop();
-        }
-        if !line.starts_with(b"//") {
-            break;
-        }
-        if !complete && r.get_ref().limit() == 0 {
-            // A line cut by the cap: its value cannot be trusted.
-            h.truncated = true;
-            break;
-        }
-        parse_header_line(&line, &mut h);
-    }
-    Ok(h)
-}
-
-fn parse_header_line(line: &[u8], h: &mut AsmHeader) {
-    if let Some(name) = line.strip_prefix(b"//.kernel ") {
-        if h.kernel.is_none() {
-            h.kernel = Some(name.to_vec());
-        }
-        return;
-    }
-    if !line.starts_with(b"//.") {
-        return;
-    }
-    let text = String::from_utf8_lossy(line);
-    let field = |prefix: &str| text.strip_prefix(prefix).map(str::trim);
-    if let Some(v) = field("//.platform ") {
-        h.platform = Some(v.to_string());
-    } else if let Some(v) = field("//.thread_config ") {
-        for part in v.split(',') {
-            let Some((k, val)) = part.trim().split_once('=') else {
-                continue;
-            };
-            let val = leading_number(val);
-            match k.trim() {
-                "numGRF" => h.grf = val.and_then(|n| u32::try_from(n).ok()),
-                "numAcc" => h.acc = val.and_then(|n| u32::try_from(n).ok()),
-                "numSWSB" => h.swsb = val.and_then(|n| u32::try_from(n).ok()),
-                _ => {}
-            }
-        }
-    } else if let Some(v) = field("//.instCount") {
-        h.instructions = leading_number(v);
-    } else if let Some(v) = field("//.RA type") {
-        h.ra_type = Some(v.to_string()).filter(|s| !s.is_empty());
-    } else if let Some(v) = field("//.spill size") {
-        h.spill_bytes = leading_number(v);
-    } else if let Some(v) = field("//.spill GRF est. ref count") {
-        h.spill_grf_refs = leading_number(v);
-    } else if let Some(v) = field("//.spill flag store") {
-        h.spill_flag_stores = leading_number(v);
-    } else if let Some(v) = field("//.spill flag load") {
-        h.spill_flag_loads = leading_number(v);
-    } else if let Some(v) = field("//.private memory size") {
-        h.private_memory_bytes = leading_number(v);
-    } else if let Some(v) = field("//.git-hash") {
-        h.igc_git_hash = Some(v.to_string()).filter(|s| !s.is_empty());
-    }
-}
-
-fn leading_number(s: &str) -> Option<u64> {
-    let s = s.trim();
-    let end = s.find(|c: char| !c.is_ascii_digit()).unwrap_or(s.len());
-    s[..end].parse().ok()
-}
-
-/// Reads the header of the `.asm` file at `path`.
-pub fn read_header(path: &Path) -> std::io::Result<AsmHeader> {
-    parse_header(File::open(path)?, HEADER_MAX_BYTES)
-}
-
-/// Passes on what it reads, keeping a copy.
-struct Recording<'a, R> {
-    inner: R,
-    seen: &'a mut Vec<u8>,
-}
-
-impl<R: Read> Read for Recording<'_, R> {
-    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
-        let n = self.inner.read(buf)?;
-        self.seen.extend_from_slice(&buf[..n]);
-        Ok(n)
-    }
-}
-
-/// Reads the header of the `.asm` file at `path` and, when its `//.kernel`
-/// name is one `launched` holds, goes on reading the same open file to the
-/// end for its [`crate::isa::analyze`]: a launched kernel's file is opened
-/// once, not once for the header and again for the analysis. The analysis
-/// is `None` when not wanted, or when [`crate::isa::analyze_file`] would
-/// give none or could not read the rest (it is then read again, later).
-pub fn read_header_and_analysis(
-    path: &Path,
-    launched: &HashSet<&[u8]>,
-) -> std::io::Result<(AsmHeader, Option<crate::isa::Analysis>)> {
-    let file = File::open(path)?;
-    crate::isa::with_buffer(|bytes| {
-        let header = parse_header(
-            Recording {
-                inner: &file,
-                seen: &mut *bytes,
-            },
-            HEADER_MAX_BYTES,
-        )?;
-        let wanted = header
-            .kernel
-            .as_deref()
-            .is_some_and(|k| launched.contains(k));
-        let analysis = if wanted {
-            crate::isa::analyze_rest(&file, bytes).ok().flatten()
-        } else {
-            None
-        };
-        Ok((header, analysis))
-    })
-}
-
-/// What an `.asm` file name says.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct AsmName {
-    /// The module hash (hex) after `asm`.
-    pub hash: String,
-    /// IGC's retry number; 0 for the first attempt.
-    pub retry: u32,
-    pub simd: Option<u32>,
-    pub entry: Option<u32>,
-}
 
 fn re(cell: &'static OnceLock<regex::Regex>, pattern: &str) -> &'static regex::Regex {
     // The patterns are literals of this file, checked by the tests.
@@ -297,29 +113,6 @@ pub fn parse_kernbin(bytes: &[u8]) -> Option<KernBin> {
         name: name[..name_len].to_vec(),
         machine_code: code.to_vec(),
     })
-}
-
-/// One `.asm` file of a dump folder.
-#[derive(Debug, Clone)]
-pub struct AsmFile {
-    pub path: PathBuf,
-    /// Path shown in reports: relative to the capture folder when inside it.
-    pub shown: String,
-    pub file_name: String,
-    pub name: AsmName,
-    /// `None` when the file could not be read (a warning says why).
-    pub header: Option<AsmHeader>,
-    /// Whether this attempt's machine code is the binary IGC finally emitted
-    /// for the kernel; `None` when the dump does not tell.
-    pub final_binary: Option<bool>,
-    /// Where the text comes from.
-    pub source: crate::sources::IsaSourceKind,
-    /// For a disassembled module binary: which binary.
-    /// (Boxed: most files are IGC's, and 100,000 of them are common.)
-    pub binary: Option<Box<crate::sources::BinaryOrigin>>,
-    /// Source lines and mix, when read with the header (files of the
-    /// kernels the records say were launched); else read when needed.
-    pub analysis: Option<Arc<crate::isa::Analysis>>,
 }
 
 /// What one process's dump folder holds.
@@ -444,10 +237,6 @@ impl DumpFolder {
     }
 }
 
-/// Raised when the user asked to stop.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Stopped;
-
 /// Lists the top level of `path` (IGC writes its dumps flat): hashes every
 /// `.spv`, reads every `.asm` header, and compares attempts' machine code
 /// with final `.kernbin` binaries. `shown` is how paths are displayed;
@@ -467,32 +256,51 @@ pub fn scan_folder(
         shown: shown.to_string(),
         ..Default::default()
     };
-    match std::fs::symlink_metadata(path) {
+    let Some(entries) = open_folder(&mut f) else {
+        return Ok(f);
+    };
+    let files = list_files(entries, &mut f);
+    let scanned = read_files(&files, launched, stop);
+    let kernbins = put_together(&mut f, files, scanned, known_final)?;
+    verify_final_binaries(&mut f, &kernbins, stop)?;
+    Ok(f)
+}
+
+/// The folder's entries, or `None` (and why, in its warnings, unless it
+/// does not exist) when it cannot be listed.
+fn open_folder(f: &mut DumpFolder) -> Option<std::fs::ReadDir> {
+    let shown = &f.shown;
+    match std::fs::symlink_metadata(&f.path) {
         Ok(m) if m.is_dir() => f.exists = true,
         Ok(_) => {
             f.warnings
                 .push(format!("{shown}: not a folder; its dumps are ignored"));
-            return Ok(f);
+            return None;
         }
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(f),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return None,
         Err(e) => {
             f.warnings.push(format!("{shown}: cannot read: {e}"));
-            return Ok(f);
+            return None;
         }
     }
-    let entries = match std::fs::read_dir(path) {
-        Ok(rd) => rd,
+    match std::fs::read_dir(&f.path) {
+        Ok(rd) => Some(rd),
         Err(e) => {
             f.warnings.push(format!("{shown}: cannot list: {e}"));
-            return Ok(f);
+            None
         }
-    };
+    }
+}
+
+/// The regular files of the folder, sorted by name. Only regular files: a
+/// symlink, FIFO or folder is not IGC's output (and a FIFO would block a
+/// read); one named like IGC's is reported.
+fn list_files(entries: std::fs::ReadDir, f: &mut DumpFolder) -> Vec<(String, PathBuf)> {
+    let shown = &f.shown;
     let mut files: Vec<(String, PathBuf)> = Vec::new();
     let mut odd: Vec<String> = Vec::new();
     for e in entries {
         let Ok(e) = e else { continue };
-        // Only regular files: a symlink, FIFO or folder is not IGC's output
-        // (and a FIFO would block a read). One named like IGC's is reported.
         let file_type = e.file_type();
         if !file_type.as_ref().is_ok_and(|t| t.is_file()) {
             let name = e.file_name().to_string_lossy().into_owned();
@@ -519,23 +327,31 @@ pub fn scan_folder(
     files.sort();
     odd.sort();
     f.warnings.extend(odd);
+    files
+}
 
-    // The files' contents, read on every core; then put together in file
-    // order, exactly as one pass over the sorted names would.
-    // Nearly every item is an `Asm`: boxing it would only add allocations.
-    #[allow(clippy::large_enum_variant)]
-    enum Scanned {
-        Spv(String, std::io::Result<String>),
-        Asm(
-            AsmName,
-            std::io::Result<(AsmHeader, Option<crate::isa::Analysis>)>,
-        ),
-        OtherAsm,
-        Kernbin(String),
-        Other,
-        Stopped,
-    }
-    let scanned = files
+/// What reading one file of a dump folder gave.
+// Nearly every item is an `Asm`: boxing it would only add allocations.
+#[allow(clippy::large_enum_variant)]
+enum Scanned {
+    Spv(String, std::io::Result<String>),
+    Asm(
+        AsmName,
+        std::io::Result<(AsmHeader, Option<crate::isa::Analysis>)>,
+    ),
+    OtherAsm,
+    Kernbin(String),
+    Other,
+    Stopped,
+}
+
+/// The files' contents, read on every core.
+fn read_files(
+    files: &[(String, PathBuf)],
+    launched: &HashSet<&[u8]>,
+    stop: &(dyn Fn() -> bool + Sync),
+) -> Vec<Scanned> {
+    files
         .par_iter()
         .map(|(name, p)| {
             if stop() {
@@ -552,7 +368,18 @@ pub fn scan_folder(
                 Scanned::Other
             }
         })
-        .collect::<Vec<_>>();
+        .collect()
+}
+
+/// The files read, put together in file order, exactly as one pass over
+/// the sorted names would; returns the final binaries (`.kernbin`) found,
+/// to compare.
+fn put_together(
+    f: &mut DumpFolder,
+    files: Vec<(String, PathBuf)>,
+    scanned: Vec<Scanned>,
+    known_final: &BTreeMap<String, bool>,
+) -> Result<Vec<(String, PathBuf, String)>, Stopped> {
     f.asm.reserve_exact(
         scanned
             .iter()
@@ -561,7 +388,7 @@ pub fn scan_folder(
     );
     let mut kernbins = Vec::new();
     for ((name, p), scanned) in files.into_iter().zip(scanned) {
-        let shown_file = format!("{shown}/{name}");
+        let shown_file = format!("{}/{name}", f.shown);
         match scanned {
             Scanned::Stopped => return Err(Stopped),
             Scanned::Spv(hash, Ok(sha)) => {
@@ -573,42 +400,64 @@ pub fn scan_folder(
             }
             Scanned::Spv(_, Err(e)) => f.warnings.push(format!("{shown_file}: cannot read: {e}")),
             Scanned::Asm(asm_name, read) => {
-                let (header, analysis) = match read {
-                    Ok((h, analysis)) => {
-                        if h.kernel.is_none() {
-                            f.warnings.push(format!(
-                                "{shown_file}: no `//.kernel` line in its header; cannot tell its kernel, ignored"
-                            ));
-                        }
-                        (Some(h), analysis.map(Arc::new))
-                    }
-                    Err(e) => {
-                        f.warnings.push(format!("{shown_file}: cannot read: {e}"));
-                        (None, None)
-                    }
-                };
-                let final_binary = known_final.get(&shown_file).copied();
-                f.asm.push(AsmFile {
-                    path: p,
-                    shown: shown_file,
-                    file_name: name,
-                    name: asm_name,
-                    header,
-                    final_binary,
-                    source: crate::sources::IsaSourceKind::IgcDump,
-                    binary: None,
-                    analysis,
-                });
+                let a = asm_file(f, p, shown_file, name, asm_name, read, known_final);
+                f.asm.push(a);
             }
             Scanned::OtherAsm => f.other_asm += 1,
             Scanned::Kernbin(hash) => kernbins.push((hash, p, shown_file)),
             Scanned::Other => {}
         }
     }
+    Ok(kernbins)
+}
 
-    // Each final binary against the attempts of its kernel (same module
-    // hash, same `//.kernel` name), on every core; verdicts applied in file
-    // order (a later binary's verdict on a file replaces an earlier one's).
+/// One `.asm` of the folder as read (a warning when it could not be, or
+/// has no `//.kernel` line).
+fn asm_file(
+    f: &mut DumpFolder,
+    path: PathBuf,
+    shown_file: String,
+    file_name: String,
+    name: AsmName,
+    read: std::io::Result<(AsmHeader, Option<crate::isa::Analysis>)>,
+    known_final: &BTreeMap<String, bool>,
+) -> AsmFile {
+    let (header, analysis) = match read {
+        Ok((h, analysis)) => {
+            if h.kernel.is_none() {
+                f.warnings.push(format!(
+                    "{shown_file}: no `//.kernel` line in its header; cannot tell its kernel, ignored"
+                ));
+            }
+            (Some(h), analysis.map(Arc::new))
+        }
+        Err(e) => {
+            f.warnings.push(format!("{shown_file}: cannot read: {e}"));
+            (None, None)
+        }
+    };
+    let final_binary = known_final.get(&shown_file).copied();
+    AsmFile {
+        path,
+        shown: shown_file,
+        file_name,
+        name,
+        header,
+        final_binary,
+        source: IsaSourceKind::IgcDump,
+        binary: None,
+        analysis,
+    }
+}
+
+/// Each final binary against the attempts of its kernel (same module
+/// hash, same `//.kernel` name), on every core; verdicts applied in file
+/// order (a later binary's verdict on a file replaces an earlier one's).
+fn verify_final_binaries(
+    f: &mut DumpFolder,
+    kernbins: &[(String, PathBuf, String)],
+    stop: &(dyn Fn() -> bool + Sync),
+) -> Result<(), Stopped> {
     let index = AsmIndex::build(&f.asm);
     let asm = &f.asm;
     let verdicts = kernbins
@@ -644,7 +493,7 @@ pub fn scan_folder(
         }
     }
     f.index = OnceLock::from(index);
-    Ok(f)
+    Ok(())
 }
 
 fn read_small(p: &Path) -> std::io::Result<Vec<u8>> {
@@ -673,110 +522,247 @@ pub fn sha256_file(p: &Path) -> std::io::Result<String> {
     Ok(xpu_asm_record::hex(&h.finalize()))
 }
 
-/// Bytes and regular files under `root` (symlinks not followed, not counted).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Usage {
-    pub bytes: u64,
-    pub files: u64,
+/// Where a process's dumps are, as its record says.
+pub struct DumpLocation {
+    pub path: PathBuf,
+    pub shown: String,
+    /// Inside `<dir>/dumps/`: pruning may touch it.
+    pub prunable: bool,
 }
 
-impl Usage {
-    /// What is left of `self` once `gone` was deleted.
-    pub fn minus(self, gone: Usage) -> Usage {
-        Usage {
-            bytes: self.bytes.saturating_sub(gone.bytes),
-            files: self.files.saturating_sub(gone.files),
-        }
-    }
-}
-
-pub fn usage(root: &Path) -> Usage {
-    let mut u = Usage::default();
-    if !is_real_dir(root) {
-        return u;
-    }
-    // Folder by folder; each folder's files measured on every core.
-    let mut dirs = vec![root.to_path_buf()];
-    while let Some(d) = dirs.pop() {
-        let Ok(rd) = std::fs::read_dir(&d) else {
-            continue;
+/// The dump folder of `rec`, refusing paths that would lead out of the
+/// capture (a record is input, and input may be hostile).
+pub fn resolve_dump_dir(
+    dir: &Path,
+    rec: &ProcessRecord,
+    warnings: &mut Vec<String>,
+) -> DumpLocation {
+    let rel = if rec.dump_dir.is_empty() {
+        xpu_asm_record::dump_dir_name(&rec.host, rec.pid)
+    } else {
+        rec.dump_dir.clone()
+    };
+    let p = Path::new(&rel);
+    if p.is_absolute() {
+        warnings.push(format!(
+            "process {}: dump folder {rel} is outside the capture; it is read but never pruned",
+            rec.pid
+        ));
+        return DumpLocation {
+            path: p.to_path_buf(),
+            shown: rel,
+            prunable: false,
         };
-        let mut files = Vec::new();
-        for e in rd.flatten() {
-            match e.file_type() {
-                Ok(t) if t.is_file() => files.push(e),
-                Ok(t) if t.is_dir() => dirs.push(e.path()),
-                _ => {}
+    }
+    let safe = p.components().all(|c| matches!(c, Component::Normal(_)))
+        && !rel.contains('\0')
+        && p.components().next().is_some();
+    if !safe {
+        warnings.push(format!(
+            "process {}: dump folder {rel:?} in its record is not a plain path inside the capture; ignored",
+            rec.pid
+        ));
+        return DumpLocation {
+            // A path that cannot exist: the process is treated as having no dumps.
+            path: dir.join(xpu_asm_record::DUMPS_DIR).join("\u{0}invalid"),
+            shown: format!("{rel:?}"),
+            prunable: false,
+        };
+    }
+    let prunable = p
+        .components()
+        .next()
+        .is_some_and(|c| c.as_os_str() == xpu_asm_record::DUMPS_DIR)
+        && p.components().count() >= 2;
+    DumpLocation {
+        path: dir.join(p),
+        shown: rel,
+        prunable,
+    }
+}
+
+/// Each process's dump folder, scanned (a folder shared by a forked child
+/// and its parent once), in the order of `recs`.
+pub fn scan_dumps(
+    dir: &Path,
+    recs: &[ProcessRecord],
+    known_final: &std::collections::BTreeMap<String, bool>,
+    stop: &(dyn Fn() -> bool + Sync),
+    progress: &dyn Fn(&str),
+    warnings: &mut Vec<String>,
+) -> Result<(Vec<DumpLocation>, Vec<DumpFolder>), Stopped> {
+    use rayon::prelude::*;
+    let locations: Vec<DumpLocation> = recs
+        .iter()
+        .map(|rec| resolve_dump_dir(dir, rec, warnings))
+        .collect();
+    // A forked child shares its parent's dump folder: each folder is
+    // scanned once. Folders are scanned side by side (a job's capture has
+    // one per rank, each small), and the files of each folder too.
+    let mut first_of: std::collections::HashMap<&Path, usize> = std::collections::HashMap::new();
+    let unique: Vec<usize> = (0..locations.len())
+        .filter(|&i| first_of.insert(locations[i].path.as_path(), i).is_none())
+        .collect();
+    // The kernels launched by the processes of each folder: their files
+    // are read whole in the scan, for their source lines and mix.
+    let mut launched: std::collections::HashMap<&Path, std::collections::HashSet<&[u8]>> =
+        std::collections::HashMap::with_capacity(unique.len());
+    for (rec, loc) in recs.iter().zip(&locations) {
+        launched.entry(loc.path.as_path()).or_default().extend(
+            rec.kernels
+                .values()
+                .filter(|k| k.launches > 0)
+                .map(|k| k.name.as_slice()),
+        );
+    }
+    let none = std::collections::HashSet::new();
+    progress(&format!("scanning {} dump folders", unique.len()));
+    let scanned: Vec<Result<DumpFolder, Stopped>> = unique
+        .par_iter()
+        .map(|&i| {
+            let loc = &locations[i];
+            let launched = launched.get(loc.path.as_path()).unwrap_or(&none);
+            scan_folder(&loc.path, &loc.shown, known_final, launched, stop)
+        })
+        .collect();
+    drop(launched);
+    let mut by_path: std::collections::HashMap<&Path, DumpFolder> =
+        std::collections::HashMap::with_capacity(unique.len());
+    for (&i, f) in unique.iter().zip(scanned) {
+        let f = f?;
+        warnings.extend(f.warnings.iter().cloned());
+        by_path.insert(locations[i].path.as_path(), f);
+    }
+    // The last process of a folder takes it; the others (forked children
+    // sharing their parent's) get a copy.
+    let mut last_of: std::collections::HashMap<&Path, usize> = std::collections::HashMap::new();
+    for (i, loc) in locations.iter().enumerate() {
+        last_of.insert(loc.path.as_path(), i);
+    }
+    let mut folders = Vec::with_capacity(locations.len());
+    for (i, loc) in locations.iter().enumerate() {
+        let p = loc.path.as_path();
+        let f = if last_of.get(p) == Some(&i) {
+            by_path.remove(p)
+        } else {
+            by_path.get(p).cloned()
+        };
+        // Every path was scanned above.
+        folders.push(f.unwrap_or_default());
+    }
+    Ok((locations, folders))
+}
+
+impl IsaSource for DumpFolder {
+    fn kind(&self) -> IsaSourceKind {
+        IsaSourceKind::IgcDump
+    }
+
+    fn find<'a>(&'a self, rec: &ProcessRecord, module: &Module, name: &[u8]) -> Lookup<'a> {
+        find_in_dumps(self, rec, module, name)
+    }
+}
+
+/// Values of `IGC_ShaderDumpEnable` that IGC reads as "off".
+fn is_false(v: &str) -> bool {
+    matches!(
+        v.trim().to_ascii_lowercase().as_str(),
+        "" | "0" | "false" | "off" | "no"
+    )
+}
+
+fn user_env<'a>(rec: &'a ProcessRecord, name: &str) -> Option<&'a str> {
+    rec.env
+        .iter()
+        .find(|e| e.by_user && e.name == name)
+        .map(|e| e.value.as_str())
+}
+
+/// The `.asm` files IGC dumped for kernel `name` of `module` in `folder`.
+pub fn find_in_dumps<'a>(
+    folder: &'a DumpFolder,
+    rec: &ProcessRecord,
+    module: &xpu_asm_record::read::Module,
+    name: &[u8],
+) -> Lookup<'a> {
+    let sha = Some(module.sha256.to_ascii_lowercase()).filter(|s| !s.is_empty());
+    if module.format != "spirv" {
+        let what = if module.format == "native" {
+            "a native binary (ZE_MODULE_FORMAT_NATIVE)".to_string()
+        } else {
+            format!("of format {:?}, not SPIR-V", module.format)
+        };
+        return Lookup::Missing(
+            Status::NotCompiledHere,
+            format!(
+                "its module is {what}: IGC does not compile it at run time, so there is no dump"
+            ),
+        );
+    }
+    if let Some(v) = user_env(rec, "IGC_ShaderDumpEnable").filter(|v| is_false(v)) {
+        return Lookup::Missing(
+            Status::DumpsDisabled,
+            format!(
+                "IGC_ShaderDumpEnable was set to {v:?} by the user, so IGC wrote no dumps; unset it and run again"
+            ),
+        );
+    }
+    if !folder.exists {
+        let mut why = format!(
+            "the dump folder {} does not exist: IGC compiled nothing in process {}",
+            folder.shown, rec.pid
+        );
+        if let Some(d) = user_env(rec, "IGC_DumpToCustomDir") {
+            why.push_str(&format!(
+                " there, or wrote elsewhere (IGC_DumpToCustomDir was set by the user to {d:?})"
+            ));
+        } else {
+            why.push_str(" (every module came from a cache, or IGC did not run)");
+        }
+        return Lookup::Missing(Status::DumpFolderMissing, why);
+    }
+    let Some(sha_s) = sha.as_deref() else {
+        return Lookup::Missing(
+            Status::NotCompiledHere,
+            "the record has no SHA-256 for its module, so its dumps cannot be found".into(),
+        );
+    };
+    if !folder.has_module(sha_s) {
+        let mut why = format!(
+            "no OCL_asm*.spv in {} has its module's SHA-256 ({}…): the module was compiled before or outside this run (a persistent cache) or IGC did not dump it",
+            folder.shown,
+            short_sha(sha_s)
+        );
+        for var in ["NEO_CACHE_PERSISTENT", "SYCL_CACHE_PERSISTENT"] {
+            if let Some(v) = user_env(rec, var) {
+                why.push_str(&format!("; {var} was set by the user to {v:?}"));
             }
         }
-        // DirEntry::metadata does not follow symlinks.
-        for len in files
-            .par_iter()
-            .map(|e| e.metadata().map_or(0, |m| m.len()))
-            .collect::<Vec<_>>()
-        {
-            u.files += 1;
-            u.bytes += len;
-        }
+        return Lookup::Missing(Status::NotCompiledHere, why);
     }
-    u
-}
-
-/// A folder that is not a symlink (pruning never goes through links).
-pub fn is_real_dir(p: &Path) -> bool {
-    std::fs::symlink_metadata(p).is_ok_and(|m| m.is_dir())
-}
-
-/// Deletes every regular file under `root` for which `keep` says no; never
-/// follows symlinks, so it cannot reach outside `root`. Returns how many
-/// files it deleted, plus one message per file it could not delete.
-pub fn prune(
-    root: &Path,
-    keep: &dyn Fn(&Path) -> bool,
-    stop: &dyn Fn() -> bool,
-) -> Result<(u64, Vec<String>), Stopped> {
-    prune_measured(root, keep, stop).map(|(gone, errors)| (gone.files, errors))
-}
-
-/// [`prune`], counting the bytes as well as the files it deleted (sizes as
-/// [`usage`] counts them).
-pub fn prune_measured(
-    root: &Path,
-    keep: &dyn Fn(&Path) -> bool,
-    stop: &dyn Fn() -> bool,
-) -> Result<(Usage, Vec<String>), Stopped> {
-    let mut deleted = Usage::default();
-    let mut errors = Vec::new();
-    if !is_real_dir(root) {
-        return Ok((deleted, errors));
+    let candidates = folder.kernel_asm(sha_s, name);
+    if candidates.is_empty() {
+        let module_files = folder.module_asm(sha_s).count();
+        let hashes = folder
+            .spv_by_sha
+            .get(sha_s)
+            .map(|h| h.join(", "))
+            .unwrap_or_default();
+        return Lookup::Missing(
+            Status::NoAsm,
+            format!(
+                "IGC dumped its module (OCL_asm{hashes}.spv in {}) but none of that module's {} .asm files has this exact `//.kernel` line",
+                folder.shown, module_files
+            ),
+        );
     }
-    for e in walkdir::WalkDir::new(root)
-        .follow_links(false)
-        .follow_root_links(false)
-        .into_iter()
-        .flatten()
-    {
-        if stop() {
-            return Err(Stopped);
-        }
-        if !e.file_type().is_file() || keep(e.path()) {
-            continue;
-        }
-        let len = e.metadata().map_or(0, |m| m.len());
-        match std::fs::remove_file(e.path()) {
-            Ok(()) => {
-                deleted.files += 1;
-                deleted.bytes += len;
-            }
-            Err(err) => errors.push(format!("{}: cannot delete: {err}", e.path().display())),
-        }
-    }
-    Ok((deleted, errors))
+    Lookup::Found(candidates)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::isa::header::{read_header, HEADER_READ_CHUNK};
 
     #[test]
     fn asm_file_names() {
@@ -813,45 +799,6 @@ mod tests {
     }
 
     #[test]
-    fn header_stops_at_first_non_comment_line() {
-        let text = b"//.kernel k\n//.instCount 5\n\n//.spill size 99\n";
-        let h = parse_header(&text[..], HEADER_MAX_BYTES).unwrap();
-        assert_eq!(h.kernel.as_deref(), Some(&b"k"[..]));
-        assert_eq!(h.instructions, Some(5));
-        assert_eq!(h.spill_bytes, None);
-        assert!(!h.truncated);
-    }
-
-    #[test]
-    fn header_of_an_endless_comment_is_cut_at_the_cap() {
-        let mut text = b"//.kernel k\n".to_vec();
-        while text.len() < 10_000 {
-            text.extend_from_slice(b"//.declare V0001 (1) rf=r size=4 type=ud\n");
-        }
-        let h = parse_header(&text[..], 1000).unwrap();
-        assert_eq!(h.kernel.as_deref(), Some(&b"k"[..]));
-        assert!(h.truncated);
-    }
-
-    #[test]
-    fn header_oddities_are_not_errors() {
-        for text in [
-            &b""[..],
-            b"no header at all\n",
-            b"//.kernel",
-            b"//.thread_config numGRF=abc, numAcc, =, numSWSB=99999999999\n",
-            b"//.instCount\n//.spill size x\n",
-            b"\xff\xfe//.kernel k\n",
-        ] {
-            let h = parse_header(text, HEADER_MAX_BYTES).unwrap();
-            assert_eq!(h.grf, None);
-            assert_eq!(h.instructions, None);
-        }
-        let h = parse_header(&b"//.kernel a\r\n//.kernel b\n"[..], HEADER_MAX_BYTES).unwrap();
-        assert_eq!(h.kernel.as_deref(), Some(&b"a"[..]));
-    }
-
-    #[test]
     fn kernbin_parsing_is_bounds_checked() {
         let mut b = vec![0u8; 40];
         b[12..16].copy_from_slice(&8u32.to_le_bytes());
@@ -880,7 +827,7 @@ mod tests {
                 ..Default::default()
             }),
             final_binary: None,
-            source: crate::sources::IsaSourceKind::IgcDump,
+            source: IsaSourceKind::IgcDump,
             binary: None,
             analysis: None,
         }
@@ -939,40 +886,6 @@ mod tests {
         f.asm.remove(0);
         f.reindex();
         assert_eq!(f.kernel_asm("sha-a", b"k").len(), 2);
-    }
-
-    #[test]
-    fn pruning_counts_what_it_deletes_as_usage_does() {
-        let dir = tempfile::tempdir().unwrap();
-        let root = dir.path().join("dumps");
-        let p = root.join("h-1");
-        std::fs::create_dir_all(p.join("sub")).unwrap();
-        std::fs::write(p.join("a.asm"), b"12345").unwrap();
-        std::fs::write(p.join("a.ll"), b"123").unwrap();
-        std::fs::write(p.join("sub/b.ll"), b"1234567").unwrap();
-        std::fs::write(root.join("top.txt"), b"1").unwrap();
-        std::os::unix::fs::symlink(p.join("a.ll"), p.join("link.ll")).unwrap();
-        let before = usage(&root);
-        assert_eq!(
-            before,
-            Usage {
-                bytes: 16,
-                files: 4
-            }
-        );
-        let keep = |f: &Path| f.extension().is_some_and(|e| e == "asm");
-        let (gone, errors) = prune_measured(&p, &keep, &|| false).unwrap();
-        assert!(errors.is_empty(), "{errors:?}");
-        assert_eq!(
-            gone,
-            Usage {
-                bytes: 10,
-                files: 2
-            }
-        );
-        assert_eq!(before.minus(gone), usage(&root));
-        assert!(p.join("link.ll").symlink_metadata().is_ok());
-        assert_eq!(usage(&dir.path().join("none")), Usage::default());
     }
 
     #[test]

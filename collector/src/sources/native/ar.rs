@@ -3,7 +3,8 @@
 //! `<pointer bits>.<product>[.<stepping>]` (`64.pvc`), between `pad_N`
 //! padding members, and maybe a `generic_ir` member (SPIR-V, no code).
 
-use super::{Device, NativeError};
+use super::platform::Device;
+use super::program::NativeError;
 use object::read::archive::ArchiveFile;
 
 pub(crate) fn is_archive(bytes: &[u8]) -> bool {

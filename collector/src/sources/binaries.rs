@@ -4,7 +4,7 @@
 //! `modules/<sha256>.bin` (native modules: the bytes the program passed;
 //! SPIR-V modules: the driver's build, from `zeModuleGetNativeBinary`). A
 //! kernel whose ISA IGC's dumps do not have is looked up here: its module's
-//! binary is parsed ([`crate::native::parse`], with the device the module
+//! binary is parsed ([`native::parse`], with the device the module
 //! was built for, which picks a fat binary's member), its code disassembled
 //! by IGA, and the text written, under a header in IGC's style, to
 //! `isa/<sha256>[/<fat member>]/<name>-<tag>.asm`. From there on it is an
@@ -15,18 +15,15 @@
 //! dumps lack), each kernel once, on every core. A file already written by
 //! an earlier collection is read back, not disassembled again.
 
-use crate::dumps::{parse_header, AsmFile, AsmName};
-use crate::matching::Status;
-use crate::native::{self, iga::Iga, Device, NativeError, Program};
-use crate::sources::{BinaryOrigin, IsaSourceKind, Lookup};
+use super::native::{self, iga::Iga, Device, NativeError, Program};
+use super::{AsmFile, AsmName, BinaryOrigin, IsaSource, IsaSourceKind, Lookup, Status};
+use crate::capture::layout::ISA_DIR;
+use crate::isa::header::{parse_header, read_header, HEADER_MAX_BYTES};
 use rayon::prelude::*;
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::path::{Component, Path, PathBuf};
 use std::sync::OnceLock;
 use xpu_asm_record::read::{Module, ProcessRecord};
-
-/// Folder of the capture where disassembled kernels are written.
-pub const ISA_DIR: &str = "isa";
 
 /// What a kernel's lookup in a module binary needs: the binary and the
 /// device it ran on.
@@ -260,24 +257,24 @@ fn write_new(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     written
 }
 
+/// A binary asked for: its key, its file, the names of the kernels asked.
+type Asked<'a> = (&'a BinaryKey, &'a str, BTreeSet<&'a [u8]>);
+
+/// One kernel to disassemble.
+struct Job<'a> {
+    key: &'a BinaryKey,
+    program: &'a Program,
+    kernel: &'a native::NativeKernel,
+    /// Index of its [`IsaFolder`].
+    folder: usize,
+}
+
 impl ModuleBinaries {
     /// Parses the binaries of `requests` and disassembles the kernels they
     /// ask for, on every core. `iga` is loaded on first need.
     pub fn prepare(dir: &Path, requests: &[Request], stop: &(dyn Fn() -> bool + Sync)) -> Self {
         let mut out = ModuleBinaries::default();
-        // Binary -> (file, names asked).
-        let mut by_binary: BTreeMap<&BinaryKey, (&str, BTreeSet<&[u8]>)> = BTreeMap::new();
-        for r in requests {
-            if let Some(f) = &r.file {
-                by_binary
-                    .entry(&r.key)
-                    .or_insert_with(|| (f.as_str(), BTreeSet::new()))
-                    .1
-                    .insert(&r.name);
-            }
-        }
-        let binaries: Vec<(&BinaryKey, &str, BTreeSet<&[u8]>)> =
-            by_binary.into_iter().map(|(k, (f, n))| (k, f, n)).collect();
+        let binaries = asked(requests);
         let parsed: Vec<Parsed> = binaries
             .par_iter()
             .map(|(key, file, _)| {
@@ -290,63 +287,7 @@ impl ModuleBinaries {
                 read_and_parse(dir, key, file)
             })
             .collect();
-        // One job per kernel to disassemble.
-        struct Job<'a> {
-            key: &'a BinaryKey,
-            program: &'a Program,
-            kernel: &'a native::NativeKernel,
-            folder: usize,
-        }
-        let mut jobs = Vec::new();
-        let mut folders: Vec<IsaFolder> = Vec::new();
-        for ((key, file, names), p) in binaries.iter().zip(&parsed) {
-            match p {
-                Err((status, why)) => {
-                    if *status == Status::BinaryUnreadable {
-                        out.warnings.push(format!("{file}: {why}"));
-                    }
-                    for n in names {
-                        out.kernels
-                            .insert(((*key).clone(), n.to_vec()), Err((*status, why.clone())));
-                    }
-                }
-                Ok(program) => {
-                    let folder = folders.len();
-                    folders.push(IsaFolder::make(dir, &key.sha256, program));
-                    for n in names {
-                        match program.kernel(n) {
-                            Some(kernel) => jobs.push(Job {
-                                key,
-                                program,
-                                kernel,
-                                folder,
-                            }),
-                            None => {
-                                let mut have: Vec<String> = program
-                                    .kernels
-                                    .iter()
-                                    .take(5)
-                                    .map(|k| String::from_utf8_lossy(&k.name).into_owned())
-                                    .collect();
-                                if program.kernels.len() > 5 {
-                                    have.push(format!("and {} more", program.kernels.len() - 5));
-                                }
-                                let why = format!(
-                                    "its module's binary ({file}, {}) has no kernel of this exact name (it has {}: {}); the program may have renamed it, or the binary is not the one it launched from",
-                                    program.format,
-                                    program.kernels.len(),
-                                    have.join(", ")
-                                );
-                                out.kernels.insert(
-                                    ((*key).clone(), n.to_vec()),
-                                    Err((Status::KernelNotInBinary, why)),
-                                );
-                            }
-                        }
-                    }
-                }
-            }
-        }
+        let (jobs, folders) = out.jobs(dir, &binaries, &parsed);
         let iga: OnceLock<Result<Iga, String>> = OnceLock::new();
         let done: Vec<Outcome> = jobs
             .par_iter()
@@ -364,6 +305,54 @@ impl ModuleBinaries {
         out
     }
 
+    /// The kernels to disassemble of the binaries parsed, each binary's
+    /// folder made; the outcome of every kernel that cannot be is set now
+    /// (and a warning for each binary that cannot be read).
+    fn jobs<'a>(
+        &mut self,
+        dir: &Path,
+        binaries: &'a [Asked<'a>],
+        parsed: &'a [Parsed],
+    ) -> (Vec<Job<'a>>, Vec<IsaFolder>) {
+        let mut jobs = Vec::new();
+        let mut folders: Vec<IsaFolder> = Vec::new();
+        for ((key, file, names), p) in binaries.iter().zip(parsed) {
+            let program = match p {
+                Ok(program) => program,
+                Err((status, why)) => {
+                    if *status == Status::BinaryUnreadable {
+                        self.warnings.push(format!("{file}: {why}"));
+                    }
+                    for n in names {
+                        self.kernels
+                            .insert(((*key).clone(), n.to_vec()), Err((*status, why.clone())));
+                    }
+                    continue;
+                }
+            };
+            let folder = folders.len();
+            folders.push(IsaFolder::make(dir, &key.sha256, program));
+            for n in names {
+                match program.kernel(n) {
+                    Some(kernel) => jobs.push(Job {
+                        key,
+                        program,
+                        kernel,
+                        folder,
+                    }),
+                    None => {
+                        let why = not_in_binary(file, program);
+                        self.kernels.insert(
+                            ((*key).clone(), n.to_vec()),
+                            Err((Status::KernelNotInBinary, why)),
+                        );
+                    }
+                }
+            }
+        }
+        (jobs, folders)
+    }
+
     /// The outcome for kernel `name` of the binary `key`, as prepared.
     pub fn lookup(&self, key: &BinaryKey, name: &[u8]) -> Lookup<'_> {
         match self.kernels.get(&(key.clone(), name.to_vec())) {
@@ -375,6 +364,41 @@ impl ModuleBinaries {
             ),
         }
     }
+}
+
+/// The binaries `requests` ask for, each once, with the kernels asked of it.
+fn asked(requests: &[Request]) -> Vec<Asked<'_>> {
+    // Binary -> (file, names asked).
+    let mut by_binary: BTreeMap<&BinaryKey, (&str, BTreeSet<&[u8]>)> = BTreeMap::new();
+    for r in requests {
+        if let Some(f) = &r.file {
+            by_binary
+                .entry(&r.key)
+                .or_insert_with(|| (f.as_str(), BTreeSet::new()))
+                .1
+                .insert(&r.name);
+        }
+    }
+    by_binary.into_iter().map(|(k, (f, n))| (k, f, n)).collect()
+}
+
+/// Why a kernel asked for is not in its module's binary `file`.
+fn not_in_binary(file: &str, program: &Program) -> String {
+    let mut have: Vec<String> = program
+        .kernels
+        .iter()
+        .take(5)
+        .map(|k| String::from_utf8_lossy(&k.name).into_owned())
+        .collect();
+    if program.kernels.len() > 5 {
+        have.push(format!("and {} more", program.kernels.len() - 5));
+    }
+    format!(
+        "its module's binary ({file}, {}) has no kernel of this exact name (it has {}: {}); the program may have renamed it, or the binary is not the one it launched from",
+        program.format,
+        program.kernels.len(),
+        have.join(", ")
+    )
 }
 
 /// Disassembles one kernel, or reads back the file an earlier collection
@@ -412,7 +436,7 @@ fn disassemble(
     };
     // Written by an earlier collection: the same bytes give the same text.
     if folder.existing.contains(&file_name) {
-        if let Ok(h) = crate::dumps::read_header(&path) {
+        if let Ok(h) = read_header(&path) {
             if h.kernel.as_deref() == Some(kernel.name.as_slice()) {
                 // Its source lines and mix are read after matching.
                 return Ok(file(h, None));
@@ -444,13 +468,31 @@ fn disassemble(
     }
     write_new(&path, asm.as_bytes())
         .map_err(|e| (Status::IgaFailed, format!("cannot write {shown}: {e}")))?;
-    let header = parse_header(asm.as_bytes(), crate::dumps::HEADER_MAX_BYTES)
+    let header = parse_header(asm.as_bytes(), HEADER_MAX_BYTES)
         .map_err(|e| (Status::IgaFailed, format!("{e}")))?;
     // The text is at hand: analysed now rather than read back from the
     // file after matching (the same size limit as for a file).
     let analysis = (asm.len() as u64 <= crate::isa::MAX_ANALYZED_BYTES)
         .then(|| std::sync::Arc::new(crate::isa::analyze(&asm)));
     Ok(file(header, analysis))
+}
+
+impl IsaSource for ModuleBinaries {
+    fn kind(&self) -> IsaSourceKind {
+        IsaSourceKind::ModuleBinary
+    }
+
+    fn find<'a>(&'a self, rec: &ProcessRecord, module: &Module, name: &[u8]) -> Lookup<'a> {
+        match request(rec, module, name) {
+            Ok(r) => self.lookup(&r.key, name),
+            Err(miss) => miss,
+        }
+    }
+}
+
+/// The binary `module` is looked up by, for [`ModuleBinaries::prepare`].
+pub fn binary_key(rec: &ProcessRecord, module: &Module) -> Option<BinaryKey> {
+    request(rec, module, b"").ok().map(|r| r.key)
 }
 
 #[cfg(test)]

@@ -1,9 +1,12 @@
 //! Running the command: the capture folder, the interposer, the child's
 //! environment, signals, and `run.json`.
 
-use crate::report::Exit;
-use crate::{is_capture, names, write_atomic, CollectError, RUN_FILE};
-use serde::{Deserialize, Serialize};
+use crate::capture::layout::{
+    is_capture, CollectError, ASM_DIR, INSTANCES_DIR, ISA_DIR, JOB_FILE, REPORT_FILE, RUN_FILE,
+    STATE_FILE,
+};
+use crate::capture::run::Exit;
+use crate::names;
 use std::ffi::{OsStr, OsString};
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::process::ExitStatusExt;
@@ -172,16 +175,16 @@ pub fn default_out_name(cmd0: &OsStr, stamp: &str) -> String {
 /// Entries of a capture that `--force` deletes (`job.json` first: ranks
 /// of a new job wait until the folder is empty).
 const CAPTURE_ENTRIES: [&str; 10] = [
-    crate::job::JOB_FILE,
-    crate::job::INSTANCES_DIR,
+    JOB_FILE,
+    INSTANCES_DIR,
     xpu_asm_record::RECORDS_DIR,
     xpu_asm_record::DUMPS_DIR,
     xpu_asm_record::MODULES_DIR,
-    crate::binaries::ISA_DIR,
-    crate::ASM_DIR,
+    ISA_DIR,
+    ASM_DIR,
     RUN_FILE,
-    crate::REPORT_FILE,
-    crate::STATE_FILE,
+    REPORT_FILE,
+    STATE_FILE,
 ];
 
 /// Deletes the entries of an earlier capture in `d` (`--force`), leaving
@@ -327,73 +330,6 @@ pub fn inherited_owned_vars() -> Vec<OsString> {
     v
 }
 
-/// `run.json`: the command and how it ended.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct RunInfo {
-    pub schema: u32,
-    /// The command (lossy UTF-8).
-    pub command: Vec<String>,
-    pub cwd: String,
-    pub interposer: String,
-    pub emulate: Option<String>,
-    /// `binary` when run with `--isa binary`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub isa: Option<String>,
-    /// `running`, `ended` or `not-started`.
-    pub state: String,
-    pub pid: Option<u32>,
-    /// The host `pid` is on (as records name it); absent in older files.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub host: Option<String>,
-    pub exit: Option<Exit>,
-    /// Why it could not start.
-    pub error: Option<String>,
-    pub started_unix: u64,
-    pub ended_unix: Option<u64>,
-}
-
-pub fn unix_now() -> u64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_secs())
-        .unwrap_or(0)
-}
-
-pub fn write_run_info(dir: &Path, info: &RunInfo) -> Result<(), CollectError> {
-    let mut json = serde_json::to_vec_pretty(info).unwrap_or_default();
-    json.push(b'\n');
-    write_atomic(&dir.join(RUN_FILE), &json)
-}
-
-/// Reads `run.json`; a missing or unreadable one is a warning, not an error.
-pub fn read_run_info(dir: &Path, warnings: &mut Vec<String>) -> Option<RunInfo> {
-    let bytes = match std::fs::read(dir.join(RUN_FILE)) {
-        Ok(b) => b,
-        Err(e) => {
-            warnings.push(format!(
-                "{RUN_FILE}: cannot read ({e}); the command and how it ended are unknown"
-            ));
-            return None;
-        }
-    };
-    match serde_json::from_slice::<RunInfo>(&bytes) {
-        Ok(r) => {
-            if r.state == "running" {
-                warnings.push(format!(
-                    "{RUN_FILE}: the command was still running when xpu-asm-run stopped; how it ended is unknown"
-                ));
-            }
-            Some(r)
-        }
-        Err(e) => {
-            warnings.push(format!(
-                "{RUN_FILE}: unreadable ({e}); the command and how it ended are unknown"
-            ));
-            None
-        }
-    }
-}
-
 // ---- signals ----------------------------------------------------------
 
 const PHASE_IDLE: u8 = 0;
@@ -405,7 +341,7 @@ static CHILD: AtomicI32 = AtomicI32::new(0);
 static OUR_PGRP: AtomicI32 = AtomicI32::new(0);
 /// A signal that came before the child's pid was known.
 static PENDING: AtomicI32 = AtomicI32::new(0);
-/// Set by a signal during collection; [`crate::Options::stop`] reads it.
+/// Set by a signal during collection; [`crate::collect::Options::stop`] reads it.
 pub static STOP: AtomicBool = AtomicBool::new(false);
 
 /// si_code of signals the kernel generated, such as a terminal's Ctrl-C.

@@ -13,7 +13,8 @@
 //!   the kernel heap (the code), the three state heaps, the patch list;
 //! * a patch token: token number, total size, fields.
 
-use super::{u32_at, Device, Format, NativeError, NativeKernel, Platform, Program};
+use super::platform::{Device, Platform};
+use super::program::{u32_at, Format, NativeError, NativeKernel, Program};
 use object::{Object, ObjectSection};
 
 const MAGIC: &[u8; 4] = b"CTNI";

@@ -1,9 +1,7 @@
-//! Stage 1 of a collection: what was recorded. The per-process records the
-//! interposer wrote (`records/`), `run.json` (the command and how it ended)
-//! and `collect.json` (what an earlier collection learned).
+//! What was recorded: the per-process records the interposer wrote
+//! (`records/`).
 
-use crate::output::CollectState;
-use crate::{strip_dir, STATE_FILE};
+use super::layout::strip_dir;
 use std::path::Path;
 use xpu_asm_record::read::ProcessRecord;
 
@@ -33,17 +31,4 @@ pub fn read_records(dir: &Path, warnings: &mut Vec<String>) -> Vec<ProcessRecord
     recs.retain(|r| r.pid != 0 || !r.host.is_empty());
     recs.sort_by(|a, b| (&a.host, a.pid).cmp(&(&b.host, b.pid)));
     recs
-}
-
-/// `collect.json` of an earlier collection, or nothing learned yet.
-pub fn read_state(dir: &Path, warnings: &mut Vec<String>) -> CollectState {
-    match std::fs::read(dir.join(STATE_FILE)) {
-        Ok(b) => serde_json::from_slice(&b).unwrap_or_else(|e| {
-            warnings.push(format!(
-                "{STATE_FILE}: unreadable ({e}); rebuilt from the dumps"
-            ));
-            CollectState::default()
-        }),
-        Err(_) => CollectState::default(),
-    }
 }

@@ -1,0 +1,261 @@
+//! Writing and measuring the files of a capture: every file is written
+//! under a temporary name and renamed into place ([`write_atomic`],
+//! [`write_pending`]), copies are hard links where the filesystem allows
+//! ([`link_or_copy`]), and dump folders are measured ([`usage`]) and pruned
+//! ([`prune`]) without ever following a symbolic link.
+
+use super::layout::{CollectError, Stopped};
+use rayon::prelude::*;
+use serde::{Deserialize, Serialize};
+use std::path::{Path, PathBuf};
+
+/// Writes `bytes` to `path` through a temporary file and a rename, so that
+/// a reader never sees half a file and a symlink at `path` is replaced, not
+/// followed.
+pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), CollectError> {
+    let err = |source| CollectError::Write {
+        path: path.to_path_buf(),
+        source,
+    };
+    let tmp = temp_path(path);
+    let _ = std::fs::remove_file(&tmp);
+    let mut opts = std::fs::OpenOptions::new();
+    opts.write(true).create_new(true);
+    let mut f = opts.open(&tmp).map_err(err)?;
+    std::io::Write::write_all(&mut f, bytes).map_err(err)?;
+    drop(f);
+    std::fs::rename(&tmp, path).map_err(|e| {
+        let _ = std::fs::remove_file(&tmp);
+        err(e)
+    })
+}
+
+/// `.<name>.tmp.<pid>` next to `path`.
+fn temp_path(path: &Path) -> PathBuf {
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    path.with_file_name(format!(".{name}.tmp.{}", std::process::id()))
+}
+
+/// A file written next to its destination, not yet in place: what
+/// [`write_atomic`] does in two steps, so that the file can be written
+/// ahead and then put in place ([`Pending::commit`]) or dropped (deleted).
+pub struct Pending {
+    tmp: PathBuf,
+    path: PathBuf,
+}
+
+/// Writes what `write` writes (through a buffer) next to `path`.
+pub fn write_pending(
+    path: &Path,
+    write: impl FnOnce(&mut dyn std::io::Write) -> std::io::Result<()>,
+) -> Result<Pending, CollectError> {
+    let err = |source| CollectError::Write {
+        path: path.to_path_buf(),
+        source,
+    };
+    let pending = Pending {
+        tmp: temp_path(path),
+        path: path.to_path_buf(),
+    };
+    let _ = std::fs::remove_file(&pending.tmp);
+    let mut opts = std::fs::OpenOptions::new();
+    opts.write(true).create_new(true);
+    let f = opts.open(&pending.tmp).map_err(err)?;
+    let mut w = std::io::BufWriter::with_capacity(1 << 20, f);
+    write(&mut w).map_err(err)?;
+    w.into_inner().map_err(|e| err(e.into_error()))?;
+    Ok(pending)
+}
+
+impl Pending {
+    /// Renames the file into place.
+    pub fn commit(self) -> Result<(), CollectError> {
+        std::fs::rename(&self.tmp, &self.path).map_err(|source| CollectError::Write {
+            path: self.path.clone(),
+            source,
+        })
+        // On failure, dropping `self` deletes the temporary file.
+    }
+}
+
+impl Drop for Pending {
+    fn drop(&mut self) {
+        // Gone already once committed.
+        let _ = std::fs::remove_file(&self.tmp);
+    }
+}
+
+/// A hard link at `dest` to `src` (replacing whatever `dest` is, a file
+/// left in a folder that could not be cleared), else a copy.
+pub fn link_or_copy(src: &Path, dest: &Path) -> std::io::Result<()> {
+    match std::fs::hard_link(src, dest) {
+        Ok(()) => return Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+            let _ = std::fs::remove_file(dest);
+            if std::fs::hard_link(src, dest).is_ok() {
+                return Ok(());
+            }
+        }
+        Err(_) => {}
+    }
+    std::fs::copy(src, dest).map(|_| ())
+}
+
+/// Bytes and regular files under `root` (symlinks not followed, not counted).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Usage {
+    pub bytes: u64,
+    pub files: u64,
+}
+
+impl Usage {
+    /// What is left of `self` once `gone` was deleted.
+    pub fn minus(self, gone: Usage) -> Usage {
+        Usage {
+            bytes: self.bytes.saturating_sub(gone.bytes),
+            files: self.files.saturating_sub(gone.files),
+        }
+    }
+}
+
+pub fn usage(root: &Path) -> Usage {
+    let mut u = Usage::default();
+    if !is_real_dir(root) {
+        return u;
+    }
+    // Folder by folder; each folder's files measured on every core.
+    let mut dirs = vec![root.to_path_buf()];
+    while let Some(d) = dirs.pop() {
+        let Ok(rd) = std::fs::read_dir(&d) else {
+            continue;
+        };
+        let mut files = Vec::new();
+        for e in rd.flatten() {
+            match e.file_type() {
+                Ok(t) if t.is_file() => files.push(e),
+                Ok(t) if t.is_dir() => dirs.push(e.path()),
+                _ => {}
+            }
+        }
+        // DirEntry::metadata does not follow symlinks.
+        for len in files
+            .par_iter()
+            .map(|e| e.metadata().map_or(0, |m| m.len()))
+            .collect::<Vec<_>>()
+        {
+            u.files += 1;
+            u.bytes += len;
+        }
+    }
+    u
+}
+
+/// A folder that is not a symlink (pruning never goes through links).
+pub fn is_real_dir(p: &Path) -> bool {
+    std::fs::symlink_metadata(p).is_ok_and(|m| m.is_dir())
+}
+
+/// Deletes every regular file under `root` for which `keep` says no; never
+/// follows symlinks, so it cannot reach outside `root`. Returns how many
+/// files it deleted, plus one message per file it could not delete.
+pub fn prune(
+    root: &Path,
+    keep: &dyn Fn(&Path) -> bool,
+    stop: &dyn Fn() -> bool,
+) -> Result<(u64, Vec<String>), Stopped> {
+    prune_measured(root, keep, stop).map(|(gone, errors)| (gone.files, errors))
+}
+
+/// [`prune`], counting the bytes as well as the files it deleted (sizes as
+/// [`usage`] counts them).
+pub fn prune_measured(
+    root: &Path,
+    keep: &dyn Fn(&Path) -> bool,
+    stop: &dyn Fn() -> bool,
+) -> Result<(Usage, Vec<String>), Stopped> {
+    let mut deleted = Usage::default();
+    let mut errors = Vec::new();
+    if !is_real_dir(root) {
+        return Ok((deleted, errors));
+    }
+    for e in walkdir::WalkDir::new(root)
+        .follow_links(false)
+        .follow_root_links(false)
+        .into_iter()
+        .flatten()
+    {
+        if stop() {
+            return Err(Stopped);
+        }
+        if !e.file_type().is_file() || keep(e.path()) {
+            continue;
+        }
+        let len = e.metadata().map_or(0, |m| m.len());
+        match std::fs::remove_file(e.path()) {
+            Ok(()) => {
+                deleted.files += 1;
+                deleted.bytes += len;
+            }
+            Err(err) => errors.push(format!("{}: cannot delete: {err}", e.path().display())),
+        }
+    }
+    Ok((deleted, errors))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_pending_file_is_in_place_only_once_committed() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("report.json");
+        std::fs::write(&path, b"old").unwrap();
+        let p = write_pending(&path, |w| w.write_all(b"new")).unwrap();
+        assert_eq!(std::fs::read(&path).unwrap(), b"old");
+        p.commit().unwrap();
+        assert_eq!(std::fs::read(&path).unwrap(), b"new");
+        // Dropped uncommitted: nothing left behind, the file untouched.
+        drop(write_pending(&path, |w| w.write_all(b"newer")).unwrap());
+        assert_eq!(std::fs::read(&path).unwrap(), b"new");
+        let left: Vec<_> = std::fs::read_dir(dir.path()).unwrap().collect();
+        assert_eq!(left.len(), 1);
+    }
+
+    #[test]
+    fn pruning_counts_what_it_deletes_as_usage_does() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("dumps");
+        let p = root.join("h-1");
+        std::fs::create_dir_all(p.join("sub")).unwrap();
+        std::fs::write(p.join("a.asm"), b"12345").unwrap();
+        std::fs::write(p.join("a.ll"), b"123").unwrap();
+        std::fs::write(p.join("sub/b.ll"), b"1234567").unwrap();
+        std::fs::write(root.join("top.txt"), b"1").unwrap();
+        std::os::unix::fs::symlink(p.join("a.ll"), p.join("link.ll")).unwrap();
+        let before = usage(&root);
+        assert_eq!(
+            before,
+            Usage {
+                bytes: 16,
+                files: 4
+            }
+        );
+        let keep = |f: &Path| f.extension().is_some_and(|e| e == "asm");
+        let (gone, errors) = prune_measured(&p, &keep, &|| false).unwrap();
+        assert!(errors.is_empty(), "{errors:?}");
+        assert_eq!(
+            gone,
+            Usage {
+                bytes: 10,
+                files: 2
+            }
+        );
+        assert_eq!(before.minus(gone), usage(&root));
+        assert!(p.join("link.ll").symlink_metadata().is_ok());
+        assert_eq!(usage(&dir.path().join("none")), Usage::default());
+    }
+}

@@ -1,0 +1,72 @@
+//! The capture folder's layout: the name of everything in it, how to tell
+//! a folder is a capture, and what can go wrong with one.
+//!
+//! A capture folder holds:
+//!
+//! * `run.json`: the command and how it ended ([`super::run::RunInfo`]);
+//! * `records/`: what the interposer recorded per process;
+//! * `dumps/<host>-<pid>-<token>/`: IGC's dumps per process;
+//! * `modules/<sha256>.bin`: each module's GPU binary, once per content;
+//! * `isa/<sha256>/`: kernels disassembled from those binaries;
+//! * `job.json`, `instances/`: the parallel job whose ranks share the
+//!   folder, one file per rank ([`super::job`]); `merged.json`: the
+//!   captures `merge` brought together ([`super::merged`]);
+//! * `report.json`: the report;
+//! * `asm/`: a readable copy of each launched kernel's ISA;
+//! * `collect.json`: facts the first collection read from dump files it then
+//!   pruned (dump sizes before pruning, which attempt IGC kept), so that a
+//!   later `collect` reports the same ([`super::state`]).
+
+use std::path::{Path, PathBuf};
+
+/// File names inside a capture folder.
+pub const RUN_FILE: &str = "run.json";
+pub const REPORT_FILE: &str = "report.json";
+pub const STATE_FILE: &str = "collect.json";
+pub const ASM_DIR: &str = "asm";
+
+/// Folder of the capture where disassembled kernels are written.
+pub const ISA_DIR: &str = "isa";
+
+/// The job a capture folder belongs to.
+pub const JOB_FILE: &str = "job.json";
+/// One file per rank, and the collector's claim.
+pub const INSTANCES_DIR: &str = "instances";
+
+/// The inputs of a merged capture.
+pub const MERGED_FILE: &str = "merged.json";
+
+#[derive(Debug, thiserror::Error)]
+pub enum CollectError {
+    #[error("{0}: no such folder")]
+    NotFound(PathBuf),
+    #[error(
+        "{0} is not an xpu-asm capture (it has no records/, {RUN_FILE} or {REPORT_FILE}); \
+         give the folder that `xpu-asm-run -o DIR` wrote"
+    )]
+    NotACapture(PathBuf),
+    #[error("interrupted; {0} is intact: run `xpu-asm-run collect {0}` to finish the report")]
+    Interrupted(PathBuf),
+    #[error("cannot write {path}: {source}")]
+    Write {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+}
+
+/// Raised when the user asked to stop.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Stopped;
+
+/// True when `dir` holds an earlier capture.
+pub fn is_capture(dir: &Path) -> bool {
+    dir.join(xpu_asm_record::RECORDS_DIR).is_dir()
+        || dir.join(JOB_FILE).is_file()
+        || dir.join(REPORT_FILE).is_file()
+        || dir.join(RUN_FILE).is_file()
+}
+
+pub(crate) fn strip_dir(dir: &Path, s: &str) -> String {
+    let prefix = format!("{}/", dir.display());
+    s.replace(&prefix, "")
+}

@@ -1,0 +1,424 @@
+//! Collection: every kernel a capture's command launched, matched to its
+//! ISA, in four stages, each a step of [`collect`]: what was recorded
+//! (`read_records`), the sources of ISA (`scan_sources`), matching
+//! (`match_kernels`), and the report with its files (`make_report`).
+
+use crate::capture::files::{Pending, Usage};
+use crate::capture::layout::{is_capture, CollectError, Stopped, ASM_DIR, REPORT_FILE, STATE_FILE};
+use crate::capture::records::read_records as read_process_records;
+use crate::capture::run::{read_run_info, RunInfo};
+use crate::capture::state::{read_state, CollectState};
+use crate::isa::Analysis;
+use crate::matching::{binary_requests, match_all_listing, Matching, ProcessInput};
+use crate::report::entries::{self, Ranked};
+use crate::report::files::{copy_asm, save_state_and_prune, write_report, Copied, Keep, Link};
+use crate::report::{DumpsInfo, KernelEntry, Report, Totals, SCHEMA};
+use crate::sources::binaries::ModuleBinaries;
+use crate::sources::dumps::{scan_dumps, DumpFolder, DumpLocation};
+use crate::{capture, names};
+use rayon::prelude::*;
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use xpu_asm_record::read::ProcessRecord;
+
+/// Progress messages (shown only on a terminal by the binary).
+pub type Progress = Arc<dyn Fn(&str) + Send + Sync>;
+
+/// How to collect.
+#[derive(Clone, Default)]
+pub struct Options {
+    /// List only kernels whose mangled or demangled name matches.
+    pub filter: Option<regex::Regex>,
+    /// Also list compiled kernels that were never launched.
+    pub all: bool,
+    pub keep: Keep,
+    /// Set to stop promptly (a second Ctrl-C): the folder stays usable.
+    pub stop: Option<&'static AtomicBool>,
+    pub progress: Option<Progress>,
+}
+
+/// Asks whether to stop (a second Ctrl-C).
+type Stop<'a> = &'a (dyn Fn() -> bool + Sync);
+
+/// Matches and reports on the capture folder `dir` without running
+/// anything: reads the records and dumps, writes `report.json` and `asm/`,
+/// prunes the dumps as `opts.keep` says, and returns the report.
+pub fn collect(dir: &Path, opts: &Options) -> Result<Report, CollectError> {
+    let stop_flag = opts.stop;
+    let stop = move || stop_flag.is_some_and(|s| s.load(Ordering::SeqCst));
+    let progress = |m: &str| {
+        if let Some(p) = &opts.progress {
+            p(m)
+        }
+    };
+    let go_on = || match stop() {
+        true => Err(CollectError::Interrupted(dir.to_path_buf())),
+        false => Ok(()),
+    };
+    if !dir.is_dir() {
+        return Err(CollectError::NotFound(dir.to_path_buf()));
+    }
+    if !is_capture(dir) {
+        return Err(CollectError::NotACapture(dir.to_path_buf()));
+    }
+    let mut warnings: Vec<String> = Vec::new();
+    let recorded = read_records(dir, &progress, &mut warnings);
+    go_on()?;
+    let sources = scan_sources(dir, &recorded, &stop, &progress, &mut warnings)?;
+    go_on()?;
+    let matching = match_kernels(&recorded, &sources, opts.all, &progress, &mut warnings);
+    make_report(
+        dir,
+        opts,
+        (recorded, sources, matching),
+        warnings,
+        &stop,
+        &progress,
+    )
+}
+
+/// Stage 1: what was recorded.
+struct Recorded {
+    /// `run.json`: the command and how it ended.
+    run: Option<RunInfo>,
+    /// `collect.json`: what an earlier collection learned.
+    state: CollectState,
+    /// The interposer's records, one per process, by host and pid.
+    recs: Vec<ProcessRecord>,
+}
+
+fn read_records(dir: &Path, progress: &dyn Fn(&str), warnings: &mut Vec<String>) -> Recorded {
+    let run = read_run_info(dir, warnings);
+    let state = read_state(dir, warnings);
+    progress("reading records");
+    let recs = read_process_records(dir, warnings);
+    Recorded { run, state, recs }
+}
+
+/// Stage 2: the sources of ISA.
+struct Sources {
+    /// Each process's dump folder, where its record says, and what it holds.
+    locations: Vec<DumpLocation>,
+    folders: Vec<DumpFolder>,
+    /// The module binaries, with the launched kernels the dumps lack
+    /// disassembled.
+    binaries: ModuleBinaries,
+}
+
+/// The processes as the matcher sees them: each record with its dump folder.
+fn inputs<'a>(recs: &'a [ProcessRecord], folders: &'a [DumpFolder]) -> Vec<ProcessInput<'a>> {
+    recs.iter()
+        .zip(folders)
+        .map(|(rec, folder)| ProcessInput { rec, folder })
+        .collect()
+}
+
+/// IGC's dump folders, then the module binaries of the launched kernels
+/// that the dumps lack.
+fn scan_sources(
+    dir: &Path,
+    recorded: &Recorded,
+    stop: Stop,
+    progress: &dyn Fn(&str),
+    warnings: &mut Vec<String>,
+) -> Result<Sources, CollectError> {
+    let recs = &recorded.recs;
+    let (locations, folders) = scan_dumps(
+        dir,
+        recs,
+        &recorded.state.final_binary,
+        stop,
+        progress,
+        warnings,
+    )
+    .map_err(|_| CollectError::Interrupted(dir.to_path_buf()))?;
+    progress("disassembling module binaries");
+    let requests = binary_requests(&inputs(recs, &folders));
+    let binaries = ModuleBinaries::prepare(dir, &requests, stop);
+    drop(requests);
+    warnings.extend(binaries.warnings.iter().cloned());
+    Ok(Sources {
+        locations,
+        folders,
+        binaries,
+    })
+}
+
+/// Stage 3: matching. Unlaunched kernels are listed only with `all`; else
+/// only counted.
+fn match_kernels(
+    recorded: &Recorded,
+    sources: &Sources,
+    all: bool,
+    progress: &dyn Fn(&str),
+    warnings: &mut Vec<String>,
+) -> Matching {
+    progress("matching");
+    let procs = inputs(&recorded.recs, &sources.folders);
+    let matching = match_all_listing(&procs, &sources.binaries, all);
+    warnings.extend(matching.warnings.iter().cloned());
+    matching
+}
+
+/// The launched kernels listed, in report order, with their ISA read.
+struct Listed {
+    matching: Matching,
+    ranked: Ranked,
+    /// Source lines and mix of each listed launched kernel, in order.
+    analyses: Vec<Option<Arc<Analysis>>>,
+}
+
+/// Stage 4: the report, and its files: `asm/` filled on a thread of its
+/// own (links into one folder go no faster from more threads) while
+/// everything else is done here, including writing the report as if every
+/// link will succeed; it is written again in the rare case one does not.
+fn make_report(
+    dir: &Path,
+    opts: &Options,
+    (recorded, sources, matching): (Recorded, Sources, Matching),
+    warnings: Vec<String>,
+    stop: Stop,
+    progress: &dyn Fn(&str),
+) -> Result<Report, CollectError> {
+    let interrupted = || CollectError::Interrupted(dir.to_path_buf());
+    let ranked = entries::rank(&matching.launched, opts.filter.as_ref());
+    progress("reading ISA");
+    let analyses = read_isa(&matching, &ranked.order, stop);
+    if stop() {
+        return Err(interrupted());
+    }
+    let links = asm_links(&matching, &ranked);
+    progress("copying ISA files");
+    let report_path = dir.join(REPORT_FILE);
+    let base_warnings = warnings.len();
+    let listed = Listed {
+        matching,
+        ranked,
+        analyses,
+    };
+    let (copied, done) = copy_asm_beside(dir, &links, stop, || {
+        let parts = (recorded, sources, listed);
+        assemble(
+            dir,
+            opts,
+            parts,
+            &links,
+            warnings,
+            stop,
+            progress,
+            &report_path,
+        )
+    });
+    let (mut report, written) = done?;
+    let copied = copied.map_err(|_| interrupted())?;
+    let rewrite = apply_copies(&mut report, &links, copied, base_warnings);
+    let written = if rewrite { None } else { written };
+    if stop() {
+        return Err(interrupted());
+    }
+    match written {
+        Some(w) => w.commit()?,
+        None => write_report(&report_path, &report)?.commit()?,
+    }
+    Ok(report)
+}
+
+/// Source lines and mix of each listed launched kernel: read with its
+/// header by the scan, or else its chosen file read whole now (module
+/// binaries' ISA, files the records did not name), on every core before
+/// asm/ takes one.
+fn read_isa(matching: &Matching, order: &[usize], stop: Stop) -> Vec<Option<Arc<Analysis>>> {
+    order
+        .par_iter()
+        .map(|&i| {
+            if stop() {
+                return None;
+            }
+            let file = matching.launched[i].chosen_file()?;
+            match &file.analysis {
+                Some(a) => Some(Arc::clone(a)),
+                None => crate::isa::analyze_file(&file.path)
+                    .ok()
+                    .flatten()
+                    .map(Arc::new),
+            }
+        })
+        .collect()
+}
+
+/// The readable copy under `asm/` of each listed kernel with an ISA file.
+fn asm_links(matching: &Matching, ranked: &Ranked) -> Vec<Link> {
+    let order: Vec<(usize, usize)> = ranked.order.iter().copied().enumerate().collect();
+    order
+        .par_iter()
+        .filter_map(|&(r, i)| {
+            let k = &matching.launched[i];
+            k.chosen_file().map(|src| Link {
+                entry: r,
+                path: src.path.clone(),
+                shown: src.shown.clone(),
+                file: names::asm_file_name(r + 1, &ranked.demangled[i], &k.name),
+            })
+        })
+        .collect()
+}
+
+/// Runs [`copy_asm`] for `links` on a thread of its own while `work` runs
+/// here; without a thread, the links are made here at the end.
+fn copy_asm_beside<R>(
+    dir: &Path,
+    links: &[Link],
+    stop: Stop,
+    work: impl FnOnce() -> R,
+) -> (Result<Copied, Stopped>, R) {
+    std::thread::scope(|s| {
+        let copier = std::thread::Builder::new()
+            .spawn_scoped(s, move || copy_asm(dir, links, stop))
+            .ok();
+        let done = work();
+        let copied = match copier.map(|c| c.join()) {
+            Some(Ok(c)) => c,
+            Some(Err(panic)) => std::panic::resume_unwind(panic),
+            None => copy_asm(dir, links, stop),
+        };
+        (copied, done)
+    })
+}
+
+/// The report, written next to `report_path` (unless told to stop): the
+/// dumps saved and pruned, the processes, and the kernels with their ISA
+/// and copies. What is no longer needed goes as soon as it is not.
+#[allow(clippy::too_many_arguments)]
+fn assemble(
+    dir: &Path,
+    opts: &Options,
+    (recorded, sources, listed): (Recorded, Sources, Listed),
+    links: &[Link],
+    mut warnings: Vec<String>,
+    stop: Stop,
+    progress: &dyn Fn(&str),
+    report_path: &Path,
+) -> Result<(Report, Option<Pending>), CollectError> {
+    let Recorded {
+        run,
+        mut state,
+        recs,
+    } = recorded;
+    let Sources {
+        locations, folders, ..
+    } = sources;
+    let (prune_warnings, after) = save_state_and_prune(
+        dir,
+        opts.keep,
+        &dir.join(STATE_FILE),
+        &mut state,
+        &folders,
+        &locations,
+        &listed.matching,
+        stop,
+        progress,
+    )?;
+    progress("copying ISA files");
+    let waited = capture::waited(dir);
+    let processes = entries::process_entries(&recs, &locations, &folders, run.as_ref(), &waited);
+    let by_rank = entries::launches_by_rank(&recs);
+    drop((folders, recs));
+    let (kernels, totals, unlaunched_compiled) = kernels(listed, opts, links, &by_rank);
+    // The copying's warnings, if any, will go before pruning's.
+    warnings.extend(prune_warnings);
+    let report = Report {
+        schema: SCHEMA,
+        tool: format!("xpu-asm-run {}", env!("CARGO_PKG_VERSION")),
+        command: run.as_ref().map(|r| r.command.clone()),
+        exit: run.as_ref().and_then(|r| r.exit),
+        emulate: run.as_ref().and_then(|r| r.emulate.clone()),
+        processes,
+        unlaunched_compiled,
+        unlaunched_listed: opts.all,
+        kernels,
+        totals,
+        filter: opts.filter.as_ref().map(|r| r.as_str().to_string()),
+        dumps: dumps_info(opts.keep, &state, after),
+        warnings,
+    };
+    let written = if stop() {
+        None
+    } else {
+        Some(write_report(report_path, &report)?)
+    };
+    Ok((report, written))
+}
+
+fn dumps_info(keep: Keep, state: &CollectState, after: Usage) -> DumpsInfo {
+    DumpsInfo {
+        keep: keep.as_str().to_string(),
+        before: state.dumps_before.unwrap_or(after),
+        after,
+    }
+}
+
+/// The report's kernel entries with their ranks, ISA analyses and `asm/`
+/// copies; their totals; and how many compiled kernels nobody launched.
+fn kernels(
+    listed: Listed,
+    opts: &Options,
+    links: &[Link],
+    by_rank: &entries::LaunchesByRank,
+) -> (Vec<KernelEntry>, Totals, u64) {
+    let Listed {
+        matching,
+        ranked,
+        analyses,
+    } = listed;
+    let (mut kernels, totals) = entries::kernel_entries(
+        &matching,
+        &ranked.order,
+        &ranked.demangled,
+        ranked.filtered_out,
+        opts.all,
+        opts.filter.as_ref(),
+    );
+    entries::fill_ranks(&mut kernels, by_rank);
+    let unlaunched_compiled = matching.unlaunched.len() as u64;
+    drop((matching, ranked));
+    // The launched kernels come first, in `order`. (With the dump
+    // folders and matches gone, each analysis moves, uncopied.)
+    for (k, a) in kernels.iter_mut().zip(analyses) {
+        k.set_isa(a.map(Arc::unwrap_or_clone));
+    }
+    for l in links {
+        kernels[l.entry].asm_copy = Some(format!("{ASM_DIR}/{}", l.file));
+    }
+    (kernels, totals, unlaunched_compiled)
+}
+
+/// Links that failed: no copy, and a warning each, after the folder's
+/// (and before pruning's). True when the report changed, to be written
+/// again.
+fn apply_copies(report: &mut Report, links: &[Link], copied: Copied, base_warnings: usize) -> bool {
+    let mut copy_warnings = copied.warnings;
+    let all_linked = copied.links.len() == links.len();
+    for (l, res) in links.iter().zip(&copied.links) {
+        if let Err(e) = res {
+            report.kernels[l.entry].asm_copy = None;
+            copy_warnings.push(format!(
+                "{}: cannot copy to {ASM_DIR}/{}: {e}",
+                l.shown, l.file
+            ));
+        }
+    }
+    if !all_linked {
+        // asm/ could not be made: no copies at all.
+        for l in &links[copied.links.len()..] {
+            report.kernels[l.entry].asm_copy = None;
+        }
+    }
+    if copy_warnings.is_empty() && all_linked {
+        return false;
+    }
+    let prune_warnings = report.warnings.split_off(base_warnings);
+    report.warnings.extend(copy_warnings);
+    report.warnings.extend(prune_warnings);
+    true
+}

@@ -1,0 +1,421 @@
+//! Ties each launched kernel to the `.asm` IGC wrote for it.
+//!
+//! A kernel is looked for only among the files of its own module (the
+//! module's recorded SPIR-V SHA-256 equals the SHA-256 of a dumped
+//! `OCL_asm<hash>.spv`) in its own process's dump folder, and is matched by
+//! exact equality of the `//.kernel` line: a kernel whose name is a prefix
+//! of another's never takes the other's file, and same-named kernels of
+//! different modules each get their own.
+
+pub mod choice;
+
+use crate::isa::header::AsmHeader;
+use crate::names::short_sha;
+use crate::sources::binaries::{self, ModuleBinaries, Request};
+use crate::sources::dumps::DumpFolder;
+use crate::sources::{AsmFile, IsaSource, IsaSourceKind, Lookup, Status};
+use choice::{choose_among, disagreement, fold};
+use rayon::prelude::*;
+use std::borrow::Cow;
+use std::collections::BTreeMap;
+use xpu_asm_record::read::ProcessRecord;
+
+/// One process as the matcher sees it.
+pub struct ProcessInput<'a> {
+    pub rec: &'a ProcessRecord,
+    pub folder: &'a DumpFolder,
+}
+
+impl ProcessInput<'_> {
+    /// The sources asked for this process's kernels, in order: its dump
+    /// folder (unless it ran with `--isa binary`), then module binaries.
+    fn sources<'s>(&'s self, binaries: &'s ModuleBinaries) -> Vec<&'s dyn IsaSource> {
+        let mut v: Vec<&dyn IsaSource> = Vec::with_capacity(2);
+        if !self.rec.isa_binary {
+            v.push(self.folder);
+        }
+        v.push(binaries);
+        v
+    }
+}
+
+/// A kernel (name, module) with everything found for it, across processes.
+#[derive(Debug, Clone)]
+pub struct KernelMatch {
+    pub name: Vec<u8>,
+    pub module_sha256: Option<String>,
+    pub launches: u64,
+    pub appended: u64,
+    pub pids: Vec<u32>,
+    pub status: Status,
+    pub reason: Option<String>,
+    /// Every distinct compilation of this kernel in the processes' dump
+    /// folders (and module binaries), one file each (see [`fold`]).
+    pub candidates: Vec<AsmFile>,
+    /// For each candidate, how many processes had that compilation.
+    pub processes: Vec<u32>,
+    /// The files that are the same compilation as a listed candidate in
+    /// another process's folder: not listed, but kept with the candidates
+    /// (`--keep launched`).
+    pub same_files: Vec<std::path::PathBuf>,
+    /// Index into `candidates` of the file the report shows.
+    pub chosen: Option<usize>,
+    /// Why that one.
+    pub choice: Option<String>,
+}
+
+impl KernelMatch {
+    pub fn chosen_file(&self) -> Option<&AsmFile> {
+        self.chosen.and_then(|i| self.candidates.get(i))
+    }
+
+    pub fn header(&self) -> Option<&AsmHeader> {
+        self.chosen_file().and_then(|a| a.header.as_ref())
+    }
+}
+
+/// Result of matching.
+#[derive(Debug, Clone, Default)]
+pub struct Matching {
+    /// Kernels launched (or appended) at least once, in no particular order.
+    pub launched: Vec<KernelMatch>,
+    /// Kernels with a `.asm` that were never launched.
+    pub unlaunched: Vec<KernelMatch>,
+    pub warnings: Vec<String>,
+}
+
+struct PerProcess<'a> {
+    pid: u32,
+    launches: u64,
+    appended: u64,
+    status: Status,
+    reason: Option<String>,
+    candidates: Vec<&'a AsmFile>,
+}
+
+/// What one process's launch of a kernel found.
+type OneMatch<'a> = (Option<String>, Status, Option<String>, Vec<&'a AsmFile>);
+
+/// Looks up one launched kernel of one process in each source in turn.
+fn match_one<'a>(
+    p: &'a ProcessInput<'a>,
+    binaries: &'a ModuleBinaries,
+    name: &[u8],
+    module_id: u32,
+) -> OneMatch<'a> {
+    let rec = p.rec;
+    let Some(module) = rec.modules.get(&module_id) else {
+        return (
+            None,
+            Status::ModuleUnknown,
+            Some(format!(
+                "its module (id {module_id}) is not in the record of process {}; the record may be truncated",
+                rec.pid
+            )),
+            vec![],
+        );
+    };
+    let sha = Some(module.sha256.to_ascii_lowercase()).filter(|s| !s.is_empty());
+    let mut misses: Vec<(IsaSourceKind, Status, String)> = Vec::new();
+    for source in p.sources(binaries) {
+        match source.find(rec, module, name) {
+            Lookup::Found(files) => return (sha, Status::Matched, None, files),
+            Lookup::Missing(status, why) => misses.push((source.kind(), status, why)),
+        }
+    }
+    let (status, why) = explain(module, misses);
+    (sha, status, Some(why), vec![])
+}
+
+/// The status and reason of a kernel no source had: the binary's, which
+/// is what remains to be fixed, with the dump's reason after it; the dump's
+/// alone for a SPIR-V module of a record that predates module binaries.
+fn explain(
+    module: &xpu_asm_record::read::Module,
+    misses: Vec<(IsaSourceKind, Status, String)>,
+) -> (Status, String) {
+    let dump = misses.iter().find(|m| m.0 == IsaSourceKind::IgcDump);
+    let binary = misses.iter().find(|m| m.0 == IsaSourceKind::ModuleBinary);
+    match (dump, binary) {
+        (Some(d), _) if module.binary.is_none() && module.format == "spirv" => (d.1, d.2.clone()),
+        (Some(d), Some(b)) if module.format == "spirv" => (
+            b.1,
+            format!("{}; and IGC's dumps have no .asm of it: {}", b.2, d.2),
+        ),
+        (_, Some(b)) => (b.1, b.2.clone()),
+        (Some(d), None) => (d.1, d.2.clone()),
+        (None, None) => (Status::NoBinary, "no source of ISA was asked".into()),
+    }
+}
+
+/// The kernels whose ISA must come from their module's binary: every
+/// launched kernel that its process's dumps do not have (all of them for
+/// a process that ran with `--isa binary`).
+pub fn binary_requests(procs: &[ProcessInput]) -> Vec<Request> {
+    let jobs: Vec<(&ProcessInput, &xpu_asm_record::read::Kernel)> = procs
+        .iter()
+        .flat_map(|p| launched_kernels(p.rec).map(move |k| (p, k)))
+        .collect();
+    jobs.par_iter()
+        .filter_map(|(p, k)| {
+            let module = p.rec.modules.get(&k.module)?;
+            if !p.rec.isa_binary
+                && matches!(p.folder.find(p.rec, module, &k.name), Lookup::Found(_))
+            {
+                return None;
+            }
+            binaries::request(p.rec, module, &k.name).ok()
+        })
+        .collect()
+}
+
+/// Matches every launched kernel of every process, merges them by (name,
+/// module SHA-256), and collects the compiled kernels nobody launched.
+pub fn match_all(procs: &[ProcessInput], binaries: &ModuleBinaries) -> Matching {
+    match_all_listing(procs, binaries, true)
+}
+
+/// [`match_all`]; without `list_unlaunched`, the kernels nobody launched
+/// are only counted: their entries have no files (nor a choice among them).
+pub fn match_all_listing(
+    procs: &[ProcessInput],
+    binaries: &ModuleBinaries,
+    list_unlaunched: bool,
+) -> Matching {
+    let mut out = Matching::default();
+    let launched = by_kernel(procs, binaries, &mut out.warnings);
+    let launched: Vec<_> = launched.into_iter().collect();
+    let merged: Vec<(KernelMatch, Option<String>)> = launched
+        .par_iter()
+        .map(|((name, _), (sha, per))| merge_processes(name, sha, per))
+        .collect();
+    drop(launched);
+    out.launched.reserve(merged.len());
+    for (k, warning) in merged {
+        out.warnings.extend(warning);
+        out.launched.push(k);
+    }
+    out.unlaunched = unlaunched(procs, &out.launched, list_unlaunched);
+    out
+}
+
+/// A kernel as matching tells kernels apart: name and module key.
+type Key<'a> = (&'a [u8], String);
+
+/// Every launched kernel of every process looked up on every core, then
+/// put together in order, by (name, module key): each process's findings.
+/// Warnings about the processes go to `warnings`.
+fn by_kernel<'a>(
+    procs: &'a [ProcessInput],
+    binaries: &'a ModuleBinaries,
+    warnings: &mut Vec<String>,
+) -> BTreeMap<Key<'a>, (Option<String>, Vec<PerProcess<'a>>)> {
+    let mut launched: BTreeMap<Key, (Option<String>, Vec<PerProcess>)> = BTreeMap::new();
+    let jobs: Vec<(&ProcessInput, &xpu_asm_record::read::Kernel)> = procs
+        .iter()
+        .flat_map(|p| launched_kernels(p.rec).map(move |k| (p, k)))
+        .collect();
+    let found: Vec<OneMatch> = jobs
+        .par_iter()
+        .map(|(p, k)| match_one(p, binaries, &k.name, k.module))
+        .collect();
+    let mut found = found.into_iter().zip(jobs.iter().map(|(_, k)| k));
+    for p in procs {
+        warn_same_spirv_different_flags(p.rec, warnings);
+        for ((sha, status, reason, candidates), k) in
+            found.by_ref().take(launched_kernels(p.rec).count())
+        {
+            let module_key = match &sha {
+                Some(s) => s.clone(),
+                // Without a hash, a module is only itself.
+                None => format!("pid {} module {}", p.rec.pid, k.module),
+            };
+            let e = launched
+                .entry((k.name.as_slice(), module_key))
+                .or_insert_with(|| (sha, Vec::new()));
+            e.1.push(PerProcess {
+                pid: p.rec.pid,
+                launches: k.launches,
+                appended: k.appended,
+                status,
+                reason,
+                candidates,
+            });
+        }
+        if p.rec.unknown_launches > 0 {
+            warnings.push(format!(
+                "process {}: {} launches of kernel handles whose creation was not seen \
+                 (created before the interposer loaded, or through a path it does not wrap); \
+                 they are not attributed to any kernel",
+                p.rec.pid, p.rec.unknown_launches
+            ));
+        }
+    }
+    launched
+}
+
+/// The kernels with an `.asm` in the processes' dump folders that no
+/// process launched; their files only with `list_unlaunched`.
+fn unlaunched(
+    procs: &[ProcessInput],
+    launched: &[KernelMatch],
+    list_unlaunched: bool,
+) -> Vec<KernelMatch> {
+    let launched_keys: std::collections::HashSet<(&[u8], Option<&str>)> = launched
+        .iter()
+        .map(|k| (k.name.as_slice(), k.module_sha256.as_deref()))
+        .collect();
+    // (name, module key) -> (module SHA-256, pids, (folder, file))
+    type Found<'a> = (Option<&'a String>, Vec<u32>, Vec<(usize, &'a AsmFile)>);
+    let mut unlaunched: BTreeMap<(&[u8], Cow<str>), Found> = BTreeMap::new();
+    let mut folders_seen = std::collections::BTreeSet::new();
+    for (folder, p) in procs.iter().enumerate() {
+        // A forked child shares its parent's folder; the files are the parent's.
+        if !folders_seen.insert(&p.folder.path) {
+            continue;
+        }
+        for a in &p.folder.asm {
+            let Some(name) = a.header.as_ref().and_then(|h| h.kernel.as_deref()) else {
+                continue;
+            };
+            let sha = p.folder.sha_by_hash.get(&a.name.hash);
+            if launched_keys.contains(&(name, sha.map(String::as_str))) {
+                continue;
+            }
+            let module_key = match sha {
+                Some(s) => Cow::Borrowed(s.as_str()),
+                None => Cow::Owned(format!("asm{}", a.name.hash)),
+            };
+            let e = unlaunched
+                .entry((name, module_key))
+                .or_insert_with(|| (sha, Vec::new(), Vec::new()));
+            if !e.1.contains(&p.rec.pid) {
+                e.1.push(p.rec.pid);
+            }
+            e.2.push((folder, a));
+        }
+    }
+    let unlaunched: Vec<_> = unlaunched.into_iter().collect();
+    unlaunched
+        .par_iter()
+        .map(|((name, _), (sha, pids, files))| {
+            let mut pids = pids.clone();
+            pids.sort_unstable();
+            let files = if list_unlaunched {
+                files.clone()
+            } else {
+                Vec::new()
+            };
+            let folded = fold(files, None);
+            let listed: Vec<&AsmFile> = folded.listed.iter().map(|l| l.0).collect();
+            let pick = choose_among(&listed);
+            KernelMatch {
+                name: name.to_vec(),
+                module_sha256: sha.cloned(),
+                launches: 0,
+                appended: 0,
+                pids,
+                status: Status::NotLaunched,
+                reason: Some("IGC compiled it; the program never launched it".into()),
+                chosen: pick.as_ref().map(|p| p.0),
+                choice: pick.map(|p| p.1),
+                candidates: listed.into_iter().cloned().collect(),
+                processes: folded.listed.iter().map(|l| l.1).collect(),
+                same_files: Vec::new(),
+            }
+        })
+        .collect()
+}
+
+/// The kernels `rec` launched (or appended) at least once.
+fn launched_kernels(rec: &ProcessRecord) -> impl Iterator<Item = &xpu_asm_record::read::Kernel> {
+    rec.kernels
+        .values()
+        .filter(|k| k.launches != 0 || k.appended != 0)
+}
+
+/// One launched kernel's findings in each process that launched it, as one
+/// entry, and a warning when the processes compiled it differently.
+fn merge_processes(
+    name: &[u8],
+    sha: &Option<String>,
+    per: &[PerProcess],
+) -> (KernelMatch, Option<String>) {
+    // The process that launched it most speaks for it; ties: lowest pid.
+    let mut per: Vec<&PerProcess> = per.iter().collect();
+    per.sort_by(|a, b| {
+        (
+            a.status != Status::Matched,
+            std::cmp::Reverse(a.launches),
+            a.pid,
+        )
+            .cmp(&(
+                b.status != Status::Matched,
+                std::cmp::Reverse(b.launches),
+                b.pid,
+            ))
+    });
+    let mut pids: Vec<u32> = per.iter().map(|p| p.pid).collect();
+    pids.sort_unstable();
+    pids.dedup();
+    let lead = per[0];
+    let mut km = KernelMatch {
+        name: name.to_vec(),
+        module_sha256: sha.clone(),
+        launches: per.iter().map(|p| p.launches).sum(),
+        appended: per.iter().map(|p| p.appended).sum(),
+        pids,
+        status: lead.status,
+        reason: lead.reason.clone(),
+        candidates: Vec::new(),
+        processes: Vec::new(),
+        same_files: Vec::new(),
+        chosen: None,
+        choice: None,
+    };
+    let mut warning = None;
+    if lead.status == Status::Matched {
+        // Choose within the leading process; list every process's
+        // compilations.
+        let pick = choose_among(&lead.candidates);
+        let all: Vec<(usize, &AsmFile)> = per
+            .iter()
+            .enumerate()
+            .flat_map(|(i, p)| p.candidates.iter().map(move |a| (i, *a)))
+            .collect();
+        let chosen = pick.as_ref().map(|(i, _)| lead.candidates[*i]);
+        let folded = fold(all, chosen.map(|a| a.shown.as_str()));
+        if let (Some((_, why)), Some(c)) = (pick, chosen) {
+            km.chosen = folded.listed.iter().position(|l| l.0.shown == c.shown);
+            km.choice = Some(why);
+            warning = disagreement(name, c, &folded.listed);
+        }
+        km.processes = folded.listed.iter().map(|l| l.1).collect();
+        km.candidates = folded.listed.into_iter().map(|l| l.0.clone()).collect();
+        km.same_files = folded.same.into_iter().map(|a| a.path.clone()).collect();
+    }
+    (km, warning)
+}
+
+fn warn_same_spirv_different_flags(rec: &ProcessRecord, warnings: &mut Vec<String>) {
+    let mut by_sha: BTreeMap<&str, Vec<&xpu_asm_record::read::Module>> = BTreeMap::new();
+    for m in rec.modules.values() {
+        if m.format == "spirv" && !m.sha256.is_empty() {
+            by_sha.entry(m.sha256.as_str()).or_default().push(m);
+        }
+    }
+    for (sha, mods) in by_sha {
+        let first = mods[0];
+        if let Some(other) = mods.iter().find(|m| m.build_flags != first.build_flags) {
+            warnings.push(format!(
+                "process {}: modules {} and {} have the same SPIR-V ({}…) but different build flags ({:?}, {:?}); IGC names dumps by the SPIR-V alone, so the later build's files replaced the earlier's",
+                rec.pid,
+                first.id,
+                other.id,
+                short_sha(sha),
+                first.build_flags,
+                other.build_flags
+            ));
+        }
+    }
+}

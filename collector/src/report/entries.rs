@@ -1,0 +1,281 @@
+//! The report's entries, made from the matching: the launched kernels
+//! ranked ([`rank`]), each kernel's entry ([`kernel_entries`]), its
+//! launches per rank ([`fill_ranks`]), and the processes
+//! ([`process_entries`]).
+
+use super::{Candidate, KernelEntry, ProcessEntry, RankLaunches, Totals};
+use crate::capture::run::{Exit, RunInfo};
+use crate::matching::{KernelMatch, Matching};
+use crate::names;
+use crate::sources::dumps::{DumpFolder, DumpLocation};
+use crate::sources::Status;
+use std::collections::{BTreeMap, HashMap};
+
+impl KernelEntry {
+    pub fn from_match(rank: usize, k: &KernelMatch) -> Self {
+        Self::from_match_demangled(rank, k, names::demangle(&k.name))
+    }
+
+    /// [`KernelEntry::from_match`] with the name already demangled
+    /// ([`names::demangle`] of `k.name`).
+    pub fn from_match_demangled(rank: usize, k: &KernelMatch, demangled: String) -> Self {
+        let (name, name_hex) = match std::str::from_utf8(&k.name) {
+            Ok(s) => (s.to_string(), None),
+            Err(_) => (
+                String::from_utf8_lossy(&k.name).into_owned(),
+                Some(xpu_asm_record::hex(&k.name)),
+            ),
+        };
+        let chosen = k.chosen_file();
+        let h = k.header();
+        KernelEntry {
+            rank,
+            name,
+            name_hex,
+            demangled,
+            module_sha256: k.module_sha256.clone(),
+            launches: k.launches,
+            appended: k.appended,
+            pids: k.pids.clone(),
+            ranks: Vec::new(),
+            launches_by_rank: Vec::new(),
+            status: k.status,
+            reason: k.reason.clone(),
+            isa_source: chosen.map(|a| a.source),
+            binary: chosen.and_then(|a| a.binary.clone()),
+            asm: chosen.map(|a| a.shown.clone()),
+            asm_copy: None,
+            asm_choice: k.choice.clone(),
+            asm_candidates: k
+                .candidates
+                .iter()
+                .enumerate()
+                .map(|(i, a)| Candidate::from_file(a, k.processes.get(i).copied().unwrap_or(1)))
+                .collect(),
+            simd: chosen.and_then(|a| a.name.simd),
+            grf: h.and_then(|h| h.grf),
+            instructions: h.and_then(|h| h.instructions),
+            spill_bytes: h.and_then(|h| h.spill_bytes),
+            platform: h.and_then(|h| h.platform.clone()),
+            ra_type: h.and_then(|h| h.ra_type.clone()),
+            spill_grf_refs: h.and_then(|h| h.spill_grf_refs),
+            private_memory_bytes: h.and_then(|h| h.private_memory_bytes),
+            source: None,
+            mix: None,
+        }
+    }
+}
+
+/// The launched kernels in report order.
+pub struct Ranked {
+    /// Each launched kernel's demangled name, by index in `Matching::launched`.
+    pub demangled: Vec<String>,
+    /// Indices of the kernels listed (after `--filter`), by launches (most
+    /// first), then appends, then name.
+    pub order: Vec<usize>,
+    /// Launched kernels left out by `--filter`.
+    pub filtered_out: u64,
+}
+
+/// Whether a kernel is listed under `--filter`: its mangled or demangled
+/// name matches.
+fn passes(filter: Option<&regex::Regex>, name: &[u8], demangled: &str) -> bool {
+    match filter {
+        None => true,
+        Some(re) => re.is_match(&String::from_utf8_lossy(name)) || re.is_match(demangled),
+    }
+}
+
+/// Ranks the launched kernels (each name demangled once, on every core).
+pub fn rank(launched: &[KernelMatch], filter: Option<&regex::Regex>) -> Ranked {
+    use rayon::prelude::*;
+    let demangled: Vec<String> = launched
+        .par_iter()
+        .map(|k| names::demangle(&k.name))
+        .collect();
+    let mut order: Vec<usize> = (0..launched.len()).collect();
+    order.sort_by(|&a, &b| {
+        let (ka, kb) = (&launched[a], &launched[b]);
+        kb.launches
+            .cmp(&ka.launches)
+            .then(kb.appended.cmp(&ka.appended))
+            .then_with(|| demangled[a].cmp(&demangled[b]))
+            .then_with(|| ka.name.cmp(&kb.name))
+            .then_with(|| ka.module_sha256.cmp(&kb.module_sha256))
+    });
+    let total = order.len();
+    order.retain(|&i| passes(filter, &launched[i].name, &demangled[i]));
+    Ranked {
+        filtered_out: (total - order.len()) as u64,
+        demangled,
+        order,
+    }
+}
+
+/// The report's kernel entries, ranked (with `all`, the kernels IGC
+/// compiled that nobody launched after them, by name), and their totals.
+pub fn kernel_entries(
+    matching: &Matching,
+    order: &[usize],
+    demangled: &[String],
+    filtered_out: u64,
+    all: bool,
+    filter: Option<&regex::Regex>,
+) -> (Vec<KernelEntry>, Totals) {
+    use rayon::prelude::*;
+    let mut kernels: Vec<KernelEntry> = order
+        .par_iter()
+        .enumerate()
+        .map(|(r, &i)| {
+            KernelEntry::from_match_demangled(r + 1, &matching.launched[i], demangled[i].clone())
+        })
+        .collect();
+    let totals = Totals {
+        kernels: kernels.len() as u64,
+        launches: kernels.iter().map(|k| k.launches).sum(),
+        appended: kernels.iter().map(|k| k.appended).sum(),
+        matched: kernels
+            .iter()
+            .filter(|k| k.status == Status::Matched)
+            .count() as u64,
+        unmatched: kernels
+            .iter()
+            .filter(|k| k.status != Status::Matched)
+            .count() as u64,
+        filtered_out,
+    };
+    if all {
+        let un_demangled: Vec<String> = matching
+            .unlaunched
+            .par_iter()
+            .map(|k| names::demangle(&k.name))
+            .collect();
+        let mut un: Vec<usize> = (0..matching.unlaunched.len())
+            .filter(|&i| passes(filter, &matching.unlaunched[i].name, &un_demangled[i]))
+            .collect();
+        un.sort_by(|&a, &b| {
+            let (ka, kb) = (&matching.unlaunched[a], &matching.unlaunched[b]);
+            un_demangled[a]
+                .cmp(&un_demangled[b])
+                .then_with(|| ka.name.cmp(&kb.name))
+                .then_with(|| ka.module_sha256.cmp(&kb.module_sha256))
+        });
+        let first = kernels.len() + 1;
+        kernels.par_extend(un.par_iter().enumerate().map(|(r, &i)| {
+            KernelEntry::from_match_demangled(
+                first + r,
+                &matching.unlaunched[i],
+                un_demangled[i].clone(),
+            )
+        }));
+    }
+    (kernels, totals)
+}
+
+/// The report's processes: one entry per record.
+pub fn process_entries(
+    recs: &[xpu_asm_record::read::ProcessRecord],
+    locations: &[DumpLocation],
+    folders: &[DumpFolder],
+    run: Option<&RunInfo>,
+    waited: &[(String, u32, Exit)],
+) -> Vec<ProcessEntry> {
+    recs.iter()
+        .zip(locations.iter().zip(folders))
+        .map(|(r, (loc, f))| {
+            let from_wait = run
+                .filter(|ri| {
+                    ri.pid == Some(r.pid) && ri.host.as_ref().map_or(true, |h| *h == r.host)
+                })
+                .and_then(|ri| ri.exit)
+                .or_else(|| {
+                    waited
+                        .iter()
+                        .find(|(h, p, _)| *p == r.pid && *h == r.host)
+                        .map(|w| w.2)
+                });
+            let (exit, ended) = match (from_wait, r.exit_code) {
+                (Some(e), _) => (Some(e), "seen by xpu-asm-run".to_string()),
+                (None, Some(c)) => (Some(Exit::Code(c)), "exit event in its record".to_string()),
+                (None, None) => (
+                    None,
+                    "unknown: its record has no exit event (killed, crashed, or it ran exec)"
+                        .to_string(),
+                ),
+            };
+            ProcessEntry {
+                pid: r.pid,
+                ppid: r.ppid,
+                host: r.host.clone(),
+                exe: r.exe.clone(),
+                forked_from: r.forked_from,
+                dump_dir: loc.shown.clone(),
+                dump_dir_exists: f.exists,
+                launches: r.kernels.values().map(|k| k.launches).sum(),
+                appended: r.kernels.values().map(|k| k.appended).sum(),
+                unknown_launches: r.unknown_launches,
+                exit,
+                ended,
+                rank: r.rank.as_ref().map(|k| k.rank),
+                local_rank: r.rank.as_ref().and_then(|k| k.local_rank),
+                job_id: r.rank.as_ref().and_then(|k| k.job.clone()),
+            }
+        })
+        .collect()
+}
+
+/// A kernel as the report tells kernels apart: name and module SHA-256.
+pub type KernelKey = (Vec<u8>, Option<String>);
+
+/// Per kernel, its (launches, appends) by rank.
+pub type LaunchesByRank = HashMap<KernelKey, BTreeMap<u32, (u64, u64)>>;
+
+/// Per kernel, its launches and appends per rank, from the records of
+/// processes that have a rank.
+pub fn launches_by_rank(recs: &[xpu_asm_record::read::ProcessRecord]) -> LaunchesByRank {
+    let mut m: HashMap<KernelKey, BTreeMap<u32, (u64, u64)>> = HashMap::new();
+    for r in recs {
+        let Some(rank) = r.rank.as_ref().map(|k| k.rank) else {
+            continue;
+        };
+        for k in r.kernels.values() {
+            if k.launches == 0 && k.appended == 0 {
+                continue;
+            }
+            let sha = r.modules.get(&k.module).map(|m| m.sha256.clone());
+            let e = m
+                .entry((k.name.clone(), sha))
+                .or_default()
+                .entry(rank)
+                .or_default();
+            e.0 += k.launches;
+            e.1 += k.appended;
+        }
+    }
+    m
+}
+
+/// Fills each launched kernel's `ranks` and `launches_by_rank`.
+pub fn fill_ranks(kernels: &mut [KernelEntry], by_rank: &LaunchesByRank) {
+    if by_rank.is_empty() {
+        return;
+    }
+    for k in kernels.iter_mut() {
+        let name = match &k.name_hex {
+            Some(h) => xpu_asm_record::unhex(h).unwrap_or_default(),
+            None => k.name.as_bytes().to_vec(),
+        };
+        let Some(per) = by_rank.get(&(name, k.module_sha256.clone())) else {
+            continue;
+        };
+        k.ranks = per.keys().copied().collect();
+        k.launches_by_rank = per
+            .iter()
+            .map(|(&rank, &(launches, appended))| RankLaunches {
+                rank,
+                launches,
+                appended,
+            })
+            .collect();
+    }
+}

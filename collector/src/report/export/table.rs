@@ -1,0 +1,323 @@
+//! The report as the table printed on a terminal ([`render_table`]).
+
+use crate::names;
+use crate::report::{KernelEntry, Report};
+use crate::sources::{IsaSourceKind, Status};
+use std::fmt::Write;
+
+/// How the table is drawn.
+#[derive(Debug, Clone)]
+pub struct TableStyle {
+    /// Characters per line to aim for.
+    pub width: usize,
+    pub color: bool,
+    /// How to show the capture folder in the closing lines.
+    pub dir: String,
+}
+
+fn human_bytes(b: u64) -> String {
+    const UNITS: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
+    let mut v = b as f64;
+    let mut u = 0;
+    while v >= 1024.0 && u + 1 < UNITS.len() {
+        v /= 1024.0;
+        u += 1;
+    }
+    if u == 0 {
+        format!("{b} B")
+    } else {
+        format!("{v:.1} {}", UNITS[u])
+    }
+}
+
+fn opt<T: ToString>(v: Option<T>) -> String {
+    v.map_or_else(|| "-".to_string(), |v| v.to_string())
+}
+
+fn paint(on: bool, code: &str, s: &str) -> String {
+    if on {
+        format!("\x1b[{code}m{s}\x1b[0m")
+    } else {
+        s.to_string()
+    }
+}
+
+/// Pads or cuts `s` to exactly `w` characters.
+fn fit(s: &str, w: usize) -> String {
+    let n = s.chars().count();
+    if n >= w {
+        s.chars().take(w).collect()
+    } else {
+        format!("{s}{}", " ".repeat(w - n))
+    }
+}
+
+/// The table: one row per listed kernel, then totals, what was not matched
+/// and why, unlaunched kernels, dump sizes.
+pub fn render_table(r: &Report, style: &TableStyle) -> String {
+    let c = style.color;
+    let mut out = String::new();
+    kernel_rows(&mut out, r, &Columns::of(r, style.width), c);
+    totals(&mut out, r, c);
+    not_matched(&mut out, r, c);
+    closing_lines(&mut out, r, style);
+    out
+}
+
+/// The widths of the table's columns.
+struct Columns {
+    /// The kernel's name.
+    name_w: usize,
+    /// The ranks that launched it: a column only for a parallel job's report.
+    ranks_w: Option<usize>,
+    /// Each kernel's ranks, as ranges.
+    ranks: Vec<String>,
+}
+
+impl Columns {
+    fn of(r: &Report, width: usize) -> Columns {
+        let isa_w = r
+            .kernels
+            .iter()
+            .map(|k| k.asm_copy.as_deref().map_or(1, |s| s.chars().count()))
+            .max()
+            .unwrap_or(8)
+            .max(8);
+        // rank, launches, SIMD, GRF, instrs, spill, source + separators
+        let fixed = 4 + 11 + 5 + 5 + 8 + 8 + 8 + 7;
+        let name_w = width.saturating_sub(fixed + isa_w).clamp(24, 80);
+        let ranks: Vec<String> = r
+            .kernels
+            .iter()
+            .map(|k| xpu_asm_record::ranks::ranges(&k.ranks))
+            .collect();
+        let ranks_w = ranks
+            .iter()
+            .map(|s| s.chars().count())
+            .max()
+            .filter(|w| *w > 0)
+            .map(|w| w.clamp(5, 16));
+        let name_w = name_w.saturating_sub(ranks_w.map_or(0, |w| w + 1)).max(24);
+        Columns {
+            name_w,
+            ranks_w,
+            ranks,
+        }
+    }
+
+    fn ranks_cell(&self, s: &str) -> String {
+        match self.ranks_w {
+            Some(w) => format!(" {}", fit(s, w)),
+            None => String::new(),
+        }
+    }
+}
+
+/// The header and one row per listed kernel.
+fn kernel_rows(out: &mut String, r: &Report, cols: &Columns, c: bool) {
+    let name_w = cols.name_w;
+    let header = format!(
+        "{:>4} {:>10}{}  {}  {:>4} {:>4} {:>7} {:>7}  {:<6} {}",
+        "#",
+        "launches",
+        cols.ranks_cell("ranks"),
+        fit("kernel", name_w),
+        "SIMD",
+        "GRF",
+        "instrs",
+        "spill",
+        "source",
+        "ISA file"
+    );
+    if r.kernels.is_empty() {
+        let _ = writeln!(out, "no kernel was launched");
+    } else {
+        let _ = writeln!(out, "{}", paint(c, "1", header.trim_end()));
+    }
+    // Same-named kernels of different modules: tell them apart by module.
+    let mut seen = std::collections::BTreeMap::new();
+    for k in &r.kernels {
+        *seen.entry(&k.demangled).or_insert(0usize) += 1;
+    }
+    for (k, ranks) in r.kernels.iter().zip(&cols.ranks) {
+        let mut display = k.display_name();
+        if seen.get(&k.demangled).copied().unwrap_or(0) > 1 {
+            let sha = k.module_sha256.as_deref().unwrap_or("");
+            display.push_str(&format!(" [module {}]", sha.get(..8).unwrap_or(sha)));
+        }
+        let name = names::shorten_keeping_end(&display, name_w, " [module ");
+        let line = format!(
+            "{:>4} {:>10}{}  {}  {:>4} {:>4} {:>7} {:>7}  {:<6} {}",
+            k.rank,
+            launches(k),
+            cols.ranks_cell(ranks),
+            fit(&name, name_w),
+            opt(k.simd),
+            opt(k.grf),
+            opt(k.instructions),
+            opt(k.spill_bytes),
+            source(k),
+            isa_file(k, c)
+        );
+        let _ = writeln!(out, "{}", line.trim_end());
+    }
+}
+
+fn launches(k: &KernelEntry) -> String {
+    if k.status == Status::NotLaunched {
+        "0".to_string()
+    } else {
+        k.launches.to_string()
+    }
+}
+
+fn source(k: &KernelEntry) -> &'static str {
+    match k.isa_source {
+        Some(IsaSourceKind::IgcDump) => "dump",
+        Some(IsaSourceKind::ModuleBinary) => "binary",
+        None => "-",
+    }
+}
+
+fn isa_file(k: &KernelEntry, c: bool) -> String {
+    match (&k.asm_copy, &k.asm, k.status) {
+        (Some(p), _, _) => p.clone(),
+        (None, Some(p), _) => p.clone(),
+        (None, None, Status::NotLaunched) => "-".to_string(),
+        _ => paint(c, "33", "not matched (see below)"),
+    }
+}
+
+/// The totals, the job's ranks and what `--filter` left out.
+fn totals(out: &mut String, r: &Report, c: bool) {
+    let t = &r.totals;
+    let _ = writeln!(
+        out,
+        "{}",
+        paint(
+            c,
+            "1",
+            &format!(
+                "total: {} kernel{} launched {} time{} ({} appended), {} matched to their ISA, {} not matched",
+                t.kernels,
+                if t.kernels == 1 { "" } else { "s" },
+                t.launches,
+                if t.launches == 1 { "" } else { "s" },
+                t.appended,
+                t.matched,
+                t.unmatched
+            )
+        )
+    );
+    let job_ranks: Vec<u32> = r.processes.iter().filter_map(|p| p.rank).collect();
+    if !job_ranks.is_empty() {
+        let hosts: std::collections::BTreeSet<&str> =
+            r.processes.iter().map(|p| p.host.as_str()).collect();
+        let _ = writeln!(
+            out,
+            "ranks {} in {} process{} on {} host{}",
+            xpu_asm_record::ranks::ranges(&job_ranks),
+            r.processes.len(),
+            if r.processes.len() == 1 { "" } else { "es" },
+            hosts.len(),
+            if hosts.len() == 1 { "" } else { "s" }
+        );
+    }
+    if t.filtered_out > 0 {
+        let _ = writeln!(
+            out,
+            "{} launched kernel(s) left out by --filter {}",
+            t.filtered_out,
+            r.filter.as_deref().unwrap_or("")
+        );
+    }
+}
+
+/// The launched kernels without ISA, and why.
+fn not_matched(out: &mut String, r: &Report, c: bool) {
+    let unmatched: Vec<&KernelEntry> = r
+        .kernels
+        .iter()
+        .filter(|k| k.status != Status::Matched && k.status != Status::NotLaunched)
+        .collect();
+    if unmatched.is_empty() {
+        return;
+    }
+    let _ = writeln!(out, "{}", paint(c, "33", "not matched:"));
+    for k in unmatched {
+        let _ = writeln!(
+            out,
+            "  #{} {}: {}",
+            k.rank,
+            names::shorten(&k.display_name(), 60),
+            k.reason.as_deref().unwrap_or("no reason recorded")
+        );
+    }
+}
+
+/// Unlaunched kernels, a run that recorded nothing, dump sizes, how the
+/// command ended, and where the report is.
+fn closing_lines(out: &mut String, r: &Report, style: &TableStyle) {
+    let c = style.color;
+    if r.unlaunched_compiled > 0 && !r.unlaunched_listed {
+        let _ = writeln!(
+            out,
+            "IGC also compiled {} kernel(s) that were never launched (--all lists them)",
+            r.unlaunched_compiled
+        );
+    }
+    if r.processes.is_empty() {
+        let _ = writeln!(
+            out,
+            "{}",
+            paint(
+                c,
+                "33",
+                "no process left a record: the command made no Level Zero call the interposer saw \
+                 (it records a process at its first call), or the interposer did not load \
+                 (a static or setuid program, or LD_PRELOAD was cleared)"
+            )
+        );
+    }
+    let d = &r.dumps;
+    if d.before != d.after {
+        let _ = writeln!(
+            out,
+            "dumps: {} in {} files, {} in {} files after pruning (--keep {}; --keep all keeps everything)",
+            human_bytes(d.before.bytes),
+            d.before.files,
+            human_bytes(d.after.bytes),
+            d.after.files,
+            d.keep
+        );
+    } else {
+        let _ = writeln!(
+            out,
+            "dumps: {} in {} files",
+            human_bytes(d.after.bytes),
+            d.after.files
+        );
+    }
+    if let Some(e) = r.exit {
+        let _ = writeln!(out, "the command {}", e.describe());
+    }
+    if let Some(dev) = &r.emulate {
+        let _ = writeln!(
+            out,
+            "emulated device {dev}: kernels were compiled for it but not executed"
+        );
+    }
+    let _ = writeln!(out, "report: {}/report.json", style.dir);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes_read_well() {
+        assert_eq!(human_bytes(10), "10 B");
+        assert_eq!(human_bytes(1536), "1.5 KiB");
+        assert_eq!(human_bytes(3 * 1024 * 1024), "3.0 MiB");
+    }
+}

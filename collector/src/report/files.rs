@@ -1,0 +1,275 @@
+//! The files a collection writes: `report.json`, the readable copies
+//! under `asm/`, `collect.json` (what the first collection learned from
+//! dump files it then pruned), and the pruning itself ([`Keep`]). Every
+//! file is written under a temporary name and renamed into place.
+
+use super::export::json;
+use super::Report;
+use crate::capture::files::{
+    is_real_dir, link_or_copy, prune_measured, usage, write_atomic, write_pending, Pending, Usage,
+};
+use crate::capture::layout::{strip_dir, CollectError, Stopped, ASM_DIR};
+use crate::capture::state::CollectState;
+use crate::matching::Matching;
+use crate::sources::dumps::{parse_spv_file_name, DumpFolder, DumpLocation};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+
+/// Which dump files survive collection.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Keep {
+    /// Every `.asm` and `.spv`; the other intermediates (LLVM IR, vISA,
+    /// binaries...) are deleted.
+    #[default]
+    Asm,
+    /// Only the launched kernels' `.asm` files and their modules' `.spv`.
+    Launched,
+    /// Everything IGC wrote.
+    All,
+}
+
+impl Keep {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Keep::Asm => "asm",
+            Keep::Launched => "launched",
+            Keep::All => "all",
+        }
+    }
+}
+
+/// `report` as `report.json` (pretty JSON and a newline), written next to
+/// `path`, to be put in place by [`Pending::commit`].
+pub fn write_report(path: &Path, report: &Report) -> Result<Pending, CollectError> {
+    write_pending(path, |w| json::write(w, report))
+}
+
+/// Measures the dumps, saves in `collect.json` what pruning is about to
+/// destroy, then prunes as `keep` says. Returns the pruning's warnings
+/// and the dumps' size after it.
+#[allow(clippy::too_many_arguments)]
+pub fn save_state_and_prune(
+    dir: &Path,
+    keep: Keep,
+    state_path: &Path,
+    state: &mut CollectState,
+    folders: &[DumpFolder],
+    locations: &[DumpLocation],
+    matching: &Matching,
+    stop: &dyn Fn() -> bool,
+    progress: &dyn Fn(&str),
+) -> Result<(Vec<String>, Usage), CollectError> {
+    let interrupted = || CollectError::Interrupted(dir.to_path_buf());
+    let dumps_root = dir.join(xpu_asm_record::DUMPS_DIR);
+    let dumps_now = usage(&dumps_root);
+    save_state(state_path, state, folders, dumps_now)?;
+    if stop() {
+        return Err(interrupted());
+    }
+    if keep == Keep::All || !is_real_dir(&dumps_root) {
+        return Ok((Vec::new(), dumps_now));
+    }
+    progress("pruning dumps");
+    let (warnings, deleted) =
+        prune_dumps(dir, keep, locations, matching, stop).map_err(|_| interrupted())?;
+    Ok((warnings, dumps_now.minus(deleted)))
+}
+
+/// Saves in `collect.json` (when they changed) the dumps' size before the
+/// first pruning and the final-binary verdicts of `folders`' files.
+fn save_state(
+    state_path: &Path,
+    state: &mut CollectState,
+    folders: &[DumpFolder],
+    dumps_now: Usage,
+) -> Result<(), CollectError> {
+    let mut new_state = state.clone();
+    new_state.schema = 1;
+    if new_state.dumps_before.is_none() {
+        new_state.dumps_before = Some(dumps_now);
+    }
+    for f in folders {
+        for a in &f.asm {
+            if let Some(v) = a.final_binary {
+                new_state.final_binary.insert(a.shown.clone(), v);
+            }
+        }
+    }
+    if new_state.dumps_before != state.dumps_before || new_state.final_binary != state.final_binary
+    {
+        let bytes = serde_json::to_vec_pretty(&new_state).unwrap_or_default();
+        write_atomic(state_path, &bytes)?;
+        *state = new_state;
+    }
+    Ok(())
+}
+
+/// Deletes from the prunable dump folders of `locations` what `keep` does
+/// not keep: the warnings, and what was deleted.
+fn prune_dumps(
+    dir: &Path,
+    keep: Keep,
+    locations: &[DumpLocation],
+    matching: &Matching,
+    stop: &dyn Fn() -> bool,
+) -> Result<(Vec<String>, Usage), Stopped> {
+    // Launched kernels' .asm files, and the hashes of their modules
+    // (all launched kernels: --filter limits the report, not the data).
+    let launched_only = keep == Keep::Launched;
+    let keep_files: BTreeSet<&Path> = matching
+        .launched
+        .iter()
+        .filter(|_| launched_only)
+        .flat_map(|k| {
+            k.candidates
+                .iter()
+                .map(|a| a.path.as_path())
+                .chain(k.same_files.iter().map(|p| p.as_path()))
+        })
+        .collect();
+    let keep_hashes: BTreeSet<&str> = matching
+        .launched
+        .iter()
+        .filter(|_| launched_only)
+        .flat_map(|k| k.candidates.iter().map(|a| a.name.hash.as_str()))
+        .collect();
+    let kept = |p: &Path| -> bool {
+        let name = p
+            .file_name()
+            .map(|n| n.to_string_lossy())
+            .unwrap_or_default();
+        match keep {
+            Keep::All => true,
+            Keep::Asm => name.ends_with(".asm") || name.ends_with(".spv"),
+            Keep::Launched => {
+                keep_files.contains(p)
+                    || parse_spv_file_name(&name).is_some_and(|h| keep_hashes.contains(h.as_str()))
+            }
+        }
+    };
+    let mut warnings = Vec::new();
+    let mut deleted = Usage::default();
+    for loc in locations.iter().filter(|l| l.prunable) {
+        // Only real folders under <dir>/dumps, never through a link.
+        let mut cur = dir.to_path_buf();
+        let mut real = true;
+        for c in Path::new(&loc.shown).components() {
+            cur.push(c);
+            real &= is_real_dir(&cur);
+        }
+        if !real {
+            continue;
+        }
+        let (gone, errs) = prune_measured(&loc.path, &kept, stop)?;
+        deleted.files += gone.files;
+        deleted.bytes += gone.bytes;
+        warnings.extend(errs.iter().map(|e| strip_dir(dir, e)));
+    }
+    Ok((warnings, deleted))
+}
+
+/// One launched kernel's chosen `.asm` and its readable copy.
+pub struct Link {
+    /// Index of the kernel in the report.
+    pub entry: usize,
+    pub path: PathBuf,
+    pub shown: String,
+    /// File name under `asm/`.
+    pub file: String,
+}
+
+/// What [`copy_asm`] did: a result per link, in order (none at all when
+/// `asm/` could not be made), and warnings about the folder itself.
+pub struct Copied {
+    pub links: Vec<std::io::Result<()>>,
+    pub warnings: Vec<String>,
+}
+
+/// Rebuilds `asm/` with one readable copy (a hard link when possible) of
+/// each chosen `.asm` of `links`.
+pub fn copy_asm(dir: &Path, links: &[Link], stop: &dyn Fn() -> bool) -> Result<Copied, Stopped> {
+    let mut warnings = Vec::new();
+    let asm_dir = dir.join(ASM_DIR);
+    // The folder is ours: rebuilt each time. A link in its place is removed,
+    // never followed.
+    match std::fs::symlink_metadata(&asm_dir) {
+        Ok(m) if m.is_dir() => {
+            if let Err(e) = std::fs::remove_dir_all(&asm_dir) {
+                warnings.push(format!("{ASM_DIR}/: cannot clear: {e}"));
+            }
+        }
+        Ok(_) => {
+            let _ = std::fs::remove_file(&asm_dir);
+        }
+        Err(_) => {}
+    }
+    if let Err(e) = std::fs::create_dir_all(&asm_dir) {
+        warnings.push(format!("{ASM_DIR}/: cannot create: {e}"));
+        return Ok(Copied {
+            links: Vec::new(),
+            warnings,
+        });
+    }
+    let mut done = Vec::with_capacity(links.len());
+    for l in links {
+        if stop() {
+            return Err(Stopped);
+        }
+        let dest = asm_dir.join(&l.file);
+        // A file outside the capture (a dump folder the user chose) is
+        // copied: a hard link would let an edit of the copy change it.
+        done.push(if l.path.starts_with(dir) {
+            link_or_copy(&l.path, &dest)
+        } else {
+            copy_fresh(&l.path, &dest)
+        });
+    }
+    Ok(Copied {
+        links: done,
+        warnings,
+    })
+}
+
+/// A copy of `src` at `dest`, replacing whatever `dest` is.
+fn copy_fresh(src: &Path, dest: &Path) -> std::io::Result<()> {
+    let _ = std::fs::remove_file(dest);
+    std::fs::copy(src, dest).map(|_| ())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::capture::run::Exit;
+    use crate::report::{self, DumpsInfo, Totals};
+
+    #[test]
+    fn the_report_is_streamed_as_it_was_printed() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("report.json");
+        let report = Report {
+            schema: report::SCHEMA,
+            tool: "t".into(),
+            command: Some(vec!["a b".into(), "\u{1b}".into()]),
+            exit: Some(Exit::Signal(9)),
+            emulate: None,
+            processes: Vec::new(),
+            kernels: Vec::new(),
+            totals: Totals::default(),
+            unlaunched_compiled: 3,
+            unlaunched_listed: false,
+            filter: Some("x|y".into()),
+            dumps: DumpsInfo {
+                keep: "asm".into(),
+                before: Usage { bytes: 1, files: 2 },
+                after: Usage::default(),
+            },
+            warnings: vec!["w".into()],
+        };
+        write_report(&path, &report).unwrap().commit().unwrap();
+        let mut expected = serde_json::to_vec_pretty(&report).unwrap();
+        expected.push(b'\n');
+        assert_eq!(std::fs::read(&path).unwrap(), expected);
+    }
+}

@@ -1,0 +1,209 @@
+//! The report: its model here (`report.json`, a versioned contract:
+//! [`Report`], [`KernelEntry`], [`SCHEMA`]); its entries made from the
+//! matching ([`entries`]); the files a collection writes ([`files`]:
+//! `report.json`, the copies under `asm/`, the pruning of the dumps); and
+//! its exporters, one file each ([`export`]: the terminal table, JSON).
+
+pub mod entries;
+pub mod export;
+pub mod files;
+
+use crate::capture::files::Usage;
+use crate::capture::run::Exit;
+use crate::names;
+use crate::sources::{AsmFile, BinaryOrigin, IsaSourceKind, Status};
+use serde::{Deserialize, Serialize};
+
+/// Version of `report.json`; bumped on any incompatible change (2: ISA from
+/// module binaries: `isa_source`, `binary`, new statuses, `not-spirv` gone).
+pub const SCHEMA: u32 = 2;
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ProcessEntry {
+    pub pid: u32,
+    pub ppid: u32,
+    pub host: String,
+    pub exe: String,
+    pub forked_from: Option<u32>,
+    /// Its IGC dump folder, relative to the capture folder.
+    pub dump_dir: String,
+    pub dump_dir_exists: bool,
+    pub launches: u64,
+    pub appended: u64,
+    /// Launches of kernel handles whose creation was not recorded.
+    pub unknown_launches: u64,
+    /// How it ended, when known.
+    pub exit: Option<Exit>,
+    /// Where that came from, or why it is unknown.
+    pub ended: String,
+    /// Its rank in a parallel job, from its launcher's variables.
+    #[serde(default)]
+    pub rank: Option<u32>,
+    #[serde(default)]
+    pub local_rank: Option<u32>,
+    /// The launcher's job id (`openmpi:<id>`, `slurm:<job>.<step>`, ...).
+    #[serde(default)]
+    pub job_id: Option<String>,
+}
+
+/// One rank's share of a kernel's launches.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RankLaunches {
+    pub rank: u32,
+    pub launches: u64,
+    pub appended: u64,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Candidate {
+    /// Relative to the capture folder.
+    pub path: String,
+    /// `igc-dump` or `module-binary`.
+    pub source: IsaSourceKind,
+    pub simd: Option<u32>,
+    /// IGC's retry number (0: first compilation).
+    pub retry: u32,
+    pub instructions: Option<u64>,
+    pub spill_bytes: Option<u64>,
+    /// Whether its machine code is the final binary IGC emitted; null when
+    /// the dump does not tell.
+    pub final_binary: Option<bool>,
+    /// How many processes had this compilation: the same file name in
+    /// their dump folders with the same SIMD, retry, instruction count and
+    /// spill bytes (for `module-binary`, the same file). Listed once, by
+    /// the first path (or the chosen file when it is one of them).
+    #[serde(default = "one")]
+    pub processes: u32,
+}
+
+fn one() -> u32 {
+    1
+}
+
+impl Candidate {
+    pub fn from_file(a: &AsmFile, processes: u32) -> Self {
+        let h = a.header.as_ref();
+        Candidate {
+            path: a.shown.clone(),
+            source: a.source,
+            simd: a.name.simd,
+            retry: a.name.retry,
+            instructions: h.and_then(|h| h.instructions),
+            spill_bytes: h.and_then(|h| h.spill_bytes),
+            final_binary: a.final_binary,
+            processes,
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct KernelEntry {
+    /// 1-based position in the report (by launches, most first).
+    pub rank: usize,
+    /// The name as the program gave it (lossy when not UTF-8).
+    pub name: String,
+    /// The exact bytes in hex, present only when the name is not UTF-8.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name_hex: Option<String>,
+    pub demangled: String,
+    pub module_sha256: Option<String>,
+    pub launches: u64,
+    pub appended: u64,
+    pub pids: Vec<u32>,
+    /// Ranks of the processes that launched it, sorted (empty outside a job).
+    #[serde(default)]
+    pub ranks: Vec<u32>,
+    /// Its launches per rank, by rank.
+    #[serde(default)]
+    pub launches_by_rank: Vec<RankLaunches>,
+    pub status: Status,
+    /// Why there is no ISA (null when matched).
+    pub reason: Option<String>,
+    /// Where the ISA shown comes from: `igc-dump` (IGC's `.asm` of this
+    /// run) or `module-binary` (IGA's disassembly of the module's binary);
+    /// null when there is none.
+    pub isa_source: Option<IsaSourceKind>,
+    /// For `module-binary`: the binary (SHA-256, format, fat binary member).
+    pub binary: Option<Box<BinaryOrigin>>,
+    /// The `.asm` shown, relative to the capture folder: in the dump folder
+    /// (`igc-dump`) or under `isa/` (`module-binary`).
+    pub asm: Option<String>,
+    /// Its readable copy under `asm/`.
+    pub asm_copy: Option<String>,
+    /// Why that file among the candidates.
+    pub asm_choice: Option<String>,
+    pub asm_candidates: Vec<Candidate>,
+    pub simd: Option<u32>,
+    pub grf: Option<u32>,
+    pub instructions: Option<u64>,
+    pub spill_bytes: Option<u64>,
+    pub platform: Option<String>,
+    pub ra_type: Option<String>,
+    pub spill_grf_refs: Option<u64>,
+    pub private_memory_bytes: Option<u64>,
+    /// Source lines and their instructions; null without line information
+    /// (or for a kernel not launched).
+    pub source: Option<crate::isa::source::Source>,
+    /// Instructions by class; null for a kernel not launched.
+    pub mix: Option<crate::isa::mix::Mix>,
+}
+
+impl KernelEntry {
+    /// Sets `source` and `mix` from the analysis of its ISA file (none:
+    /// no file, or it could not be read).
+    pub fn set_isa(&mut self, a: Option<crate::isa::Analysis>) {
+        if let Some(a) = a {
+            self.source = a.source;
+            self.mix = Some(a.mix);
+        }
+    }
+
+    /// The name a person reads: demangled, escaped for a terminal.
+    pub fn display_name(&self) -> String {
+        names::escape_for_terminal(&self.demangled)
+    }
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Totals {
+    /// Launched kernels listed (after `--filter`).
+    pub kernels: u64,
+    pub launches: u64,
+    pub appended: u64,
+    pub matched: u64,
+    pub unmatched: u64,
+    /// Launched kernels left out by `--filter`.
+    pub filtered_out: u64,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DumpsInfo {
+    /// `asm`, `launched` or `all`.
+    pub keep: String,
+    /// Before the first collection pruned anything.
+    pub before: Usage,
+    pub after: Usage,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Report {
+    pub schema: u32,
+    /// `xpu-asm-run <version>`
+    pub tool: String,
+    /// The command as run (lossy UTF-8); null when `run.json` is missing.
+    pub command: Option<Vec<String>>,
+    pub exit: Option<Exit>,
+    /// `--emulate DEVICE`: kernels were compiled for DEVICE, not executed.
+    pub emulate: Option<String>,
+    pub processes: Vec<ProcessEntry>,
+    /// Launched kernels by launches (most first), then with `--all` the
+    /// compiled but never launched ones.
+    pub kernels: Vec<KernelEntry>,
+    pub totals: Totals,
+    /// Kernels IGC compiled that no process launched.
+    pub unlaunched_compiled: u64,
+    pub unlaunched_listed: bool,
+    pub filter: Option<String>,
+    pub dumps: DumpsInfo,
+    pub warnings: Vec<String>,
+}

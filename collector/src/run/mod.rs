@@ -1,0 +1,9 @@
+//! Running a command under the interposer: one run (`xpu-asm-run -- cmd`,
+//! [`launch`]), one instance per rank of a parallel job ([`job`]), the
+//! launcher-inside form (`xpu-asm-run -- mpirun ...`, [`forward`]), and
+//! `merge` of several captures into one ([`merge`]).
+
+pub mod forward;
+pub mod job;
+pub mod launch;
+pub mod merge;
