@@ -276,6 +276,25 @@ fn todays_gpus_from_their_binaries_or_the_recorded_device() {
         (30, "bmg", 0xe202u32, 0x0500_4000u32, [bmg, aligned_16]),
         (31, "ptl", 0xb080, 0x0780_0004, [ptl, no_notes]),
     ];
+    // And nGEN's own (oneMKL's generator): its GFX core family only.
+    let ngen = [
+        (32, "bmg", 0xe202u32, 0x0500_4000u32, "XE2"),
+        (33, "mtl", 0x7d40, 0x0311_8004, "MTL"),
+        (34, "pvc", 0x0bd5, 0x030f_0007, "PVCXT"),
+    ];
+    // The device the module was built on, as NEO 26 reports it.
+    let set_device = |p: &Process, id: u32, ip: u32| {
+        let events = out
+            .join(xpu_asm_record::RECORDS_DIR)
+            .join(xpu_asm_record::events_file_name(&p.host, p.pid));
+        let text = std::fs::read_to_string(&events).unwrap();
+        let pvc = r#""device_id":3029,"name":"Intel(R) Graphics [0x0bd5]","ip_version":null"#;
+        assert!(text.contains(pvc));
+        let device = format!(
+            r#""device_id":{id},"name":"Intel(R) Graphics [0x{id:04x}]","ip_version":{ip}"#
+        );
+        std::fs::write(&events, text.replace(pvc, &device)).unwrap();
+    };
     let mut expected = Vec::new();
     for (pid, _, id, ip, binaries) in &cases {
         let mut p = Process::new(*pid);
@@ -290,20 +309,21 @@ fn todays_gpus_from_their_binaries_or_the_recorded_device() {
             kernel(2, 2, b"vector_add_scaled", 3),
         ];
         p.write(out);
-        // The device the module was built on, as NEO 26 reports it.
-        let events = out
-            .join(xpu_asm_record::RECORDS_DIR)
-            .join(xpu_asm_record::events_file_name(&p.host, p.pid));
-        let text = std::fs::read_to_string(&events).unwrap();
-        let pvc = r#""device_id":3029,"name":"Intel(R) Graphics [0x0bd5]","ip_version":null"#;
-        assert!(text.contains(pvc));
-        let device = format!(
-            r#""device_id":{id},"name":"Intel(R) Graphics [0x{id:04x}]","ip_version":{ip}"#
-        );
-        std::fs::write(&events, text.replace(pvc, &device)).unwrap();
+        set_device(&p, *id, *ip);
+    }
+    let mut ngen_shas = Vec::new();
+    for (pid, gpu, id, ip, _) in &ngen {
+        let mut p = Process::new(*pid);
+        p.host = format!("h{pid}");
+        let m = Module::native_saved(1, out, &binary(&format!("ngen_trivial.{gpu}.zebin")));
+        ngen_shas.push(m.sha256.clone());
+        p.modules.push(m);
+        p.kernels = vec![kernel(1, 1, b"ngen_trivial", 4)];
+        p.write(out);
+        set_device(&p, *id, *ip);
     }
     let r = run(out);
-    assert_eq!(r.totals.kernels, 4, "{r:#?}");
+    assert_eq!(r.totals.kernels, 7, "{r:#?}");
     let iga = xpu_asm_collector::native::iga::Iga::load().unwrap();
     for ((sha, pid), name) in expected
         .iter()
@@ -334,5 +354,21 @@ fn todays_gpus_from_their_binaries_or_the_recorded_device() {
                 "{gpu}: {reason}"
             );
         }
+    }
+    // nGEN's kernels: the generation from the binary, the product (MTL, not
+    // DG2; PVC's XT stepping) from the device.
+    for ((_, gpu, .., platform), sha) in ngen.iter().zip(&ngen_shas) {
+        let k = entry(&r, "ngen_trivial", sha);
+        assert_eq!(k.launches, 4);
+        if *gpu == "bmg" && iga.path() != "libiga64.so.2" {
+            assert_eq!(k.status, Status::IgaFailed, "{gpu}: {k:#?}");
+            let reason = k.reason.as_deref().unwrap_or_default();
+            assert!(reason.contains("cannot disassemble for XE2"), "{reason}");
+            continue;
+        }
+        assert_eq!(k.status, Status::Matched, "{gpu}: {k:#?}");
+        assert_eq!(k.platform.as_deref(), Some(*platform), "{gpu}: {k:#?}");
+        let asm = std::fs::read_to_string(out.join(k.asm.as_deref().unwrap())).unwrap();
+        assert!(asm.contains("EOT"), "{asm}");
     }
 }

@@ -554,6 +554,38 @@ mod tests {
         assert_eq!(named(&b, Some(&bmg)), Some((0x0100_0004, "PVC".into())));
     }
 
+    /// Kernels as nGEN (oneDNN's and oneMKL's generator) writes them: the
+    /// GFX core family the only platform note, its section aligned to 16.
+    #[test]
+    fn ngens_zebins_name_their_generation_and_the_device_its_product() {
+        let bmg = include_bytes!("../../tests/data/module-binaries/ngen_trivial.bmg.zebin");
+        let pvc = include_bytes!("../../tests/data/module-binaries/ngen_trivial.pvc.zebin");
+        let mtl = include_bytes!("../../tests/data/module-binaries/ngen_trivial.mtl.zebin");
+        for b in [&bmg[..], pvc, mtl] {
+            assert_eq!(compat_notes(b).1.len(), 1);
+            let p = parse(b, None).unwrap();
+            assert_eq!(p.kernels.len(), 1);
+            assert_eq!(p.kernels[0].name, b"ngen_trivial");
+        }
+        assert_eq!(named(bmg, None), Some((0x0200_0000, "XE2".into())));
+        assert_eq!(named(pvc, None), Some((0x0100_0004, "PVC".into())));
+        assert_eq!(named(mtl, None), Some((0x0100_0002, "DG2".into())));
+        let device = |id, (a, r, v)| Device {
+            device_id: Some(id),
+            ip_version: Some(super::super::ip_version(a, r, v)),
+            ..Device::default()
+        };
+        let on_mtl = device(0x7d40, (12, 70, 4));
+        assert_eq!(named(mtl, Some(&on_mtl)), Some((0x0100_0002, "MTL".into())));
+        let on_pvc = device(0x0bd5, (12, 60, 7));
+        assert_eq!(
+            named(pvc, Some(&on_pvc)),
+            Some((0x0100_0004, "PVCXT".into()))
+        );
+        let on_lnl = device(0x64a0, (20, 4, 4));
+        assert_eq!(named(bmg, Some(&on_lnl)), Some((0x0200_0000, "XE2".into())));
+    }
+
     #[test]
     fn broken_notes_give_what_fits() {
         let note = |namesz: u32, descsz: u32, t: u32, name: &[u8], desc: &[u8]| {
