@@ -469,12 +469,16 @@ fn wanted(igcs: &[(&'static Igc, PathBuf)]) -> String {
 /// `; this system has one: set XPU_ASM_IGA=<path>` when an IGC newer than
 /// the one whose IGA is in use has its IGA here, else nothing.
 fn newer_iga(iga: &Iga) -> String {
+    newer(&iga.path, &installed_igcs(&library_dirs()))
+}
+
+/// [`newer_iga`] for the IGA opened as `in_use` on a system with `igcs`.
+fn newer(in_use: &str, igcs: &[(&'static Igc, PathBuf)]) -> String {
     let in_use = IGCS
         .iter()
-        .find(|i| iga.path.ends_with(i.iga))
+        .find(|i| in_use.ends_with(i.iga))
         .map_or(u32::MAX, |i| i.major);
-    installed_igcs(&library_dirs())
-        .iter()
+    igcs.iter()
         .filter(|(igc, _)| igc.major > in_use)
         .find_map(|(igc, library)| {
             let path = library.parent()?.join(igc.iga);
@@ -687,6 +691,28 @@ mod tests {
             wanted(&[]),
             "libiga64.so.2 (package libigc2 or intel-igc-core-2) or libiga64.so.1 (package libigc1 or intel-igc-core)"
         );
+    }
+
+    #[test]
+    fn a_newer_iga_of_this_system_is_named_when_the_one_in_use_refuses() {
+        let t = tempfile::tempdir().unwrap();
+        std::fs::write(t.path().join("libiga64.so.2"), "").unwrap();
+        let both = [
+            (&IGCS[0], t.path().join("libigc.so.2")),
+            (&IGCS[1], PathBuf::from("/usr/lib/libigc.so.1")),
+        ];
+        assert_eq!(
+            newer("libiga64.so.1", &both),
+            format!(
+                "; this system has one: set XPU_ASM_IGA={}/libiga64.so.2",
+                t.path().display()
+            )
+        );
+        assert_eq!(newer("libiga64.so.2", &both), "");
+        assert_eq!(newer("/opt/iga/libiga64.so.1", &both[1..]), "");
+        // Its IGA not beside IGC 2: nothing to name.
+        std::fs::remove_file(t.path().join("libiga64.so.2")).unwrap();
+        assert_eq!(newer("libiga64.so.1", &both), "");
     }
 
     #[test]
