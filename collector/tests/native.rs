@@ -249,6 +249,7 @@ fn built(which: &'static str) -> &'static Built {
         "pt-b" => build(which, &b, &["-device", "pvc"], true),
         "pt-extra" => build(which, &extra, &["-device", "pvc"], true),
         "fat-a" => build(which, &a, &["-device", "pvc,tgllp"], false),
+        "fat-today" => build(which, &a, &["-device", "dg2,bmg,ptl-h"], false),
         "zebin-tgllp-extra" => build(
             which,
             &extra,
@@ -482,6 +483,40 @@ fn a_fat_binary_gives_the_member_of_the_device() {
         native::parse(bytes, None),
         Err(NativeError::NoEntryForDevice { .. })
     ));
+    if stack() == Stack::Neo26 {
+        todays_fat_binary();
+    }
+}
+
+/// NEO 26's fat binary of dg2, bmg and ptl-h (members `64.dg2`, `64.bmg`
+/// and `64.30.0.4`: ocloc names each after the name it was given, or its
+/// IP version): each device, as NEO 26 reports it (PCI id and IP version),
+/// gets its member and its platform.
+fn todays_fat_binary() {
+    let bytes = &built("fat-today").bytes;
+    for (id, ip, entry, name) in [
+        (0x4f80, (12, 55, 8), "64.dg2", "DG2"),
+        (0xe202, (20, 1, 0), "64.bmg", "XE2"),
+        (0xb080, (30, 0, 4), "64.30.0.4", "XE3"),
+    ] {
+        let device = Device {
+            device_id: Some(id),
+            ip_version: Some(native::ip_version(ip.0, ip.1, ip.2)),
+            ..Device::default()
+        };
+        let p = native::parse(bytes, Some(&device)).unwrap();
+        assert_eq!(p.fat_entry.as_deref(), Some(entry));
+        let platform = p.platform.clone().unwrap();
+        assert_eq!(platform.name, name);
+        assert_eq!(names(&p), KERNELS_A);
+        for k in &p.kernels {
+            let text = iga().disassemble(&platform, &k.code).unwrap();
+            assert!(
+                instructions(&text).iter().any(|i| i.contains("EOT")),
+                "{text}"
+            );
+        }
+    }
 }
 
 /// IGC's `.asm` files of kernel `name` in `dumps`, for SIMD width `simd`:

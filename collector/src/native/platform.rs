@@ -388,6 +388,21 @@ impl Device {
         }
     }
 
+    /// Every name ocloc knows the product by: the one given or found,
+    /// then the rest of the product's names (`dg2` for `acm-g10`: ocloc
+    /// names a fat binary's member after the name it was given).
+    pub(crate) fn product_names(&self) -> Vec<String> {
+        let mut names: Vec<String> = self.product_name().into_iter().collect();
+        if let Some(p) = self.product() {
+            for n in std::iter::once(p.name).chain(p.aliases.iter().copied()) {
+                if !names.iter().any(|m| m == n) {
+                    names.push(n.to_string());
+                }
+            }
+        }
+        names
+    }
+
     /// The IP version (architecture, release, revision), as given or as
     /// known for the product.
     pub(crate) fn ip(&self) -> Option<(u32, u32, u32)> {
