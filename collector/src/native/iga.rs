@@ -250,7 +250,7 @@ impl Iga {
             IgaError::Missing { tried, reason, .. } => IgaError::Missing {
                 tried,
                 reason,
-                advice: advice(&installed_igcs(&library_dirs())),
+                advice: advice(system_igcs()),
             },
             other => other,
         })
@@ -269,7 +269,7 @@ impl Iga {
         let symbol_error = |symbol: &str| IgaError::Symbol {
             path: shown.clone(),
             symbol: symbol.to_string(),
-            wanted: wanted(&installed_igcs(&library_dirs())),
+            wanted: wanted(system_igcs()),
         };
         macro_rules! sym {
             ($t:ty, $name:literal) => {{
@@ -469,7 +469,7 @@ fn wanted(igcs: &[(&'static Igc, PathBuf)]) -> String {
 /// `; this system has one: set XPU_ASM_IGA=<path>` when an IGC newer than
 /// the one whose IGA is in use has its IGA here, else nothing.
 fn newer_iga(iga: &Iga) -> String {
-    newer(&iga.path, &installed_igcs(&library_dirs()))
+    newer(&iga.path, system_igcs())
 }
 
 /// [`newer_iga`] for the IGA opened as `in_use` on a system with `igcs`.
@@ -486,6 +486,14 @@ fn newer(in_use: &str, igcs: &[(&'static Igc, PathBuf)]) -> String {
                 .then(|| format!("; this system has one: set {ENV}={}", path.display()))
         })
         .unwrap_or_default()
+}
+
+/// [`installed_igcs`] of the folders the dynamic loader searches, looked
+/// for once (a refused platform asks for them for every kernel).
+fn system_igcs() -> &'static [(&'static Igc, PathBuf)] {
+    static IGCS_HERE: std::sync::OnceLock<Vec<(&'static Igc, PathBuf)>> =
+        std::sync::OnceLock::new();
+    IGCS_HERE.get_or_init(|| installed_igcs(&library_dirs()))
 }
 
 /// The IGCs this system has, newest first, each with the path of its
@@ -516,18 +524,21 @@ fn neo_run_path(search: &[PathBuf]) -> Vec<PathBuf> {
     else {
         return Vec::new();
     };
-    let Ok(data) = std::fs::read(&neo) else {
+    // NEO 26's driver is 60 MB: mapped, only its headers and dynamic
+    // section are read.
+    let Some(map) = Mapped::open(&neo) else {
         return Vec::new();
     };
-    let Ok(elf) = ElfFile64::<object::Endianness>::parse(&data[..]) else {
+    let data = map.bytes();
+    let Ok(elf) = ElfFile64::<object::Endianness>::parse(data) else {
         return Vec::new();
     };
     let endian = elf.endian();
     let sections = elf.elf_section_table();
-    let Ok(Some((entries, link))) = sections.dynamic(endian, &data[..]) else {
+    let Ok(Some((entries, link))) = sections.dynamic(endian, data) else {
         return Vec::new();
     };
-    let Ok(strings) = sections.strings(endian, &data[..], link) else {
+    let Ok(strings) = sections.strings(endian, data, link) else {
         return Vec::new();
     };
     let path_of = |tag: u32| {
@@ -546,6 +557,50 @@ fn neo_run_path(search: &[PathBuf]) -> Vec<PathBuf> {
         .filter(|p| !p.is_empty())
         .map(|p| PathBuf::from(p.replace("${ORIGIN}", &origin).replace("$ORIGIN", &origin)))
         .collect()
+}
+
+/// A file mapped read-only, unmapped when dropped.
+struct Mapped {
+    at: *mut c_void,
+    len: usize,
+}
+
+impl Mapped {
+    fn open(path: &Path) -> Option<Mapped> {
+        let file = std::fs::File::open(path).ok()?;
+        let len = usize::try_from(file.metadata().ok()?.len()).ok()?;
+        if len == 0 {
+            return None;
+        }
+        use std::os::fd::AsRawFd;
+        // SAFETY: a private read-only mapping of an open file; the mapping
+        // outlives the descriptor, which may be closed after the call.
+        let at = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                len,
+                libc::PROT_READ,
+                libc::MAP_PRIVATE,
+                file.as_raw_fd(),
+                0,
+            )
+        };
+        (at != libc::MAP_FAILED).then_some(Mapped { at, len })
+    }
+
+    fn bytes(&self) -> &[u8] {
+        // SAFETY: `len` bytes are mapped readable at `at` until drop. (A
+        // library being replaced while mapped would change these bytes:
+        // they are only parsed, with every offset checked.)
+        unsafe { std::slice::from_raw_parts(self.at.cast::<u8>(), self.len) }
+    }
+}
+
+impl Drop for Mapped {
+    fn drop(&mut self) {
+        // SAFETY: the mapping made in `open`, unmapped once.
+        unsafe { libc::munmap(self.at, self.len) };
+    }
 }
 
 /// The folders the dynamic loader searches, in its order:
@@ -775,6 +830,9 @@ mod tests {
 
         let search = [neo.clone()];
         assert_eq!(neo_run_path(&search), [neo.join("../igc")]);
+        // Debian's NEO (22.43 and 26.27 alike) has no run path.
+        assert!(library_dirs().iter().any(|d| d.join(NEO_LIBRARY).exists()));
+        assert_eq!(neo_run_path(&library_dirs()), Vec::<PathBuf>::new());
         let found = installed_igcs(&search);
         assert_eq!(found, [(igc, neo.join("../igc").join(igc.library))]);
         let loaded = Iga::load_default(&["libiga64-of-no-igc.so.9"], &search).unwrap();
