@@ -183,8 +183,15 @@ fn iga_missing_is_a_reason_that_says_how_to_install_it() {
     let native = entry(&r, "vector_add", &sha);
     assert_eq!(native.status, Status::IgaMissing, "{native:#?}");
     let reason = native.reason.as_deref().unwrap_or_default();
+    // The package of this system's IGC: IGC 2's IGA on today's stack
+    // (Debian sid), IGC 1's on Debian 12.
+    let package = if Path::new("/usr/lib/x86_64-linux-gnu/libigc.so.2").exists() {
+        "libigc2"
+    } else {
+        "libigc1"
+    };
     assert!(
-        reason.contains("libigc1") && reason.contains("XPU_ASM_IGA"),
+        reason.contains(package) && reason.contains("XPU_ASM_IGA"),
         "{reason}"
     );
     let dumped = entry(&r, "vector_add", &sha_a());
@@ -225,4 +232,143 @@ fn one_binary_in_many_processes_is_one_candidate() {
         .map(|c| (c.path.as_str(), c.source, c.processes))
         .collect();
     assert_eq!(c, [(asm.as_str(), IsaSourceKind::ModuleBinary, 3)]);
+}
+
+/// `bytes` with its `.note.intelgt.compat` section changed by `change`
+/// (given the file and the offset of the section's header).
+fn with_compat_notes(bytes: &[u8], change: impl Fn(&mut Vec<u8>, usize)) -> Vec<u8> {
+    use object::read::elf::{ElfFile64, FileHeader};
+    use object::{Object, ObjectSection};
+    let elf = ElfFile64::<object::Endianness>::parse(bytes).unwrap();
+    let shoff = elf.elf_header().e_shoff(elf.endian()) as usize;
+    let note = elf
+        .section_by_name(".note.intelgt.compat")
+        .unwrap()
+        .index()
+        .0;
+    let mut b = bytes.to_vec();
+    change(&mut b, shoff + 64 * note);
+    b
+}
+
+/// Today's GPUs, end to end: zebins of ocloc 26.27 (IGC 2.40) for bmg
+/// (Xe2) and ptl (Xe3), in captures whose device is NEO 26's emulated bmg
+/// (0xe202, IP 20.1.0) or ptl (0xb080, IP 30.0.4). Their platform comes
+/// from the binary, from its notes in a section aligned to 16 as nGEN
+/// aligns it (oneMKL's GEMM kernels), or from the recorded device when the
+/// binary's notes are gone. With IGC 2's IGA (today's stack) each kernel is
+/// disassembled under its platform's name; with IGC 1's (Debian 12), each
+/// is a reason that names the IGA that knows it.
+#[test]
+fn todays_gpus_from_their_binaries_or_the_recorded_device() {
+    let t = tempfile::tempdir().unwrap();
+    let out = t.path();
+    let bmg = binary("module_a.bmg.zebin");
+    let ptl = binary("module_a.ptl.zebin");
+    let aligned_16 = with_compat_notes(&bmg, |b, h| {
+        b[h + 0x30..h + 0x38].copy_from_slice(&16u64.to_le_bytes())
+    });
+    // sh_type of the notes' section header: plain data, no notes.
+    let no_notes = with_compat_notes(&ptl, |b, h| {
+        b[h + 4..h + 8].copy_from_slice(&1u32.to_le_bytes())
+    });
+    let cases = [
+        (30, "bmg", 0xe202u32, 0x0500_4000u32, [bmg, aligned_16]),
+        (31, "ptl", 0xb080, 0x0780_0004, [ptl, no_notes]),
+    ];
+    // And nGEN's own (oneMKL's generator): its GFX core family only.
+    let ngen = [
+        (32, "bmg", 0xe202u32, 0x0500_4000u32, "XE2"),
+        (33, "mtl", 0x7d40, 0x0311_8004, "MTL"),
+        (34, "pvc", 0x0bd5, 0x030f_0007, "PVCXT"),
+    ];
+    // The device the module was built on, as NEO 26 reports it.
+    let set_device = |p: &Process, id: u32, ip: u32| {
+        let events = out
+            .join(xpu_asm_record::RECORDS_DIR)
+            .join(xpu_asm_record::events_file_name(&p.host, p.pid));
+        let text = std::fs::read_to_string(&events).unwrap();
+        let pvc = r#""device_id":3029,"name":"Intel(R) Graphics [0x0bd5]","ip_version":null"#;
+        assert!(text.contains(pvc));
+        let device = format!(
+            r#""device_id":{id},"name":"Intel(R) Graphics [0x{id:04x}]","ip_version":{ip}"#
+        );
+        std::fs::write(&events, text.replace(pvc, &device)).unwrap();
+    };
+    let mut expected = Vec::new();
+    for (pid, _, id, ip, binaries) in &cases {
+        let mut p = Process::new(*pid);
+        p.host = format!("h{pid}");
+        for (i, b) in binaries.iter().enumerate() {
+            let m = Module::native_saved(i as u32 + 1, out, b);
+            expected.push((m.sha256.clone(), *pid));
+            p.modules.push(m);
+        }
+        p.kernels = vec![
+            kernel(1, 1, b"vector_add", 2),
+            kernel(2, 2, b"vector_add_scaled", 3),
+        ];
+        p.write(out);
+        set_device(&p, *id, *ip);
+    }
+    let mut ngen_shas = Vec::new();
+    for (pid, gpu, id, ip, _) in &ngen {
+        let mut p = Process::new(*pid);
+        p.host = format!("h{pid}");
+        let m = Module::native_saved(1, out, &binary(&format!("ngen_trivial.{gpu}.zebin")));
+        ngen_shas.push(m.sha256.clone());
+        p.modules.push(m);
+        p.kernels = vec![kernel(1, 1, b"ngen_trivial", 4)];
+        p.write(out);
+        set_device(&p, *id, *ip);
+    }
+    let r = run(out);
+    assert_eq!(r.totals.kernels, 7, "{r:#?}");
+    let iga = xpu_asm_collector::sources::native::iga::Iga::load().unwrap();
+    for ((sha, pid), name) in expected
+        .iter()
+        .zip(["vector_add", "vector_add_scaled"].repeat(2))
+    {
+        let (_, gpu, ..) = cases.iter().find(|c| c.0 == *pid).unwrap();
+        let platform = if *gpu == "bmg" { "XE2" } else { "XE3" };
+        let k = entry(&r, name, sha);
+        if iga.path() == "libiga64.so.2" {
+            assert_eq!(k.status, Status::Matched, "{gpu}: {k:#?}");
+            assert_eq!(k.isa_source, Some(IsaSourceKind::ModuleBinary));
+            assert_eq!(k.platform.as_deref(), Some(platform), "{gpu}: {k:#?}");
+            let asm = std::fs::read_to_string(out.join(k.asm.as_deref().unwrap())).unwrap();
+            assert!(
+                asm.contains(&format!("\n//.platform {platform}\n")),
+                "{asm}"
+            );
+            assert!(k.instructions.is_some_and(|n| n > 5), "{k:?}");
+        } else {
+            // IGA 1.1.0 of IGC 1.0.12504 knows neither Xe2 nor Xe3.
+            assert_eq!(iga.path(), "libiga64.so.1");
+            assert_eq!(k.status, Status::IgaFailed, "{gpu}: {k:#?}");
+            let reason = k.reason.as_deref().unwrap_or_default();
+            assert!(
+                reason.contains(&format!("cannot disassemble for {platform}"))
+                    && reason.contains("libiga64.so.2")
+                    && reason.contains("libigc2"),
+                "{gpu}: {reason}"
+            );
+        }
+    }
+    // nGEN's kernels: the generation from the binary, the product (MTL, not
+    // DG2; PVC's XT stepping) from the device.
+    for ((_, gpu, .., platform), sha) in ngen.iter().zip(&ngen_shas) {
+        let k = entry(&r, "ngen_trivial", sha);
+        assert_eq!(k.launches, 4);
+        if *gpu == "bmg" && iga.path() != "libiga64.so.2" {
+            assert_eq!(k.status, Status::IgaFailed, "{gpu}: {k:#?}");
+            let reason = k.reason.as_deref().unwrap_or_default();
+            assert!(reason.contains("cannot disassemble for XE2"), "{reason}");
+            continue;
+        }
+        assert_eq!(k.status, Status::Matched, "{gpu}: {k:#?}");
+        assert_eq!(k.platform.as_deref(), Some(*platform), "{gpu}: {k:#?}");
+        let asm = std::fs::read_to_string(out.join(k.asm.as_deref().unwrap())).unwrap();
+        assert!(asm.contains("EOT"), "{asm}");
+    }
 }

@@ -1,6 +1,13 @@
 //! The native binary readers and IGA, on binaries the real `ocloc` builds
 //! here from OpenCL C, checked against IGC's own `.asm` dumps of the same
 //! compilation.
+//!
+//! The tools are those of the stack the tests run on: `ocloc` from `PATH`,
+//! IGA found the collector's way (no variable set). Debian 12's stack
+//! (NEO 22.43, IGC 1) builds patch-token binaries and zebins for pvc, dg2,
+//! tgllp, icllp and skl; today's (NEO 26, IGC 2: Debian sid, run inside
+//! the root that scripts/sid-root.sh makes) builds zebins only, for pvc
+//! and dg2 to Xe2 (bmg, lnl), Xe3 (ptl, wcl, nvl-s) and Xe3P (nvl-p, cri).
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -108,6 +115,52 @@ const KERNELS_EXTRA: [&str; 7] = [
     "with_private",
 ];
 
+const KERNELS_MIX: [&str; 5] = [
+    "mix_mad_loop",
+    "mix_atomics",
+    "mix_slm",
+    "mix_scratch",
+    "mix_spill",
+];
+
+/// The driver stack of the `ocloc` on `PATH`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Stack {
+    /// Debian 12: NEO 22.43, IGC 1.0.12504 (its ocloc has no `--version`).
+    Neo22,
+    /// Debian sid: NEO 26.27, IGC 2.40.
+    Neo26,
+}
+
+fn stack() -> Stack {
+    static STACK: OnceLock<Stack> = OnceLock::new();
+    *STACK.get_or_init(|| {
+        let out = Command::new("ocloc")
+            .arg("--version")
+            .output()
+            .unwrap_or_else(|e| {
+                panic!("cannot run ocloc: {e}; it comes with intel-opencl-icd (scripts/install-deps.sh)")
+            });
+        let text = String::from_utf8_lossy(&out.stdout).into_owned()
+            + &String::from_utf8_lossy(&out.stderr);
+        if text.contains("Invalid option (arg 1): --version") {
+            Stack::Neo22
+        } else if text.trim().starts_with("26.") {
+            Stack::Neo26
+        } else {
+            panic!("ocloc --version says {text:?}: these tests know NEO 22.43 (Debian 12) and NEO 26 (Debian sid)")
+        }
+    })
+}
+
+/// The package of this stack's IGA.
+fn iga_package() -> &'static str {
+    match stack() {
+        Stack::Neo22 => "libigc1",
+        Stack::Neo26 => "libigc2",
+    }
+}
+
 fn workload_cl(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("../tests/workload")
@@ -160,8 +213,13 @@ fn build(tag: &str, cl: &Path, args: &[&str], dumps: bool) -> (Vec<u8>, PathBuf)
         String::from_utf8_lossy(&out.stdout),
         String::from_utf8_lossy(&out.stderr)
     );
-    let bytes =
-        std::fs::read(work.join("out")).unwrap_or_else(|e| panic!("{shown} left no out: {e}"));
+    // NEO 26's ocloc writes out.bin (-output_no_suffix drops the device
+    // only), NEO 22.43's out; a fat binary is out on both.
+    let file = [work.join("out"), work.join("out.bin")]
+        .into_iter()
+        .find(|f| f.exists())
+        .unwrap_or_else(|| panic!("{shown} left neither out nor out.bin"));
+    let bytes = std::fs::read(&file).unwrap_or_else(|e| panic!("{}: {e}", file.display()));
     (bytes, dump_dir)
 }
 
@@ -191,6 +249,7 @@ fn built(which: &'static str) -> &'static Built {
         "pt-b" => build(which, &b, &["-device", "pvc"], true),
         "pt-extra" => build(which, &extra, &["-device", "pvc"], true),
         "fat-a" => build(which, &a, &["-device", "pvc,tgllp"], false),
+        "fat-today" => build(which, &a, &["-device", "dg2,bmg,ptl-h"], false),
         "zebin-tgllp-extra" => build(
             which,
             &extra,
@@ -209,6 +268,70 @@ fn built(which: &'static str) -> &'static Built {
     leaked
 }
 
+/// A zebin of `source` (`a`, `b`, `mix`: the workload's; `extra`, `spill`)
+/// for `device`, with IGC's dumps, once per test process.
+fn built_zebin(device: &str, source: &str) -> &'static Built {
+    static CACHE: OnceLock<std::sync::Mutex<BTreeMap<String, &'static Built>>> = OnceLock::new();
+    let key = format!("zebin-{device}-{source}");
+    let cache = CACHE.get_or_init(Default::default);
+    if let Some(b) = cache.lock().unwrap().get(&key) {
+        return b;
+    }
+    let cl = match source {
+        "a" => workload_cl("kernels_a.cl"),
+        "b" => workload_cl("kernels_b.cl"),
+        "mix" => workload_cl("kernels_mix.cl"),
+        "extra" => root().join("extra.cl"),
+        "spill" => root().join("spill.cl"),
+        other => panic!("no source {other}"),
+    };
+    let (bytes, dumps) = build(&key, &cl, &["-device", device, "--format", "zebin"], true);
+    let leaked: &'static Built = Box::leak(Box::new(Built { bytes, dumps }));
+    cache.lock().unwrap().insert(key, leaked);
+    leaked
+}
+
+/// The sources of [`built_zebin`] and their kernels.
+const SOURCES: [(&str, &[&str]); 5] = [
+    ("a", &KERNELS_A),
+    ("b", &KERNELS_B),
+    ("mix", &KERNELS_MIX),
+    ("extra", &KERNELS_EXTRA),
+    ("spill", &["spills"]),
+];
+
+/// ocloc's committed patch-token binary of module A (NEO 22.43's, in its
+/// ELF wrapper): what NEO 26's ocloc cannot build.
+fn committed_patch_tokens() -> Vec<u8> {
+    std::fs::read(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/module-binaries/module_a.pvc.bin"),
+    )
+    .unwrap()
+}
+
+/// A patch-token binary: built here on NEO 22.43, the committed one on
+/// NEO 26.
+fn patch_tokens() -> Vec<u8> {
+    match stack() {
+        Stack::Neo22 => built("pt-a").bytes.clone(),
+        Stack::Neo26 => committed_patch_tokens(),
+    }
+}
+
+/// NEO 26's ocloc ignores `--format patchtokens` and writes a zebin:
+/// patch-token binaries cannot be built on today's stack (NEO reads them
+/// no more since 26.18), and the tests that build them run on Debian 12's.
+fn assert_no_patch_tokens_on_neo26() {
+    assert_eq!(stack(), Stack::Neo26);
+    let (bytes, _) = build(
+        "pt-refused",
+        &workload_cl("kernels_a.cl"),
+        &["-device", "pvc", "--format", "patchtokens"],
+        false,
+    );
+    assert_eq!(native::parse(&bytes, None).unwrap().format, Format::Zebin);
+}
+
 fn pvc() -> Device {
     Device {
         product: Some("pvc".into()),
@@ -218,7 +341,16 @@ fn pvc() -> Device {
 
 fn iga() -> &'static Iga {
     static IGA: OnceLock<Iga> = OnceLock::new();
-    IGA.get_or_init(|| Iga::load().unwrap_or_else(|e| panic!("{e}")))
+    IGA.get_or_init(|| {
+        let iga = Iga::load().unwrap_or_else(|e| panic!("{e}"));
+        // Found without help: the IGA of this stack's IGC.
+        let expected = match stack() {
+            Stack::Neo22 => "libiga64.so.1",
+            Stack::Neo26 => "libiga64.so.2",
+        };
+        assert_eq!(iga.path(), expected);
+        iga
+    })
 }
 
 fn names(p: &Program) -> Vec<String> {
@@ -256,6 +388,17 @@ fn zebin_kernels_with_their_metadata() {
 
 #[test]
 fn patch_token_kernels_with_their_metadata_bare_and_wrapped() {
+    if stack() == Stack::Neo26 {
+        // The committed binary (module A of the collector's test data):
+        // read as on Debian 12.
+        let bytes = committed_patch_tokens();
+        let p = native::parse(&bytes, None).unwrap();
+        assert_eq!(p.format, Format::PatchTokensElf);
+        assert_eq!(p.platform.as_ref().map(|p| p.name.as_str()), Some("PVCXT"));
+        assert_eq!(names(&p), ["vector_add", "vector_add_scaled"]);
+        assert_no_patch_tokens_on_neo26();
+        return;
+    }
     let bytes = &built("pt-a").bytes;
     let p = native::parse(bytes, None).unwrap();
     assert_eq!(p.format, Format::PatchTokensElf);
@@ -314,8 +457,9 @@ fn a_fat_binary_gives_the_member_of_the_device() {
         let text = iga()
             .disassemble(t.platform.as_ref().unwrap(), &k.code)
             .unwrap();
+        // The end of thread, then (IGC 2) padding after it.
         assert!(
-            instructions(&text).last().unwrap().contains("EOT"),
+            instructions(&text).iter().any(|i| i.contains("EOT")),
             "{text}"
         );
     }
@@ -339,6 +483,40 @@ fn a_fat_binary_gives_the_member_of_the_device() {
         native::parse(bytes, None),
         Err(NativeError::NoEntryForDevice { .. })
     ));
+    if stack() == Stack::Neo26 {
+        todays_fat_binary();
+    }
+}
+
+/// NEO 26's fat binary of dg2, bmg and ptl-h (members `64.dg2`, `64.bmg`
+/// and `64.30.0.4`: ocloc names each after the name it was given, or its
+/// IP version): each device, as NEO 26 reports it (PCI id and IP version),
+/// gets its member and its platform.
+fn todays_fat_binary() {
+    let bytes = &built("fat-today").bytes;
+    for (id, ip, entry, name) in [
+        (0x4f80, (12, 55, 8), "64.dg2", "DG2"),
+        (0xe202, (20, 1, 0), "64.bmg", "XE2"),
+        (0xb080, (30, 0, 4), "64.30.0.4", "XE3"),
+    ] {
+        let device = Device {
+            device_id: Some(id),
+            ip_version: Some(native::ip_version(ip.0, ip.1, ip.2)),
+            ..Device::default()
+        };
+        let p = native::parse(bytes, Some(&device)).unwrap();
+        assert_eq!(p.fat_entry.as_deref(), Some(entry));
+        let platform = p.platform.clone().unwrap();
+        assert_eq!(platform.name, name);
+        assert_eq!(names(&p), KERNELS_A);
+        for k in &p.kernels {
+            let text = iga().disassemble(&platform, &k.code).unwrap();
+            assert!(
+                instructions(&text).iter().any(|i| i.contains("EOT")),
+                "{text}"
+            );
+        }
+    }
 }
 
 /// IGC's `.asm` files of kernel `name` in `dumps`, for SIMD width `simd`:
@@ -376,7 +554,13 @@ fn igc_asms(dumps: &Path, name: &[u8], simd: u32) -> Vec<String> {
 /// once): the same lines once comments and label names are set aside, so
 /// the same count and the same opcodes in the same order.
 fn cross_check(which: &'static str, expected: &[&str]) {
-    let b = built(which);
+    cross_check_built(which, built(which), expected);
+}
+
+/// [`cross_check`] of binary `b`, named `which` in failures. Returns the
+/// number of instructions compared.
+fn cross_check_built(which: &str, b: &Built, expected: &[&str]) -> usize {
+    let mut compared = 0;
     let p = native::parse(&b.bytes, None).unwrap();
     assert_eq!(names(&p), expected);
     let platform = p.platform.clone().unwrap();
@@ -406,14 +590,23 @@ fn cross_check(which: &'static str, expected: &[&str]) {
         assert_eq!(ha.grf, ht.grf, "{shown}");
         assert_eq!(ha.instructions, ht.instructions, "{shown}");
         assert_eq!(ha.instructions, Some(a.len() as u64));
+        compared += a.len();
         if k.name == b"spills" {
-            // The binary's scratch space holds IGC's spills.
-            let spill = ht.spill_bytes.expect("IGC says how much it spilled");
-            assert!(
-                spill > 0 && k.scratch_bytes >= Some(spill),
-                "{which}: IGC spilled {spill} bytes, the binary has scratch {:?}",
-                k.scratch_bytes
-            );
+            match ht.spill_bytes {
+                // The binary's scratch space holds IGC's spills.
+                Some(spill) => assert!(
+                    spill > 0 && k.scratch_bytes >= Some(spill),
+                    "{which}: IGC spilled {spill} bytes, the binary has scratch {:?}",
+                    k.scratch_bytes
+                ),
+                // Xe3's IGC chooses the register file's size: 256
+                // registers, and no spill.
+                None => assert!(
+                    ht.grf > Some(128) && k.grf == ht.grf,
+                    "{which}: IGC neither spilled nor took more than 128 registers ({:?})",
+                    ht.grf
+                ),
+            }
         }
         if k.name == b"with_private" {
             // 256 floats for each of 32 lanes, on the stack in scratch
@@ -427,6 +620,7 @@ fn cross_check(which: &'static str, expected: &[&str]) {
             assert_eq!(ht.private_memory_bytes, k.scratch_bytes, "{which}");
         }
     }
+    compared
 }
 
 #[test]
@@ -438,6 +632,10 @@ fn zebin_disassembly_is_igcs_asm() {
 
 #[test]
 fn patch_token_disassembly_is_igcs_asm() {
+    if stack() == Stack::Neo26 {
+        assert_no_patch_tokens_on_neo26();
+        return;
+    }
     cross_check("pt-a", &KERNELS_A);
     cross_check("pt-b", &KERNELS_B);
     cross_check("pt-extra", &KERNELS_EXTRA);
@@ -446,7 +644,10 @@ fn patch_token_disassembly_is_igcs_asm() {
 #[test]
 fn spilling_kernel_disassembly_is_igcs_asm() {
     cross_check("zebin-spill", &["spills"]);
-    cross_check("pt-spill", &["spills"]);
+    match stack() {
+        Stack::Neo22 => cross_check("pt-spill", &["spills"]),
+        Stack::Neo26 => assert_no_patch_tokens_on_neo26(),
+    }
 }
 
 /// Other GPUs than PVC: their platform from the binary alone, and their
@@ -454,9 +655,72 @@ fn spilling_kernel_disassembly_is_igcs_asm() {
 #[test]
 fn other_gpus_disassembly_is_igcs_asm() {
     cross_check("zebin-tgllp-extra", &KERNELS_EXTRA);
-    cross_check("zebin-icllp-a", &KERNELS_A);
-    cross_check("pt-dg2-extra", &KERNELS_EXTRA);
-    cross_check("pt-skl-a", &KERNELS_A);
+    match stack() {
+        Stack::Neo22 => {
+            cross_check("zebin-icllp-a", &KERNELS_A);
+            cross_check("pt-dg2-extra", &KERNELS_EXTRA);
+            cross_check("pt-skl-a", &KERNELS_A);
+        }
+        // IGC 2 compiles for Gen12 (tgllp) and later only.
+        Stack::Neo26 => {
+            cross_check_built(
+                "zebin-dg2-extra",
+                built_zebin("dg2", "extra"),
+                &KERNELS_EXTRA,
+            );
+        }
+    }
+}
+
+/// The GPUs of today's stack, each with IGC's name for it, as IGC 2.40's
+/// dumps print it: pvc, dg2, mtl and arl, Xe2 (bmg, lnl), Xe3 (ptl, wcl,
+/// nvl-s) and Xe3P (nvl-p, cri).
+const TODAYS_GPUS: [(&str, &str); 11] = [
+    ("pvc", "PVCXT"),
+    ("dg2", "DG2"),
+    ("mtl", "MTL"),
+    ("arl-h", "ARL"),
+    ("bmg", "XE2"),
+    ("lnl", "XE2"),
+    ("ptl", "XE3"),
+    ("wcl", "XE3"),
+    ("nvl-s", "XE3"),
+    ("nvl-p", "NVL"),
+    ("cri", "XE3P_CRI"),
+];
+
+/// On today's stack, every GPU's zebins of the C workload's kernels (and
+/// the kernels above): the platform from the binary alone, and IGA 2.40's
+/// instructions are those of IGC 2.40's `.asm` for each kernel.
+#[test]
+fn todays_gpus_disassembly_is_igcs_asm() {
+    if stack() == Stack::Neo22 {
+        // NEO 22.43's ocloc knows none of Xe2 and later.
+        let out = Command::new("ocloc")
+            .current_dir(root())
+            .args(["compile", "-q", "-device", "bmg", "-file"])
+            .arg(workload_cl("kernels_a.cl"))
+            .output()
+            .unwrap();
+        assert!(!out.status.success(), "{out:?}");
+        return;
+    }
+    let mut counts = Vec::new();
+    for (device, name) in TODAYS_GPUS {
+        let mut n = 0;
+        for (source, kernels) in SOURCES {
+            let b = built_zebin(device, source);
+            let p = native::parse(&b.bytes, None).unwrap();
+            assert_eq!(
+                p.platform.as_ref().map(|p| p.name.as_str()),
+                Some(name),
+                "{device}"
+            );
+            n += cross_check_built(&format!("{device} {source}"), b, kernels);
+        }
+        counts.push(format!("{device} {n}"));
+    }
+    eprintln!("instructions compared: {}", counts.join(", "));
 }
 
 #[test]
@@ -531,7 +795,7 @@ fn iga_refusals_are_errors() {
     let _ = iga().disassemble(&platform, &code[..code.len() - 3]);
 
     let e = Iga::load_from(Path::new("/nonexistent/libiga64.so.1")).unwrap_err();
-    assert!(e.to_string().contains("libigc1"), "{e}");
+    assert!(e.to_string().contains(iga_package()), "{e}");
 }
 
 /// Every prefix of a real binary, and the binary with each header byte
@@ -604,10 +868,10 @@ fn mutations(bytes: &[u8], count: usize) {
 fn hostile_binaries_give_errors_not_panics() {
     let zebin = &built("zebin-a").bytes;
     hostile(zebin);
-    hostile(&built("pt-a").bytes);
+    hostile(&patch_tokens());
     hostile(&built("fat-a").bytes);
-    for which in ["zebin-a", "pt-a", "fat-a"] {
-        mutations(&built(which).bytes, 2000);
+    for bytes in [zebin, &patch_tokens(), &built("fat-a").bytes] {
+        mutations(bytes, 2000);
     }
 
     // Truncated ELF: the section table is at the end.
@@ -633,7 +897,7 @@ fn hostile_binaries_give_errors_not_panics() {
 
     // NEO's program ELF with its device binary section renamed: only
     // SPIR-V left, nothing native.
-    let pt = &built("pt-a").bytes;
+    let pt = &patch_tokens();
     let mut spirv_only = pt.clone();
     let name = b"Intel(R) OpenCL Device Binary";
     let at = spirv_only

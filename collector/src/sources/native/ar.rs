@@ -56,7 +56,7 @@ pub(crate) fn select<'a>(
         let full = format!("64.{a}.{r}.{v}");
         wanted.push(Box::new(move |n: &str| n == full));
     }
-    if let Some(p) = device.product_name() {
+    for p in device.product_names() {
         let stepped = format!("64.{p}.");
         wanted.push(Box::new(move |n: &str| {
             n.strip_prefix(&stepped)
@@ -70,7 +70,7 @@ pub(crate) fn select<'a>(
             n == short || n.starts_with(&prefix)
         }));
     }
-    if let Some(p) = device.product_name() {
+    for p in device.product_names() {
         let plain = format!("64.{p}");
         wanted.push(Box::new(move |n: &str| n == plain));
     }
@@ -156,6 +156,34 @@ mod tests {
         let a = archive(&[("64.pvc", b"p"), ("64.12.55", b"d")]);
         assert_eq!(select(&a, Some(&dev("pvc"))).unwrap().1, b"p");
         assert_eq!(select(&a, Some(&dev("acm-g10"))).unwrap().1, b"d");
+        // ocloc 26 names a member after the name it was given (`-device
+        // dg2,bmg`), or its IP version: a device recorded by PCI id and IP
+        // version finds it by any of its product's names.
+        let today = archive(&[("64.dg2", b"d"), ("64.bmg", b"b"), ("64.30.0.4", b"p")]);
+        let recorded = |id, ip| Device {
+            device_id: Some(id),
+            ip_version: Some(ip),
+            ..Device::default()
+        };
+        assert_eq!(
+            select(&today, Some(&recorded(0x4f80, 0x030d_c008)))
+                .unwrap()
+                .1,
+            b"d"
+        );
+        assert_eq!(
+            select(&today, Some(&recorded(0xe202, 0x0500_4000)))
+                .unwrap()
+                .1,
+            b"b"
+        );
+        assert_eq!(
+            select(&today, Some(&recorded(0xb080, 0x0780_0004)))
+                .unwrap()
+                .1,
+            b"p"
+        );
+        assert_eq!(select(&today, Some(&dev("bmg-g21"))).unwrap().1, b"b");
         let single = archive(&[("pad_0", b""), ("64.12.60.7", b"x")]);
         assert_eq!(select(&single, None).unwrap().1, b"x");
     }

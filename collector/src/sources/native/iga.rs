@@ -1,8 +1,13 @@
 //! IGA, Intel's GPU ISA disassembler, in-process through its C API
-//! (`iga.h`) in `libiga64.so.1` (Debian package `libigc1`).
+//! (`iga.h`): `libiga64.so.2` of IGC 2 (Debian package `libigc2`, Intel's
+//! `intel-igc-core-2`) or `libiga64.so.1` of IGC 1 (`libigc1`,
+//! `intel-igc-core`).
 //!
 //! The library is opened at run time, not linked: `xpu-asm-run` runs (and
-//! reports everything but disassembly) where it is missing.
+//! reports everything but disassembly) where it is missing. It is looked
+//! for by name (the dynamic loader's search), then beside the IGC that NEO
+//! would load (NEO opens `libigc.so.N` by name, with its own run path), and
+//! when it is nowhere the error names the package of this system's IGC.
 
 use super::Platform;
 use libloading::Library;
@@ -12,9 +17,42 @@ use std::path::{Path, PathBuf};
 /// The variable that names IGA's library in place of the default.
 pub const ENV: &str = "XPU_ASM_IGA";
 
-/// Tried in order when [`ENV`] is not set: `libigc1`'s versioned name,
-/// then the development link of `libigc-dev`.
-pub const DEFAULT_NAMES: &[&str] = &["libiga64.so.1", "libiga64.so"];
+/// Tried in order when [`ENV`] is not set: IGC 2's IGA (it knows every
+/// platform IGC 1's does, and Xe2, Xe3 and Xe3P), IGC 1's, then the
+/// development link of `libigc-dev`.
+pub const DEFAULT_NAMES: &[&str] = &["libiga64.so.2", "libiga64.so.1", "libiga64.so"];
+
+/// An IGC: its compiler library, the IGA that comes with it, and the
+/// packages that ship that IGA.
+#[derive(Debug, PartialEq, Eq)]
+struct Igc {
+    major: u32,
+    library: &'static str,
+    iga: &'static str,
+    debian: &'static str,
+    intel: &'static str,
+}
+
+/// Newest first.
+const IGCS: &[Igc] = &[
+    Igc {
+        major: 2,
+        library: "libigc.so.2",
+        iga: "libiga64.so.2",
+        debian: "libigc2",
+        intel: "intel-igc-core-2",
+    },
+    Igc {
+        major: 1,
+        library: "libigc.so.1",
+        iga: "libiga64.so.1",
+        debian: "libigc1",
+        intel: "intel-igc-core",
+    },
+];
+
+/// NEO's Level Zero driver, whose run path (if any) is where it finds IGC.
+const NEO_LIBRARY: &str = "libze_intel_gpu.so.1";
 
 // iga.h
 type Status = i32;
@@ -74,24 +112,34 @@ type VersionFn = unsafe extern "C" fn() -> *const c_char;
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum IgaError {
     /// The library could not be opened.
-    #[error("IGA's library cannot be loaded ({tried}: {reason}); install the Debian package libigc1 (apt-get install libigc1), or set {ENV} to the path of libiga64.so.1")]
+    #[error("IGA's library cannot be loaded ({tried}: {reason}); {advice}")]
     Missing {
-        /// What was tried: a path, or the default names.
+        /// What was tried: a path, or the default names and the paths
+        /// beside IGC.
         tried: String,
-        /// The loader's message.
+        /// The loader's messages.
         reason: String,
+        /// What this system needs: the package of its IGC's IGA.
+        advice: String,
     },
     /// The library lacks a function of IGA's C API.
-    #[error("{path} has no {symbol}: not IGA's library, or too old; set {ENV} to the libiga64.so.1 of package libigc1")]
+    #[error("{path} has no {symbol}: not IGA's library, or too old; set {ENV} to {wanted}")]
     Symbol {
         /// The library.
         path: String,
         /// The missing function.
         symbol: String,
+        /// The IGA library this system's IGC comes with, and its package.
+        wanted: String,
     },
     /// IGA refused the platform.
-    #[error("IGA ({version}) cannot disassemble for {platform} (iga_gen 0x{iga_gen:08x}): {status}; a newer libigc1 may know it")]
+    #[error("IGA {version} ({path}) cannot disassemble for {platform} (iga_gen 0x{iga_gen:08x}): {status}; a newer IGA may know it: IGC 2's libiga64.so.2 (Debian package libigc2, Intel's intel-igc-core-2) knows Xe2, Xe3 and Xe3P{newer}")]
     Platform {
+        /// The library, as it was opened.
+        path: String,
+        /// Where this system has a newer IGA than the one in use, if it
+        /// does: `; this system has one: set XPU_ASM_IGA=<path>`.
+        newer: String,
         /// [`Platform::name`].
         platform: String,
         /// [`Platform::iga_gen`].
@@ -142,7 +190,8 @@ impl std::fmt::Debug for Iga {
 
 impl Iga {
     /// Opens IGA: the library [`ENV`] names when set (and only it), else
-    /// the first of [`DEFAULT_NAMES`] the dynamic loader finds.
+    /// the first of [`DEFAULT_NAMES`] the dynamic loader finds, else IGA
+    /// beside the IGC that NEO finds.
     pub fn load() -> Result<Iga, IgaError> {
         Iga::load_as_set(std::env::var_os(ENV).as_deref())
     }
@@ -151,36 +200,76 @@ impl Iga {
     fn load_as_set(setting: Option<&std::ffi::OsStr>) -> Result<Iga, IgaError> {
         match setting {
             Some(p) if !p.is_empty() => Iga::load_from(Path::new(p)),
-            _ => {
-                let mut reasons = Vec::new();
-                for name in DEFAULT_NAMES {
-                    match Iga::load_from(Path::new(name)) {
-                        Ok(iga) => return Ok(iga),
-                        Err(IgaError::Missing { reason, .. }) => reasons.push(reason),
-                        Err(other) => return Err(other),
-                    }
+            _ => Iga::load_default(DEFAULT_NAMES, &library_dirs()),
+        }
+    }
+
+    /// The first of `names` the dynamic loader finds, else IGA beside the
+    /// IGC found from `search` (the folders the loader searches).
+    fn load_default(names: &[&str], search: &[PathBuf]) -> Result<Iga, IgaError> {
+        let mut tried: Vec<String> = Vec::new();
+        let mut reasons = Vec::new();
+        let mut attempt = |path: &Path, tried: &mut Vec<String>| {
+            tried.push(path.display().to_string());
+            match Iga::open(path) {
+                Err(IgaError::Missing { reason, .. }) => {
+                    reasons.push(reason);
+                    None
                 }
-                Err(IgaError::Missing {
-                    tried: DEFAULT_NAMES.join(", "),
-                    reason: reasons.join("; "),
-                })
+                other => Some(other),
+            }
+        };
+        for name in names {
+            if let Some(done) = attempt(Path::new(name), &mut tried) {
+                return done;
             }
         }
+        let igcs = installed_igcs(search);
+        for (igc, library) in &igcs {
+            let dir = library.parent().unwrap_or(Path::new("/"));
+            for name in [igc.iga, "libiga64.so"] {
+                let path = dir.join(name);
+                if path.exists() {
+                    if let Some(done) = attempt(&path, &mut tried) {
+                        return done;
+                    }
+                }
+            }
+        }
+        Err(IgaError::Missing {
+            tried: tried.join(", "),
+            reason: reasons.join("; "),
+            advice: advice(&igcs),
+        })
     }
 
     /// Opens IGA from `path` (a file name alone is looked up the dynamic
     /// loader's way).
     pub fn load_from(path: &Path) -> Result<Iga, IgaError> {
+        Iga::open(path).map_err(|e| match e {
+            IgaError::Missing { tried, reason, .. } => IgaError::Missing {
+                tried,
+                reason,
+                advice: advice(system_igcs()),
+            },
+            other => other,
+        })
+    }
+
+    /// [`Iga::load_from`], its errors without advice.
+    fn open(path: &Path) -> Result<Iga, IgaError> {
         let shown = path.display().to_string();
         // SAFETY: loading runs the library's initialisers; libiga64's are
         // C++ static constructors that only build tables.
         let lib = unsafe { Library::new(path) }.map_err(|e| IgaError::Missing {
             tried: shown.clone(),
             reason: e.to_string(),
+            advice: String::new(),
         })?;
         let symbol_error = |symbol: &str| IgaError::Symbol {
             path: shown.clone(),
             symbol: symbol.to_string(),
+            wanted: wanted(system_igcs()),
         };
         macro_rules! sym {
             ($t:ty, $name:literal) => {{
@@ -292,6 +381,8 @@ impl<'a> Context<'a> {
         let st = unsafe { (iga.create)(&opts, &mut ctx) };
         if st != IGA_SUCCESS || ctx.is_null() {
             return Err(IgaError::Platform {
+                path: iga.path.clone(),
+                newer: newer_iga(iga),
                 platform: platform.name.clone(),
                 iga_gen: platform.iga_gen,
                 version: iga.version.clone(),
@@ -330,6 +421,266 @@ impl Drop for Context<'_> {
     }
 }
 
+/// What a system with these IGCs (newest first, as [`installed_igcs`]
+/// gives them) needs to have IGA.
+fn advice(igcs: &[(&'static Igc, PathBuf)]) -> String {
+    match igcs.first() {
+        Some((igc, library)) => format!(
+            "this system has IGC {} ({}), whose IGA is {}: install it (Debian, Ubuntu: apt-get install {}; Intel's packages: {}), or set {ENV} to the path of {}",
+            igc.major,
+            library.display(),
+            igc.iga,
+            igc.debian,
+            igc.intel,
+            igc.iga
+        ),
+        None => format!(
+            "no IGC was found on this system either (no {}): install the IGA of the IGC that NEO uses, with IGC 2 {} (Debian, Ubuntu: {}; Intel's packages: {}), with IGC 1 {} ({}; {}), or set {ENV} to the path of IGA's library",
+            IGCS.iter().map(|i| i.library).collect::<Vec<_>>().join(", "),
+            IGCS[0].iga,
+            IGCS[0].debian,
+            IGCS[0].intel,
+            IGCS[1].iga,
+            IGCS[1].debian,
+            IGCS[1].intel
+        ),
+    }
+}
+
+/// The IGA library to name when one is not IGA's.
+fn wanted(igcs: &[(&'static Igc, PathBuf)]) -> String {
+    match igcs.first() {
+        Some((igc, library)) => format!(
+            "the {} beside this system's IGC {} ({}; package {} or {})",
+            igc.iga,
+            igc.major,
+            library.display(),
+            igc.debian,
+            igc.intel
+        ),
+        None => IGCS
+            .iter()
+            .map(|i| format!("{} (package {} or {})", i.iga, i.debian, i.intel))
+            .collect::<Vec<_>>()
+            .join(" or "),
+    }
+}
+
+/// `; this system has one: set XPU_ASM_IGA=<path>` when an IGC newer than
+/// the one whose IGA is in use has its IGA here, else nothing.
+fn newer_iga(iga: &Iga) -> String {
+    newer(&iga.path, system_igcs())
+}
+
+/// [`newer_iga`] for the IGA opened as `in_use` on a system with `igcs`.
+fn newer(in_use: &str, igcs: &[(&'static Igc, PathBuf)]) -> String {
+    let in_use = IGCS
+        .iter()
+        .find(|i| in_use.ends_with(i.iga))
+        .map_or(u32::MAX, |i| i.major);
+    igcs.iter()
+        .filter(|(igc, _)| igc.major > in_use)
+        .find_map(|(igc, library)| {
+            let path = library.parent()?.join(igc.iga);
+            path.exists()
+                .then(|| format!("; this system has one: set {ENV}={}", path.display()))
+        })
+        .unwrap_or_default()
+}
+
+/// [`installed_igcs`] of the folders the dynamic loader searches, looked
+/// for once (a refused platform asks for them for every kernel).
+fn system_igcs() -> &'static [(&'static Igc, PathBuf)] {
+    static IGCS_HERE: std::sync::OnceLock<Vec<(&'static Igc, PathBuf)>> =
+        std::sync::OnceLock::new();
+    IGCS_HERE.get_or_init(|| installed_igcs(&library_dirs()))
+}
+
+/// The IGCs this system has, newest first, each with the path of its
+/// compiler library where NEO's dynamic loading finds it: the first of
+/// NEO's run path (when NEO has one), then `search`.
+fn installed_igcs(search: &[PathBuf]) -> Vec<(&'static Igc, PathBuf)> {
+    let mut dirs = neo_run_path(search);
+    dirs.extend_from_slice(search);
+    IGCS.iter()
+        .filter_map(|igc| {
+            dirs.iter()
+                .map(|d| d.join(igc.library))
+                .find(|p| p.exists())
+                .map(|p| (igc, p))
+        })
+        .collect()
+}
+
+/// The run path (`DT_RUNPATH`, or else `DT_RPATH`) of NEO's driver, the
+/// first found in `search`, `$ORIGIN` made its folder; empty when there is
+/// none.
+fn neo_run_path(search: &[PathBuf]) -> Vec<PathBuf> {
+    use object::read::elf::{Dyn, ElfFile64};
+    let Some(neo) = search
+        .iter()
+        .map(|d| d.join(NEO_LIBRARY))
+        .find(|p| p.exists())
+    else {
+        return Vec::new();
+    };
+    // NEO 26's driver is 60 MB: mapped, only its headers and dynamic
+    // section are read.
+    let Some(map) = Mapped::open(&neo) else {
+        return Vec::new();
+    };
+    let data = map.bytes();
+    let Ok(elf) = ElfFile64::<object::Endianness>::parse(data) else {
+        return Vec::new();
+    };
+    let endian = elf.endian();
+    let sections = elf.elf_section_table();
+    let Ok(Some((entries, link))) = sections.dynamic(endian, data) else {
+        return Vec::new();
+    };
+    let Ok(strings) = sections.strings(endian, data, link) else {
+        return Vec::new();
+    };
+    let path_of = |tag: u32| {
+        entries
+            .iter()
+            .find(|d| d.d_tag(endian) == u64::from(tag))
+            .and_then(|d| d.string(endian, strings).ok())
+    };
+    let Some(value) = path_of(object::elf::DT_RUNPATH).or_else(|| path_of(object::elf::DT_RPATH))
+    else {
+        return Vec::new();
+    };
+    let origin = neo.parent().unwrap_or(Path::new("/")).display().to_string();
+    String::from_utf8_lossy(value)
+        .split(':')
+        .filter(|p| !p.is_empty())
+        .map(|p| PathBuf::from(p.replace("${ORIGIN}", &origin).replace("$ORIGIN", &origin)))
+        .collect()
+}
+
+/// A file mapped read-only, unmapped when dropped.
+struct Mapped {
+    at: *mut c_void,
+    len: usize,
+}
+
+impl Mapped {
+    fn open(path: &Path) -> Option<Mapped> {
+        let file = std::fs::File::open(path).ok()?;
+        let len = usize::try_from(file.metadata().ok()?.len()).ok()?;
+        if len == 0 {
+            return None;
+        }
+        use std::os::fd::AsRawFd;
+        // SAFETY: a private read-only mapping of an open file; the mapping
+        // outlives the descriptor, which may be closed after the call.
+        let at = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                len,
+                libc::PROT_READ,
+                libc::MAP_PRIVATE,
+                file.as_raw_fd(),
+                0,
+            )
+        };
+        (at != libc::MAP_FAILED).then_some(Mapped { at, len })
+    }
+
+    fn bytes(&self) -> &[u8] {
+        // SAFETY: `len` bytes are mapped readable at `at` until drop. (A
+        // library being replaced while mapped would change these bytes:
+        // they are only parsed, with every offset checked.)
+        unsafe { std::slice::from_raw_parts(self.at.cast::<u8>(), self.len) }
+    }
+}
+
+impl Drop for Mapped {
+    fn drop(&mut self) {
+        // SAFETY: the mapping made in `open`, unmapped once.
+        unsafe { libc::munmap(self.at, self.len) };
+    }
+}
+
+/// The folders the dynamic loader searches, in its order:
+/// `LD_LIBRARY_PATH`, those of `/etc/ld.so.conf` (and what it includes),
+/// then the default ones.
+fn library_dirs() -> Vec<PathBuf> {
+    let mut dirs: Vec<PathBuf> = std::env::var_os("LD_LIBRARY_PATH")
+        .map(|v| {
+            std::env::split_paths(&v)
+                .filter(|p| p.is_absolute())
+                .collect()
+        })
+        .unwrap_or_default();
+    ld_so_conf(Path::new("/etc/ld.so.conf"), 0, &mut dirs);
+    let triple = format!("{}-linux-gnu", std::env::consts::ARCH);
+    for d in [
+        format!("/lib/{triple}"),
+        format!("/usr/lib/{triple}"),
+        "/lib64".into(),
+        "/usr/lib64".into(),
+        "/lib".into(),
+        "/usr/lib".into(),
+    ] {
+        dirs.push(PathBuf::from(d));
+    }
+    let mut seen = std::collections::HashSet::new();
+    dirs.retain(|d| seen.insert(d.clone()));
+    dirs
+}
+
+/// The folders `conf` lists, with those of the files its `include` lines
+/// name (`*` in their file name part), in order.
+fn ld_so_conf(conf: &Path, depth: u32, out: &mut Vec<PathBuf>) {
+    let Ok(text) = std::fs::read_to_string(conf) else {
+        return;
+    };
+    for line in text.lines() {
+        let line = line.split('#').next().unwrap_or("").trim();
+        if let Some(pattern) = line
+            .strip_prefix("include")
+            .filter(|r| r.starts_with(char::is_whitespace))
+        {
+            if depth >= 8 {
+                continue;
+            }
+            let pattern = Path::new("/etc").join(pattern.trim());
+            let (Some(dir), Some(file)) = (pattern.parent(), pattern.file_name()) else {
+                continue;
+            };
+            let file = file.to_string_lossy();
+            let (prefix, suffix) = file.split_once('*').unwrap_or((&file, ""));
+            let exact = !file.contains('*');
+            let Ok(entries) = std::fs::read_dir(dir) else {
+                continue;
+            };
+            let mut files: Vec<PathBuf> = entries
+                .filter_map(|e| e.ok().map(|e| e.path()))
+                .filter(|p| {
+                    let n = p.file_name().map(|n| n.to_string_lossy().into_owned());
+                    n.is_some_and(|n| {
+                        if exact {
+                            n == file
+                        } else {
+                            n.len() >= prefix.len() + suffix.len()
+                                && n.starts_with(prefix)
+                                && n.ends_with(suffix)
+                        }
+                    })
+                })
+                .collect();
+            files.sort();
+            for f in files {
+                ld_so_conf(&f, depth + 1, out);
+            }
+        } else if line.starts_with('/') {
+            out.push(PathBuf::from(line));
+        }
+    }
+}
+
 /// A C string's text (empty for null).
 ///
 /// # Safety
@@ -346,15 +697,77 @@ unsafe fn c_text(p: *const c_char) -> String {
 mod tests {
     use super::*;
 
+    /// The IGC this system has (the newest, if several), with its library.
+    fn this_igc() -> (&'static Igc, PathBuf) {
+        installed_igcs(&library_dirs())
+            .into_iter()
+            .next()
+            .expect("an IGC on this system (libigc1 or libigc2: scripts/install-deps.sh)")
+    }
+
     #[test]
     fn a_missing_library_says_which_package_to_install() {
         let e = Iga::load_from(Path::new("/nonexistent/libiga64.so.1")).unwrap_err();
         let m = e.to_string();
         assert!(matches!(e, IgaError::Missing { .. }));
+        let (igc, library) = this_igc();
         assert!(
-            m.contains("libigc1") && m.contains(ENV) && m.contains("/nonexistent/libiga64.so.1"),
+            m.contains(igc.debian)
+                && m.contains(igc.intel)
+                && m.contains(igc.iga)
+                && m.contains(&library.display().to_string())
+                && m.contains(ENV)
+                && m.contains("/nonexistent/libiga64.so.1"),
             "{m}"
         );
+    }
+
+    #[test]
+    fn the_advice_names_the_package_of_the_igc_there_is() {
+        let two = (&IGCS[0], PathBuf::from("/opt/x/libigc.so.2"));
+        let one = (&IGCS[1], PathBuf::from("/usr/lib/libigc.so.1"));
+        assert_eq!(
+            advice(&[two.clone(), one.clone()]),
+            "this system has IGC 2 (/opt/x/libigc.so.2), whose IGA is libiga64.so.2: install it (Debian, Ubuntu: apt-get install libigc2; Intel's packages: intel-igc-core-2), or set XPU_ASM_IGA to the path of libiga64.so.2"
+        );
+        assert_eq!(
+            advice(std::slice::from_ref(&one)),
+            "this system has IGC 1 (/usr/lib/libigc.so.1), whose IGA is libiga64.so.1: install it (Debian, Ubuntu: apt-get install libigc1; Intel's packages: intel-igc-core), or set XPU_ASM_IGA to the path of libiga64.so.1"
+        );
+        assert_eq!(
+            advice(&[]),
+            "no IGC was found on this system either (no libigc.so.2, libigc.so.1): install the IGA of the IGC that NEO uses, with IGC 2 libiga64.so.2 (Debian, Ubuntu: libigc2; Intel's packages: intel-igc-core-2), with IGC 1 libiga64.so.1 (libigc1; intel-igc-core), or set XPU_ASM_IGA to the path of IGA's library"
+        );
+        assert_eq!(
+            wanted(&[one]),
+            "the libiga64.so.1 beside this system's IGC 1 (/usr/lib/libigc.so.1; package libigc1 or intel-igc-core)"
+        );
+        assert_eq!(
+            wanted(&[]),
+            "libiga64.so.2 (package libigc2 or intel-igc-core-2) or libiga64.so.1 (package libigc1 or intel-igc-core)"
+        );
+    }
+
+    #[test]
+    fn a_newer_iga_of_this_system_is_named_when_the_one_in_use_refuses() {
+        let t = tempfile::tempdir().unwrap();
+        std::fs::write(t.path().join("libiga64.so.2"), "").unwrap();
+        let both = [
+            (&IGCS[0], t.path().join("libigc.so.2")),
+            (&IGCS[1], PathBuf::from("/usr/lib/libigc.so.1")),
+        ];
+        assert_eq!(
+            newer("libiga64.so.1", &both),
+            format!(
+                "; this system has one: set XPU_ASM_IGA={}/libiga64.so.2",
+                t.path().display()
+            )
+        );
+        assert_eq!(newer("libiga64.so.2", &both), "");
+        assert_eq!(newer("/opt/iga/libiga64.so.1", &both[1..]), "");
+        // Its IGA not beside IGC 2: nothing to name.
+        std::fs::remove_file(t.path().join("libiga64.so.2")).unwrap();
+        assert_eq!(newer("libiga64.so.1", &both), "");
     }
 
     #[test]
@@ -364,16 +777,131 @@ mod tests {
             Err(IgaError::Missing { tried, .. }) => assert_eq!(tried, "/nonexistent/iga.so"),
             other => panic!("{other:?}"),
         }
-        // Unset or empty: the library of package libigc1, installed here.
+        // Unset or empty: by name, the IGA of this system's IGC (the
+        // loader's search and the search for IGC's library agree).
+        let (igc, _) = this_igc();
         let iga = Iga::load_as_set(None).unwrap();
-        assert_eq!(iga.path(), DEFAULT_NAMES[0]);
+        assert_eq!(iga.path(), igc.iga);
         assert!(!iga.version().is_empty());
         assert_eq!(
             Iga::load_as_set(Some(std::ffi::OsStr::new("")))
                 .unwrap()
                 .path(),
-            DEFAULT_NAMES[0]
+            igc.iga
         );
+    }
+
+    #[test]
+    fn the_default_names_newest_igc_first() {
+        assert_eq!(
+            DEFAULT_NAMES,
+            ["libiga64.so.2", "libiga64.so.1", "libiga64.so"]
+        );
+        assert_eq!(
+            IGCS.iter().map(|i| i.iga).collect::<Vec<_>>(),
+            &DEFAULT_NAMES[..2]
+        );
+    }
+
+    /// IGC and its IGA in a folder the dynamic loader does not search, where
+    /// NEO's driver finds IGC through its run path (`$ORIGIN/../igc`): IGA
+    /// is found there, by its full path. The driver is a library built here
+    /// with that run path; IGC and IGA are this system's, linked into the
+    /// folder.
+    #[test]
+    fn iga_is_found_beside_the_igc_neo_finds() {
+        let t = tempfile::tempdir().unwrap();
+        let (neo, igc_dir) = (t.path().join("neo"), t.path().join("igc"));
+        std::fs::create_dir_all(&neo).unwrap();
+        std::fs::create_dir_all(&igc_dir).unwrap();
+        let (igc, library) = this_igc();
+        let iga = library.parent().unwrap().join(igc.iga);
+        std::os::unix::fs::symlink(&library, igc_dir.join(igc.library)).unwrap();
+        std::os::unix::fs::symlink(&iga, igc_dir.join(igc.iga)).unwrap();
+        std::fs::write(t.path().join("neo.c"), "int neo;\n").unwrap();
+        let out = std::process::Command::new("cc")
+            .args(["-shared", "-fPIC", "-o"])
+            .arg(neo.join(NEO_LIBRARY))
+            .arg(t.path().join("neo.c"))
+            .arg("-Wl,--enable-new-dtags,-rpath,$ORIGIN/../igc")
+            .output()
+            .expect("cc (gcc) to build a library with a run path");
+        assert!(out.status.success(), "{out:?}");
+
+        let search = [neo.clone()];
+        assert_eq!(neo_run_path(&search), [neo.join("../igc")]);
+        // Debian's NEO (22.43 and 26.27 alike) has no run path.
+        assert!(library_dirs().iter().any(|d| d.join(NEO_LIBRARY).exists()));
+        assert_eq!(neo_run_path(&library_dirs()), Vec::<PathBuf>::new());
+        let found = installed_igcs(&search);
+        assert_eq!(found, [(igc, neo.join("../igc").join(igc.library))]);
+        let loaded = Iga::load_default(&["libiga64-of-no-igc.so.9"], &search).unwrap();
+        assert_eq!(
+            loaded.path(),
+            neo.join("../igc").join(igc.iga).display().to_string()
+        );
+        assert!(!loaded.version().is_empty());
+
+        // Nothing by name, no IGC: every path tried is named, and both IGCs'
+        // packages.
+        let empty = [t.path().join("igc-less")];
+        match Iga::load_default(&["libiga64-of-no-igc.so.9"], &empty) {
+            Err(e @ IgaError::Missing { .. }) => {
+                let m = e.to_string();
+                assert!(
+                    m.contains("libiga64-of-no-igc.so.9")
+                        && m.contains("libigc2")
+                        && m.contains("libigc1"),
+                    "{m}"
+                );
+            }
+            other => panic!("{other:?}"),
+        }
+        // IGC there, its IGA not: the package of that IGC, and the path tried.
+        std::fs::remove_file(igc_dir.join(igc.iga)).unwrap();
+        match Iga::load_default(&["libiga64-of-no-igc.so.9"], &search) {
+            Err(IgaError::Missing { advice, .. }) => {
+                assert!(
+                    advice.contains(igc.debian) && advice.contains(igc.intel),
+                    "{advice}"
+                )
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn ld_so_conf_and_its_includes_are_read_in_order() {
+        let t = tempfile::tempdir().unwrap();
+        let d = t.path().join("conf.d");
+        std::fs::create_dir_all(&d).unwrap();
+        std::fs::write(d.join("b.conf"), "/b/lib\n# /not\n").unwrap();
+        std::fs::write(d.join("a.conf"), "/a/lib # comment\n").unwrap();
+        std::fs::write(d.join("a.notconf"), "/x\n").unwrap();
+        let main = t.path().join("ld.so.conf");
+        std::fs::write(
+            &main,
+            format!(
+                "/first\ninclude {}/*.conf\ninclude {}\n",
+                d.display(),
+                main.display()
+            ),
+        )
+        .unwrap();
+        let mut out = Vec::new();
+        ld_so_conf(&main, 0, &mut out);
+        // The file includes itself: read again to the depth limit (eight
+        // includes deep), not forever.
+        assert_eq!(
+            &out[..3],
+            [
+                Path::new("/first"),
+                Path::new("/a/lib"),
+                Path::new("/b/lib")
+            ]
+        );
+        assert_eq!(out.len(), 3 * 8 + 1);
+        assert!(library_dirs().contains(&PathBuf::from("/usr/lib")));
     }
 
     #[test]
@@ -381,6 +909,11 @@ mod tests {
         let e = Iga::load_from(Path::new("libc.so.6")).unwrap_err();
         assert!(
             matches!(&e, IgaError::Symbol { symbol, .. } if symbol == "iga_context_create"),
+            "{e}"
+        );
+        let (igc, _) = this_igc();
+        assert!(
+            e.to_string().contains(igc.iga) && e.to_string().contains(igc.debian),
             "{e}"
         );
     }

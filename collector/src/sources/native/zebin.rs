@@ -6,8 +6,12 @@
 //! giving each kernel's `execution_env` (`simd_size`, `grf_count`,
 //! `slm_size`, `private_size`, `spill_size`) and `per_thread_memory_buffers`.
 //! The `.note.intelgt.compat` notes (owner `IntelGT`) give the product
-//! family (type 1), the GFX core family (type 2) and the target metadata
-//! (type 3, the minimum revision in bits 12..8).
+//! family (type 1), the GFX core family (type 2), the target metadata
+//! (type 3, the minimum revision in bits 12..8) and, from IGC 2 on, the
+//! product config (type 6: the IP version, as `ze_device_ip_version_ext_t`
+//! gives it). Zebins that nGEN writes (oneDNN's and oneMKL's generated
+//! kernels) have the GFX core family only, in a note section aligned to
+//! 16 bytes.
 
 use super::platform::{Device, Platform, FAMILY_STABLE_FROM};
 use super::program::{Format, NativeError, NativeKernel, Program};
@@ -22,6 +26,7 @@ const ET_ZEBIN_LAST: u16 = 0xff13;
 const NOTE_PRODUCT_FAMILY: u32 = 1;
 const NOTE_GFX_CORE: u32 = 2;
 const NOTE_TARGET_METADATA: u32 = 3;
+const NOTE_PRODUCT_CONFIG: u32 = 6;
 
 /// An ELF whose machine is Intel GT, or whose type is one of zebin's own
 /// (older zebins put the product family in `e_machine`).
@@ -77,6 +82,7 @@ fn platform(
     let mut family = None;
     let mut core = None;
     let mut revision = None;
+    let mut config = None;
     let header = file.elf_header();
     let sections = header
         .sections(endian, bytes)
@@ -84,19 +90,19 @@ fn platform(
     for sh in sections.iter() {
         // Broken notes cost the platform, not the kernels: the device can
         // stand in.
-        let Ok(Some(mut notes)) = sh.notes(endian, bytes) else {
+        if sh.sh_type(endian) != elf::SHT_NOTE {
+            continue;
+        }
+        let Ok(data) = sh.data(endian, bytes) else {
             continue;
         };
-        while let Ok(Some(note)) = notes.next() {
-            if note.name() != b"IntelGT" {
-                continue;
-            }
-            let desc = note.desc();
+        for (n_type, desc) in intel_gt_notes(data) {
             let value = super::program::u32_at(desc, 0);
-            match note.n_type(endian) {
+            match n_type {
                 NOTE_PRODUCT_FAMILY => family = value.filter(|&v| v != 0),
                 NOTE_GFX_CORE => core = value.filter(|&v| v != 0),
                 NOTE_TARGET_METADATA => revision = value.map(|v| (v >> 8) & 0x1f),
+                NOTE_PRODUCT_CONFIG => config = value.filter(|&v| v != 0),
                 _ => {}
             }
         }
@@ -108,15 +114,7 @@ fn platform(
         family = Some(u32::from(machine));
         core = Some(u32::from(machine));
     }
-    let from_binary = family
-        .and_then(|f| Platform::from_product_family(f, revision))
-        .or_else(|| core.and_then(|c| Platform::from_core_family(c, revision)));
-    // An integrated GPU's product family number depends on the version of
-    // the compiler that wrote it; the device the code ran on does not.
-    Ok(match family {
-        Some(f) if f < FAMILY_STABLE_FROM => device.and_then(Device::platform).or(from_binary),
-        _ => from_binary.or_else(|| device.and_then(Device::platform)),
-    })
+    Ok(choose_platform(family, core, revision, config, device))
 }
 
 /// What `.ze_info` says, by kernel name.
@@ -185,6 +183,75 @@ fn kernels(
         }
     }
     Ok((kernels, info))
+}
+
+/// The platform of a zebin's notes, or of the device it ran on.
+fn choose_platform(
+    family: Option<u32>,
+    core: Option<u32>,
+    revision: Option<u32>,
+    config: Option<u32>,
+    device: Option<&Device>,
+) -> Option<Platform> {
+    let by_family = family.and_then(|f| Platform::from_product_family(f, revision));
+    // The product config is the IP version: the hardware's, whatever the
+    // compiler's numbering of products.
+    let by_config = config.and_then(|ip| {
+        Device {
+            ip_version: Some(ip),
+            ..Device::default()
+        }
+        .platform()
+    });
+    let by_core = core.and_then(|c| Platform::from_core_family(c, revision));
+    let recorded = device.and_then(Device::platform);
+    match family {
+        // An integrated GPU's product family number depends on the version
+        // of the compiler that wrote it; the device the code ran on does
+        // not.
+        Some(f) if f < FAMILY_STABLE_FROM => recorded.or(by_config).or(by_family).or(by_core),
+        _ => by_family.or(by_config).or(match (by_core, recorded) {
+            // A core family names a generation, not a product (DG2, MTL and
+            // ARL share one): the device's name when it is of that
+            // generation.
+            (Some(c), Some(d)) if d.iga_gen == c.iga_gen => Some(d),
+            (c, d) => c.or(d),
+        }),
+    }
+}
+
+/// The notes of owner `IntelGT` in a note section's bytes: (type,
+/// description) each, read as NEO reads them (`decodeIntelGTNoteSection`):
+/// name and description each padded to 4 bytes, whatever the section's
+/// alignment (nGEN's note sections are aligned to 16; a reader that pads
+/// to the section's alignment, as ELF's generic rule would have it,
+/// refuses them). Reading stops at the first note that does not fit.
+fn intel_gt_notes(data: &[u8]) -> Vec<(u32, &[u8])> {
+    let mut notes = Vec::new();
+    let mut at = 0usize;
+    let pad = |n: u32| (n as usize).checked_add(3).map(|n| n & !3);
+    while let (Some(namesz), Some(descsz), Some(n_type)) = (
+        super::program::u32_at(data, at),
+        super::program::u32_at(data, at + 4),
+        super::program::u32_at(data, at + 8),
+    ) {
+        let name_at = at + 12;
+        let Some(desc_at) = pad(namesz).and_then(|n| name_at.checked_add(n)) else {
+            break;
+        };
+        let Some(next) = pad(descsz).and_then(|n| desc_at.checked_add(n)) else {
+            break;
+        };
+        if next > data.len() {
+            break;
+        }
+        let name = &data[name_at..name_at + namesz as usize];
+        if name.strip_suffix(b"\0").unwrap_or(name) == b"IntelGT" {
+            notes.push((n_type, &data[desc_at..desc_at + descsz as usize]));
+        }
+        at = next;
+    }
+    notes
 }
 
 /// What `.ze_info` says of one kernel.
@@ -371,6 +438,12 @@ mod tests {
     /// The offsets of the `sh_name` of each section header whose name
     /// starts with `.text.`, and of that name in the file.
     fn text_sections(b: &[u8]) -> Vec<(usize, usize)> {
+        sections_named(b, b".text.")
+    }
+
+    /// The offsets of the `sh_name` of each section header whose name
+    /// starts with `prefix`, and of that name in the file.
+    fn sections_named(b: &[u8], prefix: &[u8]) -> Vec<(usize, usize)> {
         let u16_at = |at: usize| usize::from(u16::from_le_bytes([b[at], b[at + 1]]));
         let u64_at = |at: usize| u64::from_le_bytes(b[at..at + 8].try_into().unwrap()) as usize;
         let (shoff, shentsize, shnum) = (u64_at(0x28), u16_at(0x3a), u16_at(0x3c));
@@ -379,9 +452,190 @@ mod tests {
             .map(|i| shoff + i * shentsize)
             .filter_map(|h| {
                 let name = strtab + super::super::program::u32_at(b, h).unwrap() as usize;
-                b[name..].starts_with(b".text.").then_some((h, name))
+                b[name..].starts_with(prefix).then_some((h, name))
             })
             .collect()
+    }
+
+    const BMG: &[u8] = include_bytes!("../../../tests/data/module-binaries/module_a.bmg.zebin");
+    const PTL: &[u8] = include_bytes!("../../../tests/data/module-binaries/module_a.ptl.zebin");
+
+    /// The header of the `.note.intelgt.compat` section, and the offsets of
+    /// the type and the description of each of its notes.
+    fn compat_notes(b: &[u8]) -> (usize, Vec<(usize, usize)>) {
+        let [(h, _)] = sections_named(b, b".note.intelgt.compat")[..] else {
+            panic!("one .note.intelgt.compat section");
+        };
+        let u64_at = |at: usize| u64::from_le_bytes(b[at..at + 8].try_into().unwrap()) as usize;
+        let (start, end) = (u64_at(h + 0x18), u64_at(h + 0x18) + u64_at(h + 0x20));
+        let u32_at = |at| super::super::program::u32_at(b, at).unwrap() as usize;
+        let mut notes = Vec::new();
+        let mut at = start;
+        while at < end {
+            let desc = at + 12 + u32_at(at).div_ceil(4) * 4;
+            notes.push((at + 8, desc));
+            at = desc + u32_at(at + 4).div_ceil(4) * 4;
+        }
+        (h, notes)
+    }
+
+    fn named(b: &[u8], device: Option<&Device>) -> Option<(u32, String)> {
+        parse(b, device)
+            .unwrap()
+            .platform
+            .map(|p| (p.iga_gen, p.name))
+    }
+
+    #[test]
+    fn todays_zebins_name_their_gpu() {
+        // IGC 2.40's zebins for bmg and ptl: product family 1274 and 1300,
+        // core family 0xc09 and 0x1e00, product config 20.1.0 and 30.0.4.
+        assert_eq!(named(BMG, None), Some((0x0200_0000, "XE2".into())));
+        assert_eq!(named(PTL, None), Some((0x0300_0000, "XE3".into())));
+        assert_eq!(parse(BMG, None).unwrap().kernels.len(), 2);
+        // The device recorded does not override a product the binary names.
+        let pvc = Device {
+            product: Some("pvc".into()),
+            ..Device::default()
+        };
+        assert_eq!(named(PTL, Some(&pvc)), Some((0x0300_0000, "XE3".into())));
+    }
+
+    #[test]
+    fn notes_are_read_whatever_their_sections_alignment() {
+        use object::read::elf::{FileHeader, SectionHeader};
+        for (zebin, expected) in [(ZEBIN, "PVCXT"), (BMG, "XE2"), (PTL, "XE3")] {
+            let (h, _) = compat_notes(zebin);
+            for align in [0u64, 1, 4, 8, 16, 32, 64] {
+                let mut b = zebin.to_vec();
+                b[h + 0x30..h + 0x38].copy_from_slice(&align.to_le_bytes());
+                if align == 16 {
+                    // nGEN's zebins (oneMKL's GEMM kernels) align the
+                    // section to 16, and ELF's generic reader refuses it.
+                    let header =
+                        object::elf::FileHeader64::<object::Endianness>::parse(&b[..]).unwrap();
+                    let endian = header.endian().unwrap();
+                    let sections = header.sections(endian, &b[..]).unwrap();
+                    let sh = sections
+                        .iter()
+                        .find(|s| s.sh_addralign(endian) == 16)
+                        .unwrap();
+                    assert!(sh.notes(endian, &b[..]).is_err());
+                }
+                assert_eq!(
+                    named(&b, None).map(|(_, n)| n).as_deref(),
+                    Some(expected),
+                    "alignment {align}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn the_product_config_note_alone_names_the_gpu() {
+        // Product and core family notes of another type: only the product
+        // config (the IP version) is left.
+        for (zebin, expected) in [(BMG, "XE2"), (PTL, "XE3")] {
+            let mut b = zebin.to_vec();
+            for (t, _) in compat_notes(zebin).1 {
+                if matches!(super::super::program::u32_at(&b, t), Some(1 | 2)) {
+                    b[t..t + 4].copy_from_slice(&0x7ff0u32.to_le_bytes());
+                }
+            }
+            assert_eq!(named(&b, None).map(|(_, n)| n).as_deref(), Some(expected));
+        }
+    }
+
+    #[test]
+    fn a_core_family_alone_takes_the_name_of_the_device_of_its_generation() {
+        // As nGEN writes them: the GFX core family only (here PVC's, 0xc08),
+        // no product family, target metadata or product config.
+        let mut b = ZEBIN.to_vec();
+        for (t, desc) in compat_notes(ZEBIN).1 {
+            match super::super::program::u32_at(&b, t) {
+                Some(2) => b[desc..desc + 4].copy_from_slice(&0xC08u32.to_le_bytes()),
+                Some(_) => b[t..t + 4].copy_from_slice(&0x7ff0u32.to_le_bytes()),
+                None => unreachable!(),
+            }
+        }
+        // IGC's name of the core family's first product.
+        assert_eq!(named(&b, None), Some((0x0100_0004, "PVC".into())));
+        // The device it ran on, of the same generation, names its stepping.
+        let xt = Device {
+            device_id: Some(0x0bd5),
+            ip_version: Some(super::super::ip_version(12, 60, 7)),
+            ..Device::default()
+        };
+        assert_eq!(named(&b, Some(&xt)), Some((0x0100_0004, "PVCXT".into())));
+        // A device of another generation does not override the binary.
+        let bmg = Device {
+            device_id: Some(0xe202),
+            ..Device::default()
+        };
+        assert_eq!(named(&b, Some(&bmg)), Some((0x0100_0004, "PVC".into())));
+    }
+
+    /// Kernels as nGEN (oneDNN's and oneMKL's generator) writes them: the
+    /// GFX core family the only platform note, its section aligned to 16.
+    #[test]
+    fn ngens_zebins_name_their_generation_and_the_device_its_product() {
+        let bmg = include_bytes!("../../../tests/data/module-binaries/ngen_trivial.bmg.zebin");
+        let pvc = include_bytes!("../../../tests/data/module-binaries/ngen_trivial.pvc.zebin");
+        let mtl = include_bytes!("../../../tests/data/module-binaries/ngen_trivial.mtl.zebin");
+        for b in [&bmg[..], pvc, mtl] {
+            assert_eq!(compat_notes(b).1.len(), 1);
+            let p = parse(b, None).unwrap();
+            assert_eq!(p.kernels.len(), 1);
+            assert_eq!(p.kernels[0].name, b"ngen_trivial");
+        }
+        assert_eq!(named(bmg, None), Some((0x0200_0000, "XE2".into())));
+        assert_eq!(named(pvc, None), Some((0x0100_0004, "PVC".into())));
+        assert_eq!(named(mtl, None), Some((0x0100_0002, "DG2".into())));
+        let device = |id, (a, r, v)| Device {
+            device_id: Some(id),
+            ip_version: Some(super::super::ip_version(a, r, v)),
+            ..Device::default()
+        };
+        let on_mtl = device(0x7d40, (12, 70, 4));
+        assert_eq!(named(mtl, Some(&on_mtl)), Some((0x0100_0002, "MTL".into())));
+        let on_pvc = device(0x0bd5, (12, 60, 7));
+        assert_eq!(
+            named(pvc, Some(&on_pvc)),
+            Some((0x0100_0004, "PVCXT".into()))
+        );
+        let on_lnl = device(0x64a0, (20, 4, 4));
+        assert_eq!(named(bmg, Some(&on_lnl)), Some((0x0200_0000, "XE2".into())));
+    }
+
+    #[test]
+    fn broken_notes_give_what_fits() {
+        let note = |namesz: u32, descsz: u32, t: u32, name: &[u8], desc: &[u8]| {
+            let mut v = Vec::new();
+            for x in [namesz, descsz, t] {
+                v.extend_from_slice(&x.to_le_bytes());
+            }
+            v.extend_from_slice(name);
+            v.extend_from_slice(desc);
+            v
+        };
+        let good = note(8, 4, 1, b"IntelGT\0", &1274u32.to_le_bytes());
+        assert_eq!(intel_gt_notes(&good), vec![(1, &1274u32.to_le_bytes()[..])]);
+        let mut two = good.clone();
+        two.extend(note(6, 4, 2, b"Other\0\0\0", &[9, 0, 0, 0]));
+        two.extend(note(8, 4, 6, b"IntelGT\0", &[0, 0x40, 0, 5]));
+        assert_eq!(intel_gt_notes(&two).len(), 2);
+        // Sizes past the end, or that overflow: nothing more, no panic.
+        for bad in [
+            note(8, 0xffff_fff0, 1, b"IntelGT\0", &[]),
+            note(0xffff_ffff, 4, 1, b"", &[]),
+            note(8, 4, 1, b"IntelGT\0", &[1, 2]),
+            good[..11].to_vec(),
+        ] {
+            assert_eq!(intel_gt_notes(&bad), vec![]);
+            let mut after = good.clone();
+            after.extend(bad);
+            assert_eq!(intel_gt_notes(&after).len(), 1);
+        }
     }
 
     #[test]
