@@ -129,6 +129,17 @@ done
 exec chroot "$root" "$@"
 '
 
+# The host's name service files: DNS for apt, and the host's own name (MPI
+# launchers connect back to it).
+host_files() {
+    local f
+    for f in /etc/resolv.conf /etc/hosts; do
+        if [[ -f "$f" ]]; then
+            cp "$f" "$root$f" || true
+        fi
+    done
+}
+
 make_root() {
     local m start
     if root_ok; then
@@ -168,7 +179,7 @@ make_root() {
         echo "$m" >"$bootstrapped"
         say "debootstrap took $((SECONDS - start)) s"
     fi
-    cp /etc/resolv.conf "$root/etc/resolv.conf" 2>/dev/null || true
+    host_files
     say "apt-get install ${PACKAGES[*]}"
     start=$SECONDS
     # shellcheck disable=SC2016
@@ -215,7 +226,7 @@ run_in_root() {
     exec 9>"$root.lock" || die "cannot open the lock file $root.lock"
     # Shared: many runs at once, but none while the root is being made.
     flock -s 9
-    cp /etc/resolv.conf "$root/etc/resolv.conf" 2>/dev/null || true
+    host_files
     # The root's own tools and libraries, never the host's.
     in_namespace bash -c "$ENTER" enter "$root" "${binds[@]}" -- \
         env -u LD_LIBRARY_PATH -u LD_PRELOAD PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin "$@"
