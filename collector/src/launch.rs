@@ -34,9 +34,13 @@ pub const EMULATE_ENV: [(&str, &str); 9] = [
     ("UseExternalAllocatorForSshAndDsh", "0"),
 ];
 
-/// What one product needs besides [`EMULATE_ENV`]: lnl's device id reads 0
-/// without a forced one.
-pub const EMULATE_PRODUCT_ENV: [(&str, &str, &str); 1] = [("lnl", "ForceDeviceId", "64a0")];
+/// What one product needs besides [`EMULATE_ENV`]: a device id, which
+/// reads 0 without a forced one for lnl on NEO 26 and for dg2 on NEO 22.43
+/// (0x4f80 is the one NEO 26 gives dg2 by itself).
+pub const EMULATE_PRODUCT_ENV: [(&str, &str, &str); 2] = [
+    ("dg2", "ForceDeviceId", "4f80"),
+    ("lnl", "ForceDeviceId", "64a0"),
+];
 
 /// The devices this system's NEO can emulate, as the `ocloc` in PATH (built
 /// from the same NEO) lists them, and its version.
@@ -732,6 +736,8 @@ mod tests {
         assert!(env.contains(&("AUBDumpFilterKernelEndIdx".into(), "999999999".into())));
         assert!(env.contains(&("UseAubStream".into(), "0".into())));
         assert!(env.contains(&("UseExternalAllocatorForSshAndDsh".into(), "0".into())));
+        assert!(env.contains(&("ForceDeviceId".into(), "4f80".into())));
+        let env = child_env(Path::new("/i.so"), Path::new("/o"), None, Some("pvc"));
         assert!(!env.iter().any(|(k, _)| k == "ForceDeviceId"));
         let env = child_env(Path::new("/i.so"), Path::new("/o"), None, Some("lnl"));
         assert!(env.contains(&("ProductFamilyOverride".into(), "lnl".into())));

@@ -206,9 +206,11 @@ pub fn neo_env_for(product: &str) -> Vec<(String, String)> {
         // NEO 26 on dg2, mtl, bmg, lnl, ptl: else it aborts at device creation.
         ("UseExternalAllocatorForSshAndDsh", "0"),
     ];
-    if product == "lnl" {
-        // Else lnl's device id reads 0.
-        env.push(("ForceDeviceId", "64a0"));
+    // Else the device id reads 0: lnl's on NEO 26, dg2's on NEO 22.43.
+    match product {
+        "dg2" => env.push(("ForceDeviceId", "4f80")),
+        "lnl" => env.push(("ForceDeviceId", "64a0")),
+        _ => {}
     }
     env.into_iter()
         .map(|(k, v)| (k.to_string(), v.to_string()))
