@@ -52,9 +52,11 @@ summary() {
     awk '/^test result:/ { for (i = 1; i <= NF; i++) { if ($(i+1) ~ /^passed/) p += $i; if ($(i+1) ~ /^failed/) f += $i } }
          END { printf "%d passed, %d failed\n", p, f }' "$@"
 }
-# The failed tests of a log, one a line: "<test binary>: <test>".
+# The failed tests of a log, one a line: "<test binary>: <test>" (on sid
+# "<crate>/<test binary>: <test>").
 failures() {
-    awk '/^ *Running / { f = $NF; gsub(/[()]/, "", f); n = split(f, a, "/"); cur = a[n]; sub(/-[0-9a-f]+$/, "", cur) }
+    awk '/^ *Running on sid: / { cur = $4; next }
+         /^ *Running / { f = $NF; gsub(/[()]/, "", f); n = split(f, a, "/"); cur = a[n]; sub(/-[0-9a-f]+$/, "", cur) }
          /^test .* \.\.\. FAILED$/ { print cur ": " $2 }' "$1"
 }
 
@@ -84,8 +86,9 @@ for line in sys.stdin:
     if t["kind"] != ["test"]:
         continue
     # The tests crate whole; of the collector, its tests of the real ocloc and IGA.
+    crate = m["manifest_path"].rsplit("/", 2)[-2]
     if "xpu-asm-tests" in pkg or ("xpu-asm-collector" in pkg and t["name"] in ("native", "binaries")):
-        print(m["manifest_path"].rsplit("/", 1)[0], m["executable"])
+        print(m["manifest_path"].rsplit("/", 1)[0], crate + "/" + t["name"], m["executable"])
 '
     )
     # The SYCL test's venv (scripts/sycl-venv.sh, made here if need be) and
@@ -104,9 +107,8 @@ for line in sys.stdin:
     else
         : >"$logs/sid"
         for entry in "${bins[@]}"; do
-            dir=${entry%% *}
-            bin=${entry#* }
-            echo "     Running on sid: ${bin#"$PWD/"}" | tee -a "$logs/sid"
+            read -r dir name bin <<<"$entry"
+            echo "     Running on sid: $name (${bin#"$PWD/"})" | tee -a "$logs/sid"
             set +e
             # As cargo runs a test: from its package's folder, with its manifest dir.
             bash scripts/sid-root.sh run "${binds[@]}" -- env XPU_ASM_STACK=sid CARGO_MANIFEST_DIR="$dir" \
