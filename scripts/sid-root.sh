@@ -100,7 +100,7 @@ mounts_under_root() {
 }
 
 # Runs "$@" (a shell script for bash -c, and its arguments) in a mount
-# namespace of its own, with the binds set up by enter_script.
+# namespace of its own (with ENTER, the binds below).
 in_namespace() {
     unshare --mount --propagation private -- "$@"
 }
@@ -134,8 +134,9 @@ exec chroot "$root" "$@"
 host_files() {
     local f
     for f in /etc/resolv.conf /etc/hosts; do
-        if [[ -f "$f" ]]; then
-            cp "$f" "$root$f" || true
+        # Into place in one step: runs at the same time read these files.
+        if [[ -f "$f" ]] && ! cmp -s "$f" "$root$f"; then
+            cp "$f" "$root$f.xpu-asm-$$" && mv -f "$root$f.xpu-asm-$$" "$root$f" || true
         fi
     done
 }
