@@ -183,12 +183,12 @@ fn iga_missing_is_a_reason_that_says_how_to_install_it() {
     let native = entry(&r, "vector_add", &sha);
     assert_eq!(native.status, Status::IgaMissing, "{native:#?}");
     let reason = native.reason.as_deref().unwrap_or_default();
-    // The package of this system's IGC: IGC 2's IGA on today's stack
-    // (Debian sid), IGC 1's on Debian 12.
-    let package = if Path::new("/usr/lib/x86_64-linux-gnu/libigc.so.2").exists() {
-        "libigc2"
-    } else {
-        "libigc1"
+    // The IGC of this system: IGC 1 (libigc1) on Debian 12, IGC 2 on sid,
+    // whose IGA is libiga64.so.2 in libigc2 (XPU_ASM_STACK, as in the tests
+    // crate).
+    let package = match std::env::var("XPU_ASM_STACK").as_deref() {
+        Ok("sid") => "libigc2",
+        _ => "libigc1",
     };
     assert!(
         reason.contains(package) && reason.contains("XPU_ASM_IGA"),

@@ -41,8 +41,10 @@ __kernel void mix_scratch(__global float *x, __global const int *idx) {
 }
 
 // More live values than registers: IGC spills some to scratch and fills
-// them back.
-#define N 64
+// them back. Every index is known at compile time, so that acc[] lives in
+// registers (IGC 2 keeps an array indexed at run time in private memory
+// instead, and spills nothing).
+#define N 60
 __kernel void mix_spill(__global float *a, __global float *out, int n) {
     size_t gid = get_global_id(0);
     float acc[N];
@@ -52,7 +54,7 @@ __kernel void mix_spill(__global float *a, __global float *out, int n) {
     for (int r = 0; r < n; r++) {
 #pragma unroll
         for (int i = 0; i < N; i++)
-            acc[i] = acc[i] * acc[(i * 7 + r) % N] + acc[(i + 1) % N];
+            acc[i] = acc[i] * acc[(i * 7 + 3) % N] + acc[(i + 1) % N];
     }
     float s = 0;
 #pragma unroll

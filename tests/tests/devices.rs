@@ -1,0 +1,218 @@
+//! The C workload on each GPU that `--emulate` names, through each of the
+//! three ways to Level Zero: on the devices the stack's NEO has (pvc and dg2
+//! on Debian 12's NEO 22.43; pvc, dg2, mtl, Xe2's bmg and lnl and Xe3's ptl
+//! on sid's NEO 26), every launch counted exactly, every kernel matched to
+//! IGC's `.asm` for that device, the device recorded as NEO gives it; on
+//! the others, a refusal before the program runs that names the stack's NEO
+//! and the devices it has.
+//!
+//! `per_device!` makes one test per device and way, so that a failure
+//! names both (and the harness adds the stack).
+
+use serde_json::Value;
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::process::Command;
+use tempfile::TempDir;
+use xpu_asm_tests::*;
+
+macro_rules! per_device {
+    ($($dev:ident),* $(,)?) => {
+        $(
+            mod $dev {
+                #[test]
+                fn link() {
+                    super::workload_on(stringify!($dev), "link");
+                }
+                #[test]
+                fn ddi() {
+                    super::workload_on(stringify!($dev), "ddi");
+                }
+                #[test]
+                fn dlsym() {
+                    super::workload_on(stringify!($dev), "dlsym");
+                }
+            }
+        )*
+    };
+}
+
+per_device!(pvc, dg2, mtl, bmg, lnl, ptl);
+
+/// What NEO and IGC make of each device: the PCI device id and IP version
+/// NEO reports (NEO 22.43 reports no IP version), and IGC's `//.platform`, SIMD width and register count of
+/// the workload's kernels.
+struct Expected {
+    device_id: u32,
+    ip_version: u32,
+    platform: &'static str,
+    simd: u64,
+    grf: u64,
+}
+
+fn expected(dev: &str) -> Expected {
+    let e = |device_id, ip_version, platform, grf| Expected {
+        device_id,
+        ip_version,
+        platform,
+        simd: 32,
+        grf,
+    };
+    match dev {
+        "pvc" => e(0x0bd5, 0x030f_0007, "PVCXT", 128),
+        "dg2" => e(0x4f80, 0x030d_c008, "DG2", 128),
+        "mtl" => e(0x7d40, 0x0311_8004, "MTL", 128),
+        "bmg" => e(0xe202, 0x0500_4000, "XE2", 128),
+        "lnl" => e(0x64a0, 0x0501_0004, "XE2", 128),
+        // Xe3: IGC gives these kernels 64 registers.
+        "ptl" => e(0xb080, 0x0780_0004, "XE3", 64),
+        other => panic!("no expectation for {other}"),
+    }
+}
+
+/// The steps, with a distinct count for each kernel and module.
+fn steps() -> Vec<String> {
+    [
+        format!("imm:a:{VECTOR_ADD}:5"),
+        "coop:a:scale:3".into(),
+        "reg:a:scale:2:4".into(),
+        "indirect:a:scale_v2:4".into(),
+        "multi:a:common_kernel,scale_v2:2".into(),
+        "imm:b:common_kernel:7".into(),
+        "imm:b:only_in_b:1".into(),
+    ]
+    .into()
+}
+
+/// `(launches, appended)` per (kernel, module sha256) for [`steps`].
+fn want_counts() -> BTreeMap<(String, String), (u64, u64)> {
+    let (a, b) = (sha256_file(&spirv("a")), sha256_file(&spirv("b")));
+    [
+        (VECTOR_ADD, &a, (5, 5)),
+        // 3 cooperative, then 2 appended to a list executed 4 times.
+        (SCALE, &a, (3 + 8, 3 + 2)),
+        (SCALE_V2, &a, (4 + 2, 4 + 2)),
+        (COMMON, &a, (2, 2)),
+        (COMMON, &b, (7, 7)),
+        (ONLY_IN_B, &b, (1, 1)),
+    ]
+    .into_iter()
+    .map(|(n, sha, c)| ((n.to_string(), sha.clone()), c))
+    .collect()
+}
+
+struct Scratch {
+    _dir: TempDir,
+    out: PathBuf,
+}
+
+fn scratch() -> Scratch {
+    let dir = tempfile::Builder::new()
+        .prefix("xpu-asm-devices-")
+        .tempdir()
+        .expect("a temporary folder");
+    let out = dir.path().join("out");
+    Scratch { _dir: dir, out }
+}
+
+/// `xpu-asm-run --emulate DEV --json -o OUT -- workload --via VIA ...`.
+fn capture(s: &Scratch, dev: &str, via: &str) -> Run {
+    let mut cmd = Command::new(xpu_asm_run());
+    cmd.args(["--emulate", dev, "--json", "-q", "-o"])
+        .arg(&s.out)
+        .arg("--")
+        .arg(workload_for(via))
+        .args(["--via", via, "--module"])
+        .arg(format!("a={}", spirv("a").display()))
+        .arg("--module")
+        .arg(format!("b={}", spirv("b").display()))
+        .args(steps());
+    // Nothing of NEO's from the test's own environment: --emulate sets it.
+    for (k, _) in neo_env_for(dev) {
+        cmd.env_remove(k);
+    }
+    run(cmd, &s.out)
+}
+
+fn workload_on(dev: &str, via: &str) {
+    let s = scratch();
+    let r = capture(&s, dev, via);
+    if !stack().products().contains(&dev) {
+        // Refused before anything runs: no capture folder, no program.
+        r.assert_status(2);
+        let err = r.stderr();
+        let info = stack_info();
+        // 22.43 of 22.43.24595.41-1: ocloc's own version goes on as
+        // 24595 or 039122.
+        let neo: Vec<&str> = info.neo.split('.').take(2).collect();
+        let neo = neo.join(".");
+        assert!(
+            err.contains(&format!("--emulate {dev}: this system's NEO {neo}."))
+                && err.contains(&format!(" cannot emulate {dev}; its ocloc has: "))
+                && stack().products().iter().all(|p| err.contains(p)),
+            "{}",
+            r.ctx()
+        );
+        assert!(r.stdout().is_empty(), "{}", r.ctx());
+        assert!(!s.out.exists(), "{}", r.ctx());
+        return;
+    }
+    r.assert_status(0);
+    let report = r.report();
+    let want = expected(dev);
+    let mut got = BTreeMap::new();
+    for k in report["kernels"].as_array().into_iter().flatten() {
+        let field = |f: &str| k[f].as_u64().unwrap_or(u64::MAX);
+        let key = (
+            k["name"].as_str().unwrap_or("?").to_string(),
+            k["module_sha256"].as_str().unwrap_or("?").to_string(),
+        );
+        assert!(
+            got.insert(key, (field("launches"), field("appended")))
+                .is_none(),
+            "listed twice: {k}\n{}",
+            r.ctx()
+        );
+        assert_eq!(k["status"], "matched", "{k}\n{}", r.ctx());
+        assert_eq!(
+            (k["platform"].as_str(), field("simd"), field("grf")),
+            (Some(want.platform), want.simd, want.grf),
+            "{k}\n{}",
+            r.ctx()
+        );
+        let asm = r.out.join(k["asm"].as_str().unwrap_or("?"));
+        let text = std::fs::read_to_string(&asm)
+            .unwrap_or_else(|e| panic!("{}: {e}\n{}", asm.display(), r.ctx()));
+        let header: Vec<&str> = text.lines().take(2).collect();
+        assert_eq!(
+            header,
+            [
+                format!("//.kernel {}", k["name"].as_str().unwrap_or("?")),
+                format!("//.platform {}", want.platform)
+            ],
+            "{}",
+            asm.display()
+        );
+    }
+    assert_eq!(got, want_counts(), "launches per kernel\n{}", r.ctx());
+    let totals: Value = serde_json::json!({
+        "kernels": 6, "launches": 32, "appended": 26, "matched": 6, "unmatched": 0, "filtered_out": 0
+    });
+    assert_eq!(report["totals"], totals, "{}", r.ctx());
+    let rec = only_record(&s.out);
+    let devices: Vec<_> = rec.devices.values().collect();
+    assert_eq!(devices.len(), 1, "{}", r.ctx());
+    let d = devices[0];
+    assert_eq!(
+        (d.vendor_id, d.device_id, d.ip_version, d.name.as_str()),
+        (
+            0x8086,
+            want.device_id,
+            // NEO 22.43 has no ZE_extension_device_ip_version.
+            (stack() != Stack::Debian12).then_some(want.ip_version),
+            format!("Intel(R) Graphics [{:#06x}]", want.device_id).as_str()
+        ),
+        "the emulated {dev}\n{}",
+        r.ctx()
+    );
+}
