@@ -1,0 +1,519 @@
+//! SYCL of 2026 on today's stack: dpnp 0.20.0 and dpctl 0.22.1 on oneAPI
+//! 2026.2's SYCL runtime from PyPI (the venv of scripts/sycl2026-venv.sh), on
+//! NEO 26.27, IGC 2.40 and loader 1.32 in the Debian sid root of
+//! scripts/sid-root.sh, in NEO's no-hardware mode, through both of SYCL's
+//! Level Zero adapters:
+//!
+//! - v1 (`libur_adapter_level_zero.so`), which SYCL picks for pvc;
+//! - v2 (`..._v2.so`), its default on Xe2 and later (bmg, ptl), which
+//!   launches with `zeCommandListAppendLaunchKernelWithArguments` and reaches
+//!   Level Zero only through pointers of its own: `dlopen` of the loader,
+//!   `dlsym` of every function, and `zeDriverGetExtensionFunctionAddress`.
+//!   In no-hardware mode it needs tests/shim/ze_resident.c (preloaded behind
+//!   the interposer, and named by `UMF_ZE_LOADER_LIB_NAME`).
+//!
+//! The workload, tests/sycl/dpnp_ops.py, calls a few dpnp operations (dpnp's
+//! own kernels, oneMKL's vector math, oneMKL's GEMM, whose kernels oneMKL
+//! builds in Level Zero itself and hands to SYCL) a different number of
+//! times each. Which kernels these launch is the runtime's business and
+//! differs between GPUs (oneMKL picks its GEMM per device), so the expected
+//! launches per kernel come from an independent count: the Unified
+//! Runtime's tracing layer, in a run without xpu-asm
+//! ([`xpu_asm_tests::sycl2026::ur_launches`]). A few of them are fixed by
+//! the workload and checked against it ([`ANCHORS`]), so that the count
+//! itself cannot be wrong unnoticed.
+//!
+//! Per platform, under the xpu-asm-run built here: `--isa dump` (the
+//! default), `--isa binary`, and SYCL's persistent cache on, twice (second
+//! run: every module native, every kernel from its binary, with the
+//! instructions of the first run). Every run: report.json's launches per
+//! kernel equal the independent count exactly, and the run's own trace
+//! (the workload launched under xpu-asm what it launches without it); every
+//! kernel matched to its ISA.
+//!
+//! The test binary may run on the host (each command then enters the root)
+//! or inside the root; see [`xpu_asm_tests::sycl2026::SidCommand`].
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+use std::process::Output;
+use std::sync::OnceLock;
+use tempfile::TempDir;
+use xpu_asm_collector::matching::Status;
+use xpu_asm_collector::report::Report;
+use xpu_asm_collector::sources::IsaSourceKind;
+use xpu_asm_tests::sycl2026::{
+    neo26_env, resident_shim, ur_launches, venv, Adapter, Platform, SidCommand, BMG, PTL, PVC,
+};
+use xpu_asm_tests::*;
+
+/// dpnp_ops.py's operations and how often each is called: all different,
+/// so that a kernel counted for the wrong operation shows.
+const TIMES: [(&str, u64); 6] = [
+    ("add", 2),
+    ("sin", 3),
+    ("sum", 4),
+    ("where", 5),
+    ("astype", 6),
+    ("matmul", 7),
+];
+
+/// Kernels the workload fixes, whatever the GPU: (operation, the one
+/// kernel whose name holds this, launches per call). dpnp.add and dpnp.sin
+/// of float32 go to oneMKL's vector math (`add_s_ha`, `sin_s_ha`); a float32
+/// sum of 65536 elements is dpnp's two-pass reduction (two launches of one
+/// kernel); where and astype are dpnp's contiguous kernels. matmul is not
+/// here: oneMKL picks its GEMM kernels, and how many, per device.
+const ANCHORS: [(&str, &str, u64); 5] = [
+    ("add", "add_s_ha", 1),
+    ("sin", "sin_s_ha", 1),
+    ("sum", "reduction_over_group_temps_krn", 2),
+    ("where", "where_contig_kernel", 1),
+    ("astype", "copy_cast_contig_kernel", 1),
+];
+
+fn ops_args() -> Vec<String> {
+    let mut a = vec!["1".to_string()];
+    a.extend(TIMES.iter().map(|(op, n)| format!("{op}={n}")));
+    a
+}
+
+fn dpnp_ops_py() -> PathBuf {
+    workspace_dir().join("tests/sycl/dpnp_ops.py")
+}
+
+/// A test's own folder (under /tmp, which the root shares).
+struct Scratch {
+    dir: TempDir,
+}
+
+impl Scratch {
+    fn new(p: &Platform, what: &str) -> Scratch {
+        let dir = tempfile::Builder::new()
+            .prefix(&format!("xpu-asm-sycl2026-{}-{what}-", p.product))
+            .tempdir_in("/tmp")
+            .expect("a temporary folder under /tmp");
+        Scratch { dir }
+    }
+
+    fn path(&self) -> &Path {
+        self.dir.path()
+    }
+}
+
+/// What one run of the workload left.
+struct Ran {
+    shown: String,
+    output: Output,
+    /// Launches per kernel by the UR tracing layer in this run.
+    ur: BTreeMap<String, u64>,
+    /// Where a failure should look.
+    dir: PathBuf,
+}
+
+impl Ran {
+    fn ctx(&self) -> String {
+        describe(&self.shown, &self.output, &self.dir)
+    }
+}
+
+/// dpnp_ops.py on `p`, with `wrap` in front of it (nothing, or xpu-asm-run
+/// and its options), the UR tracing layer and the Level Zero adapters' log
+/// on, and what SYCL needs here; `extra` is added to the environment.
+/// Checks what the workload printed, which adapter SYCL used, and counts
+/// its launches from the trace.
+fn run_workload(p: &Platform, dir: &Path, wrap: &[OsString], extra: &[(&str, &Path)]) -> Ran {
+    let venv = venv();
+    let trace = dir.join("ur-trace.txt");
+    let adapter_log = dir.join("ur-level-zero.txt");
+    let mut sc = match wrap.split_first() {
+        None => SidCommand::new(venv.join("bin/python"), dir),
+        Some((program, args)) => {
+            let mut sc = SidCommand::new(program, dir);
+            sc.args(args).arg("--").arg(venv.join("bin/python"));
+            sc
+        }
+    };
+    sc.arg(dpnp_ops_py())
+        .args(ops_args())
+        .envs(neo26_env(p.product))
+        .env("ONEAPI_DEVICE_SELECTOR", "level_zero:gpu")
+        // The wheels carry no RPATH.
+        .env("LD_LIBRARY_PATH", venv.join("lib"))
+        .env("PYTHONNOUSERSITE", "1")
+        .env("PYTHONDONTWRITEBYTECODE", "1")
+        .env("UR_ENABLE_LAYERS", "UR_LAYER_TRACING")
+        .env(
+            "UR_LOG_TRACING",
+            format!("level:info;output:file,{}", trace.display()),
+        )
+        .env(
+            "UR_LOG_LEVEL_ZERO",
+            format!("level:info;output:file,{}", adapter_log.display()),
+        );
+    if p.adapter == Adapter::V2 {
+        let shim = resident_shim();
+        // Behind the interposer: xpu-asm-run keeps a user's LD_PRELOAD after
+        // its own.
+        sc.env("LD_PRELOAD", &shim)
+            .env("UMF_ZE_LOADER_LIB_NAME", &shim);
+    }
+    for (k, v) in extra {
+        sc.env(k, v);
+    }
+    let mut cmd = sc.command();
+    let shown = shell_words(&cmd);
+    let output = run_with_timeout(&mut cmd);
+    let mut ran = Ran {
+        shown,
+        output,
+        ur: BTreeMap::new(),
+        dir: dir.to_path_buf(),
+    };
+    assert!(
+        ran.output.status.success(),
+        "dpnp_ops.py on {} failed\n{}",
+        p.product,
+        ran.ctx()
+    );
+
+    let lines = stdout_lines(&ran.output);
+    let said: Vec<&String> = lines
+        .iter()
+        .filter(|l| l.starts_with("called ") || l.starts_with("device "))
+        .collect();
+    let mut want: Vec<String> = TIMES
+        .iter()
+        .map(|(op, n)| format!("called {op} {n}"))
+        .collect();
+    want.push(format!("device {}", p.device_name));
+    assert_eq!(
+        said,
+        want.iter().collect::<Vec<_>>(),
+        "dpnp_ops.py did not report the calls asked of it on the expected device\n{}",
+        ran.ctx()
+    );
+
+    let log = std::fs::read_to_string(&adapter_log).unwrap_or_else(|e| {
+        panic!(
+            "no Level Zero adapter log {} ({e})\n{}",
+            adapter_log.display(),
+            ran.ctx()
+        )
+    });
+    assert!(
+        log.contains(p.adapter.chosen_line()),
+        "SYCL did not take its {:?} adapter on {}: the adapters' log lacks {:?}\nlog:\n{log}\n{}",
+        p.adapter,
+        p.product,
+        p.adapter.chosen_line(),
+        ran.ctx()
+    );
+
+    let text = std::fs::read_to_string(&trace).unwrap_or_else(|e| {
+        panic!(
+            "no UR trace {} ({e})\n{}",
+            trace.display(),
+            ran.ctx()
+        )
+    });
+    ran.ur = ur_launches(&text)
+        .unwrap_or_else(|e| panic!("the UR trace {}: {e}\n{}", trace.display(), ran.ctx()));
+    ran
+}
+
+/// The independent count on `p`: dpnp_ops.py without xpu-asm, launches per
+/// kernel from the UR tracing layer. Once per platform and test process.
+fn independent(p: &Platform) -> &'static BTreeMap<String, u64> {
+    static COUNTS: [OnceLock<BTreeMap<String, u64>>; 3] = [const { OnceLock::new() }; 3];
+    let i = match p.product {
+        "pvc" => 0,
+        "bmg" => 1,
+        "ptl" => 2,
+        other => panic!("no independent count for {other}"),
+    };
+    COUNTS[i].get_or_init(|| {
+        let s = Scratch::new(p, "plain");
+        let ran = run_workload(p, s.path(), &[], &[]);
+        assert_anchors(p, &ran);
+        ran.ur
+    })
+}
+
+/// The count must show what the workload fixes.
+fn assert_anchors(p: &Platform, ran: &Ran) {
+    for (op, part, per_call) in ANCHORS {
+        let times = TIMES
+            .iter()
+            .find(|(o, _)| *o == op)
+            .map(|(_, n)| *n)
+            .expect("every anchor's operation is in TIMES");
+        let found: Vec<(&String, &u64)> = ran.ur.iter().filter(|(k, _)| k.contains(part)).collect();
+        assert_eq!(
+            found.len(),
+            1,
+            "on {}, the UR count must have exactly one kernel named with {part:?} (for {op}): {:#?}\n{}",
+            p.product,
+            ran.ur,
+            ran.ctx()
+        );
+        assert_eq!(
+            *found[0].1,
+            times * per_call,
+            "on {}, {} launches for {times} calls of {op}: {:#?}\n{}",
+            p.product,
+            found[0].0,
+            ran.ur,
+            ran.ctx()
+        );
+    }
+}
+
+/// dpnp_ops.py under `xpu-asm-run --json -o OUT OPTIONS`; checks that it
+/// launched what the independent count says, and returns the report.
+fn run_collected(
+    p: &Platform,
+    s: &Scratch,
+    name: &str,
+    options: &[&str],
+    extra: &[(&str, &Path)],
+) -> (Ran, Report) {
+    let want = independent(p);
+    let dir = s.path().join(name);
+    std::fs::create_dir_all(&dir).unwrap_or_else(|e| panic!("cannot create {}: {e}", dir.display()));
+    let out = dir.join("xpu");
+    let mut wrap: Vec<OsString> = vec![
+        xpu_asm_run().into(),
+        "--json".into(),
+        "-o".into(),
+        out.clone().into(),
+    ];
+    wrap.extend(options.iter().map(OsString::from));
+    let ran = run_workload(p, &dir, &wrap, extra);
+    assert_eq!(
+        &ran.ur, want,
+        "on {}, the workload launched other kernels under xpu-asm-run (its UR trace, left) than \
+         without it (right)\n{}",
+        p.product,
+        ran.ctx()
+    );
+    let path = out.join("report.json");
+    let text = std::fs::read_to_string(&path)
+        .unwrap_or_else(|e| panic!("cannot read {} ({e})\n{}", path.display(), ran.ctx()));
+    let report: Report = serde_json::from_str(&text)
+        .unwrap_or_else(|e| panic!("{} is not a report: {e}\n{text}", path.display()));
+    (ran, report)
+}
+
+/// The report's launches per kernel are the independent count's, exactly,
+/// each kernel once, appended as often as launched (immediate lists); the
+/// record is whole.
+fn assert_counts(p: &Platform, ran: &Ran, r: &Report) {
+    let ctx = || format!("{}\nreport: {}", ran.ctx(), serde_json::to_string_pretty(r).unwrap_or_default());
+    let out = ran.dir.join("xpu");
+    let rec = only_record(&out);
+    assert_eq!(rec.exit_code, Some(0), "the record has no normal exit: {rec:#?}");
+    assert_eq!(
+        rec.unknown_launches, 0,
+        "launches of kernel handles never seen being created: {rec:#?}"
+    );
+    let mut got: BTreeMap<String, u64> = BTreeMap::new();
+    for k in &r.kernels {
+        assert!(
+            got.insert(k.name.clone(), k.launches).is_none(),
+            "{} is in two entries\n{}",
+            k.name,
+            ctx()
+        );
+        assert_eq!(k.appended, k.launches, "appended of {}\n{}", k.name, ctx());
+    }
+    assert_eq!(
+        &got,
+        independent(p),
+        "on {}, xpu-asm's launches per kernel (left) differ from the independent count (right)\n{}",
+        p.product,
+        ctx()
+    );
+    let total: u64 = got.values().sum();
+    assert_eq!(r.totals.launches, total, "{}", ctx());
+}
+
+/// Every kernel matched to its ISA: from IGC's dump for dpnp's own kernels
+/// and from the module's binary for every kernel of a native module when
+/// `dump`, from the module's binary for all otherwise; the `.asm` copy's
+/// `//.kernel` line is its name. Returns name -> instructions.
+fn assert_matched(p: &Platform, ran: &Ran, r: &Report, dump: bool) -> BTreeMap<String, u64> {
+    let ctx = || format!("{}\nreport: {}", ran.ctx(), serde_json::to_string_pretty(r).unwrap_or_default());
+    let out = ran.dir.join("xpu");
+    let rec = only_record(&out);
+    let unmatched: Vec<String> = r
+        .kernels
+        .iter()
+        .filter(|k| k.status != Status::Matched)
+        .map(|k| format!("{}: {:?} {}", k.name, k.status, k.reason.as_deref().unwrap_or("")))
+        .collect();
+    assert!(
+        unmatched.is_empty(),
+        "on {}, kernels not matched to their ISA:\n  {}\n{}",
+        p.product,
+        unmatched.join("\n  "),
+        ctx()
+    );
+    let mut instructions = BTreeMap::new();
+    for k in &r.kernels {
+        let format = rec
+            .modules
+            .values()
+            .find(|m| Some(&m.sha256) == k.module_sha256.as_ref())
+            .map(|m| m.format.as_str())
+            .unwrap_or_else(|| panic!("{}: its module is not in the record\n{}", k.name, ctx()));
+        let want = if !dump || format == "native" {
+            Some(IsaSourceKind::ModuleBinary)
+        } else if k.name.starts_with("_ZTSN4dpnp") {
+            Some(IsaSourceKind::IgcDump)
+        } else {
+            // oneMKL's SPIR-V modules: either source is the exact ISA.
+            k.isa_source
+        };
+        assert_eq!(
+            k.isa_source, want,
+            "on {}, where the ISA of {} (a {format} module) comes from\n{}",
+            p.product, k.name, ctx()
+        );
+        let asm = out.join(k.asm_copy.as_deref().unwrap_or_else(|| {
+            panic!("{} has no copy under asm/\n{}", k.name, ctx())
+        }));
+        let line = std::fs::read_to_string(&asm)
+            .ok()
+            .and_then(|t| {
+                t.lines()
+                    .find_map(|l| l.strip_prefix("//.kernel ").map(|n| n.trim().to_string()))
+            });
+        assert_eq!(
+            line.as_deref(),
+            Some(k.name.as_str()),
+            "the //.kernel line of {}\n{}",
+            asm.display(),
+            ctx()
+        );
+        instructions.insert(
+            k.name.clone(),
+            k.instructions
+                .unwrap_or_else(|| panic!("{} has no instruction count\n{}", k.name, ctx())),
+        );
+    }
+    instructions
+}
+
+/// `--isa dump`, the default: IGC's dumps of this run's compilations, and
+/// the binaries of native modules.
+fn isa_dump(p: &Platform) {
+    let s = Scratch::new(p, "dump");
+    let (ran, r) = run_collected(p, &s, "dump", &[], &[]);
+    assert_counts(p, &ran, &r);
+    assert_matched(p, &ran, &r, true);
+    assert!(
+        r.dumps.before.files > 0,
+        "IGC dumped nothing: {:?}\n{}",
+        r.dumps,
+        ran.ctx()
+    );
+}
+
+/// `--isa binary`: no IGC dump, every kernel from its module's binary.
+fn isa_binary(p: &Platform) {
+    let s = Scratch::new(p, "binary");
+    let (ran, r) = run_collected(p, &s, "binary", &["--isa", "binary"], &[]);
+    assert_counts(p, &ran, &r);
+    assert_matched(p, &ran, &r, false);
+    assert_eq!(
+        r.dumps.before.files, 0,
+        "IGC dumped with --isa binary: {:?}\n{}",
+        r.dumps,
+        ran.ctx()
+    );
+}
+
+/// SYCL's persistent cache kept on by the user: the second run creates
+/// every module native from the cache, and every kernel still gets its ISA,
+/// from those binaries, with the instructions of the first run.
+fn sycl_cache(p: &Platform) {
+    let s = Scratch::new(p, "cache");
+    let cache = s.path().join("sycl-cache");
+    let env = [
+        ("SYCL_CACHE_PERSISTENT", Path::new("1")),
+        ("SYCL_CACHE_DIR", cache.as_path()),
+    ];
+    let (first_ran, first) = run_collected(p, &s, "first", &[], &env);
+    assert_counts(p, &first_ran, &first);
+    let first_instr = assert_matched(p, &first_ran, &first, true);
+    assert!(
+        std::fs::read_dir(&cache).is_ok_and(|mut d| d.next().is_some()),
+        "the first run left nothing in the SYCL cache {}",
+        cache.display()
+    );
+
+    let (second_ran, second) = run_collected(p, &s, "second", &[], &env);
+    assert_counts(p, &second_ran, &second);
+    let rec = only_record(&second_ran.dir.join("xpu"));
+    let formats: BTreeSet<&str> = rec.modules.values().map(|m| m.format.as_str()).collect();
+    assert_eq!(
+        formats,
+        BTreeSet::from(["native"]),
+        "with the cache, every module of the second run is native: {rec:#?}"
+    );
+    // Native modules: every kernel from its binary, as with --isa binary.
+    let second_instr = assert_matched(p, &second_ran, &second, false);
+    assert_eq!(
+        second_instr, first_instr,
+        "on {}, instructions per kernel: the second run's, from the cached binaries (left), \
+         and the first run's (right)",
+        p.product
+    );
+}
+
+#[test]
+fn v1_pvc_isa_dump_exact_counts_all_matched() {
+    isa_dump(&PVC);
+}
+
+#[test]
+fn v1_pvc_isa_binary_exact_counts_all_matched() {
+    isa_binary(&PVC);
+}
+
+#[test]
+fn v1_pvc_sycl_cache_second_run_native_all_matched() {
+    sycl_cache(&PVC);
+}
+
+#[test]
+fn v2_bmg_isa_dump_exact_counts_all_matched() {
+    isa_dump(&BMG);
+}
+
+#[test]
+fn v2_bmg_isa_binary_exact_counts_all_matched() {
+    isa_binary(&BMG);
+}
+
+#[test]
+fn v2_bmg_sycl_cache_second_run_native_all_matched() {
+    sycl_cache(&BMG);
+}
+
+#[test]
+fn v2_ptl_isa_dump_exact_counts_all_matched() {
+    isa_dump(&PTL);
+}
+
+#[test]
+fn v2_ptl_isa_binary_exact_counts_all_matched() {
+    isa_binary(&PTL);
+}
+
+#[test]
+fn v2_ptl_sycl_cache_second_run_native_all_matched() {
+    sycl_cache(&PTL);
+}
