@@ -17,7 +17,7 @@
 //!   Level Zero or of xpu-asm.
 
 use crate::{build_dir, shell_words, workspace_dir};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::ffi::{OsStr, OsString};
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -195,11 +195,13 @@ pub fn resident_shim() -> PathBuf {
         let dest = dir.join("libze_resident.so");
         let tmp = dir.join(format!("libze_resident.so.tmp-{}", std::process::id()));
         let mut gcc = SidCommand::new("gcc", &dir);
-        gcc.args(["-std=c11", "-O1", "-Wall", "-Wextra", "-Werror", "-shared", "-fPIC"])
-            .arg(&src)
-            .arg("-o")
-            .arg(&tmp)
-            .args(["-Wl,--no-as-needed", "-lze_loader", "-ldl"]);
+        gcc.args([
+            "-std=c11", "-O1", "-Wall", "-Wextra", "-Werror", "-shared", "-fPIC",
+        ])
+        .arg(&src)
+        .arg("-o")
+        .arg(&tmp)
+        .args(["-Wl,--no-as-needed", "-lze_loader", "-ldl"]);
         let mut cmd = gcc.command();
         let shown = shell_words(&cmd);
         let out = cmd
@@ -298,6 +300,29 @@ fn field<'a>(args: &'a str, name: &str) -> Option<&'a str> {
     Some(&rest[..rest.find([',', ')']).unwrap_or(rest.len())])
 }
 
+/// What the Unified Runtime's trace says a run launched.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct UrCount {
+    /// Launches per kernel name.
+    pub launches: BTreeMap<String, u64>,
+    /// The kernels among them that a library built itself in Level Zero and
+    /// handed to SYCL (`urKernelCreateWithNativeHandle`): oneMKL's GEMM
+    /// kernels and their probe. SYCL's persistent cache does not hold them.
+    pub interop: BTreeSet<String>,
+}
+
+impl UrCount {
+    /// The launches of the kernels SYCL built itself (from the programs in
+    /// the libraries' binaries: dpnp's, oneMKL's vector math).
+    pub fn sycl_built(&self) -> BTreeMap<String, u64> {
+        self.launches
+            .iter()
+            .filter(|(k, _)| !self.interop.contains(*k))
+            .map(|(k, n)| (k.clone(), *n))
+            .collect()
+    }
+}
+
 /// Launches per kernel name in the text the Unified Runtime's tracing layer
 /// writes (`UR_ENABLE_LAYERS=UR_LAYER_TRACING`,
 /// `UR_LOG_TRACING=level:info;output:file,PATH`): one
@@ -306,21 +331,24 @@ fn field<'a>(args: &'a str, name: &str) -> Option<&'a str> {
 ///
 /// A kernel handle gets its name from `urKernelCreate` (`.pKernelName`), or,
 /// for kernels a library built itself in Level Zero and handed to SYCL
-/// (`urKernelCreateWithNativeHandle`: oneMKL's generated GEMM kernels), from
-/// the `urKernelGetInfo(UR_KERNEL_INFO_FUNCTION_NAME)` that SYCL asks right
+/// (`urKernelCreateWithNativeHandle`: oneMKL's GEMM kernels), from the
+/// `urKernelGetInfo(UR_KERNEL_INFO_FUNCTION_NAME)` that SYCL asks right
 /// after. Every successful `urEnqueue...KernelLaunch...` is one launch of
 /// its `.hKernel`'s kernel. `Err` for what this count cannot account for: a
 /// launch of a handle without a name, a failed launch, a kernel appended to
 /// a command buffer (a SYCL graph).
-pub fn ur_launches(trace: &str) -> Result<BTreeMap<String, u64>, String> {
-    let mut names: BTreeMap<&str, Option<&str>> = BTreeMap::new();
-    let mut launches = BTreeMap::new();
+pub fn ur_launches(trace: &str) -> Result<UrCount, String> {
+    // Handle -> (name, made from a native handle).
+    let mut handles: BTreeMap<&str, (Option<&str>, bool)> = BTreeMap::new();
+    let mut count = UrCount::default();
     for (i, line) in trace.lines().enumerate() {
         let Some(call) = line.trim_start().strip_prefix("<--- ") else {
             continue;
         };
         let at = || format!("line {}: {line}", i + 1);
-        let open = call.find('(').ok_or_else(|| format!("no '(' on {}", at()))?;
+        let open = call
+            .find('(')
+            .ok_or_else(|| format!("no '(' on {}", at()))?;
         let function = &call[..open];
         let (args, result) = call[open..]
             .rsplit_once(") -> ")
@@ -332,13 +360,16 @@ pub fn ur_launches(trace: &str) -> Result<BTreeMap<String, u64>, String> {
                     .ok_or_else(|| format!("urKernelCreate without a name on {}", at()))?;
                 let handle = pointee(args, ".phKernel = ")
                     .ok_or_else(|| format!("urKernelCreate without a handle on {}", at()))?;
-                names.insert(handle, Some(name));
+                handles.insert(handle, (Some(name), false));
             }
             "urKernelCreateWithNativeHandle" if ok => {
                 let handle = pointee(args, ".phKernel = ").ok_or_else(|| {
-                    format!("urKernelCreateWithNativeHandle without a handle on {}", at())
+                    format!(
+                        "urKernelCreateWithNativeHandle without a handle on {}",
+                        at()
+                    )
                 })?;
-                names.insert(handle, None);
+                handles.insert(handle, (None, true));
             }
             "urKernelGetInfo"
                 if ok && args.contains(".propName = UR_KERNEL_INFO_FUNCTION_NAME,") =>
@@ -346,7 +377,7 @@ pub fn ur_launches(trace: &str) -> Result<BTreeMap<String, u64>, String> {
                 if let (Some(handle), Some(name)) =
                     (field(args, ".hKernel = "), pointee(args, ".pPropValue = "))
                 {
-                    names.insert(handle, Some(name));
+                    handles.entry(handle).or_insert((None, false)).0 = Some(name);
                 }
             }
             f if f.starts_with("urCommandBuffer") && f.contains("KernelLaunch") => {
@@ -362,15 +393,24 @@ pub fn ur_launches(trace: &str) -> Result<BTreeMap<String, u64>, String> {
                 }
                 let handle = field(args, ".hKernel = ")
                     .ok_or_else(|| format!("a launch without a kernel on {}", at()))?;
-                let name = names.get(handle).copied().flatten().ok_or_else(|| {
-                    format!("a launch of kernel handle {handle}, whose name the trace never gave, on {}", at())
-                })?;
-                *launches.entry(name.to_string()).or_insert(0) += 1;
+                let (name, interop) = match handles.get(handle) {
+                    Some((Some(name), interop)) => (*name, *interop),
+                    _ => {
+                        return Err(format!(
+                            "a launch of kernel handle {handle}, whose name the trace never gave, on {}",
+                            at()
+                        ))
+                    }
+                };
+                *count.launches.entry(name.to_string()).or_insert(0) += 1;
+                if interop {
+                    count.interop.insert(name.to_string());
+                }
             }
             _ => {}
         }
     }
-    Ok(launches)
+    Ok(count)
 }
 
 #[cfg(test)]
@@ -394,7 +434,7 @@ mod tests {
     #[test]
     fn names_from_create_and_from_get_info_with_handles_reused() {
         let got = ur_launches(TRACE).expect("a countable trace");
-        let want = BTreeMap::from([
+        let launches = BTreeMap::from([
             (
                 "_ZTSN4dpnp6tensor7kernels12constructors27linear_sequence_step_kernelIfEE"
                     .to_string(),
@@ -402,7 +442,12 @@ mod tests {
             ),
             ("sgemm_nocopy_nn_32x8_1x4".to_string(), 2),
         ]);
-        assert_eq!(got, want);
+        let interop = BTreeSet::from(["sgemm_nocopy_nn_32x8_1x4".to_string()]);
+        assert_eq!(got, UrCount { launches, interop });
+        assert_eq!(
+            got.sycl_built().into_keys().collect::<Vec<_>>(),
+            ["_ZTSN4dpnp6tensor7kernels12constructors27linear_sequence_step_kernelIfEE"]
+        );
     }
 
     #[test]

@@ -35,7 +35,7 @@ import dpnp
 N_ELEMS = 1 << 16
 MATMUL_N = 64
 
-OPS = ("add", "sin", "sum", "where", "astype", "matmul")
+OPS = ("matmul", "add", "sin", "sum", "where", "astype")
 
 
 def parse(argv):

@@ -12,24 +12,30 @@
 //!   In no-hardware mode it needs tests/shim/ze_resident.c (preloaded behind
 //!   the interposer, and named by `UMF_ZE_LOADER_LIB_NAME`).
 //!
-//! The workload, tests/sycl/dpnp_ops.py, calls a few dpnp operations (dpnp's
-//! own kernels, oneMKL's vector math, oneMKL's GEMM, whose kernels oneMKL
-//! builds in Level Zero itself and hands to SYCL) a different number of
-//! times each. Which kernels these launch is the runtime's business and
-//! differs between GPUs (oneMKL picks its GEMM per device), so the expected
-//! launches per kernel come from an independent count: the Unified
-//! Runtime's tracing layer, in a run without xpu-asm
-//! ([`xpu_asm_tests::sycl2026::ur_launches`]). A few of them are fixed by
-//! the workload and checked against it ([`ANCHORS`]), so that the count
-//! itself cannot be wrong unnoticed.
+//! The workload, tests/sycl/dpnp_ops.py, calls a few dpnp operations a
+//! different number of times each: dpnp's own kernels and oneMKL's vector
+//! math, which SYCL builds from the programs in the libraries, and oneMKL's
+//! GEMM, whose kernels oneMKL builds in Level Zero itself (generated native
+//! code, or its own SPIR-V) and hands to SYCL. The expected launches per
+//! kernel come from an independent count: the Unified Runtime's tracing
+//! layer, inside the SYCL runtime above both adapters
+//! ([`xpu_asm_tests::sycl2026::ur_launches`]), which involves nothing of
+//! xpu-asm. The count is itself checked against the workload ([`ANCHORS`]
+//! and the GEMM rule in [`assert_anchors`]).
+//!
+//! oneMKL picks its GEMM at its first call: it launches a probe kernel
+//! (`binary_test`) and reads back what the probe wrote. Kernels do not run
+//! here, so what it reads is whatever the buffer held, and its pick (the
+//! generated `sgemm_nocopy_*`, or its SPIR-V `sgemm_beta`, `_itcopy`,
+//! `_kernel`, `_oncopy`) differs from run to run. So each run's report is
+//! held to the trace of that same run, exactly, for every kernel; and the
+//! kernels SYCL builds are held, in addition, to a run without xpu-asm.
 //!
 //! Per platform, under the xpu-asm-run built here: `--isa dump` (the
 //! default), `--isa binary`, and SYCL's persistent cache on, twice (second
-//! run: every module native, every kernel from its binary, with the
-//! instructions of the first run). Every run: report.json's launches per
-//! kernel equal the independent count exactly, and the run's own trace
-//! (the workload launched under xpu-asm what it launches without it); every
-//! kernel matched to its ISA.
+//! run: every module SYCL built comes native from the cache, and every
+//! kernel has the instructions of the first run). Every kernel matched to
+//! its ISA.
 //!
 //! The test binary may run on the host (each command then enters the root)
 //! or inside the root; see [`xpu_asm_tests::sycl2026::SidCommand`].
@@ -44,27 +50,28 @@ use xpu_asm_collector::matching::Status;
 use xpu_asm_collector::report::Report;
 use xpu_asm_collector::sources::IsaSourceKind;
 use xpu_asm_tests::sycl2026::{
-    neo26_env, resident_shim, ur_launches, venv, Adapter, Platform, SidCommand, BMG, PTL, PVC,
+    neo26_env, resident_shim, ur_launches, venv, Adapter, Platform, SidCommand, UrCount, BMG, PTL,
+    PVC,
 };
 use xpu_asm_tests::*;
 
-/// dpnp_ops.py's operations and how often each is called: all different,
-/// so that a kernel counted for the wrong operation shows.
+/// dpnp_ops.py's operations, in its order, and how often each is called:
+/// all different, so that a kernel counted for the wrong operation shows.
 const TIMES: [(&str, u64); 6] = [
+    ("matmul", 7),
     ("add", 2),
     ("sin", 3),
     ("sum", 4),
     ("where", 5),
     ("astype", 6),
-    ("matmul", 7),
 ];
 
-/// Kernels the workload fixes, whatever the GPU: (operation, the one
-/// kernel whose name holds this, launches per call). dpnp.add and dpnp.sin
-/// of float32 go to oneMKL's vector math (`add_s_ha`, `sin_s_ha`); a float32
-/// sum of 65536 elements is dpnp's two-pass reduction (two launches of one
-/// kernel); where and astype are dpnp's contiguous kernels. matmul is not
-/// here: oneMKL picks its GEMM kernels, and how many, per device.
+/// The kernels SYCL builds, fixed by the workload whatever the GPU:
+/// (operation, the one kernel whose name holds this, launches per call).
+/// dpnp.add and dpnp.sin of float32 go to oneMKL's vector math (`add_s_ha`,
+/// `sin_s_ha`); a float32 sum of 65536 elements is dpnp's two-pass
+/// reduction (two launches of one kernel); where and astype are dpnp's
+/// contiguous kernels. matmul is oneMKL's GEMM: see [`assert_anchors`].
 const ANCHORS: [(&str, &str, u64); 5] = [
     ("add", "add_s_ha", 1),
     ("sin", "sin_s_ha", 1),
@@ -106,8 +113,8 @@ impl Scratch {
 struct Ran {
     shown: String,
     output: Output,
-    /// Launches per kernel by the UR tracing layer in this run.
-    ur: BTreeMap<String, u64>,
+    /// What the UR tracing layer counted in this run.
+    ur: UrCount,
     /// Where a failure should look.
     dir: PathBuf,
 }
@@ -168,7 +175,7 @@ fn run_workload(p: &Platform, dir: &Path, wrap: &[OsString], extra: &[(&str, &Pa
     let mut ran = Ran {
         shown,
         output,
-        ur: BTreeMap::new(),
+        ur: UrCount::default(),
         dir: dir.to_path_buf(),
     };
     assert!(
@@ -211,67 +218,93 @@ fn run_workload(p: &Platform, dir: &Path, wrap: &[OsString], extra: &[(&str, &Pa
         ran.ctx()
     );
 
-    let text = std::fs::read_to_string(&trace).unwrap_or_else(|e| {
-        panic!(
-            "no UR trace {} ({e})\n{}",
-            trace.display(),
-            ran.ctx()
-        )
-    });
+    let text = std::fs::read_to_string(&trace)
+        .unwrap_or_else(|e| panic!("no UR trace {} ({e})\n{}", trace.display(), ran.ctx()));
     ran.ur = ur_launches(&text)
         .unwrap_or_else(|e| panic!("the UR trace {}: {e}\n{}", trace.display(), ran.ctx()));
+    assert_anchors(p, &ran);
     ran
 }
 
-/// The independent count on `p`: dpnp_ops.py without xpu-asm, launches per
-/// kernel from the UR tracing layer. Once per platform and test process.
-fn independent(p: &Platform) -> &'static BTreeMap<String, u64> {
-    static COUNTS: [OnceLock<BTreeMap<String, u64>>; 3] = [const { OnceLock::new() }; 3];
+/// The count of a run on `p` without xpu-asm: launches per kernel from the
+/// UR tracing layer. Once per platform and test process.
+fn without_xpu_asm(p: &Platform) -> &'static UrCount {
+    static COUNTS: [OnceLock<UrCount>; 3] = [const { OnceLock::new() }; 3];
     let i = match p.product {
         "pvc" => 0,
         "bmg" => 1,
         "ptl" => 2,
-        other => panic!("no independent count for {other}"),
+        other => panic!("no count without xpu-asm for {other}"),
     };
     COUNTS[i].get_or_init(|| {
         let s = Scratch::new(p, "plain");
-        let ran = run_workload(p, s.path(), &[], &[]);
-        assert_anchors(p, &ran);
-        ran.ur
+        run_workload(p, s.path(), &[], &[]).ur
     })
 }
 
-/// The count must show what the workload fixes.
+/// The UR count of a run must show what the workload fixes: the kernels
+/// SYCL builds are exactly those of [`ANCHORS`], each launched its times
+/// per call; the kernels oneMKL hands to SYCL are its probe `binary_test`,
+/// launched once, and the GEMM kernels it picked, each launched once per
+/// matmul call.
 fn assert_anchors(p: &Platform, ran: &Ran) {
-    for (op, part, per_call) in ANCHORS {
-        let times = TIMES
+    let times = |op: &str| {
+        TIMES
             .iter()
             .find(|(o, _)| *o == op)
             .map(|(_, n)| *n)
-            .expect("every anchor's operation is in TIMES");
-        let found: Vec<(&String, &u64)> = ran.ur.iter().filter(|(k, _)| k.contains(part)).collect();
+            .expect("every operation is in TIMES")
+    };
+    let ctx = || format!("UR count: {:#?}\n{}", ran.ur, ran.ctx());
+    let built = ran.ur.sycl_built();
+    assert_eq!(
+        built.len(),
+        ANCHORS.len(),
+        "on {}, SYCL built other kernels than those of ANCHORS\n{}",
+        p.product,
+        ctx()
+    );
+    for (op, part, per_call) in ANCHORS {
+        let found: Vec<(&String, &u64)> = built.iter().filter(|(k, _)| k.contains(part)).collect();
         assert_eq!(
             found.len(),
             1,
-            "on {}, the UR count must have exactly one kernel named with {part:?} (for {op}): {:#?}\n{}",
+            "on {}, exactly one kernel SYCL built must be named with {part:?} (for {op})\n{}",
             p.product,
-            ran.ur,
-            ran.ctx()
+            ctx()
         );
         assert_eq!(
             *found[0].1,
-            times * per_call,
-            "on {}, {} launches for {times} calls of {op}: {:#?}\n{}",
+            times(op) * per_call,
+            "on {}, {} launches for {} calls of {op}\n{}",
             p.product,
             found[0].0,
-            ran.ur,
-            ran.ctx()
+            times(op),
+            ctx()
         );
     }
+    let gemm: BTreeMap<&String, u64> = ran
+        .ur
+        .interop
+        .iter()
+        .filter(|k| k.as_str() != "binary_test")
+        .map(|k| (k, ran.ur.launches[k]))
+        .collect();
+    assert!(
+        ran.ur.launches.get("binary_test") == Some(&1)
+            && ran.ur.interop.contains("binary_test")
+            && !gemm.is_empty()
+            && gemm.values().all(|n| *n == times("matmul")),
+        "on {}, oneMKL's kernels must be its probe binary_test, launched once, and its GEMM \
+         kernels, each launched once per matmul call ({})\n{}",
+        p.product,
+        times("matmul"),
+        ctx()
+    );
 }
 
-/// dpnp_ops.py under `xpu-asm-run --json -o OUT OPTIONS`; checks that it
-/// launched what the independent count says, and returns the report.
+/// dpnp_ops.py under `xpu-asm-run --json -o OUT OPTIONS`; checks that SYCL
+/// launched its kernels as it does without xpu-asm, and returns the report.
 fn run_collected(
     p: &Platform,
     s: &Scratch,
@@ -279,9 +312,10 @@ fn run_collected(
     options: &[&str],
     extra: &[(&str, &Path)],
 ) -> (Ran, Report) {
-    let want = independent(p);
+    let want = without_xpu_asm(p).sycl_built();
     let dir = s.path().join(name);
-    std::fs::create_dir_all(&dir).unwrap_or_else(|e| panic!("cannot create {}: {e}", dir.display()));
+    std::fs::create_dir_all(&dir)
+        .unwrap_or_else(|e| panic!("cannot create {}: {e}", dir.display()));
     let out = dir.join("xpu");
     let mut wrap: Vec<OsString> = vec![
         xpu_asm_run().into(),
@@ -292,9 +326,10 @@ fn run_collected(
     wrap.extend(options.iter().map(OsString::from));
     let ran = run_workload(p, &dir, &wrap, extra);
     assert_eq!(
-        &ran.ur, want,
-        "on {}, the workload launched other kernels under xpu-asm-run (its UR trace, left) than \
-         without it (right)\n{}",
+        ran.ur.sycl_built(),
+        want,
+        "on {}, SYCL launched its kernels otherwise under xpu-asm-run (left) than without it \
+         (right), by the UR trace\n{}",
         p.product,
         ran.ctx()
     );
@@ -306,14 +341,24 @@ fn run_collected(
     (ran, report)
 }
 
-/// The report's launches per kernel are the independent count's, exactly,
-/// each kernel once, appended as often as launched (immediate lists); the
-/// record is whole.
+/// The report's launches per kernel are those the UR trace of the same run
+/// counted, exactly, each kernel once, appended as often as launched
+/// (immediate lists); the record is whole.
 fn assert_counts(p: &Platform, ran: &Ran, r: &Report) {
-    let ctx = || format!("{}\nreport: {}", ran.ctx(), serde_json::to_string_pretty(r).unwrap_or_default());
+    let ctx = || {
+        format!(
+            "{}\nreport: {}",
+            ran.ctx(),
+            serde_json::to_string_pretty(r).unwrap_or_default()
+        )
+    };
     let out = ran.dir.join("xpu");
     let rec = only_record(&out);
-    assert_eq!(rec.exit_code, Some(0), "the record has no normal exit: {rec:#?}");
+    assert_eq!(
+        rec.exit_code,
+        Some(0),
+        "the record has no normal exit: {rec:#?}"
+    );
     assert_eq!(
         rec.unknown_launches, 0,
         "launches of kernel handles never seen being created: {rec:#?}"
@@ -329,9 +374,9 @@ fn assert_counts(p: &Platform, ran: &Ran, r: &Report) {
         assert_eq!(k.appended, k.launches, "appended of {}\n{}", k.name, ctx());
     }
     assert_eq!(
-        &got,
-        independent(p),
-        "on {}, xpu-asm's launches per kernel (left) differ from the independent count (right)\n{}",
+        got,
+        ran.ur.launches,
+        "on {}, xpu-asm's launches per kernel (left) differ from the UR trace's count (right)\n{}",
         p.product,
         ctx()
     );
@@ -344,14 +389,27 @@ fn assert_counts(p: &Platform, ran: &Ran, r: &Report) {
 /// `dump`, from the module's binary for all otherwise; the `.asm` copy's
 /// `//.kernel` line is its name. Returns name -> instructions.
 fn assert_matched(p: &Platform, ran: &Ran, r: &Report, dump: bool) -> BTreeMap<String, u64> {
-    let ctx = || format!("{}\nreport: {}", ran.ctx(), serde_json::to_string_pretty(r).unwrap_or_default());
+    let ctx = || {
+        format!(
+            "{}\nreport: {}",
+            ran.ctx(),
+            serde_json::to_string_pretty(r).unwrap_or_default()
+        )
+    };
     let out = ran.dir.join("xpu");
     let rec = only_record(&out);
     let unmatched: Vec<String> = r
         .kernels
         .iter()
         .filter(|k| k.status != Status::Matched)
-        .map(|k| format!("{}: {:?} {}", k.name, k.status, k.reason.as_deref().unwrap_or("")))
+        .map(|k| {
+            format!(
+                "{}: {:?} {}",
+                k.name,
+                k.status,
+                k.reason.as_deref().unwrap_or("")
+            )
+        })
         .collect();
     assert!(
         unmatched.is_empty(),
@@ -377,19 +435,22 @@ fn assert_matched(p: &Platform, ran: &Ran, r: &Report, dump: bool) -> BTreeMap<S
             k.isa_source
         };
         assert_eq!(
-            k.isa_source, want,
+            k.isa_source,
+            want,
             "on {}, where the ISA of {} (a {format} module) comes from\n{}",
-            p.product, k.name, ctx()
+            p.product,
+            k.name,
+            ctx()
         );
-        let asm = out.join(k.asm_copy.as_deref().unwrap_or_else(|| {
-            panic!("{} has no copy under asm/\n{}", k.name, ctx())
-        }));
-        let line = std::fs::read_to_string(&asm)
-            .ok()
-            .and_then(|t| {
-                t.lines()
-                    .find_map(|l| l.strip_prefix("//.kernel ").map(|n| n.trim().to_string()))
-            });
+        let asm = out.join(
+            k.asm_copy
+                .as_deref()
+                .unwrap_or_else(|| panic!("{} has no copy under asm/\n{}", k.name, ctx())),
+        );
+        let line = std::fs::read_to_string(&asm).ok().and_then(|t| {
+            t.lines()
+                .find_map(|l| l.strip_prefix("//.kernel ").map(|n| n.trim().to_string()))
+        });
         assert_eq!(
             line.as_deref(),
             Some(k.name.as_str()),
@@ -428,7 +489,8 @@ fn isa_binary(p: &Platform) {
     assert_counts(p, &ran, &r);
     assert_matched(p, &ran, &r, false);
     assert_eq!(
-        r.dumps.before.files, 0,
+        r.dumps.before.files,
+        0,
         "IGC dumped with --isa binary: {:?}\n{}",
         r.dumps,
         ran.ctx()
@@ -436,8 +498,10 @@ fn isa_binary(p: &Platform) {
 }
 
 /// SYCL's persistent cache kept on by the user: the second run creates
-/// every module native from the cache, and every kernel still gets its ISA,
-/// from those binaries, with the instructions of the first run.
+/// every module of a kernel SYCL built native, from the cache, and every
+/// kernel still gets its ISA, from those binaries, with the instructions of
+/// the first run. (oneMKL's own modules are not SYCL's to cache: its SPIR-V
+/// GEMM is compiled again, its generated one is native anyway.)
 fn sycl_cache(p: &Platform) {
     let s = Scratch::new(p, "cache");
     let cache = s.path().join("sycl-cache");
@@ -457,20 +521,49 @@ fn sycl_cache(p: &Platform) {
     let (second_ran, second) = run_collected(p, &s, "second", &[], &env);
     assert_counts(p, &second_ran, &second);
     let rec = only_record(&second_ran.dir.join("xpu"));
-    let formats: BTreeSet<&str> = rec.modules.values().map(|m| m.format.as_str()).collect();
-    assert_eq!(
-        formats,
-        BTreeSet::from(["native"]),
-        "with the cache, every module of the second run is native: {rec:#?}"
-    );
-    // Native modules: every kernel from its binary, as with --isa binary.
-    let second_instr = assert_matched(p, &second_ran, &second, false);
-    assert_eq!(
-        second_instr, first_instr,
-        "on {}, instructions per kernel: the second run's, from the cached binaries (left), \
-         and the first run's (right)",
+    let built = second_ran.ur.sycl_built();
+    let formats: BTreeMap<&str, BTreeSet<&str>> = rec
+        .kernels
+        .values()
+        .map(|k| {
+            let name = std::str::from_utf8(&k.name).unwrap_or("(not UTF-8)");
+            let format = rec
+                .modules
+                .get(&k.module)
+                .map_or("(no module)", |m| m.format.as_str());
+            (name, format)
+        })
+        .filter(|(name, _)| built.contains_key(*name))
+        .fold(BTreeMap::new(), |mut m, (name, format)| {
+            m.entry(name).or_insert_with(BTreeSet::new).insert(format);
+            m
+        });
+    assert!(
+        formats.len() == built.len() && formats.values().all(|f| f == &BTreeSet::from(["native"])),
+        "on {}, with the cache, the module of every kernel SYCL built must be native in the \
+         second run: {formats:#?}\n{rec:#?}",
         p.product
     );
+    let second_instr = assert_matched(p, &second_ran, &second, true);
+    for (name, n) in &second_instr {
+        if let Some(first) = first_instr.get(name) {
+            assert_eq!(
+                n, first,
+                "on {}, the instructions of {name}: the second run's (left), the first run's (right)",
+                p.product
+            );
+        }
+    }
+    for name in built.keys() {
+        assert!(
+            second
+                .kernels
+                .iter()
+                .any(|k| &k.name == name && k.isa_source == Some(IsaSourceKind::ModuleBinary)),
+            "on {}, {name} must come from its cached binary in the second run",
+            p.product
+        );
+    }
 }
 
 #[test]
