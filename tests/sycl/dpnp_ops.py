@@ -10,7 +10,8 @@ from SPIR-V by the driver at first use; oneMKL's come as it ships them.
     python dpnp_ops.py N add=3 ...  every operation N times, except add 3 times
 
 Operations: see OPS. The script prints one `called <op> <times>` line per
-operation, then `device <name>`, and exits 0.
+operation, then `device <name>` and `preload <LD_PRELOAD>` (the order in
+which the interposer and the test's shim came in), and exits 0.
 
 Which kernels each call launches is decided by dpnp's and oneMKL's code, not
 here; the test counts them independently (the Unified Runtime's tracing
@@ -25,6 +26,7 @@ layer) and compares. What the script does to keep the runs alike:
   the device's fp64 support, and so would the kernel names.
 """
 
+import os
 import sys
 
 import numpy as np
@@ -86,6 +88,7 @@ def main():
         print(f"called {op} {times[op]}", flush=True)
     q.wait()
     print(f"device {q.sycl_device.name}", flush=True)
+    print(f"preload {os.environ.get('LD_PRELOAD', '')}", flush=True)
 
 
 if __name__ == "__main__":

@@ -159,12 +159,12 @@ fn run_workload(p: &Platform, dir: &Path, wrap: &[OsString], extra: &[(&str, &Pa
             "UR_LOG_LEVEL_ZERO",
             format!("level:info;output:file,{}", adapter_log.display()),
         );
-    if p.adapter == Adapter::V2 {
-        let shim = resident_shim();
+    let shim = (p.adapter == Adapter::V2).then(resident_shim);
+    if let Some(shim) = &shim {
         // Behind the interposer: xpu-asm-run keeps a user's LD_PRELOAD after
-        // its own.
-        sc.env("LD_PRELOAD", &shim)
-            .env("UMF_ZE_LOADER_LIB_NAME", &shim);
+        // its own (checked below).
+        sc.env("LD_PRELOAD", shim)
+            .env("UMF_ZE_LOADER_LIB_NAME", shim);
     }
     for (k, v) in extra {
         sc.env(k, v);
@@ -188,17 +188,31 @@ fn run_workload(p: &Platform, dir: &Path, wrap: &[OsString], extra: &[(&str, &Pa
     let lines = stdout_lines(&ran.output);
     let said: Vec<&String> = lines
         .iter()
-        .filter(|l| l.starts_with("called ") || l.starts_with("device "))
+        .filter(|l| {
+            ["called ", "device ", "preload "]
+                .iter()
+                .any(|w| l.starts_with(w))
+        })
         .collect();
     let mut want: Vec<String> = TIMES
         .iter()
         .map(|(op, n)| format!("called {op} {n}"))
         .collect();
     want.push(format!("device {}", p.device_name));
+    // The interposer (under xpu-asm-run) first, then the shim (v2).
+    let mut preload: Vec<String> = Vec::new();
+    if !wrap.is_empty() {
+        preload.push(interposer().display().to_string());
+    }
+    if let Some(shim) = &shim {
+        preload.push(shim.display().to_string());
+    }
+    want.push(format!("preload {}", preload.join(":")));
     assert_eq!(
         said,
         want.iter().collect::<Vec<_>>(),
-        "dpnp_ops.py did not report the calls asked of it on the expected device\n{}",
+        "dpnp_ops.py did not report the calls asked of it, on the expected device, with the \
+         expected preloads\n{}",
         ran.ctx()
     );
 
