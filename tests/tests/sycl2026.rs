@@ -25,7 +25,7 @@
 //!
 //! oneMKL picks its GEMM at its first call: it launches a probe kernel
 //! (`binary_test`) and reads back what the probe wrote. Kernels do not run
-//! here, so what it reads is whatever the buffer held, and its pick (the
+//! here, so what it reads back is not the probe's doing, and its pick (the
 //! generated `sgemm_nocopy_*`, or its SPIR-V `sgemm_beta`, `_itcopy`,
 //! `_kernel`, `_oncopy`) differs from run to run. So each run's report is
 //! held to the trace of that same run, exactly, for every kernel; and the
@@ -33,9 +33,9 @@
 //!
 //! Per platform, under the xpu-asm-run built here: `--isa dump` (the
 //! default), `--isa binary`, and SYCL's persistent cache on, twice (second
-//! run: every module SYCL built comes native from the cache, and every
-//! kernel has the instructions of the first run). Every kernel matched to
-//! its ISA.
+//! run: every module SYCL built comes native from the cache, its kernels'
+//! ISA from those binaries with the instructions IGC's dumps of the first
+//! run have). Every kernel matched to its ISA.
 //!
 //! The test binary may run on the host (each command then enters the root)
 //! or inside the root; see [`xpu_asm_tests::sycl2026::SidCommand`].
@@ -512,9 +512,10 @@ fn isa_binary(p: &Platform) {
 }
 
 /// SYCL's persistent cache kept on by the user: the second run creates
-/// every module of a kernel SYCL built native, from the cache, and every
-/// kernel still gets its ISA, from those binaries, with the instructions of
-/// the first run. (oneMKL's own modules are not SYCL's to cache: its SPIR-V
+/// every module of a kernel SYCL built native, from the cache, and those
+/// kernels get their ISA from these binaries, with the instructions of the
+/// first run (IGC's dumps, for dpnp's kernels); so does every kernel in
+/// both runs. (oneMKL's own modules are not SYCL's to cache: its SPIR-V
 /// GEMM is compiled again, its generated one is native anyway.)
 fn sycl_cache(p: &Platform) {
     let s = Scratch::new(p, "cache");
