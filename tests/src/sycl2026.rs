@@ -137,7 +137,7 @@ fn venv_path() -> PathBuf {
 }
 
 /// The venv of scripts/sycl2026-venv.sh, as a path inside the root. From
-/// the host, the script makes it on first use (about 40 s and 880 MB of
+/// the host, the script makes it on first use (about a minute, 880 MB of
 /// downloads, 2.9 GB on disk) and checks it otherwise; from inside the root,
 /// where the script cannot run, it must be there already. Never skipped: no
 /// venv, no test.
