@@ -1034,3 +1034,6 @@ impl Run {
         self.kept = Some(Box::new(what));
     }
 }
+
+/// The SYCL 2026 test's support: today's stack in the Debian sid root.
+pub mod sycl2026;
