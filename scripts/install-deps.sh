@@ -42,6 +42,15 @@ sid_root() {
             exit 1
         }
     echo "install-deps.sh: sid root ready ($((SECONDS - start)) s)"
+    # oneAPI 2026's SYCL runtime (dpctl, dpnp) for the SYCL tests of the sid
+    # stack, in a venv inside the root, kept between runs.
+    start=$SECONDS
+    bash "$(dirname "$0")/sycl2026-venv.sh" >/dev/null ||
+        {
+            echo "install-deps.sh: the SYCL 2026 venv could not be made (see above)" >&2
+            exit 1
+        }
+    echo "install-deps.sh: SYCL 2026 venv ready ($((SECONDS - start)) s)"
 }
 
 missing_packages() {

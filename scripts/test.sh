@@ -36,7 +36,7 @@ else
 fi
 step "install-deps"
 cargo fmt --all --check
-cargo clippy --workspace --all-targets -- -D warnings
+cargo clippy --workspace --all-targets --all-features -- -D warnings
 step "fmt and clippy"
 # The integration tests run the interposer library and the xpu-asm-run binary,
 # which `cargo test` alone does not build.
@@ -75,7 +75,7 @@ if has_stack sid; then
     # found where they were built. Inside, gcc, ocloc, the loader, NEO and
     # IGC are the root's.
     mapfile -t bins < <(
-        cargo test -p xpu-asm-tests -p xpu-asm-collector --tests --no-run --message-format=json 2>/dev/null |
+        cargo test -p xpu-asm-tests -p xpu-asm-collector --features xpu-asm-tests/sid --tests --no-run --message-format=json 2>/dev/null |
             python3 -c '
 import json, sys
 for line in sys.stdin:

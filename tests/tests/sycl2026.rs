@@ -46,9 +46,9 @@ use std::path::{Path, PathBuf};
 use std::process::Output;
 use std::sync::OnceLock;
 use tempfile::TempDir;
-use xpu_asm_collector::matching::Status;
 use xpu_asm_collector::report::Report;
 use xpu_asm_collector::sources::IsaSourceKind;
+use xpu_asm_collector::sources::Status;
 use xpu_asm_tests::sycl2026::{
     neo26_env, resident_shim, ur_launches, venv, Adapter, Platform, SidCommand, UrCount, BMG, PTL,
     PVC,
