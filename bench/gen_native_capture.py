@@ -12,7 +12,7 @@ disassembly of a module binary (scripts/bench.sh, section `binaries`).
         appended (M distinct SHA-256s, the same kernels; ELF readers ignore
         bytes past the sections), every kernel of each launched once
 
-The records are in the interposer's format (README, "Record format").
+The records are in the interposer's format (docs/internals.md, "Record format").
 """
 
 import hashlib

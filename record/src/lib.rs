@@ -1,5 +1,5 @@
 //! The record format: what the interposer writes for each process and what
-//! the collector reads. Defined here once; the README's "Record format"
+//! the collector reads. Defined here once; docs/internals.md's "Record format"
 //! section describes the same thing for people.
 //!
 //! Each traced process `P` on host `H` leaves two files in `<out>/records/`,

@@ -786,7 +786,7 @@ fn inert_env_sees_only_its_own_environment() {
     want.insert(format!("LD_PRELOAD={}", interposer().display()));
     want.insert(format!("{}={}", xpu_asm_record::OUT_ENV, s.out.display()));
     // The interposer's own variables, set at load for the driver and IGC
-    // (README, "Environment set at load"), and nothing else.
+    // (docs/internals.md, "Environment set at load"), and nothing else.
     let (pid, token) = find_env_pid(&got);
     for (name, value) in xpu_asm_record::DUMP_ENV {
         let value = if name == "IGC_DumpToCustomDir" {

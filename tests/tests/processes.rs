@@ -1086,7 +1086,7 @@ fn fork_after_launches_keeps_the_records_apart() {
 // ---------------------------------------------------------------------------
 // Programs that never use Level Zero
 
-/// The variables the interposer documents (README, "Environment set at
+/// The variables the interposer documents (docs/internals.md, "Environment set at
 /// load") plus the two xpu-asm-run sets: nothing else may differ.
 fn documented_vars() -> BTreeSet<String> {
     let mut v: BTreeSet<String> = DUMP_ENV.iter().map(|(n, _)| n.to_string()).collect();

@@ -88,7 +88,7 @@ fn has_arg(args: &[OsString], any: &[&str]) -> bool {
 }
 
 const PER_RANK_HINT: &str = "ranks on other hosts will not be recorded; run one xpu-asm-run per \
-     rank instead: `mpirun ... xpu-asm-run -o DIR -- APP` (README, \"MPI and clusters\")";
+     rank instead: `mpirun ... xpu-asm-run -o DIR -- APP` (docs/clusters.md)";
 
 /// The plan for running `command` with our variables `ours` (the names
 /// [`crate::run::launch::child_env`] sets); `env` reads the environment.
