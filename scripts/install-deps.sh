@@ -1,29 +1,48 @@
 #!/usr/bin/env bash
-# Installs the real Intel GPU software stack that xpu-asm's tests run against
-# (Level Zero loader, NEO driver with ocloc, IGC and its tools) and the MPI
-# launchers the cluster tests use (Open MPI, MPICH); see docs/real-stack.md.
-# Idempotent: does nothing when everything is installed.
+# Installs the real Intel GPU software stacks that xpu-asm's tests run
+# against, and the MPI launchers the cluster tests use (Open MPI, MPICH); see
+# docs/real-stack.md:
+# - on the host, Debian 12's stack (Level Zero loader 1.8, NEO 22.43 with
+#   ocloc, IGC 1 and its tools), and debootstrap;
+# - in a root of Debian sid's packages beside it, today's stack (loader 1.32,
+#   NEO 26, IGC 2), made by scripts/sid-root.sh and kept between runs.
+# Idempotent: does nothing when everything is installed. Each step is timed.
 #
-#   scripts/install-deps.sh          the stack
-#   scripts/install-deps.sh --bench  the stack and valgrind (for benchmarks)
+#   scripts/install-deps.sh          both stacks
+#   scripts/install-deps.sh --bench  both stacks and valgrind (for benchmarks)
+#   scripts/install-deps.sh --no-sid the host's stack only
 set -euo pipefail
 
 packages=(libze1 libze-dev intel-opencl-icd libigc1 libigdfcl1 libigc-tools
-    openmpi-bin libopenmpi-dev mpich)
+    openmpi-bin libopenmpi-dev mpich debootstrap)
+sid=1
 
 for arg in "$@"; do
     case "$arg" in
     --bench) packages+=(valgrind) ;;
+    --no-sid) sid=0 ;;
     -h | --help)
-        sed -n '2,8p' "$0"
+        sed -n '2,14p' "$0"
         exit 0
         ;;
     *)
-        echo "install-deps.sh: unknown argument '$arg' (only --bench is known)" >&2
+        echo "install-deps.sh: unknown argument '$arg' (--bench and --no-sid are known)" >&2
         exit 2
         ;;
     esac
 done
+
+# Today's stack, in its root (after the host's packages, which bring debootstrap).
+sid_root() {
+    local start=$SECONDS
+    [[ $sid -eq 1 ]] || return 0
+    bash "$(dirname "$0")/sid-root.sh" make >/dev/null ||
+        {
+            echo "install-deps.sh: the Debian sid root could not be made (see above)" >&2
+            exit 1
+        }
+    echo "install-deps.sh: sid root ready ($((SECONDS - start)) s)"
+}
 
 missing_packages() {
     local p status
@@ -44,6 +63,7 @@ fi
 mapfile -t missing < <(missing_packages)
 if [[ ${#missing[@]} -eq 0 ]]; then
     echo "install-deps.sh: all installed: ${packages[*]}"
+    sid_root
     exit 0
 fi
 
@@ -70,6 +90,7 @@ fail() {
 }
 
 export DEBIAN_FRONTEND=noninteractive
+start=$SECONDS
 "${sudo[@]}" apt-get update || fail "apt-get update failed."
 "${sudo[@]}" apt-get install -y "${missing[@]}" || fail "apt-get install failed."
 
@@ -77,4 +98,5 @@ mapfile -t still < <(missing_packages)
 if [[ ${#still[@]} -ne 0 ]]; then
     fail "apt-get reported success but some packages are not installed."
 fi
-echo "install-deps.sh: installed: ${missing[*]}"
+echo "install-deps.sh: installed: ${missing[*]} ($((SECONDS - start)) s)"
+sid_root

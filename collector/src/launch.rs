@@ -16,16 +16,123 @@ pub const INTERPOSER_LIB: &str = "libxpu_asm_interposer.so";
 pub const INTERPOSER_ENV: &str = "XPU_ASM_INTERPOSER";
 
 /// NEO's no-hardware mode (see docs/real-stack.md); `ProductFamilyOverride`
-/// gets the device.
-pub const EMULATE_ENV: [(&str, &str); 7] = [
+/// gets the device. One set serves NEO 22.43 and NEO 26: each ignores the
+/// keys it does not know.
+pub const EMULATE_ENV: [(&str, &str); 9] = [
     ("NEOReadDebugKeys", "1"),
     ("SetCommandStreamReceiver", "1"),
     ("ProductFamilyOverride", ""),
+    // Without it zeKernelCreate (NEO 22.43) or zeInit (NEO 26) fails.
     ("HardwareInfoOverride", "1x4x8"),
+    // NEO 22.43: with these three, no AUB file at all (NEO 26 writes none).
     ("AUBDumpSubCaptureMode", "1"),
     ("AUBDumpFilterKernelStartIdx", "999999999"),
     ("AUBDumpFilterKernelEndIdx", "999999999"),
+    // NEO 26 built without aubstream (Debian's): without it zeInit segfaults.
+    ("UseAubStream", "0"),
+    // NEO 26 on dg2, mtl, bmg, lnl, ptl: without it NEO aborts at device creation.
+    ("UseExternalAllocatorForSshAndDsh", "0"),
 ];
+
+/// What one product needs besides [`EMULATE_ENV`]: lnl's device id reads 0
+/// without a forced one.
+pub const EMULATE_PRODUCT_ENV: [(&str, &str, &str); 1] = [("lnl", "ForceDeviceId", "64a0")];
+
+/// The devices this system's NEO can emulate, as the `ocloc` in PATH (built
+/// from the same NEO) lists them, and its version.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NeoDevices {
+    pub version: String,
+    pub devices: Vec<String>,
+}
+
+impl NeoDevices {
+    /// `dev` itself or one of its variants (`lnl` for `lnl-m`, `dg2` for
+    /// `dg2-g10`) is in the list.
+    pub fn has(&self, dev: &str) -> bool {
+        self.devices
+            .iter()
+            .any(|d| d == dev || d.strip_prefix(dev).is_some_and(|r| r.starts_with('-')))
+    }
+
+    /// The list without variants: each name up to its first `-`, once.
+    pub fn products(&self) -> Vec<&str> {
+        let mut seen = Vec::new();
+        for d in &self.devices {
+            let p = d.split('-').next().unwrap_or(d);
+            if !seen.contains(&p) {
+                seen.push(p);
+            }
+        }
+        seen
+    }
+}
+
+/// The `-device` list of `ocloc compile --help`: the names after
+/// "<device_type> can be:" up to its closing "ip version"/"version" note.
+pub fn ocloc_devices(help: &str) -> Vec<String> {
+    let Some(at) = help.find("can be:") else {
+        return Vec::new();
+    };
+    let line = help[at + "can be:".len()..].lines().next().unwrap_or("");
+    line.split(',')
+        .map(str::trim)
+        .take_while(|d| !d.contains(' ') && !d.is_empty())
+        .map(str::to_string)
+        .collect()
+}
+
+/// Asks the `ocloc` in PATH for its devices and version; `None` when there is
+/// no ocloc to ask (then NEO itself refuses an unknown device).
+pub fn neo_devices() -> Option<NeoDevices> {
+    let help = std::process::Command::new("ocloc")
+        .args(["compile", "--help"])
+        .stdin(std::process::Stdio::null())
+        .output()
+        .ok()?;
+    let devices = ocloc_devices(&String::from_utf8_lossy(&help.stdout));
+    if devices.is_empty() {
+        return None;
+    }
+    // `ocloc query` writes its answer to a file in its working folder.
+    let dir = std::env::temp_dir().join(format!("xpu-asm-ocloc-{}", std::process::id()));
+    let version = std::fs::create_dir(&dir)
+        .ok()
+        .and_then(|()| {
+            let ok = std::process::Command::new("ocloc")
+                .args(["query", "OCL_DRIVER_VERSION"])
+                .current_dir(&dir)
+                .stdin(std::process::Stdio::null())
+                .stdout(std::process::Stdio::null())
+                .stderr(std::process::Stdio::null())
+                .status()
+                .ok()?
+                .success();
+            let v = std::fs::read_to_string(dir.join("OCL_DRIVER_VERSION")).ok()?;
+            ok.then(|| {
+                v.trim_matches(|c: char| c == '\0' || c.is_whitespace())
+                    .to_string()
+            })
+        })
+        .filter(|v| !v.is_empty())
+        .unwrap_or_else(|| "(version unknown)".to_string());
+    let _ = std::fs::remove_dir_all(&dir);
+    Some(NeoDevices { version, devices })
+}
+
+/// `--emulate dev` on this system: an error naming NEO's version and the
+/// devices it has when its NEO does not know `dev` (NEO 22.43 has no mtl, bmg,
+/// lnl, ptl: it would abort inside the driver).
+pub fn check_emulated_device(dev: &str, neo: Option<&NeoDevices>) -> Result<(), LaunchError> {
+    match neo {
+        Some(n) if !n.has(dev) => Err(LaunchError::NoSuchDevice {
+            device: dev.to_string(),
+            version: n.version.clone(),
+            devices: n.products().join(", "),
+        }),
+        _ => Ok(()),
+    }
+}
 
 #[derive(Debug, thiserror::Error)]
 pub enum LaunchError {
@@ -60,6 +167,16 @@ pub enum LaunchError {
     /// One instance per rank: the folder or the job's variables do not fit.
     #[error("{0}")]
     Job(String),
+    #[error(
+        "--emulate {device}: this system's NEO {version} cannot emulate {device}; its ocloc \
+         has: {devices}. Choose one of them, or install a NEO that has {device} (NEO 26: \
+         pvc, dg2, mtl, bmg, lnl, ptl; see docs/real-stack.md)"
+    )]
+    NoSuchDevice {
+        device: String,
+        version: String,
+        devices: String,
+    },
 }
 
 impl LaunchError {
@@ -305,6 +422,9 @@ pub fn child_env(
     if let Some(dev) = emulate {
         for (k, v) in EMULATE_ENV {
             let v = if k == "ProductFamilyOverride" { dev } else { v };
+            env.push((k.into(), v.into()));
+        }
+        for (_, k, v) in EMULATE_PRODUCT_ENV.iter().filter(|(p, _, _)| *p == dev) {
             env.push((k.into(), v.into()));
         }
     }
@@ -610,6 +730,51 @@ mod tests {
         assert!(env.contains(&("ProductFamilyOverride".into(), "dg2".into())));
         assert!(env.contains(&("SetCommandStreamReceiver".into(), "1".into())));
         assert!(env.contains(&("AUBDumpFilterKernelEndIdx".into(), "999999999".into())));
+        assert!(env.contains(&("UseAubStream".into(), "0".into())));
+        assert!(env.contains(&("UseExternalAllocatorForSshAndDsh".into(), "0".into())));
+        assert!(!env.iter().any(|(k, _)| k == "ForceDeviceId"));
+        let env = child_env(Path::new("/i.so"), Path::new("/o"), None, Some("lnl"));
+        assert!(env.contains(&("ProductFamilyOverride".into(), "lnl".into())));
+        assert!(env.contains(&("ForceDeviceId".into(), "64a0".into())));
+    }
+
+    #[test]
+    fn emulated_devices_come_from_oclocs_list() {
+        // NEO 22.43's and NEO 26.27's `ocloc compile --help`, abridged.
+        let old = "  -device <device_type>  Target device.\n                                <device_type> can be: tgllp, dg1, acm-g10, dg2-g10, dg2, pvc-sdv, pvc, gen12lp, xe-hpc, version  or hexadecimal value with 0x prefix\n  -q  quiet\n  <device_type> can be: xe_hp_sdv, dg2\n";
+        let new = "<device_type> can be: dg2, mtl, bmg-g21, bmg, lnl-a0, lnl-m, ptl-h, ptl, xe2, ip version  or hexadecimal value with 0x prefix\n";
+        let old = NeoDevices {
+            version: "22.43.24595".into(),
+            devices: ocloc_devices(old),
+        };
+        assert_eq!(
+            old.devices,
+            ["tgllp", "dg1", "acm-g10", "dg2-g10", "dg2", "pvc-sdv", "pvc", "gen12lp", "xe-hpc"]
+        );
+        let new = NeoDevices {
+            version: "26.27.039122".into(),
+            devices: ocloc_devices(new),
+        };
+        for dev in ["pvc", "dg2"] {
+            assert!(old.has(dev), "{dev}");
+        }
+        for dev in ["mtl", "bmg", "lnl", "ptl", "pv", "xyz"] {
+            assert!(!old.has(dev), "{dev}");
+        }
+        for dev in ["dg2", "mtl", "bmg", "lnl", "ptl"] {
+            assert!(new.has(dev), "{dev}");
+        }
+        assert!(!new.has("pt"));
+        let e = check_emulated_device("bmg", Some(&old))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.starts_with("--emulate bmg: this system's NEO 22.43.24595 cannot emulate bmg; its ocloc has: tgllp, dg1, acm, dg2, pvc, gen12lp, xe. Choose"),
+            "{e}"
+        );
+        assert!(check_emulated_device("bmg", Some(&new)).is_ok());
+        // No ocloc to ask: NEO itself decides.
+        assert!(check_emulated_device("bmg", None).is_ok());
     }
 
     #[test]

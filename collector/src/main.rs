@@ -244,6 +244,9 @@ fn cmd_run(a: &xpu_asm_collector::cli::RunArgs) -> Result<i32, LaunchError> {
         std::env::var_os(launch::INTERPOSER_ENV),
         std::env::current_exe().ok(),
     )?;
+    if let Some(dev) = &a.emulate {
+        launch::check_emulated_device(dev, launch::neo_devices().as_ref())?;
+    }
     // `command` is required by clap: there is a first element.
     let cmd0 = a.command.first().cloned().unwrap_or_default();
     // One instance per rank: the ranks of the job share the folder.

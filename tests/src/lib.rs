@@ -36,9 +36,124 @@ pub const COMMON: &str = "common_kernel";
 /// Kernel only in `kernels_b.cl` (which also has [`COMMON`]).
 pub const ONLY_IN_B: &str = "only_in_b";
 
+/// The driver stacks the tests run on (docs/real-stack.md): the same tests
+/// on each, chosen by `XPU_ASM_STACK` (scripts/test.sh runs the suite once on
+/// the host's Debian 12 and once inside scripts/sid-root.sh's root).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Stack {
+    /// Debian 12's packages: Level Zero loader 1.8.12, NEO 22.43, IGC 1.0.12504.
+    Debian12,
+    /// Debian sid's: loader 1.32, NEO 26.27, IGC 2.40.
+    Sid,
+}
+
+/// The variable that names the stack (`debian12`, the default, or `sid`).
+pub const STACK_ENV: &str = "XPU_ASM_STACK";
+
+impl Stack {
+    pub fn name(self) -> &'static str {
+        match self {
+            Stack::Debian12 => "debian12",
+            Stack::Sid => "sid",
+        }
+    }
+
+    /// The devices its NEO emulates (`--emulate`, `ProductFamilyOverride`),
+    /// among pvc, dg2, mtl, bmg, lnl, ptl.
+    pub fn products(self) -> &'static [&'static str] {
+        match self {
+            Stack::Debian12 => &["pvc", "dg2"],
+            Stack::Sid => &["pvc", "dg2", "mtl", "bmg", "lnl", "ptl"],
+        }
+    }
+
+    /// The first part of its NEO's version (`intel-opencl-icd`'s).
+    fn neo_prefix(self) -> &'static str {
+        match self {
+            Stack::Debian12 => "22.",
+            Stack::Sid => "26.",
+        }
+    }
+}
+
+/// What is installed: the package versions of the stack's parts.
+#[derive(Debug)]
+pub struct StackInfo {
+    pub stack: Stack,
+    pub neo: String,
+    pub igc: String,
+    pub loader: String,
+}
+
+impl std::fmt::Display for StackInfo {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "stack {} (NEO {}, IGC {}, Level Zero loader {})",
+            self.stack.name(),
+            self.neo,
+            self.igc,
+            self.loader
+        )
+    }
+}
+
+fn package_version(names: &[&str]) -> Option<String> {
+    names.iter().find_map(|p| {
+        let out = Command::new("dpkg-query")
+            .args(["-W", "-f", "${Version}", p])
+            .output()
+            .ok()?;
+        let v = String::from_utf8_lossy(&out.stdout).trim().to_string();
+        (out.status.success() && !v.is_empty()).then_some(v)
+    })
+}
+
+/// The stack of this run: `XPU_ASM_STACK`, checked against the installed
+/// NEO. The first call also makes every later panic of the process name the
+/// stack, so that a failure says which stack it is of.
+pub fn stack_info() -> &'static StackInfo {
+    static INFO: OnceLock<StackInfo> = OnceLock::new();
+    INFO.get_or_init(|| {
+        let stack = match std::env::var(STACK_ENV).as_deref() {
+            Err(_) | Ok("") | Ok("debian12") => Stack::Debian12,
+            Ok("sid") => Stack::Sid,
+            Ok(other) => panic!("{STACK_ENV}={other:?}: expected debian12 or sid"),
+        };
+        let unknown = || "(not installed)".to_string();
+        let info = StackInfo {
+            stack,
+            neo: package_version(&["intel-opencl-icd", "libze-intel-gpu1"]).unwrap_or_else(unknown),
+            igc: package_version(&["libigc2", "libigc1"]).unwrap_or_else(unknown),
+            loader: package_version(&["libze1"]).unwrap_or_else(unknown),
+        };
+        assert!(
+            info.neo.starts_with(stack.neo_prefix()),
+            "{STACK_ENV}={} but this system's NEO is {}: run the {} tests where that stack is \
+             (scripts/test.sh runs the sid tests inside scripts/sid-root.sh's root)",
+            stack.name(),
+            info.neo,
+            stack.name()
+        );
+        let shown = info.to_string();
+        let default_hook = std::panic::take_hook();
+        std::panic::set_hook(Box::new(move |p| {
+            eprintln!("[xpu-asm-tests: on {shown}]");
+            default_hook(p);
+        }));
+        info
+    })
+}
+
+/// The stack of this run (see [`stack_info`]).
+pub fn stack() -> Stack {
+    stack_info().stack
+}
+
 /// Panics unless the real Level Zero loader, the NEO driver and `ocloc` are
 /// installed.
 pub fn require_stack() {
+    let info = stack_info();
     let mut missing = Vec::new();
     for lib in [LOADER, NEO_DRIVER] {
         let p = Path::new(LIB_DIR).join(lib);
@@ -57,7 +172,7 @@ pub fn require_stack() {
     }
     assert!(
         missing.is_empty(),
-        "the real Level Zero stack is missing ({}); run scripts/install-deps.sh",
+        "the real Level Zero stack is missing ({}) on {info}; run scripts/install-deps.sh",
         missing.join(", ")
     );
 }
@@ -69,21 +184,35 @@ fn find_in_path(name: &str) -> Option<PathBuf> {
         .find(|p| p.is_file())
 }
 
-/// The variables that make NEO 22.43 create a PVC device without GPU hardware
-/// and write no AUB capture (see docs/real-stack.md).
+/// The variables that make NEO create a PVC device without GPU hardware and
+/// write no AUB capture (see docs/real-stack.md): what `--emulate pvc` sets.
 pub fn neo_env() -> Vec<(String, String)> {
-    [
+    neo_env_for("pvc")
+}
+
+/// [`neo_env`] for `product`: one set for NEO 22.43 and NEO 26 (each ignores
+/// the keys it does not know), as collector/src/launch.rs's table.
+pub fn neo_env_for(product: &str) -> Vec<(String, String)> {
+    let mut env = vec![
         ("NEOReadDebugKeys", "1"),
         ("SetCommandStreamReceiver", "1"),
-        ("ProductFamilyOverride", "pvc"),
+        ("ProductFamilyOverride", product),
         ("HardwareInfoOverride", "1x4x8"),
         ("AUBDumpSubCaptureMode", "1"),
         ("AUBDumpFilterKernelStartIdx", "999999999"),
         ("AUBDumpFilterKernelEndIdx", "999999999"),
-    ]
-    .into_iter()
-    .map(|(k, v)| (k.to_string(), v.to_string()))
-    .collect()
+        // NEO 26: without it zeInit segfaults (Debian builds it without aubstream).
+        ("UseAubStream", "0"),
+        // NEO 26 on dg2, mtl, bmg, lnl, ptl: else it aborts at device creation.
+        ("UseExternalAllocatorForSshAndDsh", "0"),
+    ];
+    if product == "lnl" {
+        // Else lnl's device id reads 0.
+        env.push(("ForceDeviceId", "64a0"));
+    }
+    env.into_iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect()
 }
 
 /// The workspace root (this crate is `<root>/tests`).
@@ -109,9 +238,10 @@ pub fn target_dir() -> PathBuf {
     }
 }
 
-/// Where the workload and SPIR-V files are built.
+/// Where the workload and SPIR-V files are built: one folder per stack,
+/// since each stack's gcc and ocloc build them.
 pub fn build_dir() -> PathBuf {
-    let d = target_dir().join("xpu-asm-tests");
+    let d = target_dir().join("xpu-asm-tests").join(stack().name());
     std::fs::create_dir_all(&d).unwrap_or_else(|e| panic!("cannot create {}: {e}", d.display()));
     d
 }
@@ -276,16 +406,22 @@ pub fn spirv_with(name: &str, options: &str) -> PathBuf {
         .clone()
 }
 
-/// A native PVC binary of `kernels_a.cl` in `ocloc`'s default format here
-/// (NEO's patch-token program in its ELF wrapper), for `--native`.
+/// A native PVC binary of `kernels_a.cl` in `ocloc`'s default format on this
+/// stack, for `--native`: NEO's patch-token program in its ELF wrapper on
+/// Debian 12 (NEO 22.43), a zebin on sid (NEO 26 makes nothing else).
 pub fn native_a() -> PathBuf {
-    native_a_as(Native::PatchTokens)
+    native_a_as(match stack() {
+        Stack::Debian12 => Native::PatchTokens,
+        Stack::Sid => Native::Zebin,
+    })
 }
 
 /// The native binaries `ocloc` makes (see docs/real-stack.md).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Native {
-    /// `ocloc compile -device pvc`: a patch-token program in NEO's ELF wrapper.
+    /// `ocloc compile -device pvc` of NEO 22.43: a patch-token program in
+    /// NEO's ELF wrapper. NEO 26's ocloc makes none (and NEO 26 reads none):
+    /// on sid it is [`PATCH_TOKENS_A`], made by NEO 22.43's ocloc.
     PatchTokens,
     /// `ocloc compile -device pvc --format zebin`.
     Zebin,
@@ -295,17 +431,31 @@ pub enum Native {
     TgllpOnly,
 }
 
+/// `ocloc compile -file kernels_a.cl -device pvc` of NEO 22.43 (Debian 12),
+/// kept in the repository for the stacks whose ocloc makes no patch tokens;
+/// workload.rs checks on Debian 12 that its ocloc makes exactly this file.
+pub const PATCH_TOKENS_A: &str = "kernels_a.pvc.neo22.bin";
+
 /// `kernels_a.cl` built by `ocloc` as `kind`, once per test process.
 pub fn native_a_as(kind: Native) -> PathBuf {
     static BUILT: [OnceLock<PathBuf>; 4] = [const { OnceLock::new() }; 4];
+    if kind == Native::PatchTokens && stack() != Stack::Debian12 {
+        return workload_src_dir().join(PATCH_TOKENS_A);
+    }
     let (i, args, tag): (usize, &[&str], &str) = match kind {
         Native::PatchTokens => (0, &["-device", "pvc"], "native"),
         Native::Zebin => (1, &["-device", "pvc", "--format", "zebin"], "zebin"),
         Native::FatPvcTgllp => (2, &["-device", "pvc,tgllp"], "fat"),
         Native::TgllpOnly => (3, &["-device", "tgllp"], "tgllp"),
     };
+    // NEO 26's ocloc adds `.bin` to a single device's binary even with
+    // -output_no_suffix (which only drops the device's name there).
+    let out = match (stack(), kind) {
+        (Stack::Sid, Native::Zebin | Native::TgllpOnly) => "out.bin",
+        _ => "out",
+    };
     BUILT[i]
-        .get_or_init(|| ocloc_build("kernels_a.cl", args, tag, "out"))
+        .get_or_init(|| ocloc_build("kernels_a.cl", args, tag, out))
         .clone()
 }
 
@@ -330,6 +480,7 @@ pub fn profile_dir() -> PathBuf {
 }
 
 fn profile_artifact(file: &str, what: &str) -> PathBuf {
+    stack_info();
     let f = profile_dir().join(file);
     assert!(
         f.is_file(),
@@ -480,7 +631,8 @@ pub fn run_until(cmd: &mut Command, timeout: Duration, how: Overrun) -> Finished
 /// a failing test must show.
 pub fn describe(cmd: &str, output: &Output, out: &Path) -> String {
     format!(
-        "command: {cmd}\nstatus: {}\nstdout:\n{}\nstderr:\n{}\nfiles under {}:\n  {}",
+        "on {}\ncommand: {cmd}\nstatus: {}\nstdout:\n{}\nstderr:\n{}\nfiles under {}:\n  {}",
+        stack_info(),
         output.status,
         String::from_utf8_lossy(&output.stdout),
         String::from_utf8_lossy(&output.stderr),

@@ -148,7 +148,9 @@ fn assert_all_matched(out: &Path, r: &Report, want: &[(&str, &str, u64)], source
 
 /// Native modules of every format `ocloc` makes for the device: every
 /// launched kernel matched from its module's binary, exactly counted, the
-/// fat binary's pvc member taken.
+/// fat binary's pvc member taken. On sid, where NEO 26 compiles the SPIR-V
+/// of the patch-token binary (made by NEO 22.43's ocloc) instead of reading
+/// it, that module's kernels have the ISA of NEO's build.
 #[test]
 fn native_modules_of_every_format_matched_from_their_binaries() {
     let s = scratch();
@@ -184,18 +186,58 @@ fn native_modules_of_every_format_matched_from_their_binaries() {
         ],
         IsaSourceKind::ModuleBinary,
     );
+    // NEO 26 reads no patch tokens: it compiles the SPIR-V that p carries,
+    // and what ran is that build, which IGC dumped.
+    let rebuilt = asm_kernels(&out.join(&only_record(&out).dump_dir));
+    match stack() {
+        Stack::Debian12 => assert!(rebuilt.is_empty(), "IGC compiled {rebuilt:?}"),
+        Stack::Sid => assert_eq!(
+            rebuilt
+                .values()
+                .cloned()
+                .collect::<std::collections::BTreeSet<_>>(),
+            [VECTOR_ADD, SCALE, SCALE_V2, COMMON]
+                .map(String::from)
+                .into(),
+            "NEO 26 compiled p's SPIR-V"
+        ),
+    }
     for k in &r.kernels {
         let b = k
             .binary
             .as_ref()
             .expect("a module-binary kernel names its binary");
         let sha = k.module_sha256.as_deref().unwrap_or_default();
+        if sha == p && stack() == Stack::Sid {
+            // Its ISA is the code NEO built, not the binary's NEO 22.43 code.
+            let (dump, _) = rebuilt
+                .iter()
+                .find(|(_, name)| **name == k.name)
+                .unwrap_or_else(|| panic!("no .asm of {} in the dump", k.name));
+            let igc = std::fs::read_to_string(dump).expect("IGC's .asm");
+            let given = std::fs::read_to_string(out.join(k.asm.as_ref().expect("matched")))
+                .expect("the report's .asm");
+            if let Err(e) = same_instructions(&igc, &given) {
+                panic!(
+                    "{}: the ISA given for the patch-token module is not what NEO 26 built \
+                     from its SPIR-V ({}): {e}",
+                    k.name,
+                    dump.display()
+                );
+            }
+            continue;
+        }
+        // On sid ocloc's fat binary holds zebins.
+        let fat_format = match stack() {
+            Stack::Debian12 => "patch-tokens-elf",
+            Stack::Sid => "zebin",
+        };
         let (format, entry) = if sha == z {
             ("zebin", None)
         } else if sha == p {
             ("patch-tokens-elf", None)
         } else {
-            ("patch-tokens-elf", Some(()))
+            (fat_format, Some(()))
         };
         assert_eq!(b.sha256, sha, "a native module's binary is its input");
         assert_eq!(b.format, format, "{}", k.name);

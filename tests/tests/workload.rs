@@ -225,3 +225,79 @@ fn igc_dumps_each_module_with_its_kernels() {
         describe(&shown, &output, dir.path())
     );
 }
+
+/// The patch-token binary kept for the stacks whose ocloc makes none
+/// ([`PATCH_TOKENS_A`]) is exactly what Debian 12's ocloc makes, and each
+/// NEO takes it its own way: NEO 22.43 runs its code as it is (IGC compiles
+/// nothing); NEO 26, which reads no patch tokens, compiles the SPIR-V the
+/// binary carries (one module in IGC's dump, with every kernel of
+/// `kernels_a.cl`, its SPIR-V the binary's own).
+#[test]
+fn each_neo_takes_the_patch_token_binary_its_own_way() {
+    let kept = workload_src_dir().join(PATCH_TOKENS_A);
+    if stack() == Stack::Debian12 {
+        assert_eq!(
+            sha256_file(&native_a_as(Native::PatchTokens)),
+            sha256_file(&kept),
+            "{} is not what this ocloc makes of kernels_a.cl; rebuild it with \
+             `ocloc compile -file tests/workload/kernels_a.cl -device pvc -output out -output_no_suffix`",
+            kept.display()
+        );
+    }
+    let dir = scratch();
+    let dumps = dir.path().join("dumps");
+    std::fs::create_dir_all(&dumps).expect("dump folder");
+    let args = [
+        "--via".to_string(),
+        "link".into(),
+        "--native".into(),
+        format!("p={}", kept.display()),
+        "imm:p:scale:2".into(),
+        format!("imm:p:{VECTOR_ADD}:1"),
+    ];
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let mut cmd = workload_command(dir.path(), &args);
+    cmd.env("IGC_ShaderDumpEnable", "1")
+        .env("IGC_DumpToCustomDir", &dumps)
+        .env("NEO_CACHE_PERSISTENT", "0");
+    let shown = shell_words(&cmd);
+    let output = run_with_timeout(&mut cmd);
+    let ctx = || describe(&shown, &output, dir.path());
+    assert!(output.status.success(), "{}", ctx());
+    assert_eq!(
+        stdout_lines(&output),
+        ["imm p scale 2", &format!("imm p {VECTOR_ADD} 1")],
+        "{}",
+        ctx()
+    );
+    let dumped = dumped_modules(&dumps);
+    match stack() {
+        Stack::Debian12 => assert!(dumped.is_empty(), "IGC compiled {dumped:?}\n{}", ctx()),
+        Stack::Sid => {
+            let all: BTreeSet<String> = [VECTOR_ADD, SCALE, SCALE_V2, COMMON]
+                .iter()
+                .map(|n| n.to_string())
+                .collect();
+            assert_eq!(
+                dumped.values().collect::<Vec<_>>(),
+                [&all],
+                "one module compiled, with every kernel\n{}",
+                ctx()
+            );
+            let spv = std::fs::read_dir(&dumps)
+                .expect("the dump folder")
+                .filter_map(|e| e.ok())
+                .map(|e| e.path())
+                .find(|p| p.extension().is_some_and(|x| x == "spv"))
+                .expect("the dumped SPIR-V");
+            let spv = std::fs::read(spv).expect("the dumped SPIR-V");
+            let binary = std::fs::read(&kept).expect("the kept binary");
+            assert!(
+                binary.windows(spv.len()).any(|w| w == spv.as_slice()),
+                "the SPIR-V IGC compiled is not the one {} carries\n{}",
+                kept.display(),
+                ctx()
+            );
+        }
+    }
+}
