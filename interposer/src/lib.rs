@@ -36,6 +36,7 @@ pub mod ffi;
 pub mod guard;
 pub mod handles;
 pub mod hooks;
+pub mod names;
 pub mod output;
 pub mod real;
 pub mod state;
