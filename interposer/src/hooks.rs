@@ -697,7 +697,10 @@ pub static GET_GRAPH: Real = Real::new(c"zeCommandListGetGraphExt");
 pub fn capture_graph(list: usize) -> Option<Option<usize>> {
     type IsEnabled = unsafe extern "C" fn(Handle) -> ZeResult;
     type GetGraph = unsafe extern "C" fn(Handle, *mut Handle) -> ZeResult;
-    let first = |r: &Real| (0..SLOTS).map(|s| r.get(s)).find(|&f| f != 0);
+    // Table entries first: the export (slot 0) answers only once the
+    // program called the exported zeInit (a program of tables only crashes
+    // the loader there).
+    let first = |r: &Real| (1..SLOTS).chain([0]).map(|s| r.get(s)).find(|&f| f != 0);
     let f = first(&IS_GRAPH_CAPTURE_ENABLED)?;
     // SAFETY: a real zeCommandListIsGraphCaptureEnabledExt (or ...Exp).
     let answer = unsafe { std::mem::transmute::<usize, IsEnabled>(f)(list as Handle) };
