@@ -66,10 +66,13 @@ macro_rules! hook {
             /// Slot 0 (the exported symbol) before its real function is
             /// known: find it, then go on as usual. Other slots are set
             /// before their hook is handed out, so they never get here.
+            ///
+            /// `extern "C"` like the hook, so that the hook's call is a tail
+            /// jump (no frame of its own; also for `record`).
             #[cold]
             #[inline(never)]
             #[allow(clippy::too_many_arguments)]
-            unsafe fn first_call<const S: usize>($($arg: $ty),*) -> ZeResult {
+            unsafe extern "C" fn first_call<const S: usize>($($arg: $ty),*) -> ZeResult {
                 if REAL.get(S) == 0 {
                     return ZE_RESULT_ERROR_UNINITIALIZED;
                 }
@@ -81,7 +84,7 @@ macro_rules! hook {
             /// Called with the guard taken by `hook`.
             #[inline(never)]
             #[allow(unused_variables, clippy::too_many_arguments)]
-            unsafe fn record<const S: usize>($($arg: $ty),*) -> ZeResult {
+            unsafe extern "C" fn record<const S: usize>($($arg: $ty),*) -> ZeResult {
                 let _guard = Guard::taken();
                 // SAFETY: `hook` checked that slot S is set, with a function
                 // of this signature.

@@ -10,16 +10,17 @@
 //! list, never shared by all threads) and counted as launches each time the
 //! list is executed.
 //!
-//! Graphs and mutable command lists (docs/internals.md, "Counting"): a launch
-//! counts when it runs. An immediate list that captures a graph is mapped,
-//! like a regular list, to the [`ListState`] of the graph, so its appends are
-//! remembered, not launched, at the cost of an append to a regular list; an
-//! executable graph holds a copy of its graph's appends, added once to the
-//! launches each time it is appended to an immediate list (one add per run
-//! of launches of the same kernel), copied into a regular list or a graph
-//! being captured that it is appended to. While some capture is active,
-//! every other immediate list is mapped to [`PROBE`]: its launches ask the
-//! driver whether the list joined a capture (a fork) before they count.
+//! Graphs and mutable command lists (docs/internals.md, "Graphs and mutable
+//! command lists"): a launch counts when it runs. An immediate list that
+//! captures a graph is mapped, like a regular list, to the [`ListState`] of
+//! the graph, so its appends are remembered, not launched, at the cost of an
+//! append to a regular list; an executable graph holds a copy of its graph's
+//! appends, added once to the launches each time it is appended to an
+//! immediate list (one add per run of launches of the same kernel), copied
+//! into a regular list or a graph being captured that it is appended to.
+//! While some capture is active, every other immediate list is mapped to
+//! [`PROBE`]: its launches ask the driver whether the list joined a capture
+//! (a fork) before they count.
 
 use crate::config::{self, Config};
 use crate::handles::HandleMap;
