@@ -32,16 +32,27 @@ use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering::Relaxed};
 use std::sync::{Mutex, OnceLock};
 use xpu_asm_record::{hex, push_json_bytes_field, push_json_str, UNKNOWN_KERNEL_ID};
 
-/// Kernel handle -> `*const Counter`.
-static KERNELS: HandleMap = HandleMap::new();
-/// Regular command list handle -> `*const ListState`. Immediate lists are not
-/// in the map: a launch on a list not found here counts at once. An
-/// immediate list capturing a graph maps to the graph's `ListState`; while
-/// some capture is active, the other immediate lists map to [`PROBE`].
-static LISTS: HandleMap = HandleMap::new();
-/// Executable graph handle -> `*const ListState`: the launches one append
-/// of it runs (read without the registry lock on every replay).
-static EXECUTABLES: HandleMap = HandleMap::new();
+/// The maps the launch path reads, in one static: a launch finds both of its
+/// maps from one address.
+struct Maps {
+    /// Kernel handle -> `*const Counter`.
+    kernels: HandleMap,
+    /// Regular command list handle -> `*const ListState`. Immediate lists
+    /// are not in the map: a launch on a list not found here counts at once.
+    /// An immediate list capturing a graph maps to the graph's `ListState`;
+    /// while some capture is active, the other immediate lists map to
+    /// [`PROBE`].
+    lists: HandleMap,
+    /// Executable graph handle -> `*const ListState`: the launches one
+    /// append of it runs (read without the registry lock on every replay).
+    executables: HandleMap,
+}
+
+static MAPS: Maps = Maps {
+    kernels: HandleMap::new(),
+    lists: HandleMap::new(),
+    executables: HandleMap::new(),
+};
 
 /// What an immediate list maps to while a capture is active elsewhere and
 /// its own capture state is unknown (a capture can fork onto it).
@@ -430,7 +441,7 @@ pub fn kernel_created(module: usize, name: &[u8], handle: usize) {
     with_registry(|r, _| {
         let id = kernel_id(r, module, name);
         let counter = r.out.counter(id);
-        KERNELS.set(handle, counter as usize);
+        MAPS.kernels.set(handle, counter as usize);
     });
 }
 
@@ -456,7 +467,7 @@ fn kernel_id(r: &mut Registry, module: usize, name: &[u8]) -> u32 {
 /// A kernel is about to be destroyed: forget its handle (the driver may hand
 /// it out again for another kernel).
 pub fn kernel_destroyed(handle: usize) {
-    with_registry(|_, _| KERNELS.set(handle, 0));
+    with_registry(|_, _| MAPS.kernels.set(handle, 0));
 }
 
 /// A command list was created (regular lists are tracked, immediate lists
@@ -467,11 +478,12 @@ pub fn list_created(handle: usize, immediate: bool) {
         forget_commands(r, handle);
         if immediate {
             r.immediate.insert(handle);
-            LISTS.set(handle, if r.captures.is_empty() { 0 } else { probe() });
+            MAPS.lists
+                .set(handle, if r.captures.is_empty() { 0 } else { probe() });
             return;
         }
         r.immediate.remove(&handle);
-        LISTS.set(handle, new_state());
+        MAPS.lists.set(handle, new_state());
     });
 }
 
@@ -499,14 +511,14 @@ pub fn list_destroyed(handle: usize) {
         if let Some(c) = r.captures.remove(&handle) {
             end_capture(r, handle, c);
         }
-        LISTS.set(handle, 0);
+        MAPS.lists.set(handle, 0);
     });
 }
 
 /// `zeCommandListReset`: the list's appends are forgotten, and its mutable
 /// commands.
 pub fn list_reset(handle: usize) {
-    let l = LISTS.get(handle);
+    let l = MAPS.lists.get(handle);
     if l != 0 && l != probe() {
         if let Ok(mut runs) = state_at(l).runs.lock() {
             runs.clear();
@@ -529,7 +541,7 @@ fn forget_commands(r: &mut Registry, list: usize) {
 
 #[inline(always)]
 fn counter_of(kernel: usize) -> Option<&'static Counter> {
-    let c = KERNELS.get(kernel);
+    let c = MAPS.kernels.get(kernel);
     if c == 0 {
         return unknown_counter();
     }
@@ -556,7 +568,7 @@ fn unknown_counter() -> Option<&'static Counter> {
 pub fn launch(list: usize, kernel: usize) {
     // A known kernel implies the record exists (kernels are registered in it).
     let Some(c) = counter_of(kernel) else { return };
-    let l = LISTS.get(list);
+    let l = MAPS.lists.get(list);
     if l == 0 {
         c.immediate.fetch_add(1, Relaxed);
         return;
@@ -607,8 +619,8 @@ fn forked_state(list: usize) -> usize {
         return 0;
     };
     with_registry(|r, _| {
-        if r.captures.is_empty() || LISTS.get(list) != probe() {
-            return LISTS.get(list);
+        if r.captures.is_empty() || MAPS.lists.get(list) != probe() {
+            return MAPS.lists.get(list);
         }
         // Without the graph's handle the fork cannot be told apart from
         // its primary list: the one capture active is taken.
@@ -617,7 +629,7 @@ fn forked_state(list: usize) -> usize {
             (0, _) => return 0,
             (g, _) => *r.graphs.entry(g).or_insert_with(new_state),
         };
-        LISTS.set(list, state);
+        MAPS.lists.set(list, state);
         state
     })
     .unwrap_or(0)
@@ -625,7 +637,7 @@ fn forked_state(list: usize) -> usize {
 
 /// The value of `list` in LISTS, a [`PROBE`] resolved.
 fn list_state(list: usize) -> usize {
-    match LISTS.get(list) {
+    match MAPS.lists.get(list) {
         l if l == probe() => forked_state(list),
         l => l,
     }
@@ -672,7 +684,7 @@ pub fn execute_handles(lists: &[crate::ffi::Handle]) {
 }
 
 fn execute_list(handle: usize) {
-    let l = LISTS.get(handle);
+    let l = MAPS.lists.get(handle);
     if l == 0 || l == probe() {
         return;
     }
@@ -689,7 +701,7 @@ pub fn immediate_append(immediate: usize, lists: &[crate::ffi::Handle]) {
         0 => execute_handles(lists),
         graph => {
             for &h in lists {
-                match LISTS.get(h as usize) {
+                match MAPS.lists.get(h as usize) {
                     0 => {}
                     l if l == probe() => {}
                     l => extend(graph, &runs_of(l)),
@@ -726,12 +738,12 @@ pub fn capture_began(list: usize, graph: Option<usize>) {
         };
         if r.captures.is_empty() {
             for &l in &r.immediate {
-                if LISTS.get(l) == 0 {
-                    LISTS.set(l, probe());
+                if MAPS.lists.get(l) == 0 {
+                    MAPS.lists.set(l, probe());
                 }
             }
         }
-        let before = LISTS.get(list);
+        let before = MAPS.lists.get(list);
         if let Some(old) = r.captures.insert(list, Capture { state, before }) {
             // Begun twice without an end: the first capture's appends stay
             // with its graph.
@@ -743,7 +755,7 @@ pub fn capture_began(list: usize, graph: Option<usize>) {
                 },
             );
         }
-        LISTS.set(list, state);
+        MAPS.lists.set(list, state);
     });
 }
 
@@ -783,13 +795,13 @@ pub fn capture_ended(list: usize, graph: usize) {
 fn end_capture(r: &mut Registry, list: usize, c: Capture) {
     let idle = if r.captures.is_empty() { 0 } else { probe() };
     let mut members = Vec::new();
-    LISTS.for_each(|k, v| {
+    MAPS.lists.for_each(|k, v| {
         if v == c.state {
             members.push(k);
         }
     });
     for m in members {
-        LISTS.set(m, idle);
+        MAPS.lists.set(m, idle);
     }
     // A list that was regular (drivers allow capture on immediate lists
     // only) keeps its own appends.
@@ -798,16 +810,16 @@ fn end_capture(r: &mut Registry, list: usize, c: Capture) {
     } else {
         c.before
     };
-    LISTS.set(list, back);
+    MAPS.lists.set(list, back);
     if r.captures.is_empty() {
         let mut probed = Vec::new();
-        LISTS.for_each(|k, v| {
+        MAPS.lists.for_each(|k, v| {
             if v == probe() {
                 probed.push(k);
             }
         });
         for k in probed {
-            LISTS.set(k, 0);
+            MAPS.lists.set(k, 0);
         }
     }
 }
@@ -821,10 +833,10 @@ pub fn graph_instantiated(graph: usize, executable: usize) {
             Some(&g) => {
                 let state = new_state();
                 extend(state, &runs_of(g));
-                EXECUTABLES.set(executable, state);
+                MAPS.executables.set(executable, state);
             }
             None => {
-                EXECUTABLES.set(executable, 0);
+                MAPS.executables.set(executable, 0);
                 warn_once(r, executable, || {
                     format!(
                         "zeGraphInstantiateExt: graph {graph:#x} was not captured where xpu-asm could see it \
@@ -841,7 +853,7 @@ pub fn graph_instantiated(graph: usize, executable: usize) {
 /// immediate list (its launches counted now), each time a regular list it
 /// is appended to is executed, or as part of a graph being captured.
 pub fn graph_appended(list: usize, executable: usize) {
-    let e = EXECUTABLES.get(executable);
+    let e = MAPS.executables.get(executable);
     if e == 0 {
         return unknown_executable(list, executable);
     }
@@ -885,8 +897,8 @@ pub fn graph_destroyed(graph: usize) {
 pub fn executable_destroyed(executable: usize) {
     with_registry(|r, _| {
         r.warned.remove(&executable);
-        let e = EXECUTABLES.get(executable);
-        EXECUTABLES.set(executable, 0);
+        let e = MAPS.executables.get(executable);
+        MAPS.executables.set(executable, 0);
         if e != 0 {
             if let Ok(mut runs) = state_at(e).runs.lock() {
                 *runs = Vec::new();
@@ -898,7 +910,7 @@ pub fn executable_destroyed(executable: usize) {
 /// `zeCommandListGetNextCommandId[WithKernels]Exp`: the next append to the
 /// mutable `list` is command `id`, whose kernel may become one of `kernels`.
 pub fn command_id(list: usize, id: u64, kernels: &[crate::ffi::Handle]) {
-    let l = LISTS.get(list);
+    let l = MAPS.lists.get(list);
     if l == 0 || l == probe() {
         return;
     }
@@ -927,7 +939,7 @@ pub fn kernels_swapped(
     kernels: &[crate::ffi::Handle],
     refused: Option<u32>,
 ) {
-    let l = LISTS.get(list);
+    let l = MAPS.lists.get(list);
     // Before the lock: finding a counter may create the record.
     let counters: Vec<Option<&'static Counter>> = match refused {
         None => kernels.iter().map(|&k| counter_of(k as usize)).collect(),
