@@ -30,6 +30,7 @@ macro_rules! hook {
         $export:ident => $module:ident ( $($arg:ident : $ty:ty),* $(,)? )
         $(before $before:block)?
         $(after $after:block)?
+        $(failed ($failed_result:ident) $failed:block)?
     ) => {
         pub mod $module {
             use super::*;
@@ -65,10 +66,13 @@ macro_rules! hook {
             /// Slot 0 (the exported symbol) before its real function is
             /// known: find it, then go on as usual. Other slots are set
             /// before their hook is handed out, so they never get here.
+            ///
+            /// `extern "C"` like the hook, so that the hook's call is a tail
+            /// jump (no frame of its own; also for `record`).
             #[cold]
             #[inline(never)]
             #[allow(clippy::too_many_arguments)]
-            unsafe fn first_call<const S: usize>($($arg: $ty),*) -> ZeResult {
+            unsafe extern "C" fn first_call<const S: usize>($($arg: $ty),*) -> ZeResult {
                 if REAL.get(S) == 0 {
                     return ZE_RESULT_ERROR_UNINITIALIZED;
                 }
@@ -80,7 +84,7 @@ macro_rules! hook {
             /// Called with the guard taken by `hook`.
             #[inline(never)]
             #[allow(unused_variables, clippy::too_many_arguments)]
-            unsafe fn record<const S: usize>($($arg: $ty),*) -> ZeResult {
+            unsafe extern "C" fn record<const S: usize>($($arg: $ty),*) -> ZeResult {
                 let _guard = Guard::taken();
                 // SAFETY: `hook` checked that slot S is set, with a function
                 // of this signature.
@@ -89,6 +93,10 @@ macro_rules! hook {
                 // SAFETY: forwarding the caller's arguments unchanged.
                 let result = unsafe { real($($arg),*) };
                 $( if result == ZE_RESULT_SUCCESS { no_panic(|| $after); } )?
+                $( if result != ZE_RESULT_SUCCESS {
+                    let $failed_result = result;
+                    no_panic(|| $failed);
+                } )?
                 result
             }
 
@@ -507,5 +515,212 @@ hook!(zeCommandListImmediateAppendCommandListsExp => command_list_immediate_appe
 ) after {
     // SAFETY: the driver accepted n_lists handles here.
     let lists = unsafe { handles(lists, n_lists) };
-    state::execute_handles(lists);
+    state::immediate_append(immediate as usize, lists);
 });
+
+hook!(zeCommandListImmediateAppendCommandListsWithParameters => command_list_immediate_append_command_lists_with_parameters(
+    immediate: Handle, n_lists: u32, lists: *mut Handle, p_next: *const c_void,
+    signal: Handle, n_wait: u32, wait: *mut Handle
+) after {
+    // SAFETY: the driver accepted n_lists handles here.
+    let lists = unsafe { handles(lists, n_lists) };
+    state::immediate_append(immediate as usize, lists);
+});
+
+// Graphs (`ZE_extension_record_replay_graph`: the exported and table
+// functions, named ...Ext) and their experimental forms (...Exp, from
+// zeDriverGetExtensionFunctionAddress), some of them with their arguments
+// in another order.
+
+hook!(zeGraphCreateExt => graph_create_ext(
+    context: Handle, p_next: *const c_void, ph_graph: *mut Handle
+) after {
+    // SAFETY: on success the driver wrote the handle.
+    state::graph_created(unsafe { *ph_graph } as usize);
+});
+
+hook!(zeGraphCreateExp => graph_create_exp(
+    context: Handle, ph_graph: *mut Handle, p_next: *mut c_void
+) after {
+    // SAFETY: on success the driver wrote the handle.
+    state::graph_created(unsafe { *ph_graph } as usize);
+});
+
+hook!(zeCommandListBeginGraphCaptureExt => begin_graph_capture_ext(
+    list: Handle, p_next: *const c_void
+) after {
+    state::capture_began(list as usize, capture_graph(list as usize).flatten());
+});
+
+hook!(zeCommandListBeginGraphCaptureExp => begin_graph_capture_exp(
+    list: Handle, p_next: *mut c_void
+) after {
+    state::capture_began(list as usize, capture_graph(list as usize).flatten());
+});
+
+hook!(zeCommandListBeginCaptureIntoGraphExt => begin_capture_into_graph_ext(
+    list: Handle, graph: Handle, p_next: *const c_void
+) after {
+    state::capture_began(list as usize, Some(graph as usize));
+});
+
+hook!(zeCommandListBeginCaptureIntoGraphExp => begin_capture_into_graph_exp(
+    list: Handle, graph: Handle, p_next: *mut c_void
+) after {
+    state::capture_began(list as usize, Some(graph as usize));
+});
+
+hook!(zeCommandListEndGraphCaptureExt => end_graph_capture_ext(
+    list: Handle, p_next: *const c_void, ph_graph: *mut Handle
+) after {
+    // SAFETY: on success the driver wrote the handle.
+    state::capture_ended(list as usize, unsafe { *ph_graph } as usize);
+});
+
+hook!(zeCommandListEndGraphCaptureExp => end_graph_capture_exp(
+    list: Handle, ph_graph: *mut Handle, p_next: *mut c_void
+) after {
+    // SAFETY: on success the driver wrote the handle.
+    state::capture_ended(list as usize, unsafe { *ph_graph } as usize);
+});
+
+hook!(zeGraphInstantiateExt => graph_instantiate_ext(
+    graph: Handle, p_next: *const c_void, ph_executable: *mut Handle
+) after {
+    // SAFETY: on success the driver wrote the handle.
+    state::graph_instantiated(graph as usize, unsafe { *ph_executable } as usize);
+});
+
+hook!(zeCommandListInstantiateGraphExp => command_list_instantiate_graph_exp(
+    graph: Handle, ph_executable: *mut Handle, p_next: *mut c_void
+) after {
+    // SAFETY: on success the driver wrote the handle.
+    state::graph_instantiated(graph as usize, unsafe { *ph_executable } as usize);
+});
+
+hook!(zeCommandListAppendGraphExt => append_graph_ext(
+    list: Handle, executable: Handle, p_next: *const c_void, signal: Handle, n_wait: u32, wait: *mut Handle
+) after {
+    state::graph_appended(list as usize, executable as usize);
+});
+
+hook!(zeCommandListAppendGraphExp => append_graph_exp(
+    list: Handle, executable: Handle, p_next: *mut c_void, signal: Handle, n_wait: u32, wait: *mut Handle
+) after {
+    state::graph_appended(list as usize, executable as usize);
+});
+
+hook!(zeGraphDestroyExt => graph_destroy_ext(graph: Handle) before {
+    state::graph_destroyed(graph as usize);
+});
+
+hook!(zeGraphDestroyExp => graph_destroy_exp(graph: Handle) before {
+    state::graph_destroyed(graph as usize);
+});
+
+hook!(zeExecutableGraphDestroyExt => executable_graph_destroy_ext(executable: Handle) before {
+    state::executable_destroyed(executable as usize);
+});
+
+hook!(zeExecutableGraphDestroyExp => executable_graph_destroy_exp(executable: Handle) before {
+    state::executable_destroyed(executable as usize);
+});
+
+// Mutable command lists (`ZE_experimental_mutable_command_list`).
+
+hook!(zeCommandListGetNextCommandIdExp => get_next_command_id_exp(
+    list: Handle, desc: *const c_void, p_id: *mut u64
+) after {
+    // SAFETY: on success the driver wrote the id.
+    state::command_id(list as usize, unsafe { *p_id }, &[]);
+});
+
+hook!(zeCommandListGetNextCommandIdWithKernelsExp => get_next_command_id_with_kernels_exp(
+    list: Handle, desc: *const c_void, n_kernels: u32, kernels: *mut Handle, p_id: *mut u64
+) after {
+    // SAFETY: on success the driver wrote the id and read n_kernels handles.
+    unsafe { state::command_id(list as usize, *p_id, handles(kernels, n_kernels)) };
+});
+
+hook!(zeCommandListUpdateMutableCommandKernelsExp => update_mutable_command_kernels_exp(
+    list: Handle, n: u32, ids: *mut u64, kernels: *mut Handle
+) after {
+    // SAFETY: the driver read n ids and n kernel handles.
+    unsafe { state::kernels_swapped(list as usize, ids_of(ids, n), handles(kernels, n), None) };
+} failed(result) {
+    // SAFETY: the caller passed n ids and n kernels (NULL ones are skipped).
+    unsafe { state::kernels_swapped(list as usize, ids_of(ids, n), handles(kernels, n), Some(result)) };
+});
+
+// Extension functions by name: the graph functions of SYCL's v2 adapter
+// (and any other hooked function a driver hands out this way) are the
+// hooks, as from `dlsym`.
+
+hook!(zeDriverGetExtensionFunctionAddress => driver_get_extension_function_address(
+    driver: Handle, name: *const c_char, pp_function: *mut *mut c_void
+) after {
+    // SAFETY: on success the driver wrote the address; name is a C string.
+    unsafe {
+        if let (false, Some(n)) = (pp_function.is_null(), c_bytes(name)) {
+            let real = *pp_function as usize;
+            if real != 0 {
+                *pp_function = crate::names::stand_in(n, real) as *mut c_void;
+            }
+        }
+    }
+});
+
+/// Ids of an array argument, or nothing for NULL.
+///
+/// # Safety
+/// `p` is NULL or points to `n` ids.
+unsafe fn ids_of<'a>(p: *const u64, n: u32) -> &'a [u64] {
+    if p.is_null() {
+        &[]
+    } else {
+        // SAFETY: per this function's contract.
+        unsafe { std::slice::from_raw_parts(p, n as usize) }
+    }
+}
+
+/// Real `zeCommandListIsGraphCaptureEnabledExt` (not hooked: asked about an
+/// immediate list while some capture is active). Slot 0 is the loader's
+/// export; others come from command list tables and, for its ...Exp form
+/// (same signature), from zeDriverGetExtensionFunctionAddress.
+pub static IS_GRAPH_CAPTURE_ENABLED: Real = Real::new(c"zeCommandListIsGraphCaptureEnabledExt");
+/// Real `zeCommandListGetGraphExt` (not hooked: which graph a capturing
+/// list records into).
+pub static GET_GRAPH: Real = Real::new(c"zeCommandListGetGraphExt");
+
+/// Whether `list` is capturing a graph, per the driver: `None` when it
+/// cannot be asked, `Some(None)` when not, `Some(Some(graph))` when it is
+/// (`graph` 0 when the driver cannot say which). Both answers of
+/// `...IsGraphCaptureEnabledExt` are read: the header's
+/// `ZE_RESULT_QUERY_TRUE`/`FALSE` and NEO 26's experimental values.
+pub fn capture_graph(list: usize) -> Option<Option<usize>> {
+    type IsEnabled = unsafe extern "C" fn(Handle) -> ZeResult;
+    type GetGraph = unsafe extern "C" fn(Handle, *mut Handle) -> ZeResult;
+    // Table entries first: the export (slot 0) answers only once the
+    // program called the exported zeInit (a program of tables only crashes
+    // the loader there).
+    let first = |r: &Real| (1..SLOTS).chain([0]).map(|s| r.get(s)).find(|&f| f != 0);
+    let f = first(&IS_GRAPH_CAPTURE_ENABLED)?;
+    // SAFETY: a real zeCommandListIsGraphCaptureEnabledExt (or ...Exp).
+    let answer = unsafe { std::mem::transmute::<usize, IsEnabled>(f)(list as Handle) };
+    match answer {
+        ZE_RESULT_QUERY_TRUE | ZE_RESULT_EXP_QUERY_TRUE => {}
+        ZE_RESULT_QUERY_FALSE | ZE_RESULT_EXP_QUERY_FALSE => return Some(None),
+        _ => return None,
+    }
+    let graph = first(&GET_GRAPH).map_or(0, |g| {
+        let mut graph: Handle = std::ptr::null_mut();
+        // SAFETY: a real zeCommandListGetGraphExt; graph is writable.
+        let r = unsafe { std::mem::transmute::<usize, GetGraph>(g)(list as Handle, &mut graph) };
+        if r == ZE_RESULT_SUCCESS {
+            graph as usize
+        } else {
+            0
+        }
+    });
+    Some(Some(graph))
+}

@@ -4,8 +4,9 @@
 //!
 //! Layout:
 //! - `config`: read at load time; sets the IGC dump environment.
-//! - `hooks`, `tables`, `dlsym`: the `extern "C"` boundary (exported symbols
-//!   below), the DDI table wrapping, and the `dlsym` trampoline.
+//! - `hooks`, `tables`, `dlsym`, `names`: the `extern "C"` boundary (exported
+//!   symbols below), the DDI table wrapping, the `dlsym` trampoline, and the
+//!   functions stood in for by name.
 //! - `real`: finding the real functions behind the hooks.
 //! - `guard`: the reentrancy guard and the panic barrier.
 //! - `state`, `handles`: what is known about the process and the launch path.
@@ -25,7 +26,18 @@
 //! `zeCommandListAppendLaunchKernelWithParameters`,
 //! `zeCommandListAppendLaunchKernelWithArguments`,
 //! `zeCommandQueueExecuteCommandLists`,
-//! `zeCommandListImmediateAppendCommandListsExp`.
+//! `zeCommandListImmediateAppendCommandListsExp`,
+//! `zeCommandListImmediateAppendCommandListsWithParameters`; the graphs'
+//! `zeGetGraphProcAddrTable`, `zeGetExecutableGraphProcAddrTable`,
+//! `zeGraphCreateExt`, `zeCommandListBeginGraphCaptureExt`,
+//! `zeCommandListBeginCaptureIntoGraphExt`, `zeCommandListEndGraphCaptureExt`,
+//! `zeGraphInstantiateExt`, `zeCommandListAppendGraphExt`, `zeGraphDestroyExt`,
+//! `zeExecutableGraphDestroyExt` and their ...Exp forms (NEO's, handed out by
+//! name only: `zeGraphCreateExp`, `zeCommandListInstantiateGraphExp`, ...);
+//! mutable lists' `zeCommandListGetNextCommandIdExp`,
+//! `zeCommandListGetNextCommandIdWithKernelsExp`,
+//! `zeCommandListUpdateMutableCommandKernelsExp`; and
+//! `zeGetDriverProcAddrTable`, `zeDriverGetExtensionFunctionAddress`.
 
 #![deny(unsafe_op_in_unsafe_fn)]
 
@@ -36,6 +48,7 @@ pub mod ffi;
 pub mod guard;
 pub mod handles;
 pub mod hooks;
+pub mod names;
 pub mod output;
 pub mod real;
 pub mod state;
