@@ -10,6 +10,7 @@
 
 use crate::ffi::*;
 use crate::guard::{no_panic, Guard};
+use crate::queries::capture_graph;
 use crate::real::{Real, SLOTS};
 use crate::state::{self, ModuleInput};
 use std::ffi::{c_char, c_void, CStr};
@@ -656,6 +657,28 @@ hook!(zeCommandListUpdateMutableCommandKernelsExp => update_mutable_command_kern
 // (and any other hooked function a driver hands out this way) are the
 // hooks, as from `dlsym`.
 
+/// The list of hooks by name (`names::stand_in`), which sits above the
+/// hooks it names; the crate root hands it down at load, before any Level
+/// Zero call can be made.
+static STAND_IN: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+/// Sets what [`stand_in`] asks (`names::stand_in`).
+pub fn set_stand_in(f: fn(&[u8], usize) -> usize) {
+    STAND_IN.store(f as usize, std::sync::atomic::Ordering::Release);
+}
+
+/// What a program that found `name` by name gets instead of `real`.
+fn stand_in(name: &[u8], real: usize) -> usize {
+    match STAND_IN.load(std::sync::atomic::Ordering::Acquire) {
+        0 => real,
+        f => {
+            // SAFETY: only set_stand_in stores here, from a fn of this type.
+            let f: fn(&[u8], usize) -> usize = unsafe { std::mem::transmute(f) };
+            f(name, real)
+        }
+    }
+}
+
 hook!(zeDriverGetExtensionFunctionAddress => driver_get_extension_function_address(
     driver: Handle, name: *const c_char, pp_function: *mut *mut c_void
 ) after {
@@ -664,7 +687,7 @@ hook!(zeDriverGetExtensionFunctionAddress => driver_get_extension_function_addre
         if let (false, Some(n)) = (pp_function.is_null(), c_bytes(name)) {
             let real = *pp_function as usize;
             if real != 0 {
-                *pp_function = crate::names::stand_in(n, real) as *mut c_void;
+                *pp_function = stand_in(n, real) as *mut c_void;
             }
         }
     }
@@ -681,46 +704,4 @@ unsafe fn ids_of<'a>(p: *const u64, n: u32) -> &'a [u64] {
         // SAFETY: per this function's contract.
         unsafe { std::slice::from_raw_parts(p, n as usize) }
     }
-}
-
-/// Real `zeCommandListIsGraphCaptureEnabledExt` (not hooked: asked about an
-/// immediate list while some capture is active). Slot 0 is the loader's
-/// export; others come from command list tables and, for its ...Exp form
-/// (same signature), from zeDriverGetExtensionFunctionAddress.
-pub static IS_GRAPH_CAPTURE_ENABLED: Real = Real::new(c"zeCommandListIsGraphCaptureEnabledExt");
-/// Real `zeCommandListGetGraphExt` (not hooked: which graph a capturing
-/// list records into).
-pub static GET_GRAPH: Real = Real::new(c"zeCommandListGetGraphExt");
-
-/// Whether `list` is capturing a graph, per the driver: `None` when it
-/// cannot be asked, `Some(None)` when not, `Some(Some(graph))` when it is
-/// (`graph` 0 when the driver cannot say which). Both answers of
-/// `...IsGraphCaptureEnabledExt` are read: the header's
-/// `ZE_RESULT_QUERY_TRUE`/`FALSE` and NEO 26's experimental values.
-pub fn capture_graph(list: usize) -> Option<Option<usize>> {
-    type IsEnabled = unsafe extern "C" fn(Handle) -> ZeResult;
-    type GetGraph = unsafe extern "C" fn(Handle, *mut Handle) -> ZeResult;
-    // Table entries first: the export (slot 0) answers only once the
-    // program called the exported zeInit (a program of tables only crashes
-    // the loader there).
-    let first = |r: &Real| (1..SLOTS).chain([0]).map(|s| r.get(s)).find(|&f| f != 0);
-    let f = first(&IS_GRAPH_CAPTURE_ENABLED)?;
-    // SAFETY: a real zeCommandListIsGraphCaptureEnabledExt (or ...Exp).
-    let answer = unsafe { std::mem::transmute::<usize, IsEnabled>(f)(list as Handle) };
-    match answer {
-        ZE_RESULT_QUERY_TRUE | ZE_RESULT_EXP_QUERY_TRUE => {}
-        ZE_RESULT_QUERY_FALSE | ZE_RESULT_EXP_QUERY_FALSE => return Some(None),
-        _ => return None,
-    }
-    let graph = first(&GET_GRAPH).map_or(0, |g| {
-        let mut graph: Handle = std::ptr::null_mut();
-        // SAFETY: a real zeCommandListGetGraphExt; graph is writable.
-        let r = unsafe { std::mem::transmute::<usize, GetGraph>(g)(list as Handle, &mut graph) };
-        if r == ZE_RESULT_SUCCESS {
-            graph as usize
-        } else {
-            0
-        }
-    });
-    Some(Some(graph))
 }

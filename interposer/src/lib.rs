@@ -7,7 +7,8 @@
 //! - `hooks`, `tables`, `dlsym`, `names`: the `extern "C"` boundary (exported
 //!   symbols below), the DDI table wrapping, the `dlsym` trampoline, and the
 //!   functions stood in for by name.
-//! - `real`: finding the real functions behind the hooks.
+//! - `real`: finding the real functions behind the hooks; `queries`: the
+//!   Level Zero functions the interposer calls itself (graph capture).
 //! - `guard`: the reentrancy guard and the panic barrier.
 //! - `state`, `handles`: what is known about the process and the launch path.
 //! - `output`: the per-process record files.
@@ -50,6 +51,7 @@ pub mod handles;
 pub mod hooks;
 pub mod names;
 pub mod output;
+pub mod queries;
 pub mod real;
 pub mod state;
 pub mod tables;
@@ -60,5 +62,6 @@ pub mod tables;
 fn on_load() {
     guard::no_panic(|| {
         let _ = config::get();
+        hooks::set_stand_in(names::stand_in);
     });
 }

@@ -4,6 +4,7 @@
 //! graph functions, under their experimental ...Exp names).
 
 use crate::hooks::*;
+use crate::queries::{GET_GRAPH, IS_GRAPH_CAPTURE_ENABLED};
 use crate::real::{Real, SLOTS};
 use crate::tables::*;
 

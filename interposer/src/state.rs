@@ -615,7 +615,7 @@ fn launch_while_capturing(list: usize, c: &'static Counter) {
 /// The `ListState` of the graph a [`PROBE`]d immediate list records into,
 /// per the driver (mapping the list to it), or 0 when it does not capture.
 fn forked_state(list: usize) -> usize {
-    let Some(Some(graph)) = crate::hooks::capture_graph(list) else {
+    let Some(Some(graph)) = crate::queries::capture_graph(list) else {
         return 0;
     };
     with_registry(|r, _| {

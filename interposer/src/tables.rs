@@ -235,9 +235,9 @@ unsafe fn read_capture_queries(table: *mut usize, version: u32) {
     for (e, real) in [
         (
             t::IS_GRAPH_CAPTURE_ENABLED_EXT,
-            &hooks::IS_GRAPH_CAPTURE_ENABLED,
+            &crate::queries::IS_GRAPH_CAPTURE_ENABLED,
         ),
-        (t::GET_GRAPH_EXT, &hooks::GET_GRAPH),
+        (t::GET_GRAPH_EXT, &crate::queries::GET_GRAPH),
     ] {
         if version < e.since {
             continue;
