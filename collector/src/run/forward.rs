@@ -188,11 +188,18 @@ fn hydra(args: &[OsString], names: &[String]) -> Plan {
 
 /// `srun` passes the whole environment unless `--export` limits it.
 fn srun(args: &[OsString], names: &[String], env: &dyn Fn(&str) -> Option<String>) -> Plan {
-    let limited = args.iter().any(|a| {
+    let without_all = |v: &str| !v.split(',').any(|e| e == "ALL");
+    // `--export=VALUE`, or `--export VALUE` (srun takes both).
+    let limited = args.iter().enumerate().any(|(i, a)| {
         let a = a.to_string_lossy();
-        a.strip_prefix("--export=")
-            .is_some_and(|v| !v.split(',').any(|e| e == "ALL"))
-    }) || env("SLURM_EXPORT_ENV").is_some_and(|v| !v.split(',').any(|e| e == "ALL"));
+        match a.strip_prefix("--export") {
+            Some(rest) if rest.starts_with('=') => without_all(&rest[1..]),
+            Some("") => args
+                .get(i + 1)
+                .is_some_and(|v| without_all(&v.to_string_lossy())),
+            _ => false,
+        }
+    }) || env("SLURM_EXPORT_ENV").is_some_and(|v| without_all(&v));
     if limited {
         Plan::Warn(format!(
             "srun --export does not pass the whole environment; add ALL or {} to it, or \
@@ -318,8 +325,26 @@ mod tests {
             Plan::Warn(w) => assert!(w.contains("xpu-asm-run -o DIR -- APP"), "{w}"),
             other => panic!("{other:?}"),
         }
+        for limited in [
+            &["srun", "--export=NONE", "app"][..],
+            &["srun", "--export", "NONE", "app"],
+            &["srun", "--export=HOME,PATH", "app"],
+        ] {
+            assert!(
+                matches!(plan(&os(limited), &ours(), none), Plan::Warn(_)),
+                "{limited:?}"
+            );
+        }
+        for whole in [
+            &["srun", "app"][..],
+            &["srun", "--export", "ALL,FOO=1", "app"],
+            &["srun", "--export=ALL", "app"],
+        ] {
+            assert_eq!(plan(&os(whole), &ours(), none), Plan::Nothing, "{whole:?}");
+        }
+        let batch_none = |k: &str| (k == "SLURM_EXPORT_ENV").then(|| "NONE".to_string());
         assert!(matches!(
-            plan(&os(&["srun", "--export=NONE", "app"]), &ours(), none),
+            plan(&os(&["srun", "app"]), &ours(), batch_none),
             Plan::Warn(_)
         ));
         assert_eq!(plan(&os(&["./app", "-x"]), &ours(), none), Plan::Nothing);
