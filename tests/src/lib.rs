@@ -1038,6 +1038,9 @@ impl Run {
 /// What the tests of parallel jobs share: commands, workload, assertions.
 pub mod jobs;
 
+/// Intel MPI from PyPI (scripts/impi-venv.sh) for the tests.
+pub mod impi;
+
 /// A one-host Slurm cluster (scripts/slurm-cluster.sh) for the tests.
 pub mod slurm;
 
