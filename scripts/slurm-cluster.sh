@@ -44,11 +44,19 @@ ancestors() {
     done
 }
 
-# The pids whose environment holds exactly the string $1, but this shell and
-# its callers (a caller may have exported SLURM_CONF).
+# A process's session (field 6 of /proc/PID/stat).
+session_of() { awk '{ sub(/^.*\) /, ""); print $4 }' "/proc/$1/stat" 2>/dev/null || true; }
+
+# The pids whose environment holds exactly the string $1, but this shell,
+# its callers and their session (a caller may have exported SLURM_CONF; a
+# cluster's tasks and slurmstepd run in sessions of their own).
 pids_with_env() {
+    local p own
+    own=$(session_of $$)
     grep -lzxF -- "$1" /proc/[0-9]*/environ 2>/dev/null | sed -n 's|^/proc/\([0-9]*\)/environ$|\1|p' |
-        grep -vxF -f <(ancestors) || true
+        grep -vxF -f <(ancestors) | while read -r p; do
+        [[ "$(session_of "$p")" == "$own" ]] || echo "$p"
+    done || true
 }
 
 # Waits up to $1 tenths of a second for the pids $2... to end.
@@ -99,7 +107,7 @@ stop_cluster() {
     munged=$(cat "$dir/munged.pid" 2>/dev/null || echo none)
     mapfile -t pids < <({ pids_with_env "$MARKER=$dir"; pids_with_env "SLURM_CONF=$conf"; } | sort -u | grep -vx "$munged")
     if [[ ${#pids[@]} -gt 0 ]]; then
-        say "killing what is left of $dir: ${pids[*]}"
+        say "killing what is left of $dir: $(for p in "${pids[@]}"; do printf '%s(%s) ' "$p" "$(cat "/proc/$p/comm" 2>/dev/null)"; done)"
         kill -KILL "${pids[@]}" 2>/dev/null || true
         wait_gone 50 "${pids[@]}" || say "still running after SIGKILL: ${pids[*]}"
     fi

@@ -14,7 +14,7 @@
 use crate::jobs::command;
 use crate::{run_with_timeout, workspace_dir};
 use std::path::{Path, PathBuf};
-use std::process::{ChildStdin, Command, Output, Stdio};
+use std::process::{Child, Command, Output, Stdio};
 use std::sync::{Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
@@ -24,8 +24,9 @@ pub struct Cluster {
     pub dir: PathBuf,
     /// `<dir>/slurm.conf`, which clients find through `SLURM_CONF`.
     pub conf: PathBuf,
-    /// The write end of the watcher's pipe: closed when this process ends.
-    _watcher: Mutex<ChildStdin>,
+    /// The watcher, whose stdin is the write end of its pipe: closed when
+    /// this process ends.
+    _watcher: Mutex<Child>,
 }
 
 fn script() -> PathBuf {
@@ -106,7 +107,7 @@ impl Cluster {
                 )
             });
         // Stops the cluster when this process ends, however it ends.
-        let mut watcher = Command::new("sh")
+        let watcher = Command::new("sh")
             .args([
                 "-c",
                 "read _ ; exec bash \"$0\" stop \"$1\" >/dev/null 2>&1",
@@ -121,11 +122,10 @@ impl Cluster {
                 stop_dir(&dir);
                 panic!("cannot start the cluster's watcher: {e}")
             });
-        let stdin = watcher.stdin.take().expect("the watcher's stdin was piped");
         Cluster {
             conf: dir.join("slurm.conf"),
             dir,
-            _watcher: Mutex::new(stdin),
+            _watcher: Mutex::new(watcher),
         }
     }
 
