@@ -222,6 +222,33 @@ mod tests {
             (r.launcher, r.rank, r.local_rank, r.size, r.job),
             (Launcher::Pmi, 3, Some(1), Some(4), None)
         );
+        let r = from_env(env(&[
+            ("SLURM_PROCID", "5"),
+            ("SLURM_LOCALID", "1"),
+            ("SLURM_NTASKS", "8"),
+            ("SLURM_JOB_ID", "77"),
+            ("SLURM_STEP_ID", "3"),
+        ]))
+        .unwrap();
+        assert_eq!(
+            (r.launcher, r.rank, r.size, r.job.as_deref()),
+            (Launcher::Slurm, 5, Some(8), Some("slurm:77.3"))
+        );
+        // A batch script (no step) is not a rank.
+        assert_eq!(
+            from_env(env(&[("SLURM_PROCID", "0"), ("SLURM_JOB_ID", "77")])),
+            None
+        );
+        let r = from_env(env(&[("PALS_RANKID", "1"), ("PALS_APID", "ab")])).unwrap();
+        assert_eq!(
+            (r.launcher, r.job.as_deref()),
+            (Launcher::Pals, Some("pals:ab"))
+        );
+        assert_eq!(Launcher::parse("pmi"), Some(Launcher::Pmi));
+    }
+
+    #[test]
+    fn hydra_jobs_are_named_by_intel_mpi_or_by_the_slurm_step() {
         // Intel MPI's mpiexec inside a Slurm allocation: the rank is
         // PMI_RANK, not its proxy's SLURM_PROCID; the job is Hydra's run.
         let r = from_env(env(&[
@@ -252,29 +279,6 @@ mod tests {
         ]))
         .unwrap();
         assert_eq!(r.job.as_deref(), Some("slurm:77.2"));
-        let r = from_env(env(&[
-            ("SLURM_PROCID", "5"),
-            ("SLURM_LOCALID", "1"),
-            ("SLURM_NTASKS", "8"),
-            ("SLURM_JOB_ID", "77"),
-            ("SLURM_STEP_ID", "3"),
-        ]))
-        .unwrap();
-        assert_eq!(
-            (r.launcher, r.rank, r.size, r.job.as_deref()),
-            (Launcher::Slurm, 5, Some(8), Some("slurm:77.3"))
-        );
-        // A batch script (no step) is not a rank.
-        assert_eq!(
-            from_env(env(&[("SLURM_PROCID", "0"), ("SLURM_JOB_ID", "77")])),
-            None
-        );
-        let r = from_env(env(&[("PALS_RANKID", "1"), ("PALS_APID", "ab")])).unwrap();
-        assert_eq!(
-            (r.launcher, r.job.as_deref()),
-            (Launcher::Pals, Some("pals:ab"))
-        );
-        assert_eq!(Launcher::parse("pmi"), Some(Launcher::Pmi));
     }
 
     #[test]
