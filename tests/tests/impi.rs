@@ -169,8 +169,8 @@ fn impi_two_jobs_at_once_in_one_folder_are_told_apart_by_hydra_uuid() {
     assert_eq!(rb.stderr().matches(&refusal).count(), 4, "{}", rb.ctx());
 }
 
-#[test]
-fn impi_launcher_inside_records_every_rank() {
+/// `xpu-asm-run --emulate pvc -o OUT -- mpiexec -launcher fork EXTRA... -n 4 app`.
+fn impi_inside(extra: &[&str]) -> Run {
     let s = scratch();
     let mut cmd = command(&xpu_asm_run().display().to_string());
     impi(&mut cmd)
@@ -179,11 +179,35 @@ fn impi_launcher_inside_records_every_rank() {
         .arg(&s.out)
         .arg("--")
         .arg(mpiexec())
-        .args(["-launcher", "fork", "-n", "4"])
+        .args(["-launcher", "fork"])
+        .args(extra)
+        .args(["-n", "4"])
         .args(workload_args(&STEPS));
-    let r1 = run(cmd, &s.out);
+    let mut r = run(cmd, &s.out);
+    r.keep(s);
+    r
+}
+
+#[test]
+fn impi_launcher_inside_records_every_rank() {
+    let r1 = impi_inside(&[]);
     assert_four_ranks(&r1);
     assert!(!r1.stderr().contains("warning"), "{}", r1.ctx());
+    // Intel MPI's mpiexec is Hydra (a copy of mpiexec.hydra beside
+    // hydra_pmi_proxy): -envnone would keep our variables from ranks on
+    // other hosts, which is said before the run; on this host the proxy,
+    // forked by mpiexec, still passes them on.
+    let r2 = impi_inside(&["-envnone"]);
+    let err = r2.stderr();
+    let warn = err
+        .find("warning: the command limits the variables mpiexec passes")
+        .unwrap_or_else(|| panic!("no warning\n{}", r2.ctx()));
+    assert!(
+        err[warn..].contains("xpu-asm-run -o DIR -- APP"),
+        "{}",
+        r2.ctx()
+    );
+    assert_four_ranks(&r2);
 }
 
 #[test]
