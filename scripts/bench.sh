@@ -29,7 +29,9 @@
 #   mpi        32 ranks under Open MPI's mpirun, one xpu-asm-run per rank
 #              (the C workload of tests/, 1,000 launches each): the time from
 #              the job's end (the last rank's command ended) to report.json
-#              written, and to mpirun's exit; then `collect` on a synthetic
+#              written, and to mpirun's exit; the same under Slurm's srun, on
+#              a one-host cluster of scripts/slurm-cluster.sh (started and
+#              stopped here); then `collect` on a synthetic
 #              capture of a 1,000-rank job (125 hosts, 100 kernels launched
 #              by every rank, 100,000 .asm files)
 #   modules    bench/module_loop.c: zeModuleCreate of a small and a large
@@ -100,7 +102,12 @@ if [[ -n "${XPU_ASM_BENCH_DIR:-}" ]]; then
 else
     WORK=$(mktemp -d /tmp/xpu-asm-bench.XXXXXX)
 fi
-cleanup() { [[ $KEEP == 1 ]] || rm -rf "$WORK"; }
+SLURM_DIR=""
+cleanup() {
+    # The mpi section's Slurm cluster is stopped however the run ends.
+    [[ -z "$SLURM_DIR" ]] || bash "$ROOT/scripts/slurm-cluster.sh" stop "$SLURM_DIR" || true
+    [[ $KEEP == 1 ]] || rm -rf "$WORK"
+}
 trap cleanup EXIT
 RESULTS="$WORK/results.txt"
 : >"$RESULTS"
@@ -428,6 +435,48 @@ EOF
     fi
 fi
 
+# The end of a 32-rank job under Slurm's srun: from the last rank's command's
+# end to report.json, and to srun's exit (as for mpirun below), on a
+# one-host cluster started here and stopped by cleanup.
+srun_runs() {
+    local r
+    if ! command -v srun >/dev/null || ! command -v slurmctld >/dev/null; then
+        log "mpi: no Slurm (scripts/install-deps.sh installs slurmctld, slurmd, slurm-client, munge)"
+        result srun_skipped "no Slurm"
+        return
+    fi
+    SLURM_DIR=$(bash "$ROOT/scripts/slurm-cluster.sh" start $$ | tail -n1) || {
+        log "mpi: the Slurm cluster did not start"
+        result srun_skipped "the one-host Slurm cluster did not start"
+        SLURM_DIR=""
+        return
+    }
+    for ((r = 0; r < MPI_RUNS; r++)); do
+        rm -rf "$MPIW"
+        mkdir -p "$MPIW/ends"
+        log "mpi: 32 ranks under srun, one xpu-asm-run each (run $((r + 1))/$MPI_RUNS)"
+        SLURM_CONF="$SLURM_DIR/slurm.conf" srun -n 32 "$RUNNER" --emulate pvc -q -o "$MPIW/cap" -- \
+            sh -c "'$BIN/workload' --via ddi --module a='$BIN/kernels_a.spv' imm:a:scale:1000 >/dev/null &&
+                   date +%s.%N >'$MPIW/ends/'\$SLURM_PROCID" ||
+            log "mpi: srun failed (status $?)"
+        date +%s.%N >"$MPIW/mpirun-end"
+        python3 - "$MPIW" "$r" >>"$RESULTS" <<'EOF'
+import json, os, sys
+w, r = sys.argv[1], sys.argv[2]
+ends = [float(open(os.path.join(w, "ends", f)).read()) for f in os.listdir(os.path.join(w, "ends"))]
+rep = os.path.join(w, "cap", "report.json")
+job_end = max(ends)
+print(f"srun_{r}_ranks_ended={len(ends)}")
+print(f"srun_{r}_to_report_s={os.stat(rep).st_mtime_ns / 1e9 - job_end:.3f}")
+print(f"srun_{r}_to_exit_s={float(open(os.path.join(w, 'mpirun-end')).read()) - job_end:.3f}")
+t = json.load(open(rep))["totals"]
+print(f"srun_{r}_launches={t['launches']}")
+EOF
+    done
+    bash "$ROOT/scripts/slurm-cluster.sh" stop "$SLURM_DIR" || log "mpi: stopping the Slurm cluster failed"
+    SLURM_DIR=""
+}
+
 # ---- mpi: one xpu-asm-run per rank, and a 1,000-rank capture ----------------
 
 if want mpi; then
@@ -463,6 +512,7 @@ t = json.load(open(rep))["totals"]
 print(f"mpi_{r}_launches={t['launches']}")
 EOF
         done
+        srun_runs
         JOBGEN="$WORK/capture-job"
         STAMP="$JOBGEN/.generated$(printf '_%s' "${JOB_ARGS[@]}")"
         if [[ ! -f "$STAMP" ]]; then
@@ -490,7 +540,8 @@ EOF
         python3 - "$RESULTS" >>"$RESULTS" <<'EOF'
 import statistics, sys
 res = dict(l.rstrip("\n").split("=", 1) for l in open(sys.argv[1]) if "=" in l)
-for pre, keys in (("mpi", ("to_report_s", "to_exit_s")), ("job", ("wall_s", "maxrss_kib"))):
+for pre, keys in (("mpi", ("to_report_s", "to_exit_s")), ("srun", ("to_report_s", "to_exit_s")),
+                  ("job", ("wall_s", "maxrss_kib"))):
     for k in keys:
         vals = [float(v) for key, v in res.items() if key.startswith(pre + "_") and key.endswith("_" + k)
                 and key.split("_")[1].isdigit()]
@@ -829,6 +880,14 @@ if "mpi_to_report_s" in res or "mpi_skipped" in res:
               f"{f('mpi_to_report_s', '{:.2f}')} s [{f('mpi_to_report_s_lo', '{:.2f}')}-{f('mpi_to_report_s_hi', '{:.2f}')}];")
         print(f"   to mpirun's exit: {f('mpi_to_exit_s', '{:.2f}')} s [{f('mpi_to_exit_s_lo', '{:.2f}')}-{f('mpi_to_exit_s_hi', '{:.2f}')}]"
               f" (median [min-max]); launches counted: {g('mpi_0_launches')}")
+        if "srun_to_report_s" in res:
+            print(f"   under srun -n 32 (Slurm, one host): to report.json {f('srun_to_report_s', '{:.2f}')} s "
+                  f"[{f('srun_to_report_s_lo', '{:.2f}')}-{f('srun_to_report_s_hi', '{:.2f}')}], to srun's exit "
+                  f"{f('srun_to_exit_s', '{:.2f}')} s [{f('srun_to_exit_s_lo', '{:.2f}')}-{f('srun_to_exit_s_hi', '{:.2f}')}]; "
+                  f"per rank {float(res['srun_to_exit_s']) / 32 * 1000:.0f} ms (mpirun: "
+                  f"{float(res['mpi_to_exit_s']) / 32 * 1000:.0f} ms); launches counted: {g('srun_0_launches')}")
+        elif "srun_skipped" in res:
+            print(f"   srun: skipped: {g('srun_skipped')}")
         print(f"   collect of a 1,000-rank capture ({g('job_0_processes')} processes, {g('job_asm_files')} .asm files): "
               f"{f('job_wall_s', '{:.2f}')} s [{f('job_wall_s_lo', '{:.2f}')}-{f('job_wall_s_hi', '{:.2f}')}], "
               f"{float(res.get('job_maxrss_kib', 0)) / 1024:.0f} MiB peak")

@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
 # Installs the real Intel GPU software stacks that xpu-asm's tests run
-# against, and the MPI launchers the cluster tests use (Open MPI, MPICH); see
-# docs/real-stack.md:
+# against, and the launchers the cluster tests use (Open MPI, MPICH, Slurm
+# and munge, Intel MPI from PyPI); see docs/real-stack.md and docs/clusters.md:
 # - on the host, Debian 12's stack (Level Zero loader 1.8, NEO 22.43 with
-#   ocloc, IGC 1 and its tools), and debootstrap;
+#   ocloc, IGC 1 and its tools), Slurm's daemons and munge (never started
+#   here: the tests start a cluster of their own, scripts/slurm-cluster.sh),
+#   and debootstrap;
+# - Intel MPI (impi-rt, impi-devel from PyPI) in a venv, scripts/impi-venv.sh;
 # - in a root of Debian sid's packages beside it, today's stack (loader 1.32,
 #   NEO 26, IGC 2), made by scripts/sid-root.sh and kept between runs.
 # Idempotent: does nothing when everything is installed. Each step is timed.
@@ -14,7 +17,8 @@
 set -euo pipefail
 
 packages=(libze1 libze-dev intel-opencl-icd libigc1 libigdfcl1 libigc-tools
-    openmpi-bin libopenmpi-dev mpich debootstrap)
+    openmpi-bin libopenmpi-dev mpich slurmctld slurmd slurm-client munge libpmix-dev
+    debootstrap)
 sid=1
 
 for arg in "$@"; do
@@ -22,7 +26,7 @@ for arg in "$@"; do
     --bench) packages+=(valgrind) ;;
     --no-sid) sid=0 ;;
     -h | --help)
-        sed -n '2,14p' "$0"
+        sed -n '2,18p' "$0"
         exit 0
         ;;
     *)
@@ -31,6 +35,17 @@ for arg in "$@"; do
         ;;
     esac
 done
+
+# Intel MPI from PyPI, in a venv kept between runs.
+impi_venv() {
+    local start=$SECONDS
+    bash "$(dirname "$0")/impi-venv.sh" >/dev/null ||
+        {
+            echo "install-deps.sh: the Intel MPI venv could not be made (see above)" >&2
+            exit 1
+        }
+    echo "install-deps.sh: Intel MPI venv ready ($((SECONDS - start)) s)"
+}
 
 # Today's stack, in its root (after the host's packages, which bring debootstrap).
 sid_root() {
@@ -72,6 +87,7 @@ fi
 mapfile -t missing < <(missing_packages)
 if [[ ${#missing[@]} -eq 0 ]]; then
     echo "install-deps.sh: all installed: ${packages[*]}"
+    impi_venv
     sid_root
     exit 0
 fi
@@ -108,4 +124,5 @@ if [[ ${#still[@]} -ne 0 ]]; then
     fail "apt-get reported success but some packages are not installed."
 fi
 echo "install-deps.sh: installed: ${missing[*]} ($((SECONDS - start)) s)"
+impi_venv
 sid_root
