@@ -183,7 +183,9 @@ unsafe fn record_module(desc: *const ModuleDesc, module: Handle, device: Handle,
         &inputs,
         &names,
         module_binary(&inputs, &built),
-        rebuilt.as_ref().map(|r| r.as_deref().map_err(String::clone)),
+        rebuilt
+            .as_ref()
+            .map(|r| r.as_deref().map_err(String::clone)),
         state::DeviceRef {
             handle: device as usize,
             query: &device_info,

@@ -80,6 +80,7 @@ fn create_module(handle: usize, seed: u8, names: &[String]) {
         }],
         &names,
         Err("not built".into()),
+        None,
         state::DeviceRef::UNKNOWN,
     );
 }

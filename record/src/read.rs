@@ -317,14 +317,12 @@ fn module_event(v: &Value) -> Module {
 
 /// The binary object `key` of a module event, if there is one.
 fn binary_field(v: &Value, key: &str) -> Option<ModuleBinary> {
-    v.get(key)
-        .filter(|b| b.is_object())
-        .map(|b| ModuleBinary {
-            sha256: get_str(b, "sha256"),
-            size: get_u64(b, "size"),
-            file: b.get("file").and_then(Value::as_str).map(str::to_string),
-            error: b.get("error").and_then(Value::as_str).map(str::to_string),
-        })
+    v.get(key).filter(|b| b.is_object()).map(|b| ModuleBinary {
+        sha256: get_str(b, "sha256"),
+        size: get_u64(b, "size"),
+        file: b.get("file").and_then(Value::as_str).map(str::to_string),
+        error: b.get("error").and_then(Value::as_str).map(str::to_string),
+    })
 }
 
 fn device_event(v: &Value) -> Device {
