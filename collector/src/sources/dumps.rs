@@ -733,7 +733,11 @@ pub fn find_in_dumps<'a>(
             folder.shown,
             short_sha(sha_s)
         );
-        for var in ["NEO_CACHE_PERSISTENT", "SYCL_CACHE_PERSISTENT"] {
+        for var in [
+            "NEO_CACHE_PERSISTENT",
+            "l0_cache_dir",
+            "SYCL_CACHE_PERSISTENT",
+        ] {
             if let Some(v) = user_env(rec, var) {
                 why.push_str(&format!("; {var} was set by the user to {v:?}"));
             }
