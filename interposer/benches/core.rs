@@ -126,7 +126,6 @@ fn create_kernels(module: usize, first: usize, kernels: usize) {
         }],
         &names,
         Err("not built".into()),
-        None,
         state::DeviceRef::UNKNOWN,
     );
     for (j, name) in names.iter().enumerate() {

@@ -177,11 +177,14 @@ unsafe fn record_module(desc: *const ModuleDesc, module: Handle, device: Handle,
         // driver just built a module for.
         unsafe { device_properties(fns.device_properties, device) }
     };
-    state::module_created(
-        module as usize,
-        d.format,
-        &inputs,
-        &names,
+    let module = state::CreatedModule {
+        handle: module as usize,
+        format: d.format,
+        inputs: &inputs,
+        kernel_names: &names,
+    };
+    state::module_built(
+        module,
         module_binary(&inputs, &built),
         rebuilt
             .as_ref()

@@ -306,9 +306,7 @@ fn device_id(r: &mut Registry, dev: &DeviceRef) -> u32 {
 
 /// A module was created successfully. `binary` is its GPU code (what the
 /// program passed for a native module, the driver's build of a SPIR-V
-/// one), or why there is none; `rebuilt`, for a native module whose binary
-/// the driver did not run as passed, what it built instead (or why it
-/// could not be read). Each is saved once per content under
+/// one), or why there is none; it is saved once per content under
 /// `<out>/modules/`.
 pub fn module_created(
     handle: usize,
@@ -316,9 +314,40 @@ pub fn module_created(
     inputs: &[ModuleInput],
     kernel_names: &[Vec<u8>],
     binary: Result<&[u8], String>,
+    device: DeviceRef,
+) {
+    let module = CreatedModule {
+        handle,
+        format,
+        inputs,
+        kernel_names,
+    };
+    module_built(module, binary, None, device);
+}
+
+/// A module [`module_created`] records.
+pub struct CreatedModule<'a> {
+    pub handle: usize,
+    pub format: u32,
+    pub inputs: &'a [ModuleInput<'a>],
+    pub kernel_names: &'a [Vec<u8>],
+}
+
+/// [`module_created`], with `rebuilt`: for a native module whose binary the
+/// driver did not run as passed, what it built instead (or why it could not
+/// be read), saved too.
+pub fn module_built(
+    m: CreatedModule,
+    binary: Result<&[u8], String>,
     rebuilt: Option<Result<&[u8], String>>,
     device: DeviceRef,
 ) {
+    let CreatedModule {
+        handle,
+        format,
+        inputs,
+        kernel_names,
+    } = m;
     // Hashed before the lock is taken: a module can be megabytes.
     let first = inputs.first();
     let sha = first.map(|i| sha256_hex(i.bytes)).unwrap_or_default();

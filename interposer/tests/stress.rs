@@ -80,7 +80,6 @@ fn create_module(handle: usize, seed: u8, names: &[String]) {
         }],
         &names,
         Err("not built".into()),
-        None,
         state::DeviceRef::UNKNOWN,
     );
 }
