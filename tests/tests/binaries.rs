@@ -34,6 +34,8 @@ fn scratch() -> Scratch {
 /// Runs the C workload (`--via link`) under `xpu-asm-run --emulate pvc
 /// --json` with `options`, into `<root>/<name>`; returns the capture folder
 /// and its report. Panics with everything to diagnose unless it succeeds.
+/// NEO 26's compiler cache, which `--isa binary` leaves on, is a folder of
+/// the capture's own (`<root>/<name>.neo-cache`), never the user's.
 fn capture(
     s: &Scratch,
     name: &str,
@@ -42,6 +44,8 @@ fn capture(
     args: &[String],
 ) -> (PathBuf, Report) {
     let out = s.root.join(name);
+    let neo_cache = s.root.join(format!("{name}.neo-cache"));
+    std::fs::create_dir_all(&neo_cache).expect("a cache folder");
     let mut cmd = Command::new(xpu_asm_run());
     cmd.args(["--emulate", "pvc", "--json", "-o"])
         .arg(&out)
@@ -51,6 +55,7 @@ fn capture(
         .args(["--via", "link"])
         .args(args)
         .current_dir(&s.root)
+        .env("NEO_CACHE_DIR", &neo_cache)
         .envs(env.iter().copied());
     let shown = shell_words(&cmd);
     let output = run_with_timeout(&mut cmd);
