@@ -702,7 +702,7 @@ if want sycl; then
                 default) cmd=("$RUNNER" --emulate pvc -q -o "$SYCL_OUT" -- "${cmd[@]}") ;;
                 binary) cmd=("$RUNNER" --emulate pvc -q --isa binary -o "$SYCL_OUT" -- "${cmd[@]}") ;;
                 esac
-                env -u SYCL_CACHE_PERSISTENT -u NEO_CACHE_PERSISTENT -u IGC_ShaderDumpEnable \
+                env -u SYCL_CACHE_PERSISTENT -u NEO_CACHE_PERSISTENT -u l0_cache_dir -u IGC_ShaderDumpEnable \
                     ONEAPI_DEVICE_SELECTOR=level_zero:gpu LD_LIBRARY_PATH="$VENV/lib" PYTHONNOUSERSITE=1 \
                     PYTHONDONTWRITEBYTECODE=1 /usr/bin/time -f "%e %U %S" -o "$WORK/time.txt" "${cmd[@]}" >/dev/null ||
                     log "sycl: $v failed (status $?)"

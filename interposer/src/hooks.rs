@@ -122,8 +122,8 @@ macro_rules! hook {
 /// the interposer calls it to list a new module's kernels).
 pub static GET_KERNEL_NAMES: Real = Real::new(c"zeModuleGetKernelNames");
 /// Real `zeModuleGetNativeBinary` of each `zeModuleCreate` slot (not hooked:
-/// the interposer calls it once per SPIR-V module, to keep the driver's
-/// binary of what it compiled).
+/// the interposer calls it once per module, to keep the driver's binary of
+/// what it compiled, or of what it rebuilt from a native module).
 pub static GET_NATIVE_BINARY: Real = Real::new(c"zeModuleGetNativeBinary");
 /// Real `zeDeviceGetProperties` (not hooked: asked once per device that a
 /// module is built for). Slots other than 0 hold the implementations found
@@ -170,17 +170,25 @@ unsafe fn record_module(desc: *const ModuleDesc, module: Handle, device: Handle,
     };
     // SAFETY: a real zeModuleGetNativeBinary (or 0) and a live module.
     let built = unsafe { built_binary(d.format, &inputs, fns.native_binary, module) };
+    // SAFETY: as above.
+    let rebuilt = unsafe { rebuilt_binary(d.format, &inputs, fns.native_binary, module) };
     let device_info = || {
         // SAFETY: a real zeDeviceGetProperties (or 0) and the device the
         // driver just built a module for.
         unsafe { device_properties(fns.device_properties, device) }
     };
-    state::module_created(
-        module as usize,
-        d.format,
-        &inputs,
-        &names,
+    let module = state::CreatedModule {
+        handle: module as usize,
+        format: d.format,
+        inputs: &inputs,
+        kernel_names: &names,
+    };
+    state::module_built(
+        module,
         module_binary(&inputs, &built),
+        rebuilt
+            .as_ref()
+            .map(|r| r.as_deref().map_err(String::clone)),
         state::DeviceRef {
             handle: device as usize,
             query: &device_info,
@@ -265,6 +273,31 @@ unsafe fn built_binary(
         Some(unsafe { native_binary(f, module) })
     } else {
         Some(Err("zeModuleGetNativeBinary was not found".to_string()))
+    }
+}
+
+/// What the driver holds for a native module when it is not the bytes the
+/// program passed: NEO compiles the SPIR-V that a binary for another device
+/// carries, and runs that build. `None` for a SPIR-V module, and for a
+/// native one the driver runs as passed (a byte compare, no hash: the
+/// common case costs one copy of the binary).
+///
+/// # Safety
+/// `f` is 0 or a real `zeModuleGetNativeBinary`, `module` a live module.
+unsafe fn rebuilt_binary(
+    format: u32,
+    inputs: &[ModuleInput],
+    f: usize,
+    module: Handle,
+) -> Option<Result<Vec<u8>, String>> {
+    let passed = inputs.first()?.bytes;
+    if format != ZE_MODULE_FORMAT_NATIVE || f == 0 {
+        return None;
+    }
+    // SAFETY: per this function's contract.
+    match unsafe { native_binary(f, module) } {
+        Ok(b) if b.as_slice() == passed => None,
+        other => Some(other),
     }
 }
 

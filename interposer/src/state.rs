@@ -316,10 +316,43 @@ pub fn module_created(
     binary: Result<&[u8], String>,
     device: DeviceRef,
 ) {
+    let module = CreatedModule {
+        handle,
+        format,
+        inputs,
+        kernel_names,
+    };
+    module_built(module, binary, None, device);
+}
+
+/// A module [`module_created`] records.
+pub struct CreatedModule<'a> {
+    pub handle: usize,
+    pub format: u32,
+    pub inputs: &'a [ModuleInput<'a>],
+    pub kernel_names: &'a [Vec<u8>],
+}
+
+/// [`module_created`], with `rebuilt`: for a native module whose binary the
+/// driver did not run as passed, what it built instead (or why it could not
+/// be read), saved too.
+pub fn module_built(
+    m: CreatedModule,
+    binary: Result<&[u8], String>,
+    rebuilt: Option<Result<&[u8], String>>,
+    device: DeviceRef,
+) {
+    let CreatedModule {
+        handle,
+        format,
+        inputs,
+        kernel_names,
+    } = m;
     // Hashed before the lock is taken: a module can be megabytes.
     let first = inputs.first();
     let sha = first.map(|i| sha256_hex(i.bytes)).unwrap_or_default();
     let binary = hash_binary(format, first, &sha, binary);
+    let rebuilt = rebuilt.map(|r| r.map(|b| (b, sha256_hex(b))));
     with_registry(|r, _| {
         let device_id = device_id(r, &device);
         let id = r.next_module;
@@ -331,7 +364,10 @@ pub fn module_created(
         if device_id != 0 {
             line.extend_from_slice(format!(",\"device\":{device_id}").as_bytes());
         }
-        push_binary(&mut line, &binary, &mut r.out);
+        push_binary(&mut line, "binary", &binary, &mut r.out);
+        if let Some(rebuilt) = &rebuilt {
+            push_binary(&mut line, "built_binary", rebuilt, &mut r.out);
+        }
         line.extend_from_slice(b"}\n");
         r.out.event(&line, true);
     });
@@ -409,10 +445,17 @@ fn push_kernel_names(line: &mut Vec<u8>, names: &[Vec<u8>]) {
     line.push(b']');
 }
 
-/// `,"binary":{...}`: its size, hash and the file it is saved in, or why
-/// there is no binary or no file. Saves the binary (once per content).
-fn push_binary(line: &mut Vec<u8>, binary: &Result<(&[u8], String), String>, out: &mut Output) {
-    line.extend_from_slice(b",\"binary\":{");
+/// `,"<key>":{...}`: a binary's size, hash and the file it is saved in, or
+/// why there is no binary or no file. Saves the binary (once per content).
+fn push_binary(
+    line: &mut Vec<u8>,
+    key: &str,
+    binary: &Result<(&[u8], String), String>,
+    out: &mut Output,
+) {
+    line.push(b',');
+    push_json_str(line, key);
+    line.extend_from_slice(b":{");
     match binary {
         Ok((b, sha)) => {
             line.extend_from_slice(format!("\"size\":{},\"sha256\":", b.len()).as_bytes());
