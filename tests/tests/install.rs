@@ -309,10 +309,18 @@ fn a_read_only_cache_leaves_the_capture_folder() {
     let cache = s.cache.display().to_string();
     // Root writes through permissions: a read-only mount of the folder, in a
     // mount namespace of the run's own; others: a folder of mode 0555.
+    // Inside a chroot (the sid pass) `/` is no mount point whose propagation
+    // unshare could make private; scripts/sid-root.sh's namespace already is.
+    let private = Command::new("unshare")
+        .args(["--mount", "--propagation", "private", "true"])
+        .output()
+        .is_ok_and(|o| o.status.success());
     let wrapper: Vec<&str> = if root {
         vec![
             "unshare",
             "--mount",
+            "--propagation",
+            if private { "private" } else { "unchanged" },
             "sh",
             "-c",
             "mount --bind -o ro \"$1\" \"$1\" && shift && exec \"$@\"",
