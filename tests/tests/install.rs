@@ -352,4 +352,23 @@ fn a_read_only_cache_leaves_the_capture_folder() {
     assert!(std::fs::read(&lib).unwrap() == embedded());
     assert!(r.stderr().contains(&format!("{WROTE}{}", lib.display())));
     assert_eq!(std::fs::read_dir(&s.cache).unwrap().count(), 0);
+    // Written by a run that could (a login node), a read-only cache (a
+    // compute node's home) is used as it is.
+    if !root {
+        std::fs::set_permissions(&s.cache, std::fs::Permissions::from_mode(0o700)).unwrap();
+    }
+    let probe = vec!["true".to_string()];
+    let out = s.root.join("out-writable");
+    let r = run(s.command(&[], &out, &probe), &out);
+    r.assert_status(0);
+    if !root {
+        std::fs::set_permissions(&s.cache, std::fs::Permissions::from_mode(0o555)).unwrap();
+    }
+    let out = s.root.join("out-read-only");
+    let r = run(s.command(&wrapper, &out, &workload_args()), &out);
+    r.assert_status(0);
+    assert_counts(&r);
+    assert!(!r.stderr().contains("warning"), "{}", r.ctx());
+    assert_eq!(preloaded(&out), real(&s.cached()), "{}", r.ctx());
+    assert!(!out.join(folder_name()).exists());
 }
