@@ -770,6 +770,53 @@ mod tests {
     }
 
     #[test]
+    fn the_interposer_search_order() {
+        let d = std::env::temp_dir().join(format!("xpu-asm-search-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&d);
+        for sub in ["bin", "lib", "other"] {
+            std::fs::create_dir_all(d.join(sub)).unwrap();
+        }
+        let exe = Some(d.join("bin").join("xpu-asm-run"));
+        let other = d.join("other").join(INTERPOSER_LIB);
+        std::fs::write(&other, b"").unwrap();
+        // Nothing beside the binary: the one it carries.
+        assert_eq!(
+            find_interposer(None, None, exe.clone()).unwrap(),
+            Found::Embedded
+        );
+        assert_eq!(
+            find_interposer(None, Some("".into()), None).unwrap(),
+            Found::Embedded
+        );
+        // ../lib, then beside it, win over the one it carries.
+        let lib = d.join("lib").join(INTERPOSER_LIB);
+        std::fs::write(&lib, b"").unwrap();
+        let found = find_interposer(None, None, exe.clone()).unwrap();
+        assert_eq!(found, Found::Path(std::fs::canonicalize(&lib).unwrap()));
+        let beside = d.join("bin").join(INTERPOSER_LIB);
+        std::fs::write(&beside, b"").unwrap();
+        let found = find_interposer(None, None, exe.clone()).unwrap();
+        assert_eq!(found, Found::Path(beside.clone()));
+        // The variable, then --interposer, win over both; each is final.
+        let found = find_interposer(None, Some(other.clone().into()), exe.clone()).unwrap();
+        assert_eq!(found, Found::Path(other.clone()));
+        let found = find_interposer(Some(&other), Some(beside.into()), exe.clone()).unwrap();
+        assert_eq!(found, Found::Path(other.clone()));
+        let missing = d.join("missing.so");
+        let e = find_interposer(Some(&missing), None, exe.clone()).unwrap_err();
+        assert!(
+            e.to_string().starts_with(&format!(
+                "no interposer library found; looked for {INTERPOSER_LIB} at:\n  {} (--interposer)\n",
+                missing.display()
+            )),
+            "{e}"
+        );
+        let e = find_interposer(None, Some(missing.into()), exe).unwrap_err();
+        assert!(e.to_string().contains("($XPU_ASM_INTERPOSER)"), "{e}");
+        std::fs::remove_dir_all(&d).unwrap();
+    }
+
+    #[test]
     fn emulated_devices_come_from_oclocs_list() {
         // NEO 22.43's and NEO 26.27's `ocloc compile --help`, abridged.
         let old = "  -device <device_type>  Target device.\n                                <device_type> can be: tgllp, dg1, acm-g10, dg2-g10, dg2, pvc-sdv, pvc, gen12lp, xe-hpc, version  or hexadecimal value with 0x prefix\n  -q  quiet\n  <device_type> can be: xe_hp_sdv, dg2\n";
