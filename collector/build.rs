@@ -39,7 +39,7 @@ fn nested_target_dir(out_dir: &Path) -> PathBuf {
 /// Runs `cargo build` of the interposer; returns the built library's path.
 fn build_interposer(workspace: &Path, target_dir: &Path) -> PathBuf {
     let release = env("PROFILE") == "release";
-    let (target, host) = (env("TARGET"), env("HOST"));
+    let target = env("TARGET");
     let mut cargo = Command::new(env("CARGO"));
     cargo
         .arg("build")
@@ -51,15 +51,17 @@ fn build_interposer(workspace: &Path, target_dir: &Path) -> PathBuf {
         // `cargo clippy` runs clippy-driver through this: the library is
         // built, not linted, and one build serves clippy, build and test.
         .env_remove("RUSTC_WORKSPACE_WRAPPER")
-        .env_remove("CARGO_TARGET_DIR");
+        // Flags meant for the binary (a fuzzer's sanitizers: scripts/fuzz.sh)
+        // would make a library no plain process can preload.
+        .env_remove("RUSTFLAGS")
+        .env_remove("CARGO_ENCODED_RUSTFLAGS")
+        .env_remove("CARGO_TARGET_DIR")
+        // Always named, so the library is where this looks for it.
+        .args(["--target", &target]);
     if release {
         cargo.arg("--release");
     }
-    let mut dir = target_dir.to_path_buf();
-    if target != host {
-        cargo.args(["--target", &target]);
-        dir.push(&target);
-    }
+    let dir = target_dir.join(&target);
     let status = cargo
         .status()
         .unwrap_or_else(|e| panic!("cannot run cargo to build the interposer: {e}"));
