@@ -6,7 +6,7 @@
 #
 #   --quick        fewer runs and launches (a smoke test, ~1.5 minutes)
 #   --only LIST    comma-separated subset of:
-#                  launch,callgrind,core,collector,mpi,modules,binaries,sycl
+#                  launch,callgrind,core,collector,mpi,onefile,modules,binaries,sycl
 #   --keep         keep the work folder (printed at the start)
 #
 # Sections:
@@ -34,6 +34,11 @@
 #              stopped here); then `collect` on a synthetic
 #              capture of a 1,000-rank job (125 hosts, 100 kernels launched
 #              by every rank, 100,000 .asm files)
+#   onefile    xpu-asm-run copied alone into an empty folder, `-q -- true`:
+#              its first start (it writes the interposer it carries into a
+#              fresh cache) against later starts (it checks the one written)
+#              and against the release pair (the library beside it);
+#              interleaved, median of N, ratio
 #   modules    bench/module_loop.c: zeModuleCreate of a small and a large
 #              native module and of a SPIR-V module, without and with the
 #              interposer in `--isa binary` mode (module recording and the
@@ -62,7 +67,7 @@ set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 QUICK=0
-ONLY="launch,callgrind,core,collector,mpi,modules,binaries,sycl"
+ONLY="launch,callgrind,core,collector,mpi,onefile,modules,binaries,sycl"
 KEEP=0
 while [[ $# -gt 0 ]]; do
     case "$1" in
@@ -86,9 +91,9 @@ done
 want() { [[ ",$ONLY," == *",$1,"* ]]; }
 for s in ${ONLY//,/ }; do
     case "$s" in
-    launch | callgrind | core | collector | mpi | modules | binaries | sycl) ;;
+    launch | callgrind | core | collector | mpi | onefile | modules | binaries | sycl) ;;
     *)
-        echo "bench.sh: unknown section '$s' (launch, callgrind, core, collector, mpi, modules, binaries, sycl)" >&2
+        echo "bench.sh: unknown section '$s' (launch, callgrind, core, collector, mpi, onefile, modules, binaries, sycl)" >&2
         exit 2
         ;;
     esac
@@ -129,6 +134,7 @@ if [[ $QUICK == 1 ]]; then
     SYCL_ROUNDS=3
     GEN_ARGS=(--processes 10 --modules 10 --kernels 100)
     MPI_RUNS=1
+    ONEFILE_RUNS=5
     JOB_ARGS=(--processes 1000 --modules 1 --kernels 10 --job 8)
 else
     ROUNDS=${XPU_ASM_BENCH_ROUNDS:-31}
@@ -140,6 +146,7 @@ else
     SYCL_ROUNDS=15
     GEN_ARGS=(--processes 10 --modules 100 --kernels 100)
     MPI_RUNS=5
+    ONEFILE_RUNS=21
     JOB_ARGS=(--processes 1000 --modules 4 --kernels 25 --job 8)
 fi
 
@@ -553,6 +560,47 @@ EOF
     fi
 fi
 
+# ---- onefile: the first start of the binary alone against later starts -----
+
+if want onefile; then
+    OF="$WORK/onefile"
+    rm -rf "$OF"
+    mkdir -p "$OF/bin"
+    cp "$RUNNER" "$OF/bin/xpu-asm-run"
+    # Milliseconds of one `xpu-asm-run -q -o DIR -- true` by $1 with the cache $2.
+    onefile_ms() {
+        local t0 t1
+        rm -rf "$OF/out"
+        t0=$(date +%s%N)
+        env -u XPU_ASM_INTERPOSER XDG_CACHE_HOME="$2" "$1" -q -o "$OF/out" -- true ||
+            log "onefile: $1 failed (status $?)"
+        t1=$(date +%s%N)
+        echo $(((t1 - t0) / 1000000))
+    }
+    log "onefile: $ONEFILE_RUNS interleaved rounds of first start, later start, the pair"
+    onefile_ms "$OF/bin/xpu-asm-run" "$OF/cache" >/dev/null
+    for ((r = 0; r < ONEFILE_RUNS; r++)); do
+        rm -rf "$OF/fresh"
+        result "onefile_${r}_first_ms" "$(onefile_ms "$OF/bin/xpu-asm-run" "$OF/fresh")"
+        result "onefile_${r}_later_ms" "$(onefile_ms "$OF/bin/xpu-asm-run" "$OF/cache")"
+        result "onefile_${r}_pair_ms" "$(onefile_ms "$RUNNER" "$OF/unused")"
+    done
+    result onefile_lib_bytes "$(stat -c %s "$OF"/cache/xpu-asm/interposer-*/libxpu_asm_interposer.so)"
+    python3 - "$RESULTS" "$ONEFILE_RUNS" >>"$RESULTS" <<'EOF'
+import statistics, sys
+res = dict(l.rstrip("\n").split("=", 1) for l in open(sys.argv[1]) if "=" in l)
+n = int(sys.argv[2])
+for k in ("first_ms", "later_ms", "pair_ms"):
+    vals = [float(res[f"onefile_{r}_{k}"]) for r in range(n)]
+    print(f"onefile_{k}={statistics.median(vals):g}")
+    print(f"onefile_{k}_lo={min(vals):g}")
+    print(f"onefile_{k}_hi={max(vals):g}")
+ratios = [float(res[f"onefile_{r}_first_ms"]) / max(float(res[f"onefile_{r}_later_ms"]), 1) for r in range(n)]
+print(f"onefile_ratio={statistics.median(ratios):.2f}")
+EOF
+    rm -rf "$OF"
+fi
+
 # ---- modules: what the interposer adds to zeModuleCreate --------------------
 
 # A native module of 100 kernels (about 350 KB), built once per work folder.
@@ -891,6 +939,16 @@ if "mpi_to_report_s" in res or "mpi_skipped" in res:
         print(f"   collect of a 1,000-rank capture ({g('job_0_processes')} processes, {g('job_asm_files')} .asm files): "
               f"{f('job_wall_s', '{:.2f}')} s [{f('job_wall_s_lo', '{:.2f}')}-{f('job_wall_s_hi', '{:.2f}')}], "
               f"{float(res.get('job_maxrss_kib', 0)) / 1024:.0f} MiB peak")
+if "onefile_first_ms" in res:
+    print()
+    print(f"6b. One file to copy: xpu-asm-run alone in an empty folder, `-q -- true`, {g('onefile_lib_bytes')} B interposer inside")
+    print(f"   {'start':<52} {'ms':>7} {'[min-max]':>12}")
+    for k, label in (("first", "first (writes its interposer into a fresh cache)"),
+                     ("later", "later (checks the one written, byte for byte)"),
+                     ("pair", "the pair (library beside the binary)")):
+        print(f"   {label:<52} {f(f'onefile_{k}_ms', '{:.0f}'):>7} "
+              f"{f(f'onefile_{k}_ms_lo', '{:.0f}') + '-' + f(f'onefile_{k}_ms_hi', '{:.0f}'):>12}")
+    print(f"   first / later: {g('onefile_ratio')} (median over rounds)")
 if "mod_spirv_cpu_median_ns_none" in res:
     print()
     print("7. Module creation (bench/module_loop.c): CPU time of zeModuleCreate, without and with the")
