@@ -65,7 +65,10 @@
 # (scripts/install-deps.sh --bench), gcc, python3, GNU time (/usr/bin/time).
 # Environment: XPU_ASM_BENCH_DIR (work folder; default a new /tmp folder;
 # the synthetic capture, ~2.3 GB, is reused from there when present),
-# XPU_ASM_BENCH_ROUNDS (interleaved rounds of the launch section).
+# XPU_ASM_BENCH_ROUNDS (interleaved rounds of the launch section),
+# XPU_ASM_BENCH_SID_ROOT_SH (the sid-root.sh that enters the root, default
+# this checkout's: another checkout's when it made the root with other
+# packages).
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -709,7 +712,7 @@ fi
 sid_run() {
     local binds=(--bind "$WORK" --bind "$ROOT")
     [[ "$TARGET" == "$ROOT"/* ]] || binds+=(--bind "$TARGET")
-    bash "$ROOT/scripts/sid-root.sh" run "${binds[@]}" "$@"
+    bash "${XPU_ASM_BENCH_SID_ROOT_SH:-$ROOT/scripts/sid-root.sh}" run "${binds[@]}" "$@"
 }
 SID_PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 SID_NEO="NEOReadDebugKeys=1 SetCommandStreamReceiver=1 HardwareInfoOverride=1x4x8 UseAubStream=0 UseExternalAllocatorForSshAndDsh=0"
