@@ -719,8 +719,8 @@ SID_NEO="NEOReadDebugKeys=1 SetCommandStreamReceiver=1 HardwareInfoOverride=1x4x
 
 # Medians of the paired rounds of section $1 (prefix $2): per variant, wall
 # and CPU time and their per-round ratios to the plain run of the round.
-paired_summary() {
-    python3 - "$RESULTS" "$1" >>"$RESULTS" <<'PY'
+paired_summary() { # section prefix
+    python3 - "$RESULTS" "$2" >>"$RESULTS" <<'PY'
 import statistics, sys
 res = dict(l.rstrip("\n").split("=", 1) for l in open(sys.argv[1]) if "=" in l)
 pre = sys.argv[2]
