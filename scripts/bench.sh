@@ -6,7 +6,8 @@
 #
 #   --quick        fewer runs and launches (a smoke test, ~1.5 minutes)
 #   --only LIST    comma-separated subset of:
-#                  launch,callgrind,core,collector,mpi,onefile,modules,binaries,sycl
+#                  launch,callgrind,core,collector,mpi,onefile,modules,binaries,sycl,
+#                  sycl-sid,callgrind-sid
 #   --keep         keep the work folder (printed at the start)
 #
 # Sections:
@@ -51,7 +52,16 @@
 #   sycl       the real SYCL workload (tests/sycl/ops.py in the venv of
 #              scripts/sycl-venv.sh, created if missing: 1.4 GB) run plain,
 #              under xpu-asm-run (default), and with --isa binary,
-#              interleaved: wall and CPU time, IGC dump bytes
+#              interleaved: wall and CPU time, IGC dump bytes; each as the
+#              median of its per-round ratios to the plain run of that round
+#   sycl-sid   the same on the other stack, inside the Debian sid root
+#              (scripts/sid-root.sh: NEO 26, IGC 2): tests/sycl/dpnp_ops.py in
+#              the venv of scripts/sycl2026-venv.sh, on bmg (SYCL's v2
+#              adapter, behind tests/shim/ze_resident.c, as tests/src/sycl2026.rs
+#              runs it); skipped when there is no root or venv
+#   callgrind-sid  the callgrind section's instruction counts on that stack:
+#              launch_loop built inside the root, run under this host's
+#              valgrind (its tools bind-mounted in)
 #
 # A full run takes about 10 minutes on 2 cores (the sections of module
 # binaries about 5 of them, the first time ~1 more to build a 100-kernel
@@ -62,12 +72,15 @@
 # (scripts/install-deps.sh --bench), gcc, python3, GNU time (/usr/bin/time).
 # Environment: XPU_ASM_BENCH_DIR (work folder; default a new /tmp folder;
 # the synthetic capture, ~2.3 GB, is reused from there when present),
-# XPU_ASM_BENCH_ROUNDS (interleaved rounds of the launch section).
+# XPU_ASM_BENCH_ROUNDS (interleaved rounds of the launch section),
+# XPU_ASM_BENCH_SID_ROOT_SH (the sid-root.sh that enters the root, default
+# this checkout's: another checkout's when it made the root with other
+# packages).
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 QUICK=0
-ONLY="launch,callgrind,core,collector,mpi,onefile,modules,binaries,sycl"
+ONLY="launch,callgrind,core,collector,mpi,onefile,modules,binaries,sycl,sycl-sid,callgrind-sid"
 KEEP=0
 while [[ $# -gt 0 ]]; do
     case "$1" in
@@ -91,9 +104,9 @@ done
 want() { [[ ",$ONLY," == *",$1,"* ]]; }
 for s in ${ONLY//,/ }; do
     case "$s" in
-    launch | callgrind | core | collector | mpi | onefile | modules | binaries | sycl) ;;
+    launch | callgrind | core | collector | mpi | onefile | modules | binaries | sycl | sycl-sid | callgrind-sid) ;;
     *)
-        echo "bench.sh: unknown section '$s' (launch, callgrind, core, collector, mpi, onefile, modules, binaries, sycl)" >&2
+        echo "bench.sh: unknown section '$s' (launch, callgrind, core, collector, mpi, onefile, modules, binaries, sycl, sycl-sid, callgrind-sid)" >&2
         exit 2
         ;;
     esac
@@ -791,6 +804,161 @@ PY
     fi
 fi
 
+# ---- the sid stack (NEO 26, IGC 2) inside the Debian sid root ---------------
+
+# Runs "$@" inside the sid root, with the work folder, the checkout and the
+# build visible at their own paths; fails when there is no complete root.
+sid_run() {
+    local binds=(--bind "$WORK" --bind "$ROOT")
+    [[ "$TARGET" == "$ROOT"/* ]] || binds+=(--bind "$TARGET")
+    bash "${XPU_ASM_BENCH_SID_ROOT_SH:-$ROOT/scripts/sid-root.sh}" run "${binds[@]}" "$@"
+}
+SID_PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
+SID_NEO="NEOReadDebugKeys=1 SetCommandStreamReceiver=1 HardwareInfoOverride=1x4x8 UseAubStream=0 UseExternalAllocatorForSshAndDsh=0"
+
+# Medians of the paired rounds of section $1 (prefix $2): per variant, wall
+# and CPU time and their per-round ratios to the plain run of the round.
+paired_summary() { # section prefix
+    python3 - "$RESULTS" "$2" >>"$RESULTS" <<'PY'
+import statistics, sys
+res = dict(l.rstrip("\n").split("=", 1) for l in open(sys.argv[1]) if "=" in l)
+pre = sys.argv[2]
+for v in ("plain", "default", "binary"):
+    for k in ("wall_s", "cpu_s", "dump_bytes", "dump_files"):
+        vals = [float(x) for key, x in res.items()
+                if key.startswith(f"{pre}_{v}_") and key.endswith("_" + k) and key[len(pre) + len(v) + 2:].split("_")[0].isdigit()]
+        if vals:
+            print(f"{pre}_{v}_{k}={statistics.median(vals):g}")
+            q = statistics.quantiles(vals, n=4) if len(vals) > 1 else [vals[0]] * 3
+            print(f"{pre}_{v}_{k}_q1={q[0]:g}")
+            print(f"{pre}_{v}_{k}_q3={q[2]:g}")
+    if v == "plain":
+        continue
+    for k in ("wall_s", "cpu_s"):
+        r, ratios = 0, []
+        while f"{pre}_{v}_{r}_{k}" in res and f"{pre}_plain_{r}_{k}" in res:
+            ratios.append(float(res[f"{pre}_{v}_{r}_{k}"]) / float(res[f"{pre}_plain_{r}_{k}"]))
+            r += 1
+        if ratios:
+            name = "ratio" if k == "wall_s" else "cpu_ratio"
+            print(f"{pre}_{v}_{name}={statistics.median(ratios):g}")
+            q = statistics.quantiles(ratios, n=4) if len(ratios) > 1 else [ratios[0]] * 3
+            print(f"{pre}_{v}_{name}_q1={q[0]:g}")
+            print(f"{pre}_{v}_{name}_q3={q[2]:g}")
+    m = res.get(f"{pre}_{v}_0_matched")
+    if m:
+        print(f"{pre}_{v}_matched={m}")
+PY
+}
+
+if want sycl-sid; then
+    SVENV=/opt/xpu-asm/sycl2026-venv
+    SD="$WORK/sycl-sid"
+    mkdir -p "$SD"
+    if ! sid_run true 2>/dev/null; then
+        log "sycl-sid: no complete sid root (scripts/install-deps.sh makes it)"
+        result ssid_skipped "no complete sid root (scripts/install-deps.sh makes it)"
+    elif ! sid_run test -x "$SVENV/bin/python"; then
+        log "sycl-sid: no SYCL 2026 venv in the root (scripts/sycl2026-venv.sh)"
+        result ssid_skipped "no SYCL 2026 venv in the root (scripts/sycl2026-venv.sh)"
+    else
+        # The v2 adapter's resident shim, built with the root's gcc and loader.
+        sid_run env -i PATH="$SID_PATH" gcc -std=c11 -O1 -Wall -Wextra -Werror -shared -fPIC \
+            "$ROOT/tests/shim/ze_resident.c" -o "$SD/libze_resident.so" \
+            -Wl,--no-as-needed -lze_loader -ldl
+        # One round: plain, default, --isa binary, in a rotating order; each
+        # run's wall and CPU time (of its process tree) and report figures.
+        cat >"$SD/round.py" <<'PY'
+import json, os, resource, shutil, subprocess, sys, time
+r, runner, venv, ops_py, out_dir = int(sys.argv[1]), sys.argv[2], sys.argv[3], sys.argv[4], sys.argv[5]
+ops = ["1", "matmul=7", "add=2", "sin=3", "sum=4", "where=5", "astype=6"]
+base = [venv + "/bin/python", ops_py] + ops
+variants = ["plain", "default", "binary"]
+for v in variants[r % 3:] + variants[:r % 3]:
+    out = f"{out_dir}/out"
+    shutil.rmtree(out, ignore_errors=True)
+    cmd = {"plain": base,
+           "default": [runner, "-q", "-o", out, "--"] + base,
+           "binary": [runner, "-q", "--isa", "binary", "-o", out, "--"] + base}[v]
+    t0, c0 = time.time(), resource.getrusage(resource.RUSAGE_CHILDREN)
+    ok = subprocess.run(cmd, stdout=subprocess.DEVNULL).returncode == 0
+    c1 = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = c1.ru_utime - c0.ru_utime + c1.ru_stime - c0.ru_stime
+    if not ok:
+        print(f"failed_{v}_{r}=1")
+        continue
+    print(f"ssid_{v}_{r}_wall_s={time.time() - t0:.3f}")
+    print(f"ssid_{v}_{r}_cpu_s={cpu:.3f}")
+    if v != "plain":
+        rep = json.load(open(out + "/report.json"))
+        t = rep["totals"]
+        print(f"ssid_{v}_{r}_matched={t['matched']}/{t['kernels']}")
+        print(f"ssid_{v}_{r}_dump_bytes={rep['dumps']['before']['bytes']}")
+        print(f"ssid_{v}_{r}_dump_files={rep['dumps']['before']['files']}")
+PY
+        for ((r = 0; r < SYCL_ROUNDS; r++)); do
+            log "sycl-sid: round $((r + 1))/$SYCL_ROUNDS (plain, default, --isa binary)"
+            # shellcheck disable=SC2086
+            sid_run env -i PATH="$SID_PATH" HOME="$SD" $SID_NEO ProductFamilyOverride=bmg \
+                ONEAPI_DEVICE_SELECTOR=level_zero:gpu LD_LIBRARY_PATH="$SVENV/lib" \
+                PYTHONNOUSERSITE=1 PYTHONDONTWRITEBYTECODE=1 \
+                LD_PRELOAD="$SD/libze_resident.so" UMF_ZE_LOADER_LIB_NAME="$SD/libze_resident.so" \
+                python3 "$SD/round.py" "$r" "$RUNNER" "$SVENV" "$ROOT/tests/sycl/dpnp_ops.py" "$SD" \
+                >>"$RESULTS" || log "sycl-sid: round $((r + 1)) failed"
+        done
+        rm -rf "$SD/out"
+        paired_summary sycl-sid ssid
+    fi
+fi
+
+if want callgrind-sid; then
+    CGS="$WORK/callgrind-sid"
+    mkdir -p "$CGS"
+    VG_LIB=/usr/libexec/valgrind
+    if ! command -v valgrind.bin >/dev/null 2>&1 || [[ ! -d "$VG_LIB" ]]; then
+        log "callgrind-sid: no valgrind on this host (scripts/install-deps.sh --bench)"
+        result cgsid_skipped "valgrind not installed (scripts/install-deps.sh --bench)"
+    elif ! sid_run true 2>/dev/null; then
+        log "callgrind-sid: no complete sid root (scripts/install-deps.sh makes it)"
+        result cgsid_skipped "no complete sid root (scripts/install-deps.sh makes it)"
+    else
+        N=$CG_LAUNCHES
+        REGK=1000
+        REGM=$((N / REGK))
+        cp "$(command -v valgrind.bin)" "$CGS/valgrind.bin"
+        cp "$SPV" "$CGS/kernels.spv"
+        log "callgrind-sid: immediate ($N launches) and regular ($REGK x $REGM) loops inside the sid root"
+        cat >"$CGS/run.sh" <<EOF
+set -e
+cd "$CGS"
+gcc -O2 -g -Wall -Wextra -o launch_loop "$ROOT/bench/launch_loop.c" -lze_loader
+cg() { # variant phase-args out-file loop-function
+    local pre=()
+    [[ \$1 == xpu-asm ]] && { rm -rf "$CGS/xpu-out"; pre=(env XPU_ASM_OUT="$CGS/xpu-out" LD_PRELOAD="$INTERPOSER"); }
+    "\${pre[@]}" "$CGS/valgrind.bin" --tool=callgrind --dump-instr=yes --toggle-collect="\$4" \
+        --callgrind-out-file="\$3" ./launch_loop kernels.spv \$2 chunks=1 reps=1 >/dev/null 2>"\$3.log"
+}
+for v in none xpu-asm; do
+    cg \$v "imm=$N" "$CGS/imm.\$v" bench_immediate_loop
+    cg \$v "reg=${REGK}x$REGM" "$CGS/reg.\$v" bench_regular_loop
+done
+EOF
+        # shellcheck disable=SC2086
+        if sid_run --bind "$VG_LIB" env -i PATH="$SID_PATH" VALGRIND_LIB="$VG_LIB" $SID_NEO \
+            ProductFamilyOverride=pvc bash "$CGS/run.sh"; then
+            S="$ROOT/bench/callgrind_summary.py"
+            python3 "$S" "$CGS/imm.none" "$CGS/imm.xpu-asm" --launches "$N" --label cgsid_imm_xpu \
+                >"$CGS/imm.profile"
+            python3 "$S" "$CGS/reg.none" "$CGS/reg.xpu-asm" --launches "$((REGK * REGM))" \
+                --label cgsid_reg_xpu >"$CGS/reg.profile"
+            grep '^RESULT ' "$CGS/imm.profile" "$CGS/reg.profile" | sed 's/^[^:]*:RESULT //' >>"$RESULTS"
+        else
+            log "callgrind-sid: the runs inside the root failed (logs in $CGS)"
+            result cgsid_skipped "the runs inside the root failed"
+        fi
+    fi
+fi
+
 # ---- summary ---------------------------------------------------------------
 
 python3 - "$RESULTS" "$(nproc)" "$CPU" "$(date -u '+%Y-%m-%d %H:%M UTC')" \
@@ -816,7 +984,8 @@ def verdict(name, value, limit, unit):
     except (TypeError, ValueError):
         verdicts.append(f"  {name:<52} {'-':>10}   target <= {limit:g} {unit}   NOT MEASURED")
         return
-    verdicts.append(f"  {name:<52} {float(value):>10.1f}   target <= {limit:g} {unit}   {'MET' if ok else 'MISSED'}")
+    shown = f"{float(value):>10.3f}" if limit < 10 else f"{float(value):>10.1f}"
+    verdicts.append(f"  {name:<52} {shown}   target <= {limit:g} {unit}   {'MET' if ok else 'MISSED'}")
 
 print()
 print("=" * 100)
@@ -993,6 +1162,34 @@ if "sycl_plain_wall_s" in res or "sycl_skipped" in res:
             print(f"   {title:<26} {f(f'sycl_{v}_wall_s', '{:.2f}'):>7} {quart:>12} {ratio:>7} "
                   f"{f(f'sycl_{v}_cpu_s', '{:.2f}'):>7} {dump:>10} {mods:>9} {g(f'sycl_{v}_matched', ''):>8}")
 
+if "ssid_plain_wall_s" in res or "ssid_skipped" in res:
+    print()
+    print("10. The sid stack's SYCL workload (inside the sid root: NEO 26, IGC 2; tests/sycl/dpnp_ops.py on")
+    print("    bmg, SYCL's v2 adapter), paired rounds: ratios are medians of each round's ratio to its plain run")
+    if "ssid_skipped" in res:
+        print(f"   skipped: {g('ssid_skipped')}")
+    else:
+        print(f"   {'run':<26} {'wall s':>7} {'ratio':>7} {'[quartiles]':>13} {'CPU s':>7} {'CPU ratio':>9} {'IGC dumps':>10} {'files':>6} {'matched':>8}")
+        for v, title in (("plain", "plain (no xpu-asm)"), ("default", "xpu-asm-run (dumps)"),
+                         ("binary", "xpu-asm-run --isa binary")):
+            if f"ssid_{v}_wall_s" not in res:
+                continue
+            dump = f"{float(res[f'ssid_{v}_dump_bytes']) / 1e6:.2f} MB" if f"ssid_{v}_dump_bytes" in res else "-"
+            files = f"{float(res[f'ssid_{v}_dump_files']):.0f}" if f"ssid_{v}_dump_files" in res else "-"
+            ratio = f(f"ssid_{v}_ratio", "{:.3f}") if v != "plain" else ""
+            quart = f"{f(f'ssid_{v}_ratio_q1', '{:.2f}')}-{f(f'ssid_{v}_ratio_q3', '{:.2f}')}" if v != "plain" else ""
+            cratio = f(f"ssid_{v}_cpu_ratio", "{:.3f}") if v != "plain" else ""
+            print(f"   {title:<26} {f(f'ssid_{v}_wall_s', '{:.2f}'):>7} {ratio:>7} {quart:>13} "
+                  f"{f(f'ssid_{v}_cpu_s', '{:.2f}'):>7} {cratio:>9} {dump:>10} {files:>6} {g(f'ssid_{v}_matched', ''):>8}")
+if "cgsid_imm_xpu_added_per_launch" in res or "cgsid_skipped" in res:
+    print()
+    print("11. The sid stack's launch path (callgrind inside the sid root, loader 1.32, NEO 26)")
+    if "cgsid_skipped" in res:
+        print(f"   skipped: {g('cgsid_skipped')}")
+    else:
+        print(f"   instructions added per launch: immediate list {f('cgsid_imm_xpu_added_per_launch')}, "
+              f"regular list {f('cgsid_reg_xpu_added_per_launch')}")
+
 print()
 print("Targets")
 def verdict_noisy(name, key, limit, unit):
@@ -1011,8 +1208,8 @@ if "launch_imm_xpu-asm_cpu_min_overhead" in res:
     verdict_noisy("ns added per launch (immediate list, CPU time)", "launch_imm_xpu-asm_cpu_min_overhead", 20, "ns")
     verdict_noisy("ns added per launch (regular list, CPU time)", "launch_reg_xpu-asm_cpu_min_overhead", 20, "ns")
 if "cg_imm_xpu_added_per_launch" in res:
-    verdict("instructions added per launch (immediate list)", res["cg_imm_xpu_added_per_launch"], 100, "instr")
-    verdict("instructions added per launch (regular list)", res["cg_reg_xpu_added_per_launch"], 100, "instr")
+    verdict("debian12: instructions added per launch (immediate list)", res["cg_imm_xpu_added_per_launch"], 80, "instr")
+    verdict("debian12: instructions added per launch (regular list)", res["cg_reg_xpu_added_per_launch"], 80, "instr")
 if "mod_cg_share_pct" in res:
     verdict("SPIR-V module creation: instructions added (%)", res["mod_cg_share_pct"], 2, "%")
 if "bin_wall_s" in res:
@@ -1020,6 +1217,15 @@ if "bin_wall_s" in res:
     verdict("  its peak memory (MiB)", float(res["bin_maxrss_kib"]) / 1024, 500, "MiB")
 if "sycl_binary_ratio" in res:
     verdict("SYCL workload, --isa binary / plain (wall ratio)", res["sycl_binary_ratio"], 1.05, "x")
+if "sycl_default_ratio" in res:
+    verdict("debian12: SYCL workload, default / plain (wall ratio)", res["sycl_default_ratio"], 1.10, "x")
+if "ssid_default_ratio" in res:
+    verdict("sid: SYCL workload, default / plain (wall ratio)", res["ssid_default_ratio"], 1.10, "x")
+if "ssid_binary_ratio" in res:
+    verdict("sid: SYCL workload, --isa binary / plain (wall ratio)", res["ssid_binary_ratio"], 1.05, "x")
+if "cgsid_imm_xpu_added_per_launch" in res:
+    verdict("sid: instructions added per launch (immediate list)", res["cgsid_imm_xpu_added_per_launch"], 80, "instr")
+    verdict("sid: instructions added per launch (regular list)", res["cgsid_reg_xpu_added_per_launch"], 80, "instr")
 if "mem_k10000_rss_end_kib" in res:
     grow = int(res["mem_k10000_rss_end_kib"]) - int(res["mem_k10000_rss_kernels_kib"])
     ml = int(res["mem_k10000_launches"]) // 1_000_000
@@ -1030,7 +1236,7 @@ nasm = f"{int(res.get('col_asm_files', '0')):,}"
 if "col_all_wall_s" in res:
     verdict(f"collect {nasm} .asm files, all launched (s)", res["col_all_wall_s"], 3, "s")
 if "col_tenth_wall_s" in res:
-    verdict(f"collect {nasm} .asm files, a tenth launched (s)", res["col_tenth_wall_s"], 3, "s")
+    verdict(f"collect {nasm} .asm files, a tenth launched (s)", res["col_tenth_wall_s"], 1, "s")
 if "job_wall_s" in res:
     verdict("collect a 1,000-rank capture (s)", res["job_wall_s"], 3, "s")
 print("\n".join(verdicts) if verdicts else "  (no section run)")

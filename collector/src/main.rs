@@ -359,6 +359,13 @@ fn child_command(a: &RunArgs, interposer: &Path, dir: &Path) -> ChildCommand {
         IsaMode::Binary => env.push((xpu_asm_record::ISA_ENV.into(), "binary".into())),
         IsaMode::Dump => unset.push(xpu_asm_record::ISA_ENV.into()),
     }
+    // `--keep all` keeps every file IGC wrote: IGC then writes them all.
+    match a.report.keep {
+        xpu_asm_collector::report::files::Keep::All => {
+            env.push((xpu_asm_record::DUMPS_ENV.into(), "all".into()))
+        }
+        _ => unset.push(xpu_asm_record::DUMPS_ENV.into()),
+    }
     let mut command = a.command.clone();
     match forward::plan(&command, &env, |k| std::env::var(k).ok()) {
         forward::Plan::Nothing => {}

@@ -7,7 +7,10 @@
 use std::ffi::{CStr, CString};
 use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::OnceLock;
-use xpu_asm_record::{ranks, DUMPS_DIR, DUMP_ENV, ISA_ENV, OUT_ENV, OWNED_ENV};
+use xpu_asm_record::{
+    ranks, DUMPS_DIR, DUMPS_ENV, DUMP_ENV, DUMP_FILTER, DUMP_FILTER_ENV, ISA_ENV, OUT_ENV,
+    OWNED_ENV,
+};
 
 pub struct Config {
     /// Absolute output folder (`XPU_ASM_OUT`).
@@ -123,29 +126,7 @@ fn load() -> Option<Config> {
     );
     let ours_abs = format!("{}/{ours_rel}", out.trim_end_matches('/'));
     let isa_binary = getenv(ISA_ENV).is_some_and(|v| v == "binary");
-    let mut owned = Vec::new();
-    let mut env = Vec::new();
-    for (name, default) in DUMP_ENV {
-        let ours = if name == "IGC_DumpToCustomDir" {
-            ours_abs.as_str()
-        } else {
-            default
-        };
-        match getenv(name) {
-            Some(v) if !owned_before.iter().any(|o| o == name) => {
-                env.push((name.to_string(), v, true));
-            }
-            // No dumps wanted: IGC's and the caches' settings stay the
-            // user's (a cache hit still has its binary).
-            _ if isa_binary => {}
-            _ => {
-                setenv(name, ours);
-                owned.push(name);
-                env.push((name.to_string(), ours.to_string(), false));
-            }
-        }
-    }
-    setenv(OWNED_ENV, &owned.join(","));
+    let env = set_dump_env(&owned_before, &ours_abs, isa_binary);
     let dump_abs = env
         .iter()
         .find(|(n, _, _)| n == "IGC_DumpToCustomDir")
@@ -166,4 +147,93 @@ fn load() -> Option<Config> {
         rank: ranks::from_env(getenv),
         isa_binary,
     })
+}
+
+/// Sets each variable of [`DUMP_ENV`] that the user did not set (none with
+/// `--isa binary`), lists them in [`OWNED_ENV`] for child processes, and
+/// returns what the record says of each: `(name, value, set_by_user)`.
+/// `ours_abs` is this process's dump folder.
+fn set_dump_env(
+    owned_before: &[String],
+    ours_abs: &str,
+    isa_binary: bool,
+) -> Vec<(String, String, bool)> {
+    // `--keep all`: IGC writes every dump file, unfiltered.
+    let all_dumps = getenv(DUMPS_ENV).is_some_and(|v| v == "all");
+    let mut owned = Vec::new();
+    let mut env = Vec::new();
+    for (name, default) in DUMP_ENV {
+        let mine = owned_before.iter().any(|o| o == name);
+        let current = getenv(name);
+        if name == DUMP_FILTER_ENV && !isa_binary {
+            // A filter of the user's stays one, next to ours: IGC writes
+            // what either matches.
+            let user = current.and_then(|v| if mine { users_filter(&v) } else { Some(v) });
+            match user {
+                Some(u) => {
+                    setenv(name, &format!("{u}|{DUMP_FILTER}"));
+                    owned.push(name);
+                    env.push((name.to_string(), u, true));
+                }
+                None if all_dumps => {}
+                None => {
+                    setenv(name, DUMP_FILTER);
+                    owned.push(name);
+                    env.push((name.to_string(), DUMP_FILTER.to_string(), false));
+                }
+            }
+            continue;
+        }
+        let ours = if name == "IGC_DumpToCustomDir" {
+            ours_abs
+        } else {
+            default
+        };
+        match current {
+            Some(v) if !mine => env.push((name.to_string(), v, true)),
+            // No dumps wanted: IGC's and the caches' settings stay the
+            // user's (a cache hit still has its binary).
+            _ if isa_binary => {}
+            _ => {
+                setenv(name, ours);
+                owned.push(name);
+                env.push((name.to_string(), ours.to_string(), false));
+            }
+        }
+    }
+    setenv(OWNED_ENV, &owned.join(","));
+    env
+}
+
+/// The user's part of a filter a parent process of this run set: `None`
+/// when it is ours alone.
+fn users_filter(value: &str) -> Option<String> {
+    if value == DUMP_FILTER {
+        return None;
+    }
+    let user = value
+        .strip_suffix(DUMP_FILTER)
+        .and_then(|v| v.strip_suffix('|'))
+        .unwrap_or(value);
+    Some(user.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_parents_filter_gives_back_the_users_part() {
+        assert_eq!(users_filter(DUMP_FILTER), None);
+        assert_eq!(
+            users_filter(&format!(r"_optimized\.ll$|{DUMP_FILTER}")).as_deref(),
+            Some(r"_optimized\.ll$")
+        );
+        // Changed since: all of it is the user's.
+        assert_eq!(users_filter(r"\.ll$").as_deref(), Some(r"\.ll$"));
+        assert_eq!(
+            users_filter(&format!("|{DUMP_FILTER}")).as_deref(),
+            Some("")
+        );
+    }
 }

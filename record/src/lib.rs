@@ -56,15 +56,32 @@ pub const OUT_ENV: &str = "XPU_ASM_OUT";
 /// (comma-separated), so that a child process can tell them from the user's.
 pub const OWNED_ENV: &str = "XPU_ASM_OWNED";
 
+/// Environment variable that `xpu-asm-run --keep all` sets to `all`: IGC
+/// then writes every dump file (the interposer sets no
+/// `IGC_ShaderDumpRegexFilter` of its own).
+pub const DUMPS_ENV: &str = "XPU_ASM_DUMPS";
+/// The name of IGC's dump filter: IGC 2 matches it (a regular expression,
+/// searched) against each dump file's name before writing the file. IGC
+/// 1.0 has no such key and writes every file.
+pub const DUMP_FILTER_ENV: &str = "IGC_ShaderDumpRegexFilter";
+/// The files the collector reads: `.asm` and `.spv`, and IGC 1's final
+/// binaries (`.kernbin`) with the machine code (`.dat`) they are compared
+/// with. A filter the user set is kept as an alternative in front of this
+/// one: `USER|` this.
+pub const DUMP_FILTER: &str = r"\.(asm|spv|kernbin|dat)$";
+
 /// The variables the interposer sets at load time for the driver and IGC.
-/// `IGC_DumpToCustomDir`'s value is computed per process. NEO 26 keeps its
-/// compiler cache off for `NEO_CACHE_PERSISTENT=0` (and whenever an `IGC_*`
-/// variable is set); NEO 22.43's Level Zero driver ignores both and uses
-/// the folder `l0_cache_dir` names (default `./l0_cache`) whenever it
-/// exists: `/dev/null` is a folder that cannot exist.
-pub const DUMP_ENV: [(&str, &str); 5] = [
+/// `IGC_DumpToCustomDir`'s value is computed per process;
+/// `IGC_ShaderDumpRegexFilter` joins the user's own (see [`DUMP_FILTER`]).
+/// NEO 26 keeps its compiler cache off for `NEO_CACHE_PERSISTENT=0` (and
+/// whenever an `IGC_*` variable is set); NEO 22.43's Level Zero driver
+/// ignores both and uses the folder `l0_cache_dir` names (default
+/// `./l0_cache`) whenever it exists: `/dev/null` is a folder that cannot
+/// exist.
+pub const DUMP_ENV: [(&str, &str); 6] = [
     ("IGC_ShaderDumpEnable", "1"),
     ("IGC_DumpToCustomDir", ""),
+    (DUMP_FILTER_ENV, DUMP_FILTER),
     ("NEO_CACHE_PERSISTENT", "0"),
     ("l0_cache_dir", "/dev/null"),
     ("SYCL_CACHE_PERSISTENT", "0"),

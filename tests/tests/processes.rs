@@ -19,7 +19,7 @@ use std::process::{Child, Command, Output, Stdio};
 use std::sync::mpsc::{self, Receiver};
 use std::time::{Duration, Instant};
 use tempfile::TempDir;
-use xpu_asm_tests::record::{DUMP_ENV, OUT_ENV, OWNED_ENV};
+use xpu_asm_tests::record::{DUMP_ENV, DUMP_FILTER, OUT_ENV, OWNED_ENV};
 use xpu_asm_tests::*;
 
 // ---------------------------------------------------------------------------
@@ -1289,6 +1289,7 @@ fn environment_differs_only_by_the_documented_variables() {
         let want: BTreeMap<String, String> = [
             ("IGC_ShaderDumpEnable", "1".to_string()),
             ("IGC_DumpToCustomDir", dump.clone()),
+            ("IGC_ShaderDumpRegexFilter", DUMP_FILTER.to_string()),
             ("NEO_CACHE_PERSISTENT", "0".to_string()),
             ("l0_cache_dir", "/dev/null".to_string()),
             ("SYCL_CACHE_PERSISTENT", "0".to_string()),

@@ -13,7 +13,7 @@ pub mod source;
 
 pub use line::{classify, lines, Line};
 
-use std::io::Read;
+use std::os::fd::AsRawFd;
 use std::path::Path;
 
 /// Source lines and instruction mix of one ISA text.
@@ -76,25 +76,44 @@ pub fn analyze_rest(f: &std::fs::File, bytes: &mut Vec<u8>) -> std::io::Result<O
     if !meta.is_file() || meta.len() > MAX_ANALYZED_BYTES {
         return Ok(None);
     }
-    // Exactly the file's length, in as few reads as the kernel allows:
-    // `read_to_end` reads in growing steps from 8 KiB and then once more
-    // to see the end, several reads for a file of a few tens of KiB.
-    let mut filled = bytes.len();
-    let len = (meta.len() as usize).max(filled);
-    bytes.resize(len, 0);
-    let mut f = f;
-    while filled < len {
-        match f.read(&mut bytes[filled..]) {
-            Ok(0) => break,
-            Ok(n) => filled += n,
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-            Err(e) => return Err(e),
-        }
-    }
-    bytes.truncate(filled);
+    read_to_length(f, bytes, meta.len() as usize)?;
     Ok(Some(match std::str::from_utf8(bytes) {
         Ok(text) => analyze(text),
         // IGC writes ASCII; anything else is read as well as it goes.
         Err(_) => analyze(&String::from_utf8_lossy(bytes)),
     }))
+}
+
+/// Reads `f` from its offset to `len` bytes in all (or its end) onto the
+/// end of `bytes`. Exactly the file's length, in as few reads as the
+/// kernel allows: `read_to_end` reads in growing steps from 8 KiB and then
+/// once more to see the end, several reads for a file of a few tens of
+/// KiB. Into the buffer's spare room: zeroing it first (`resize`) cost as
+/// much as a tenth of the collection's CPU time.
+fn read_to_length(f: &std::fs::File, bytes: &mut Vec<u8>, len: usize) -> std::io::Result<()> {
+    let mut filled = bytes.len();
+    let len = len.max(filled);
+    bytes.reserve_exact(len - filled);
+    while filled < len {
+        let spare = &mut bytes.spare_capacity_mut()[..len - filled];
+        // SAFETY: `spare` is writable memory of `spare.len()` bytes owned
+        // by `bytes`; read(2) writes at most that many into it.
+        let n = unsafe { libc::read(f.as_raw_fd(), spare.as_mut_ptr().cast(), spare.len()) };
+        match n {
+            0 => break,
+            n if n > 0 => {
+                filled += n as usize;
+                // SAFETY: read(2) initialised the `n` bytes after the old
+                // length, within the capacity reserved above.
+                unsafe { bytes.set_len(filled) };
+            }
+            _ => {
+                let e = std::io::Error::last_os_error();
+                if e.kind() != std::io::ErrorKind::Interrupted {
+                    return Err(e);
+                }
+            }
+        }
+    }
+    Ok(())
 }

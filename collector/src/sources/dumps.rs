@@ -596,6 +596,7 @@ pub fn scan_dumps(
         .iter()
         .map(|rec| resolve_dump_dir(dir, rec, warnings))
         .collect();
+    users_dump_filters(recs, warnings);
     // A forked child shares its parent's dump folder: each folder is
     // scanned once. Folders are scanned side by side (a job's capture has
     // one per rank, each small), and the files of each folder too.
@@ -660,6 +661,20 @@ impl IsaSource for DumpFolder {
 
     fn find<'a>(&'a self, rec: &ProcessRecord, module: &Module, name: &[u8]) -> Lookup<'a> {
         find_in_dumps(self, rec, module, name)
+    }
+}
+
+/// Says which processes ran with a dump filter of the user's, which the
+/// interposer kept next to its own.
+fn users_dump_filters(recs: &[ProcessRecord], warnings: &mut Vec<String>) {
+    use xpu_asm_record::{DUMP_FILTER, DUMP_FILTER_ENV};
+    for rec in recs.iter().filter(|r| !r.isa_binary) {
+        if let Some(v) = user_env(rec, DUMP_FILTER_ENV) {
+            warnings.push(format!(
+                "process {}: {DUMP_FILTER_ENV} was set by the user to {v:?}; xpu-asm kept it next to its own, so IGC wrote the dump files either matches ({v}|{DUMP_FILTER})",
+                rec.pid
+            ));
+        }
     }
 }
 
@@ -804,6 +819,38 @@ mod tests {
             parse_kernbin_file_name("OCL_asm60d3638d7dda8598_entry_0002.kernbin").as_deref(),
             Some("60d3638d7dda8598")
         );
+    }
+
+    /// The interposer's `IGC_ShaderDumpRegexFilter` lets IGC write exactly
+    /// the files this module reads.
+    #[test]
+    fn the_dump_filter_keeps_what_the_scan_reads() {
+        let re = regex::Regex::new(xpu_asm_record::DUMP_FILTER).unwrap();
+        let read = |name: &str| {
+            parse_asm_file_name(name).is_some()
+                || parse_spv_file_name(name).is_some()
+                || parse_kernbin_file_name(name).is_some()
+                || name.ends_with(".dat")
+        };
+        for name in [
+            "OCL_asm0123456789abcdef_simd32_entry_0001.asm",
+            "OCL_asm0123456789abcdef_1_simd16_entry_0002.asm",
+            "OCL_asm0123456789abcdef.spv",
+            "OCL_asm0123456789abcdef_entry_0001.kernbin",
+            "OCL_asm0123456789abcdef_simd32_entry_0001.dat",
+            "OCL_asm0123456789abcdef_simd32_entry_0001.visaasm",
+            "OCL_asm0123456789abcdef_simd32_entry_0001.isaasm",
+            "OCL_asm0123456789abcdef.spvasm",
+            "OCL_asm0123456789abcdef_optimized.ll",
+            "OCL_asm0123456789abcdef.progbin",
+            "OCL_asm0123456789abcdef.zeinfo",
+            "HardwareCaps.txt",
+        ] {
+            assert_eq!(re.is_match(name), read(name), "{name}");
+        }
+        // IGC 2 also writes `OCL_asm<hash>_<hash>.spv` files, which the
+        // scan does not read: the filter lets them through (any `.spv`).
+        assert!(re.is_match("OCL_asm332f65a84b29cb25_147e7ef8e58ba876.spv"));
     }
 
     #[test]

@@ -6,6 +6,10 @@ use std::io::Write;
 /// `report` as pretty JSON and a newline, streamed (the report of a large
 /// capture is 100+ MB of JSON).
 pub fn write(w: &mut dyn Write, report: &Report) -> std::io::Result<()> {
-    serde_json::to_writer_pretty(&mut *w, report)?;
-    w.write_all(b"\n")
+    // A buffer of a type the serializer knows: its many small writes are
+    // copies into it, not calls through `dyn Write`.
+    let mut b = std::io::BufWriter::with_capacity(64 << 10, w);
+    serde_json::to_writer_pretty(&mut b, report)?;
+    b.write_all(b"\n")?;
+    b.flush()
 }
