@@ -753,6 +753,8 @@ mod tests {
             instructions: Some(instructions),
             spill_bytes: spill,
             mix: None,
+            flow: None,
+            flow_reason: None,
         }
     }
 
