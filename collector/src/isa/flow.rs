@@ -1,10 +1,11 @@
 //! A kernel's control flow, loops and register pressure, from IGA's JSON
 //! of its code ([`super::igajson`]).
 //!
-//! - Blocks are IGA's (a label starts each); their successors are IGA's
-//!   where its JSON gives them (IGC 2's IGA), else the labels the block's
-//!   last instruction jumps to and the next block unless that instruction
-//!   is an unpredicated `jmpi`, `ret` or the end of the thread.
+//! - Blocks are IGA's (a label starts each); their successors are the
+//!   labels the block's last instruction jumps to and the next block unless
+//!   that instruction is an unpredicated `jmpi`, `ret` or the end of the
+//!   thread, with those IGA's JSON gives (IGC 2's IGA lists a block's
+//!   edges, but not its fall-through when it ends without a branch).
 //! - Loops are natural loops: an edge to a block that dominates its source
 //!   is a back edge; the loop of a header is the header and every block
 //!   that reaches one of its back edges without passing the header. A loop
@@ -160,10 +161,15 @@ fn make_blocks(code: &Code) -> Vec<Block> {
         })
         .collect();
     for i in 0..n {
-        let succs = match &code.blocks[i].succs {
-            Some(s) => s.iter().copied().filter(|&s| s < n).collect(),
-            None => successors(code, &blocks, i),
-        };
+        // IGA 2's edges lack a block's fall-through into the next when the
+        // block ends without a branch: its own and the computed ones both.
+        let mut succs = successors(code, &blocks, i);
+        for &s in code.blocks[i].succs.iter().flatten() {
+            if s < n && !succs.contains(&s) {
+                succs.push(s);
+            }
+        }
+        succs.sort_unstable();
         blocks[i].succs = succs;
     }
     for i in 0..n {
