@@ -172,7 +172,7 @@ fn capture(
     let text = std::fs::read_to_string(out.join("report.json"))
         .unwrap_or_else(|e| panic!("no report.json: {e}\n{}", r.ctx()));
     let report: Value = serde_json::from_str(&text).expect("report.json is JSON");
-    assert_eq!(report["schema"], 2, "{}", r.ctx());
+    assert_eq!(report["schema"], 3, "{}", r.ctx());
     Capture { out, report }
 }
 

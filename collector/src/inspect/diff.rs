@@ -611,8 +611,9 @@ fn changes(out: &mut String, d: &DiffReport, c: bool) {
         );
         let _ = writeln!(out, "{}", paint(c, "1", &head));
     }
-    for k in rows {
-        let name = names::shorten(&k.display_name(), name_w);
+    let shown: Vec<String> = rows.iter().map(|k| k.display_name()).collect();
+    let shown = names::distinct(&shown, name_w);
+    for (k, name) in rows.into_iter().zip(shown) {
         let mut first = true;
         let mut label = |out: &mut String| {
             let l = if first { name.clone() } else { String::new() };
@@ -887,8 +888,8 @@ mod tests {
             instructions: Some(instructions),
             spill_bytes: spill,
             mix: None,
-            flow: None,
-            flow_reason: None,
+            pressure: None,
+            loops: None,
         }
     }
 

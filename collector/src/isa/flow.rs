@@ -412,3 +412,106 @@ impl Flow {
         self.loops.get(l).map_or(0, |l| l.mix.spill + l.mix.fill)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::isa::igajson::parse;
+
+    /// Block 0 -> 1; 1 -> 2; 2 -> 2 (inner), 3; 3 -> 1 (outer), 4; 4 ends.
+    const NESTED: &str = r#"{"version":"1.0","insts":[
+      {"kind":"L","value":"L0000"},
+      {"kind":"I","id":0,"op":"mov","liveTotals":{"r":64}},
+      {"kind":"L","value":"L0016"},
+      {"kind":"I","id":1,"op":"add","liveTotals":{"r":128}},
+      {"kind":"L","value":"L0032"},
+      {"kind":"I","id":2,"op":"mad","liveTotals":{"r":200}},
+      {"kind":"I","id":3,"op":"jmpi","pred":{"inv":false},"srcs":[{"kind":"LB","target":"L0032"}],"liveTotals":{"r":192}},
+      {"kind":"L","value":"L0064"},
+      {"kind":"I","id":4,"op":"jmpi","pred":{"inv":true},"srcs":[{"kind":"LB","target":"L0016"}],"liveTotals":{"r":130}},
+      {"kind":"L","value":"L0080"},
+      {"kind":"I","id":5,"op":"send","opts":["EOT"],"liveTotals":{"r":64}}
+    ]}"#;
+
+    #[test]
+    fn nested_loops_are_found_with_their_figures() {
+        let code = parse(NESTED).unwrap();
+        let classes = [
+            Class::Mov,
+            Class::Alu,
+            Class::Spill,
+            Class::Control,
+            Class::Control,
+            Class::SendOther,
+        ];
+        let src = |l| {
+            Some(SourceRef {
+                file: "k.cl".into(),
+                line: l,
+            })
+        };
+        let lines = [None, src(3), src(5), src(5), src(3), src(7)];
+        let f = analyze(
+            &code,
+            &Inputs {
+                classes: &classes,
+                lines: Some(&lines),
+                grf_bytes: 64,
+                budget: Some(128),
+            },
+        );
+        let succs: Vec<&[usize]> = f.blocks.iter().map(|b| b.succs.as_slice()).collect();
+        assert_eq!(succs, [&[1][..], &[2], &[2, 3], &[1, 4], &[]]);
+        assert_eq!(f.loops.len(), 2);
+        let (outer, inner) = (&f.loops[0], &f.loops[1]);
+        assert_eq!(
+            (outer.header, &outer.blocks[..], outer.depth, outer.parent),
+            (1, &[1, 2, 3][..], 1, None)
+        );
+        assert_eq!(
+            (inner.header, &inner.blocks[..], inner.depth, inner.parent),
+            (2, &[2][..], 2, Some(0))
+        );
+        assert_eq!(inner.back_edges, [[2, 2]]);
+        assert_eq!(outer.back_edges, [[3, 1]]);
+        assert_eq!((outer.instructions, inner.instructions), (4, 2));
+        assert_eq!((inner.mix.spill, inner.mix.control), (1, 1));
+        let lines: Vec<u32> = outer.source.iter().map(|s| s.line).collect();
+        assert_eq!(lines, [3, 5]);
+        assert_eq!(f.live_grf, [1, 2, 4, 3, 3, 1]);
+        let p = f.peak.as_ref().unwrap();
+        assert_eq!(
+            (p.grf, p.bytes, p.instruction, p.block, p.in_loop),
+            (4, 200, 2, 2, Some(1))
+        );
+        assert_eq!(
+            (p.class.as_str(), p.source.as_ref().map(|s| s.line)),
+            ("spill", Some(5))
+        );
+        assert_eq!(
+            (f.loop_of(0), f.loop_of(1), f.loop_of(3), f.loop_of(5)),
+            (None, Some(0), Some(1), None)
+        );
+    }
+
+    #[test]
+    fn straight_code_has_no_loop() {
+        let json = r#"{"version":"2.0","elems":[{"kind":"L","id":0,"symbol":"L0000"},
+          {"kind":"I","id":0,"op":"mov","liveTotals":{"r":32}},
+          {"kind":"I","id":1,"op":"send","opts":["EOT"],"liveTotals":{"r":32}}]}"#;
+        let code = parse(json).unwrap();
+        let f = analyze(
+            &code,
+            &Inputs {
+                classes: &[Class::Mov, Class::SendOther],
+                lines: None,
+                grf_bytes: 32,
+                budget: None,
+            },
+        );
+        assert!(f.loops.is_empty());
+        assert_eq!(f.blocks.len(), 1);
+        assert_eq!(f.live_grf, [1, 1]);
+        assert!(!f.lines);
+    }
+}

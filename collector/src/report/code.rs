@@ -227,3 +227,101 @@ fn infer_spills(classes: &mut [Class], header: Option<&AsmHeader>, kernel: &Nati
         };
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sources::Status;
+
+    fn kernel_match() -> KernelMatch {
+        KernelMatch {
+            name: b"k".to_vec(),
+            module_sha256: Some("ab".into()),
+            launches: 3,
+            appended: 0,
+            pids: vec![1],
+            status: Status::Matched,
+            reason: None,
+            candidates: Vec::new(),
+            processes: Vec::new(),
+            same_files: Vec::new(),
+            chosen: None,
+            choice: None,
+        }
+    }
+
+    fn platform() -> Platform {
+        Platform {
+            iga_gen: IGA_XE_HPC,
+            name: "PVC".into(),
+        }
+    }
+
+    /// IGA refusing the JSON option, or JSON that does not parse or lacks
+    /// the dataflow: a reason, and the entry keeps everything else. (The
+    /// real IGA cannot be made to fail so: these texts stand in for it.)
+    #[test]
+    fn no_usable_json_gives_a_reason_and_leaves_the_rest() {
+        let k = kernel_match();
+        let nk = NativeKernel::default();
+        let p = platform();
+        let no_text = || -> Result<String, IgaError> { panic!("not asked for") };
+        let refused = Err(IgaError::Decode {
+            status: "IGA_INVALID_ARG".into(),
+            messages: "unknown formatting option".into(),
+        });
+        let why = from_json(refused, no_text, &k, &nk, &p).unwrap_err();
+        assert_eq!(
+            why,
+            "IGA gave no JSON of its code: IGA could not decode the kernel's code (IGA_INVALID_ARG): unknown formatting option"
+        );
+        let why =
+            from_json(Ok("L0000:\n mov (1|M0) r1 r2".into()), no_text, &k, &nk, &p).unwrap_err();
+        assert!(
+            why.starts_with("no analysis of its code: IGA's JSON does not parse ("),
+            "{why}"
+        );
+        let why =
+            from_json(Ok(r#"{"insts":[{"kind":"I"#.into()), no_text, &k, &nk, &p).unwrap_err();
+        assert!(why.contains("does not parse"), "{why}");
+        let no_defs = r#"{"version":"1.0","insts":[{"kind":"L","value":"L0000"},{"kind":"I","id":0,"op":"nop"}]}"#;
+        let why = from_json(Ok(no_defs.into()), no_text, &k, &nk, &p).unwrap_err();
+        assert_eq!(
+            why,
+            "no analysis of its code: IGA's JSON has no live register totals (no `liveTotals`: IGA ignored the definitions option)"
+        );
+
+        let mut entry = crate::report::KernelEntry::from_match(1, &k);
+        let before = entry.clone();
+        entry.set_flow(Some(Err(why.clone())));
+        assert_eq!(entry.flow, None);
+        assert_eq!(entry.flow_reason.as_deref(), Some(why.as_str()));
+        entry.flow_reason = None;
+        assert_eq!(entry, before);
+    }
+
+    /// IGA's text stands in for a shown file that does not line up; the
+    /// text must have the JSON's instructions.
+    #[test]
+    fn the_instructions_of_json_and_text_must_match() {
+        let k = kernel_match();
+        let nk = NativeKernel::default();
+        let json = r#"{"version":"1.0","insts":[{"kind":"L","value":"L0000"},
+          {"kind":"I","id":0,"op":"add","liveTotals":{"r":130}},
+          {"kind":"I","id":1,"op":"send","opts":["EOT"],"liveTotals":{"r":64}}]}"#;
+        let text = "L0000:\n  add (1|M0) r1.0<1>:d r1.0<0;1,0>:d 1:w\n(W) send.gtwy (8|M0) null r127 null:0 0x0 0x02000010 {EOT} // wr:1+0, rd:0; end of thread\n";
+        let f = from_json(Ok(json.into()), || Ok(text.into()), &k, &nk, &platform()).unwrap();
+        assert_eq!(f.live_grf, [3, 1]);
+        assert_eq!(
+            f.peak.as_ref().map(|p| (p.grf, p.class.as_str())),
+            Some((3, "alu"))
+        );
+        let short = "L0000:\n  add (1|M0) r1.0<1>:d r1.0<0;1,0>:d 1:w\n";
+        let why =
+            from_json(Ok(json.into()), || Ok(short.into()), &k, &nk, &platform()).unwrap_err();
+        assert_eq!(
+            why,
+            "IGA's JSON has 2 instructions and its text 1: they cannot be matched"
+        );
+    }
+}
