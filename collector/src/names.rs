@@ -212,16 +212,20 @@ impl Parsed {
         Some(Parsed { path, args })
     }
 
-    /// The fewest trailing components that no other kernel's path ends in.
+    /// The fewest trailing components that no kernel of another path ends in.
     fn unique_tail(&self, all: &[Option<Parsed>], me: usize) -> usize {
         let n = self.path.len();
         (1..=n)
             .find(|&k| {
                 let tail = &self.path[n - k..];
                 all.iter().enumerate().all(|(j, o)| {
+                    // Those of the same path differ by their arguments.
                     j == me
-                        || o.as_ref()
-                            .is_none_or(|o| o.path.len() < k || o.path[o.path.len() - k..] != *tail)
+                        || o.as_ref().is_none_or(|o| {
+                            o.path == self.path
+                                || o.path.len() < k
+                                || o.path[o.path.len() - k..] != *tail
+                        })
                 })
             })
             .unwrap_or(n)
@@ -500,7 +504,7 @@ mod tests {
         .collect();
         assert_eq!(
             distinct(&two, 24),
-            ["x::long_namespace_name…", "y::long_namespace_name…"]
+            ["x::long_nam…e_name::k<…>", "y::long_nam…e_name::k<…>"]
         );
         assert_eq!(
             distinct(&two, 30),
