@@ -221,7 +221,7 @@ impl Parsed {
                 all.iter().enumerate().all(|(j, o)| {
                     // Those of the same path differ by their arguments.
                     j == me
-                        || o.as_ref().is_none_or(|o| {
+                        || o.as_ref().map_or(true, |o| {
                             o.path == self.path
                                 || o.path.len() < k
                                 || o.path[o.path.len() - k..] != *tail

@@ -125,7 +125,7 @@ pub fn parse(json: &str) -> Result<Code, JsonError> {
     if !code.insts.is_empty() && code.insts.iter().all(|i| i.live_bytes.is_none()) {
         return Err(JsonError::NoLiveTotals);
     }
-    if code.blocks.first().is_none_or(|b| b.first != 0) && !code.insts.is_empty() {
+    if code.blocks.first().map_or(true, |b| b.first != 0) && !code.insts.is_empty() {
         // Instructions before any label: a block of their own.
         code.blocks.insert(
             0,

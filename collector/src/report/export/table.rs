@@ -156,7 +156,7 @@ fn kernel_rows(out: &mut String, r: &Report, cols: &Columns, c: bool) {
             k.rank,
             launches(k),
             cols.ranks_cell(ranks),
-            fit(&name, name_w),
+            fit(name, name_w),
             opt(k.simd),
             opt(k.grf),
             opt(k.instructions),
