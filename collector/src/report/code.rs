@@ -28,6 +28,11 @@ use std::path::Path;
 use std::sync::OnceLock;
 use xpu_asm_record::read::ProcessRecord;
 
+/// Set (to anything but empty or `0`): no kernel's code is analysed (each
+/// gets a `flow_reason` saying so); for timing, or when IGA's JSON is not
+/// wanted.
+pub const NO_FLOW_ENV: &str = "XPU_ASM_NO_FLOW";
+
 /// A kernel's analysis, or why there is none.
 pub type Outcome = Result<Flow, String>;
 
@@ -46,6 +51,10 @@ pub fn read_flows(
     order: &[usize],
     stop: &(dyn Fn() -> bool + Sync),
 ) -> Vec<Option<Outcome>> {
+    if std::env::var_os(NO_FLOW_ENV).is_some_and(|v| !v.is_empty() && v != "0") {
+        let why = format!("not analysed: {NO_FLOW_ENV} is set");
+        return order.iter().map(|_| Some(Err(why.clone()))).collect();
+    }
     let keys = binary_keys(recs);
     let no_binary: Wanted = Err("no process recorded its module's binary".into());
     let wanted: Vec<&Wanted> = order
