@@ -23,15 +23,40 @@ use crate::sources::native::iga::{Iga, IgaError};
 use crate::sources::native::{NativeKernel, Platform, Program};
 use crate::sources::IsaSourceKind;
 use rayon::prelude::*;
+use sha2::{Digest, Sha256};
 use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
-use std::sync::OnceLock;
+use std::sync::{Arc, Mutex, OnceLock};
 use xpu_asm_record::read::ProcessRecord;
 
 /// Set (to anything but empty or `0`): no kernel's code is analysed (each
 /// gets a `flow_reason` saying so); for timing, or when IGA's JSON is not
 /// wanted.
 pub const NO_FLOW_ENV: &str = "XPU_ASM_NO_FLOW";
+
+/// Kernels of more code than this many bytes (default
+/// [`DEFAULT_MAX_CODE_BYTES`]) are not analysed: IGA's dataflow grows faster
+/// than the code (about 3 s for 1,300 instructions, 20 KiB).
+pub const MAX_CODE_ENV: &str = "XPU_ASM_FLOW_MAX_BYTES";
+pub const DEFAULT_MAX_CODE_BYTES: usize = 32 << 10;
+
+/// IGA's JSON of each distinct kernel code (by platform and SHA-256 of the
+/// code), made once however many kernels have that code (the same module
+/// in many processes, ranks or builds).
+#[derive(Default)]
+struct JsonCache(Mutex<HashMap<(u32, [u8; 32]), Arc<OnceLock<Result<String, IgaError>>>>>);
+
+impl JsonCache {
+    fn json(&self, iga: &Iga, platform: &Platform, code: &[u8]) -> Result<String, IgaError> {
+        let key = (platform.iga_gen, Sha256::digest(code).into());
+        let cell = {
+            let mut map = self.0.lock().unwrap_or_else(|e| e.into_inner());
+            Arc::clone(map.entry(key).or_default())
+        };
+        cell.get_or_init(|| iga.disassemble_json(platform, code))
+            .clone()
+    }
+}
 
 /// A kernel's analysis, or why there is none.
 pub type Outcome = Result<Flow, String>;
@@ -74,7 +99,14 @@ pub fn read_flows(
         .par_iter()
         .map(|(k, f)| (*k, read_and_parse(dir, k, f)))
         .collect();
-    let iga: OnceLock<Result<Iga, String>> = OnceLock::new();
+    let iga = Igas {
+        iga: OnceLock::new(),
+        cache: JsonCache::default(),
+        max_code: std::env::var(MAX_CODE_ENV)
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(DEFAULT_MAX_CODE_BYTES),
+    };
     let jobs: Vec<(usize, &Wanted)> = order.iter().copied().zip(wanted).collect();
     jobs.par_iter()
         .map(|&(i, w)| {
@@ -120,8 +152,15 @@ fn binary_keys(recs: &[ProcessRecord]) -> HashMap<(Vec<u8>, Option<String>), Wan
     out
 }
 
+/// IGA, loaded on first need, with its JSON of the codes seen.
+struct Igas {
+    iga: OnceLock<Result<Iga, String>>,
+    cache: JsonCache,
+    max_code: usize,
+}
+
 /// The analysis of kernel `k` from its module's binary `program`.
-fn analyse(k: &KernelMatch, program: &Program, iga: &OnceLock<Result<Iga, String>>) -> Outcome {
+fn analyse(k: &KernelMatch, program: &Program, igas: &Igas) -> Outcome {
     let kernel = program.kernel(&k.name).ok_or_else(|| {
         format!(
             "its module's binary ({}) has no kernel of this name",
@@ -131,11 +170,19 @@ fn analyse(k: &KernelMatch, program: &Program, iga: &OnceLock<Result<Iga, String
     let platform = program.platform.as_ref().ok_or_else(|| {
         "its module's binary does not say which GPU it is for; IGA needs the platform".to_string()
     })?;
-    let iga = iga
+    if kernel.code.len() > igas.max_code {
+        return Err(format!(
+            "not analysed: its code is {} bytes, more than {} ({MAX_CODE_ENV}; IGA's dataflow takes seconds for kernels this large)",
+            kernel.code.len(),
+            igas.max_code
+        ));
+    }
+    let iga = igas
+        .iga
         .get_or_init(|| Iga::load().map_err(|e| e.to_string()))
         .as_ref()
         .map_err(|e| format!("no analysis of its code: {e}"))?;
-    let json = iga.disassemble_json(platform, &kernel.code);
+    let json = igas.cache.json(iga, platform, &kernel.code);
     let text = || iga.disassemble(platform, &kernel.code);
     from_json(json, text, k, kernel, platform)
 }
