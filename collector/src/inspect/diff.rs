@@ -934,4 +934,57 @@ mod tests {
             "L0:\nadd (1|M0) r0.0<1>:d r1.0<0;1,0>:d 1:w\nmov (1|M0) r2.0<1>:d r0.0<0;1,0>:d\n"
         );
     }
+
+    fn with_loops(mut s: Side, pressure: u32, spills: &[u64]) -> Side {
+        s.pressure = Some(pressure);
+        s.loops = Some(
+            spills
+                .iter()
+                .map(|&n| LoopSide {
+                    depth: 1,
+                    instructions: 10,
+                    spills: n,
+                    pressure,
+                    lines: "lines 8-9".into(),
+                })
+                .collect(),
+        );
+        s
+    }
+
+    #[test]
+    fn loops_and_pressure_are_compared_and_gated() {
+        let c = parse_conditions("loop-spill,pressure+10%,loop[2].spills+0,loops+1").unwrap();
+        assert_eq!(c[0], Condition::LoopSpill);
+        assert_eq!(c[0].to_string(), "loop-spill");
+        assert!(parse_conditions("loop[0].spills+1").is_err());
+        assert!(parse_conditions("loop[1].mix+1").is_err());
+        let a = with_loops(side(100, None), 50, &[0, 0]);
+        let b = with_loops(side(100, None), 55, &[0, 3]);
+        let d = pair(a.clone(), b.clone());
+        assert_eq!(b.get("loop[2].spills"), Some(3));
+        assert_eq!(b.get("loop[3].spills"), None);
+        assert_eq!(b.get("loop_spills"), Some(3));
+        assert_eq!(
+            holds(&Condition::LoopSpill, &d).as_deref(),
+            Some("loop 2 (10 instructions, lines 8-9): spill and fill sends 0 -> 3")
+        );
+        // Exactly at the threshold passes; above it fails.
+        let grows = |by: f64, percent: bool| Condition::Grows {
+            field: "pressure".into(),
+            by,
+            percent,
+        };
+        assert_eq!(holds(&grows(10.0, true), &d), None);
+        assert_eq!(
+            holds(&grows(9.9, true), &d).as_deref(),
+            Some("pressure 50 -> 55 (+5, +10.0%)")
+        );
+        assert_eq!(holds(&grows(5.0, false), &d), None);
+        assert!(holds(&grows(4.0, false), &d).is_some());
+        // Without analysis on one side: nothing holds.
+        let d = pair(side(100, None), b);
+        assert_eq!(holds(&Condition::LoopSpill, &d), None);
+        assert_eq!(holds(&grows(0.0, false), &d), None);
+    }
 }
