@@ -682,14 +682,16 @@ if want reading; then
         python3 - "$RESULTS" >>"$RESULTS" <<'PY'
 import statistics, sys
 res = dict(l.rstrip("\n").split("=", 1) for l in open(sys.argv[1]) if "=" in l)
+med = {}
 for label in ("many", "one"):
     for k in ("off_s", "on_s", "added_s"):
         vals = [float(v) for key, v in res.items()
                 if key.startswith(f"read_{label}_") and key.endswith("_" + k) and key.split("_")[2].isdigit()]
         if vals:
-            print(f"read_{label}_{k}={statistics.median(vals):g}")
-if "read_one_added_s" in res:
-    per = float(res["read_one_added_s"]) / 100
+            med[f"{label}_{k}"] = statistics.median(vals)
+            print(f"read_{label}_{k}={med[f'{label}_{k}']:g}")
+if "one_added_s" in med:
+    per = max(med["one_added_s"], 0.0) / 100
     print(f"read_per_code_ms={per * 1e3:g}")
     print(f"read_distinct_10000_s={per * 10000:g}")
 PY
@@ -976,7 +978,7 @@ if "bin_wall_s" in res:
     verdict("  its peak memory (MiB)", float(res["bin_maxrss_kib"]) / 1024, 500, "MiB")
 if "read_many_added_s" in res:
     verdict("analysis of 10,000 kernels' code, added to collect (s)", res["read_many_added_s"], 5, "s")
-    verdict("  10,000 distinct codes, from 100 (s, extrapolated)", res["read_distinct_10000_s"], 5, "s")
+    verdict("  10,000 distinct codes, from 100 (s, extrapolated)", res.get("read_distinct_10000_s"), 5, "s")
 if "sycl_binary_ratio" in res:
     verdict("SYCL workload, --isa binary / plain (wall ratio)", res["sycl_binary_ratio"], 1.05, "x")
 if "mem_k10000_rss_end_kib" in res:
