@@ -278,7 +278,7 @@ fn split_top(s: &str, sep: &str) -> Option<Vec<String>> {
         match b[i] {
             b'<' | b'(' | b'[' | b'{' => depth += 1,
             b'>' | b')' | b']' | b'}' => depth -= 1,
-            _ if depth == 0 && s[i..].starts_with(sep) => {
+            _ if depth == 0 && b[i..].starts_with(sep.as_bytes()) => {
                 out.push(s[start..i].to_string());
                 i += sep.len();
                 start = i;
@@ -513,6 +513,13 @@ mod tests {
                 "y::long_namespace_name::k<int>"
             ]
         );
+        // Any text at all, multi-byte characters included.
+        let wide = vec![
+            "ns::ключ<é, ü>::ядро<ä, 1>".repeat(3),
+            "x::ядро<ö, 1>".to_string(),
+        ];
+        assert_eq!(distinct(&wide, 20)[1], "x::ядро<ö, 1>");
+        assert!(distinct(&wide, 20)[0].chars().count() <= 20);
         // Unbalanced brackets: shortened as before.
         let odd = vec!["operator<<(std::ostream&, int) with a long tail here".to_string()];
         assert_eq!(distinct(&odd, 20), [shorten(&odd[0], 20)]);
