@@ -44,7 +44,10 @@ pub const DEFAULT_MAX_CODE_BYTES: usize = 32 << 10;
 /// code), made once however many kernels have that code (the same module
 /// in many processes, ranks or builds).
 #[derive(Default)]
-struct JsonCache(Mutex<HashMap<(u32, [u8; 32]), Arc<OnceLock<Result<String, IgaError>>>>>);
+struct JsonCache(Mutex<HashMap<(u32, [u8; 32]), Arc<JsonCell>>>);
+
+/// One code's JSON, made by the first kernel that needs it.
+type JsonCell = OnceLock<Result<String, IgaError>>;
 
 impl JsonCache {
     fn json(&self, iga: &Iga, platform: &Platform, code: &[u8]) -> Result<String, IgaError> {
