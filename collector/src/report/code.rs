@@ -44,7 +44,10 @@ pub const DEFAULT_MAX_CODE_BYTES: usize = 32 << 10;
 /// code), made once however many kernels have that code (the same module
 /// in many processes, ranks or builds).
 #[derive(Default)]
-struct JsonCache(Mutex<HashMap<(u32, [u8; 32]), Arc<JsonCell>>>);
+struct JsonCache(Mutex<HashMap<CodeKey, Arc<JsonCell>>>);
+
+/// A code: its platform's `iga_gen` and its SHA-256.
+type CodeKey = (u32, [u8; 32]);
 
 /// One code's JSON, made by the first kernel that needs it.
 type JsonCell = OnceLock<Result<String, IgaError>>;
