@@ -257,10 +257,23 @@ impl Parsed {
             .filter(|(i, a)| others.iter().any(|o| o.get(*i) != Some(*a)))
             .map(|(_, a)| a.clone())
             .collect();
-        let short = if differing.is_empty() {
-            format!("{path}<…>")
+        // None differs (one kernel of this name): its leading arguments.
+        let keep = if differing.is_empty() {
+            args
         } else {
-            with(&differing)
+            &differing
+        };
+        let n = (0..=keep.len())
+            .rev()
+            .find(|&n| {
+                let more = if n < keep.len() { ", …" } else { "" };
+                with(&keep[..n]).chars().count() + more.chars().count() <= room
+            })
+            .unwrap_or(0);
+        let short = match n {
+            0 => format!("{path}<…>"),
+            n if n < keep.len() => format!("{path}<{}, …>", keep[..n].join(", ")),
+            _ => with(keep),
         };
         shorten(&short, room)
     }
@@ -513,6 +526,12 @@ mod tests {
                 "y::long_namespace_name::k<int>"
             ]
         );
+        // One kernel of its name: as many leading arguments as fit.
+        let one = vec![
+            "dpctl::tensor::kernels::sin::sin_contig_kernel<float, float, unsigned int, 4u, 2u>"
+                .to_string(),
+        ];
+        assert_eq!(distinct(&one, 40), ["sin_contig_kernel<float, float, …>"]);
         // Any text at all, multi-byte characters included.
         let wide = vec![
             "ns::ключ<é, ü>::ядро<ä, 1>".repeat(3),

@@ -36,9 +36,10 @@ pub const NO_FLOW_ENV: &str = "XPU_ASM_NO_FLOW";
 
 /// Kernels of more code than this many bytes (default
 /// [`DEFAULT_MAX_CODE_BYTES`]) are not analysed: IGA's dataflow grows faster
-/// than the code (about 3 s for 1,300 instructions, 20 KiB).
+/// than the code (with IGC 1's IGA about 3 s for 1,300 instructions, 20
+/// KiB, and for 2,800, 38 KiB).
 pub const MAX_CODE_ENV: &str = "XPU_ASM_FLOW_MAX_BYTES";
-pub const DEFAULT_MAX_CODE_BYTES: usize = 32 << 10;
+pub const DEFAULT_MAX_CODE_BYTES: usize = 64 << 10;
 
 /// IGA's JSON of each distinct kernel code (by platform and SHA-256 of the
 /// code), made once however many kernels have that code (the same module
