@@ -6,8 +6,8 @@
 #
 #   --quick        fewer runs and launches (a smoke test, ~1.5 minutes)
 #   --only LIST    comma-separated subset of:
-#                  launch,callgrind,core,collector,mpi,onefile,modules,binaries,sycl,
-#                  sycl-sid,callgrind-sid
+#                  launch,callgrind,core,collector,mpi,onefile,modules,binaries,reading,
+#                  sycl,sycl-sid,callgrind-sid
 #   --keep         keep the work folder (printed at the start)
 #
 # Sections:
@@ -49,6 +49,13 @@
 #              all comes from native module binaries (100 modules of 100
 #              kernels, bench/gen_native_capture.py): IGA's disassembly of
 #              every kernel, time and peak memory
+#   reading    the analysis of each kernel's code (`flow`: IGA's JSON with its
+#              dataflow, blocks, loops, live GRF): `collect` of the capture of
+#              `binaries` (10,000 launched kernels, 100 distinct codes) with
+#              and without it (XPU_ASM_NO_FLOW=1), interleaved: the time it
+#              adds; then the same on one module of 100 kernels (100
+#              distinct codes): the time per distinct kernel code, and what
+#              10,000 distinct codes would add
 #   sycl       the real SYCL workload (tests/sycl/ops.py in the venv of
 #              scripts/sycl-venv.sh, created if missing: 1.4 GB) run plain,
 #              under xpu-asm-run (default), and with --isa binary,
@@ -80,7 +87,7 @@ set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 QUICK=0
-ONLY="launch,callgrind,core,collector,mpi,onefile,modules,binaries,sycl,sycl-sid,callgrind-sid"
+ONLY="launch,callgrind,core,collector,mpi,onefile,modules,binaries,reading,sycl,sycl-sid,callgrind-sid"
 KEEP=0
 while [[ $# -gt 0 ]]; do
     case "$1" in
@@ -104,9 +111,9 @@ done
 want() { [[ ",$ONLY," == *",$1,"* ]]; }
 for s in ${ONLY//,/ }; do
     case "$s" in
-    launch | callgrind | core | collector | mpi | onefile | modules | binaries | sycl | sycl-sid | callgrind-sid) ;;
+    launch | callgrind | core | collector | mpi | onefile | modules | binaries | reading | sycl | sycl-sid | callgrind-sid) ;;
     *)
-        echo "bench.sh: unknown section '$s' (launch, callgrind, core, collector, mpi, onefile, modules, binaries, sycl, sycl-sid, callgrind-sid)" >&2
+        echo "bench.sh: unknown section '$s' (launch, callgrind, core, collector, mpi, onefile, modules, binaries, reading, sycl, sycl-sid, callgrind-sid)" >&2
         exit 2
         ;;
     esac
@@ -745,6 +752,64 @@ PY
     fi
 fi
 
+# ---- reading: the analysis of each kernel's code, with and without ---------
+
+# `collect` of capture $1 (copied afresh), XPU_ASM_NO_FLOW=$2: its wall time.
+collect_wall() {
+    local run="$WORK/collect-reading"
+    rm -rf "$run"
+    cp -a "$1" "$run"
+    sync
+    XPU_ASM_NO_FLOW=$2 /usr/bin/time -f "%e" -o "$WORK/time.txt" "$RUNNER" collect --quiet "$run" ||
+        log "reading: xpu-asm-run collect failed (status $?)"
+    if [[ -z $2 ]]; then
+        python3 -c "import json,sys; print(sum(1 for k in json.load(open(sys.argv[1]))['kernels'] if k.get('flow')))" \
+            "$run/report.json" >"$WORK/flows.txt" 2>/dev/null || echo '?' >"$WORK/flows.txt"
+    fi
+    rm -rf "$run"
+    cat "$WORK/time.txt"
+}
+
+if want reading; then
+    if [[ ! -x "$RUNNER" ]]; then
+        result read_skipped "no xpu-asm-run binary"
+    else
+        BIG=$(native_module)
+        for c in "many 100" "one 1"; do
+            read -r label mods <<<"$c"
+            RCAP="$WORK/capture-reading-$label"
+            rm -rf "$RCAP"
+            python3 "$ROOT/bench/gen_native_capture.py" capture "$RCAP" --binary "$BIG" --modules "$mods" --kernels 100 >&2
+            for ((r = 0; r < COLLECT_RUNS; r++)); do
+                log "reading: $label, collect without and with the analysis (run $((r + 1))/$COLLECT_RUNS)"
+                off=$(collect_wall "$RCAP" 1)
+                on=$(collect_wall "$RCAP" "")
+                result "read_${label}_${r}_off_s" "$off"
+                result "read_${label}_${r}_on_s" "$on"
+                result "read_${label}_${r}_added_s" "$(echo "$on - $off" | bc)"
+                result "read_${label}_flows" "$(cat "$WORK/flows.txt")"
+            done
+            rm -rf "$RCAP"
+        done
+        python3 - "$RESULTS" >>"$RESULTS" <<'PY'
+import statistics, sys
+res = dict(l.rstrip("\n").split("=", 1) for l in open(sys.argv[1]) if "=" in l)
+med = {}
+for label in ("many", "one"):
+    for k in ("off_s", "on_s", "added_s"):
+        vals = [float(v) for key, v in res.items()
+                if key.startswith(f"read_{label}_") and key.endswith("_" + k) and key.split("_")[2].isdigit()]
+        if vals:
+            med[f"{label}_{k}"] = statistics.median(vals)
+            print(f"read_{label}_{k}={med[f'{label}_{k}']:g}")
+if "one_added_s" in med:
+    per = max(med["one_added_s"], 0.0) / 100
+    print(f"read_per_code_ms={per * 1e3:g}")
+    print(f"read_distinct_10000_s={per * 10000:g}")
+PY
+    fi
+fi
+
 # ---- sycl: the real SYCL workload, plain, default, --isa binary -------------
 
 if want sycl; then
@@ -1144,6 +1209,16 @@ if "bin_wall_s" in res or "bin_skipped" in res:
     else:
         print(f"   wall {f('bin_wall_s', '{:.2f}')} s [{f('bin_wall_s_lo', '{:.2f}')}-{f('bin_wall_s_hi', '{:.2f}')}], "
               f"CPU {f('bin_cpu_s', '{:.2f}')} s, peak RSS {float(res['bin_maxrss_kib']) / 1024:.0f} MiB, matched {g('bin_0_matched')}")
+if "read_many_added_s" in res or "read_skipped" in res:
+    print()
+    print("8b. The analysis of each kernel's code (flow: IGA's JSON with its dataflow), added to collect")
+    if "read_skipped" in res:
+        print(f"   skipped: {g('read_skipped')}")
+    else:
+        print(f"   10,000 launched kernels, 100 distinct codes: collect {f('read_many_off_s', '{:.2f}')} s without, "
+              f"{f('read_many_on_s', '{:.2f}')} s with: {f('read_many_added_s', '{:+.2f}')} s ({g('read_many_flows')} kernels analysed)")
+        print(f"   100 kernels, 100 distinct codes: {f('read_one_added_s', '{:+.2f}')} s, "
+              f"{f('read_per_code_ms', '{:.1f}')} ms per distinct code; 10,000 distinct codes would add ~{f('read_distinct_10000_s', '{:.0f}')} s")
 if "sycl_plain_wall_s" in res or "sycl_skipped" in res:
     print()
     print("9. The real SYCL workload (tests/sycl/ops.py 20: dpctl, 6 kernels), interleaved runs")
@@ -1215,6 +1290,9 @@ if "mod_cg_share_pct" in res:
 if "bin_wall_s" in res:
     verdict("collect 10,000 kernels from native binaries (s)", res["bin_wall_s"], 10, "s")
     verdict("  its peak memory (MiB)", float(res["bin_maxrss_kib"]) / 1024, 500, "MiB")
+if "read_many_added_s" in res:
+    verdict("analysis of 10,000 kernels' code, added to collect (s)", res["read_many_added_s"], 5, "s")
+    verdict("  10,000 distinct codes, from 100 (s, extrapolated)", res.get("read_distinct_10000_s"), 5, "s")
 if "sycl_binary_ratio" in res:
     verdict("SYCL workload, --isa binary / plain (wall ratio)", res["sycl_binary_ratio"], 1.05, "x")
 if "sycl_default_ratio" in res:

@@ -116,9 +116,21 @@ pub struct ShowArgs {
     #[arg(long)]
     pub lines: bool,
 
+    /// Print the kernel's control-flow graph: its blocks, their edges and
+    /// loops as text, or with --cfg=dot as DOT for Graphviz (`| dot -Tsvg`)
+    #[arg(long, value_enum, value_name = "FORMAT", num_args = 0..=1, require_equals = true, default_missing_value = "text", conflicts_with = "lines")]
+    pub cfg: Option<CfgFormat>,
+
     /// When to colour the output
     #[arg(long, value_enum, value_name = "WHEN", default_value_t = Color::Auto)]
     pub color: Color,
+}
+
+/// How `show --cfg` prints the graph.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum CfgFormat {
+    Text,
+    Dot,
 }
 
 /// Two captures side by side: per kernel (paired by name), launches, SIMD,

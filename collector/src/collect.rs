@@ -167,6 +167,8 @@ struct Listed {
     ranked: Ranked,
     /// Source lines and mix of each listed launched kernel, in order.
     analyses: Vec<Option<Arc<Analysis>>>,
+    /// The analysis of each one's code, in order.
+    flows: Vec<Option<crate::report::code::Outcome>>,
 }
 
 /// Stage 4: the report, and its files: `asm/` filled on a thread of its
@@ -185,6 +187,14 @@ fn make_report(
     let ranked = entries::rank(&matching.launched, opts.filter.as_ref());
     progress("reading ISA");
     let analyses = read_isa(&matching, &ranked.order, stop);
+    progress("reading the kernels' code");
+    let flows = crate::report::code::read_flows(
+        dir,
+        &recorded.recs,
+        &matching.launched,
+        &ranked.order,
+        stop,
+    );
     if stop() {
         return Err(interrupted());
     }
@@ -196,6 +206,7 @@ fn make_report(
         matching,
         ranked,
         analyses,
+        flows,
     };
     let (copied, done) = copy_asm_beside(dir, &links, stop, || {
         let parts = (recorded, sources, listed);
@@ -370,6 +381,7 @@ fn kernels(
         matching,
         ranked,
         analyses,
+        flows,
     } = listed;
     let (mut kernels, totals) = entries::kernel_entries(
         &matching,
@@ -386,6 +398,9 @@ fn kernels(
     // folders and matches gone, each analysis moves, uncopied.)
     for (k, a) in kernels.iter_mut().zip(analyses) {
         k.set_isa(a.map(Arc::unwrap_or_clone));
+    }
+    for (k, f) in kernels.iter_mut().zip(flows) {
+        k.set_flow(f);
     }
     for l in links {
         kernels[l.entry].asm_copy = Some(format!("{ASM_DIR}/{}", l.file));

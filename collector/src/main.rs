@@ -136,6 +136,10 @@ fn cmd_show(a: &ShowArgs) -> i32 {
             show::ShowOptions {
                 lines_only: a.lines,
                 color: use_color(a.color),
+                cfg: a.cfg.map(|f| match f {
+                    xpu_asm_collector::cli::CfgFormat::Text => show::Cfg::Text,
+                    xpu_asm_collector::cli::CfgFormat::Dot => show::Cfg::Dot,
+                }),
             },
         )
     });

@@ -144,6 +144,196 @@ fn cut_middle(s: &str, max: usize) -> String {
     out
 }
 
+/// Names for a table column of `max` characters that tell each kernel
+/// from the others: a name that fits stays whole; a longer one loses, in
+/// turn, its parameter list, its namespaces (as many leading ones as the
+/// kernels' names still differ without) and those inside its template
+/// arguments, the template arguments that are the same in every kernel of
+/// its innermost name (`add_contig_kernel<float, float, float>`), then
+/// [`shorten`]'s steps. A ` [module 1234abcd]` suffix is kept whole.
+pub fn distinct(names: &[String], max: usize) -> Vec<String> {
+    const SUFFIX: &str = " [module ";
+    let split = |n: &str| -> (String, String) {
+        match n.rfind(SUFFIX) {
+            Some(i) if i > 0 => (n[..i].to_string(), n[i..].to_string()),
+            _ => (n.to_string(), String::new()),
+        }
+    };
+    let parts: Vec<(String, String)> = names.iter().map(|n| split(n)).collect();
+    let parsed: Vec<Option<Parsed>> = parts
+        .iter()
+        .map(|(n, _)| Parsed::of(&strip_trailing_params(n)))
+        .collect();
+    names
+        .iter()
+        .zip(&parts)
+        .enumerate()
+        .map(|(i, (whole, (name, suffix)))| {
+            if whole.chars().count() <= max {
+                return whole.clone();
+            }
+            let room = max.saturating_sub(suffix.chars().count()).max(8);
+            let short = match &parsed[i] {
+                Some(p) => p.shortest(i, &parsed, room),
+                None => shorten(name, room),
+            };
+            format!("{short}{suffix}")
+        })
+        .collect()
+}
+
+/// A name as `::`-separated components, its innermost one's template
+/// arguments apart.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Parsed {
+    /// The components, without the innermost one's template arguments.
+    path: Vec<String>,
+    /// The innermost component's template arguments (none: not a template).
+    args: Option<Vec<String>>,
+}
+
+impl Parsed {
+    /// `None` for what does not parse as balanced brackets.
+    fn of(name: &str) -> Option<Parsed> {
+        let mut path = split_top(name, "::")?;
+        let last = path.pop()?;
+        let (base, args) = match last.find('<') {
+            Some(i) if last.ends_with('>') && i > 0 => {
+                let inner = &last[i + 1..last.len() - 1];
+                let args = split_top(inner, ",")?
+                    .into_iter()
+                    .map(|a| strip_qualifiers(a.trim()))
+                    .collect();
+                (last[..i].to_string(), Some(args))
+            }
+            _ => (last, None),
+        };
+        path.push(base);
+        Some(Parsed { path, args })
+    }
+
+    /// The fewest trailing components that no kernel of another path ends in.
+    fn unique_tail(&self, all: &[Option<Parsed>], me: usize) -> usize {
+        let n = self.path.len();
+        (1..=n)
+            .find(|&k| {
+                let tail = &self.path[n - k..];
+                all.iter().enumerate().all(|(j, o)| {
+                    // Those of the same path differ by their arguments.
+                    j == me
+                        || o.as_ref().map_or(true, |o| {
+                            o.path == self.path
+                                || o.path.len() < k
+                                || o.path[o.path.len() - k..] != *tail
+                        })
+                })
+            })
+            .unwrap_or(n)
+    }
+
+    /// The first form that fits `room`, else [`shorten`] of the last.
+    fn shortest(&self, me: usize, all: &[Option<Parsed>], room: usize) -> String {
+        let k = self.unique_tail(all, me);
+        let path = self.path[self.path.len() - k..].join("::");
+        let with = |args: &[String]| format!("{path}<{}>", args.join(", "));
+        let Some(args) = &self.args else {
+            return shorten(&path, room);
+        };
+        let all_args = with(args);
+        if all_args.chars().count() <= room {
+            return all_args;
+        }
+        // The arguments that differ among the kernels of this innermost name.
+        let base = self.path.last();
+        let others: Vec<&Vec<String>> = all
+            .iter()
+            .flatten()
+            .filter(|o| o.path.last() == base)
+            .filter_map(|o| o.args.as_ref())
+            .collect();
+        let differing: Vec<String> = args
+            .iter()
+            .enumerate()
+            .filter(|(i, a)| others.iter().any(|o| o.get(*i) != Some(*a)))
+            .map(|(_, a)| a.clone())
+            .collect();
+        // None differs (one kernel of this name): its leading arguments.
+        let keep = if differing.is_empty() {
+            args
+        } else {
+            &differing
+        };
+        let n = (0..=keep.len())
+            .rev()
+            .find(|&n| {
+                let more = if n < keep.len() { ", …" } else { "" };
+                with(&keep[..n]).chars().count() + more.chars().count() <= room
+            })
+            .unwrap_or(0);
+        let short = match n {
+            0 => format!("{path}<…>"),
+            n if n < keep.len() => format!("{path}<{}, …>", keep[..n].join(", ")),
+            _ => with(keep),
+        };
+        shorten(&short, room)
+    }
+}
+
+/// `s` split at each `sep` outside brackets (`<>`, `()`, `[]`, `{}`);
+/// `None` when the brackets do not balance.
+fn split_top(s: &str, sep: &str) -> Option<Vec<String>> {
+    let mut out = Vec::new();
+    let mut depth = 0i32;
+    let mut start = 0;
+    let b = s.as_bytes();
+    let mut i = 0;
+    while i < b.len() {
+        match b[i] {
+            b'<' | b'(' | b'[' | b'{' => depth += 1,
+            b'>' | b')' | b']' | b'}' => depth -= 1,
+            _ if depth == 0 && b[i..].starts_with(sep.as_bytes()) => {
+                out.push(s[start..i].to_string());
+                i += sep.len();
+                start = i;
+                continue;
+            }
+            _ => {}
+        }
+        if depth < 0 {
+            return None;
+        }
+        i += 1;
+    }
+    (depth == 0).then(|| {
+        out.push(s[start..].to_string());
+        out
+    })
+}
+
+/// `sycl::_V1::vec<std::complex<float>, 4>` -> `vec<complex<float>, 4>`:
+/// every `name::` qualifier dropped.
+fn strip_qualifiers(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    let mut word = String::new();
+    let mut chars = s.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c.is_alphanumeric() || c == '_' {
+            word.push(c);
+            continue;
+        }
+        if c == ':' && chars.peek() == Some(&':') {
+            chars.next();
+            word.clear();
+            continue;
+        }
+        out.push_str(&word);
+        word.clear();
+        out.push(c);
+    }
+    out.push_str(&word);
+    out
+}
+
 /// First 8 hex digits of the SHA-256 of the full name: tells apart names
 /// that shorten to the same text.
 pub fn name_tag(name: &[u8]) -> String {
@@ -283,5 +473,74 @@ mod tests {
             asm_file_name(1, &long, long.as_bytes()),
             asm_file_name(1, &long, format!("{long}x").as_bytes())
         );
+    }
+
+    #[test]
+    fn distinct_names_keep_what_tells_kernels_apart() {
+        let names: Vec<String> = [
+            "dpnp::tensor::kernels::add_contig_kernel<float, float, float, 4u, 2u, true>",
+            "dpnp::tensor::kernels::add_contig_kernel<int, int, int, 4u, 2u, true>",
+            "dpnp::tensor::kernels::copy_kernel<sycl::_V1::vec<float, 4>, 2u>",
+            "a::scale",
+            "b::detail::scale",
+            "main::vector_add",
+            "common_kernel [module 3e8fd3a6]",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        let got = distinct(&names, 40);
+        assert_eq!(
+            got,
+            [
+                "add_contig_kernel<float, float, float>",
+                "add_contig_kernel<int, int, int>",
+                "copy_kernel<vec<float, 4>, 2u>",
+                "a::scale",
+                "b::detail::scale",
+                "main::vector_add",
+                "common_kernel [module 3e8fd3a6]",
+            ]
+        );
+        // Room for all the arguments: all of them, namespaces still gone.
+        assert_eq!(
+            distinct(&names[..2], 60)[0],
+            "add_contig_kernel<float, float, float, 4u, 2u, true>"
+        );
+        // Same-named kernels of two namespaces keep the namespace.
+        let two: Vec<String> = [
+            "x::long_namespace_name::k<int>",
+            "y::long_namespace_name::k<int>",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        assert_eq!(
+            distinct(&two, 24),
+            ["x::long_nam…e_name::k<…>", "y::long_nam…e_name::k<…>"]
+        );
+        assert_eq!(
+            distinct(&two, 30),
+            [
+                "x::long_namespace_name::k<int>",
+                "y::long_namespace_name::k<int>"
+            ]
+        );
+        // One kernel of its name: as many leading arguments as fit.
+        let one = vec![
+            "dpctl::tensor::kernels::sin::sin_contig_kernel<float, float, unsigned int, 4u, 2u>"
+                .to_string(),
+        ];
+        assert_eq!(distinct(&one, 40), ["sin_contig_kernel<float, float, …>"]);
+        // Any text at all, multi-byte characters included.
+        let wide = vec![
+            "ns::ключ<é, ü>::ядро<ä, 1>".repeat(3),
+            "x::ядро<ö, 1>".to_string(),
+        ];
+        assert_eq!(distinct(&wide, 20)[1], "x::ядро<ö, 1>");
+        assert!(distinct(&wide, 20)[0].chars().count() <= 20);
+        // Unbalanced brackets: shortened as before.
+        let odd = vec!["operator<<(std::ostream&, int) with a long tail here".to_string()];
+        assert_eq!(distinct(&odd, 20), [shorten(&odd[0], 20)]);
     }
 }

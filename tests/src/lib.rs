@@ -376,15 +376,15 @@ pub fn spirv(name: &str) -> PathBuf {
     }
 }
 
-/// SPIR-V of `tests/workload/kernels_<name>.cl` (`a`, `b` or `mix`) built
+/// SPIR-V of `tests/workload/kernels_<name>.cl` (`a`, `b`, `mix` or `loops`) built
 /// with `ocloc -spv_only -options OPTIONS` (`-g`: with line information),
 /// once per test process and options.
 pub fn spirv_with(name: &str, options: &str) -> PathBuf {
     static BUILT: std::sync::Mutex<BTreeMap<(String, String), PathBuf>> =
         std::sync::Mutex::new(BTreeMap::new());
     assert!(
-        ["a", "b", "mix"].contains(&name),
-        "no kernel source for module {name:?} (have a, b, mix)"
+        ["a", "b", "mix", "loops"].contains(&name),
+        "no kernel source for module {name:?} (have a, b, mix, loops)"
     );
     let mut built = BUILT.lock().unwrap_or_else(|e| e.into_inner());
     built

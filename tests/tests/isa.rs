@@ -172,7 +172,7 @@ fn capture(
     let text = std::fs::read_to_string(out.join("report.json"))
         .unwrap_or_else(|e| panic!("no report.json: {e}\n{}", r.ctx()));
     let report: Value = serde_json::from_str(&text).expect("report.json is JSON");
-    assert_eq!(report["schema"], 2, "{}", r.ctx());
+    assert_eq!(report["schema"], 3, "{}", r.ctx());
     Capture { out, report }
 }
 
@@ -525,6 +525,7 @@ fn show_interleaves_source_lines_with_the_isa() {
     let file_lines: Vec<&str> = file.lines().collect();
     let header = regex_lite_header();
     let mut shown_instructions = Vec::new();
+    let mut shown_live = Vec::new();
     let mut under: BTreeMap<u64, u64> = BTreeMap::new();
     let mut announced: BTreeMap<u64, u64> = BTreeMap::new();
     let mut current: Option<u64> = None;
@@ -543,13 +544,26 @@ fn show_interleaves_source_lines_with_the_isa() {
         } else if l.starts_with("(no source line)") {
             current = None;
         } else if !l.ends_with(':') {
-            shown_instructions.push(l.trim().to_string());
+            // The live-GRF column first (the kernel has no loop to mark).
+            let (live, rest) = l.trim().split_once(' ').unwrap_or_default();
+            shown_live.push(
+                live.parse::<u64>()
+                    .unwrap_or_else(|_| panic!("no live GRF: {l}")),
+            );
+            shown_instructions.push(rest.trim().to_string());
             if let Some(c) = current {
                 *under.entry(c).or_default() += 1;
             }
         }
     }
     assert_eq!(shown_instructions, isa, "{}", r.ctx());
+    let live: Vec<u64> = k["flow"]["live_grf"]
+        .as_array()
+        .expect("live_grf")
+        .iter()
+        .map(u)
+        .collect();
+    assert_eq!(shown_live, live, "{}", r.ctx());
     assert_eq!(
         under,
         announced,

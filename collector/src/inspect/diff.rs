@@ -25,7 +25,46 @@ pub struct Side {
     pub instructions: Option<u64>,
     pub spill_bytes: Option<u64>,
     pub mix: Option<Mix>,
+    /// From the kernel's code: its peak live GRF (null without analysis).
+    #[serde(default)]
+    pub pressure: Option<u32>,
+    /// Its loops in the order of their headers in the code (null without
+    /// analysis): loops of two builds are paired by that order.
+    #[serde(default)]
+    pub loops: Option<Vec<LoopSide>>,
 }
+
+/// One loop's figures, for the comparison.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LoopSide {
+    pub depth: u32,
+    pub instructions: u64,
+    /// Spill and fill sends in it.
+    pub spills: u64,
+    /// Its highest live GRF.
+    pub pressure: u32,
+    /// `lines 8-11`, or "" without line information.
+    pub lines: String,
+}
+
+/// The loops of `f` in the order of their headers.
+fn loop_sides(f: &crate::isa::flow::Flow) -> Vec<LoopSide> {
+    let mut loops: Vec<&crate::isa::flow::Loop> = f.loops.iter().collect();
+    loops.sort_by_key(|l| l.header);
+    loops
+        .into_iter()
+        .map(|l| LoopSide {
+            depth: l.depth,
+            instructions: l.instructions,
+            spills: l.mix.spill + l.mix.fill,
+            pressure: l.peak_grf,
+            lines: super::cfg::line_span(&l.source),
+        })
+        .collect()
+}
+
+/// The fields of each loop `loop[N].FIELD` names (N from 1).
+const LOOP_FIELDS: [&str; 3] = ["instructions", "spills", "pressure"];
 
 impl Side {
     fn of(k: &KernelEntry) -> Side {
@@ -38,6 +77,35 @@ impl Side {
             instructions: k.instructions,
             spill_bytes: k.spill_bytes,
             mix: k.mix.clone(),
+            pressure: k.flow.as_ref().and_then(|f| f.peak.as_ref()).map(|p| p.grf),
+            loops: k.flow.as_ref().map(loop_sides),
+        }
+    }
+
+    /// `loops`, `loop_spills` and `loop[N].FIELD`.
+    fn loop_figure(&self, field: &str) -> Option<u64> {
+        let loops = self.loops.as_ref()?;
+        match field {
+            "loops" => return Some(loops.len() as u64),
+            "loop_spills" => {
+                return Some(
+                    loops
+                        .iter()
+                        .filter(|l| l.depth == 1)
+                        .map(|l| l.spills)
+                        .sum(),
+                )
+            }
+            _ => {}
+        }
+        let rest = field.strip_prefix("loop[")?;
+        let (n, f) = rest.split_once("].")?;
+        let l = loops.get(n.parse::<usize>().ok()?.checked_sub(1)?)?;
+        match f {
+            "instructions" => Some(l.instructions),
+            "spills" => Some(l.spills),
+            "pressure" => Some(u64::from(l.pressure)),
+            _ => None,
         }
     }
 
@@ -50,6 +118,8 @@ impl Side {
             "grf" => self.grf.map(u64::from),
             "instructions" => self.instructions,
             "spill_bytes" => self.spill_bytes,
+            "pressure" => self.pressure.map(u64::from),
+            _ if field.starts_with("loop") => self.loop_figure(field),
             _ => {
                 let class = field.strip_prefix("mix.")?;
                 let m = self.mix.as_ref()?;
@@ -62,12 +132,22 @@ impl Side {
     }
 }
 
-/// The fields compared, in the order `changed` lists them.
+/// The fields compared, in the order `changed` lists them (with those of
+/// each loop after them, [`loop_fields`]).
 pub fn fields() -> Vec<String> {
-    let mut f: Vec<String> = ["launches", "simd", "grf", "instructions", "spill_bytes"]
-        .iter()
-        .map(|s| s.to_string())
-        .collect();
+    let mut f: Vec<String> = [
+        "launches",
+        "simd",
+        "grf",
+        "instructions",
+        "spill_bytes",
+        "pressure",
+        "loops",
+        "loop_spills",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
     // mix.instructions repeats instructions.
     f.extend(
         Mix::default()
@@ -77,6 +157,17 @@ pub fn fields() -> Vec<String> {
             .map(|(n, _)| format!("mix.{n}")),
     );
     f
+}
+
+/// `loop[N].FIELD` of the loops both sides have.
+fn loop_fields(a: &Side, b: &Side) -> Vec<String> {
+    let n = match (&a.loops, &b.loops) {
+        (Some(x), Some(y)) => x.len().min(y.len()),
+        _ => 0,
+    };
+    (1..=n)
+        .flat_map(|i| LOOP_FIELDS.iter().map(move |f| format!("loop[{i}].{f}")))
+        .collect()
 }
 
 /// One kernel of the comparison.
@@ -105,6 +196,9 @@ pub enum Condition {
     /// A kernel starts spilling or spills more (spill bytes, or spill
     /// messages).
     Spill,
+    /// A loop starts spilling: spill or fill sends in a loop of B where
+    /// the loop in its place in A had none (or A had no loop there).
+    LoopSpill,
     /// Any field of a kernel in both changed.
     Any,
     /// A kernel of A is not in B.
@@ -123,6 +217,7 @@ impl std::fmt::Display for Condition {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             Condition::Spill => f.write_str("spill"),
+            Condition::LoopSpill => f.write_str("loop-spill"),
             Condition::Any => f.write_str("any"),
             Condition::Missing => f.write_str("missing"),
             Condition::New => f.write_str("new"),
@@ -145,19 +240,27 @@ pub fn parse_conditions(s: &str) -> Result<Vec<Condition>, String> {
         .filter(|c| !c.is_empty())
         .map(|c| match c {
             "spill" => Ok(Condition::Spill),
+            "loop-spill" => Ok(Condition::LoopSpill),
             "any" => Ok(Condition::Any),
             "missing" => Ok(Condition::Missing),
             "new" => Ok(Condition::New),
             _ => {
                 let bad = || {
                     format!(
-                        "unknown condition {c:?}: expected spill, any, missing, new, or FIELD+N / \
-                         FIELD+N% with FIELD one of {}",
+                        "unknown condition {c:?}: expected spill, loop-spill, any, missing, new, or \
+                         FIELD+N / FIELD+N% with FIELD one of {}, or loop[N].instructions, \
+                         loop[N].spills, loop[N].pressure",
                         known.join(", ")
                     )
                 };
                 let (field, amount) = c.split_once('+').ok_or_else(bad)?;
-                if !known.iter().any(|k| k == field) {
+                let per_loop = field
+                    .strip_prefix("loop[")
+                    .and_then(|r| r.split_once("]."))
+                    .is_some_and(|(n, f)| {
+                        n.parse::<usize>().is_ok_and(|n| n >= 1) && LOOP_FIELDS.contains(&f)
+                    });
+                if !per_loop && !known.iter().any(|k| k == field) {
                     return Err(bad());
                 }
                 let (num, percent) = match amount.strip_suffix('%') {
@@ -207,6 +310,7 @@ pub fn holds(c: &Condition, k: &KernelDiff) -> Option<String> {
                 }
             }
         }
+        (Condition::LoopSpill, Some(a), Some(b)) => loop_spill(a, b),
         (Condition::Grows { field, by, percent }, Some(a), Some(b)) => {
             let (va, vb) = (a.get(field)?, b.get(field)?);
             let grew = vb as f64 - va as f64;
@@ -219,6 +323,28 @@ pub fn holds(c: &Condition, k: &KernelDiff) -> Option<String> {
         }
         _ => None,
     }
+}
+
+/// The first loop of `b` that spills where `a`'s loop in its place did not.
+fn loop_spill(a: &Side, b: &Side) -> Option<String> {
+    let lb = b.loops.as_ref()?;
+    let la = a.loops.as_ref()?;
+    lb.iter().enumerate().find_map(|(i, l)| {
+        let before = la.get(i).map_or(0, |x| x.spills);
+        (l.spills > 0 && before == 0).then(|| {
+            let at = if l.lines.is_empty() {
+                String::new()
+            } else {
+                format!(", {}", l.lines)
+            };
+            format!(
+                "loop {} ({} instructions{at}): spill and fill sends {before} -> {}",
+                i + 1,
+                l.instructions,
+                l.spills
+            )
+        })
+    })
 }
 
 /// `+15, +60.0%`
@@ -300,8 +426,9 @@ pub fn compare(a: &Report, a_dir: &Path, b: &Report, b_dir: &Path) -> Vec<Kernel
             let changed = match (&sa, &sb) {
                 (Some(x), Some(y)) => fields
                     .iter()
-                    .filter(|f| x.get(f) != y.get(f))
                     .cloned()
+                    .chain(loop_fields(x, y))
+                    .filter(|f| x.get(f) != y.get(f))
                     .collect(),
                 _ => Vec::new(),
             };
@@ -469,16 +596,24 @@ fn changes(out: &mut String, d: &DiffReport, c: bool) {
         .iter()
         .filter(|k| k.a.is_some() && k.b.is_some())
         .collect();
+    // Per-loop fields (`loop[2].instructions`) are longer than the rest.
+    let field_w = rows
+        .iter()
+        .flat_map(|k| k.changed.iter().map(|f| f.len()))
+        .max()
+        .unwrap_or(0)
+        .max(16);
     if !rows.is_empty() {
         let _ = writeln!(out);
         let head = format!(
-            "{:<name_w$}  {:<16} {:>10} {:>10}  change",
+            "{:<name_w$}  {:<field_w$} {:>10} {:>10}  change",
             "kernel", "field", "A", "B"
         );
         let _ = writeln!(out, "{}", paint(c, "1", &head));
     }
-    for k in rows {
-        let name = names::shorten(&k.display_name(), name_w);
+    let shown: Vec<String> = rows.iter().map(|k| k.display_name()).collect();
+    let shown = names::distinct(&shown, name_w);
+    for (k, name) in rows.into_iter().zip(shown) {
         let mut first = true;
         let mut label = |out: &mut String| {
             let l = if first { name.clone() } else { String::new() };
@@ -500,7 +635,7 @@ fn changes(out: &mut String, d: &DiffReport, c: bool) {
                 let (va, vb) = (a.get(f), b.get(f));
                 let _ = writeln!(
                     out,
-                    "{:<16} {:>10} {:>10}  {}",
+                    "{:<field_w$} {:>10} {:>10}  {}",
                     f,
                     opt(va),
                     opt(vb),
@@ -753,6 +888,8 @@ mod tests {
             instructions: Some(instructions),
             spill_bytes: spill,
             mix: None,
+            pressure: None,
+            loops: None,
         }
     }
 
@@ -796,5 +933,58 @@ mod tests {
             comparable(a, true),
             "L0:\nadd (1|M0) r0.0<1>:d r1.0<0;1,0>:d 1:w\nmov (1|M0) r2.0<1>:d r0.0<0;1,0>:d\n"
         );
+    }
+
+    fn with_loops(mut s: Side, pressure: u32, spills: &[u64]) -> Side {
+        s.pressure = Some(pressure);
+        s.loops = Some(
+            spills
+                .iter()
+                .map(|&n| LoopSide {
+                    depth: 1,
+                    instructions: 10,
+                    spills: n,
+                    pressure,
+                    lines: "lines 8-9".into(),
+                })
+                .collect(),
+        );
+        s
+    }
+
+    #[test]
+    fn loops_and_pressure_are_compared_and_gated() {
+        let c = parse_conditions("loop-spill,pressure+10%,loop[2].spills+0,loops+1").unwrap();
+        assert_eq!(c[0], Condition::LoopSpill);
+        assert_eq!(c[0].to_string(), "loop-spill");
+        assert!(parse_conditions("loop[0].spills+1").is_err());
+        assert!(parse_conditions("loop[1].mix+1").is_err());
+        let a = with_loops(side(100, None), 50, &[0, 0]);
+        let b = with_loops(side(100, None), 55, &[0, 3]);
+        let d = pair(a.clone(), b.clone());
+        assert_eq!(b.get("loop[2].spills"), Some(3));
+        assert_eq!(b.get("loop[3].spills"), None);
+        assert_eq!(b.get("loop_spills"), Some(3));
+        assert_eq!(
+            holds(&Condition::LoopSpill, &d).as_deref(),
+            Some("loop 2 (10 instructions, lines 8-9): spill and fill sends 0 -> 3")
+        );
+        // Exactly at the threshold passes; above it fails.
+        let grows = |by: f64, percent: bool| Condition::Grows {
+            field: "pressure".into(),
+            by,
+            percent,
+        };
+        assert_eq!(holds(&grows(10.0, true), &d), None);
+        assert_eq!(
+            holds(&grows(9.9, true), &d).as_deref(),
+            Some("pressure 50 -> 55 (+5, +10.0%)")
+        );
+        assert_eq!(holds(&grows(5.0, false), &d), None);
+        assert!(holds(&grows(4.0, false), &d).is_some());
+        // Without analysis on one side: nothing holds.
+        let d = pair(side(100, None), b);
+        assert_eq!(holds(&Condition::LoopSpill, &d), None);
+        assert_eq!(holds(&grows(0.0, false), &d), None);
     }
 }

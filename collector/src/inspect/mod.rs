@@ -2,5 +2,6 @@
 //! -S`) and `diff` (two captures side by side, or one kernel's two ISA
 //! texts).
 
+pub mod cfg;
 pub mod diff;
 pub mod show;

@@ -3,6 +3,7 @@
 //! line information interleaved with the source lines that produced it.
 
 use crate::capture::layout::REPORT_FILE;
+use crate::isa::flow::Flow;
 use crate::isa::{self, Line};
 use crate::names;
 use crate::report::{KernelEntry, Report};
@@ -41,6 +42,12 @@ pub enum ShowError {
     },
     #[error("kernel #{rank} {name} has no line information; build it with -g (module build flags `-g`, or `ocloc compile -options -g`)")]
     NoLines { rank: usize, name: String },
+    #[error("kernel #{rank} {name} has no control-flow analysis: {reason}")]
+    NoFlow {
+        rank: usize,
+        name: String,
+        reason: String,
+    },
 }
 
 /// The report of the capture folder `dir`.
@@ -142,6 +149,36 @@ pub struct ShowOptions {
     /// Only the source lines, ranked by instructions.
     pub lines_only: bool,
     pub color: bool,
+    /// Only the control-flow graph, as text or DOT.
+    pub cfg: Option<Cfg>,
+}
+
+/// How `--cfg` prints the graph.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Cfg {
+    Text,
+    /// DOT, for Graphviz (`dot -Tsvg`).
+    Dot,
+}
+
+/// `--cfg`: the graph of `k` alone (DOT), or under its figures (text).
+fn render_cfg(out: &mut String, k: &KernelEntry, cfg: Cfg) -> Result<String, ShowError> {
+    let f = k.flow.as_ref().ok_or_else(|| ShowError::NoFlow {
+        rank: k.rank,
+        name: names::escape_for_terminal(&k.demangled),
+        reason: k
+            .flow_reason
+            .clone()
+            .unwrap_or_else(|| "the report has none (collected by an older xpu-asm-run: run `xpu-asm-run collect DIR`)".into()),
+    })?;
+    Ok(match cfg {
+        Cfg::Dot => super::cfg::dot(f, &format!("#{} {}", k.rank, k.demangled)),
+        Cfg::Text => {
+            out.push('\n');
+            out.push_str(&super::cfg::text(f));
+            std::mem::take(out)
+        }
+    })
 }
 
 fn paint(on: bool, code: &str, s: &str) -> String {
@@ -211,6 +248,9 @@ pub fn render(dir: &Path, k: &KernelEntry, o: ShowOptions) -> Result<String, Sho
         .display()
         .to_string();
     figures(&mut out, k, &shown, c);
+    if let Some(cfg) = o.cfg {
+        return render_cfg(&mut out, k, cfg);
+    }
     let src = analysis.source.as_ref();
     let mut lines = SourceLines {
         files: SourceFiles::default(),
@@ -225,7 +265,12 @@ pub fn render(dir: &Path, k: &KernelEntry, o: ShowOptions) -> Result<String, Sho
         return Ok(out);
     }
     mix(&mut out, &analysis.mix, c);
-    interleaved(&mut out, &text, src, &mut lines, c);
+    // The live-GRF column when the analysis has the text's instructions.
+    let flow = k
+        .flow
+        .as_ref()
+        .filter(|f| f.live_grf.len() as u64 == analysis.mix.instructions);
+    interleaved(&mut out, &text, src, &mut lines, (flow, c));
     Ok(out)
 }
 
@@ -277,6 +322,9 @@ fn figures(out: &mut String, k: &KernelEntry, shown: &str, c: bool) {
     let _ = writeln!(out, "  ISA:          {}", names::escape_for_terminal(shown));
     if let Some(note) = &k.isa_note {
         let _ = writeln!(out, "  note:         {}", names::escape_for_terminal(note));
+    }
+    for l in super::cfg::summary(k) {
+        let _ = writeln!(out, "{l}");
     }
 }
 
@@ -342,8 +390,9 @@ fn interleaved(
     text: &str,
     src: Option<&isa::source::Source>,
     lines: &mut SourceLines,
-    c: bool,
+    (flow, c): (Option<&Flow>, bool),
 ) {
+    let mut column = flow.map(Column::new);
     // Instructions per (file, line), for the interleaved headers.
     let counts: HashMap<(&str, u32), u64> = src
         .map(|s| {
@@ -384,7 +433,8 @@ fn interleaved(
                     );
                     let _ = writeln!(out, "{}", paint(c, "36", &head));
                 }
-                instruction(out, i, c);
+                let prefix = column.as_mut().map(|col| col.next(out, c));
+                instruction(out, prefix.as_deref(), i, c);
             }
             Line::Other => {}
         }
@@ -420,7 +470,7 @@ fn source_head(
 
 /// One instruction, in IGC's alignment (an 8-column predicate field),
 /// spills and fills in red.
-fn instruction(out: &mut String, i: &str, c: bool) {
+fn instruction(out: &mut String, prefix: Option<&str>, i: &str, c: bool) {
     let class = isa::mix::classify(i);
     let i = names::escape_for_terminal(i.trim_end());
     let line = if i.starts_with('(') {
@@ -432,5 +482,64 @@ fn instruction(out: &mut String, i: &str, c: bool) {
         isa::mix::Class::Spill | isa::mix::Class::Fill => paint(c, "31", &line),
         _ => line,
     };
-    let _ = writeln!(out, "{line}");
+    let _ = writeln!(out, "{}{line}", prefix.unwrap_or(""));
+}
+
+/// The live-GRF column and loop marks before each instruction: the live
+/// registers (red at the peak, and at or over the budget), a `|` per loop
+/// the instruction is in, and a line naming each loop where it begins.
+struct Column<'a> {
+    flow: &'a Flow,
+    at: u64,
+    depth: usize,
+    begun: Vec<bool>,
+}
+
+impl<'a> Column<'a> {
+    fn new(flow: &'a Flow) -> Self {
+        Column {
+            flow,
+            at: 0,
+            depth: flow
+                .loops
+                .iter()
+                .map(|l| l.depth as usize)
+                .max()
+                .unwrap_or(0),
+            begun: vec![false; flow.loops.len()],
+        }
+    }
+
+    /// The prefix of the next instruction (after any loop's opening line).
+    fn next(&mut self, out: &mut String, c: bool) -> String {
+        let f = self.flow;
+        let i = self.at;
+        self.at += 1;
+        let inner = f.loop_of(i);
+        let mut chain = Vec::new();
+        let mut l = inner;
+        while let Some(x) = l {
+            chain.push(x);
+            l = f.loops[x].parent;
+        }
+        for &x in chain.iter().rev() {
+            if !self.begun[x] {
+                self.begun[x] = true;
+                let head = format!(
+                    "{:>4} {}{}",
+                    "",
+                    "|".repeat(f.loops[x].depth as usize - 1),
+                    super::cfg::describe_loop(f, x)
+                );
+                let _ = writeln!(out, "{}", paint(c, "33", &head));
+            }
+        }
+        let live = f.live_grf.get(i as usize).copied().unwrap_or(0);
+        let hot = f.peak.as_ref().is_some_and(|p| p.instruction == i)
+            || f.budget.is_some_and(|b| live >= b);
+        let n = format!("{live:>4}");
+        let n = if hot { paint(c, "31", &n) } else { n };
+        let marks = format!("{:<w$}", "|".repeat(chain.len()), w = self.depth);
+        format!("{n} {} ", paint(c, "33", &marks))
+    }
 }

@@ -102,8 +102,13 @@ impl Class {
 impl Mix {
     /// Counts one instruction (the text of a [`super::line::Line::Instruction`]).
     pub fn add(&mut self, instruction: &str) {
+        self.add_class(classify(instruction));
+    }
+
+    /// Counts one instruction of class `c`.
+    pub fn add_class(&mut self, c: Class) {
         self.instructions += 1;
-        *self.slot(classify(instruction)) += 1;
+        *self.slot(c) += 1;
     }
 
     fn slot(&mut self, c: Class) -> &mut u64 {

@@ -6,7 +6,9 @@
 //! from IGA's disassembly of native binaries. [`analyze`] computes both in
 //! one pass over the text.
 
+pub mod flow;
 pub mod header;
+pub mod igajson;
 pub mod line;
 pub mod mix;
 pub mod source;

@@ -63,6 +63,8 @@ impl KernelEntry {
             private_memory_bytes: h.and_then(|h| h.private_memory_bytes),
             source: None,
             mix: None,
+            flow: None,
+            flow_reason: None,
         }
     }
 }

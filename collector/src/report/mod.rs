@@ -4,6 +4,7 @@
 //! `report.json`, the copies under `asm/`, the pruning of the dumps); and
 //! its exporters, one file each ([`export`]: the terminal table, JSON).
 
+pub mod code;
 pub mod entries;
 pub mod export;
 pub mod files;
@@ -15,8 +16,9 @@ use crate::sources::{AsmFile, BinaryOrigin, IsaSourceKind, Status};
 use serde::{Deserialize, Serialize};
 
 /// Version of `report.json`; bumped on any incompatible change (2: ISA from
-/// module binaries: `isa_source`, `binary`, new statuses, `not-spirv` gone).
-pub const SCHEMA: u32 = 2;
+/// module binaries: `isa_source`, `binary`, new statuses, `not-spirv` gone;
+/// 3: each launched kernel's `flow` from its code, or `flow_reason`).
+pub const SCHEMA: u32 = 3;
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ProcessEntry {
@@ -151,6 +153,14 @@ pub struct KernelEntry {
     pub source: Option<crate::isa::source::Source>,
     /// Instructions by class; null for a kernel not launched.
     pub mix: Option<crate::isa::mix::Mix>,
+    /// From its code (its module's binary, through IGA's JSON): blocks,
+    /// loops, live GRF per instruction and the peak; null when not
+    /// analysed (`flow_reason` says why) or not launched.
+    #[serde(default)]
+    pub flow: Option<crate::isa::flow::Flow>,
+    /// Why a launched kernel has no `flow`.
+    #[serde(default)]
+    pub flow_reason: Option<String>,
 }
 
 impl KernelEntry {
@@ -160,6 +170,15 @@ impl KernelEntry {
         if let Some(a) = a {
             self.source = a.source;
             self.mix = Some(a.mix);
+        }
+    }
+
+    /// Sets `flow` or `flow_reason` from the analysis of its code.
+    pub fn set_flow(&mut self, f: Option<code::Outcome>) {
+        match f {
+            Some(Ok(f)) => self.flow = Some(f),
+            Some(Err(why)) => self.flow_reason = Some(why),
+            None => {}
         }
     }
 

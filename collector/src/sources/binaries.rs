@@ -113,7 +113,7 @@ pub struct ModuleBinaries {
 }
 
 /// A parsed binary, or why not.
-type Parsed = Result<Program, (Status, String)>;
+pub type Parsed = Result<Program, (Status, String)>;
 
 fn native_device(key: &BinaryKey) -> Option<Device> {
     key.device.map(|(id, ip)| Device {
@@ -146,7 +146,7 @@ fn parse_error(e: NativeError) -> (Status, String) {
     }
 }
 
-fn read_and_parse(dir: &Path, key: &BinaryKey, file: &str) -> Parsed {
+pub fn read_and_parse(dir: &Path, key: &BinaryKey, file: &str) -> Parsed {
     if !safe_module_file(file) {
         return Err((
             Status::BinaryUnreadable,

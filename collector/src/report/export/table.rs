@@ -73,6 +73,8 @@ struct Columns {
     ranks_w: Option<usize>,
     /// Each kernel's ranks, as ranges.
     ranks: Vec<String>,
+    /// Each kernel's name as shown ([`names::distinct`] at `name_w`).
+    names: Vec<String>,
 }
 
 impl Columns {
@@ -98,11 +100,25 @@ impl Columns {
             .max()
             .filter(|w| *w > 0)
             .map(|w| w.clamp(5, 16));
-        let name_w = name_w.saturating_sub(ranks_w.map_or(0, |w| w + 1)).max(24);
+        let ranks_room = ranks_w.map_or(0, |w| w + 1);
+        let name_w = name_w.saturating_sub(ranks_room).max(24);
+        // Names that do not fit take the room the ISA path would: up to all
+        // but a third of what is left beside the fixed columns.
+        let full = display_names(r);
+        let longest = full.iter().map(|n| n.chars().count()).max().unwrap_or(0);
+        let left = width.saturating_sub(fixed + ranks_room);
+        let cap = left.saturating_sub(isa_w.min(left / 3)).max(name_w);
+        let name_w = if longest <= name_w {
+            name_w
+        } else {
+            longest.min(cap)
+        };
+        let names = names::distinct(&full, name_w);
         Columns {
             name_w,
             ranks_w,
             ranks,
+            names,
         }
     }
 
@@ -135,24 +151,13 @@ fn kernel_rows(out: &mut String, r: &Report, cols: &Columns, c: bool) {
     } else {
         let _ = writeln!(out, "{}", paint(c, "1", header.trim_end()));
     }
-    // Same-named kernels of different modules: tell them apart by module.
-    let mut seen = std::collections::BTreeMap::new();
-    for k in &r.kernels {
-        *seen.entry(&k.demangled).or_insert(0usize) += 1;
-    }
-    for (k, ranks) in r.kernels.iter().zip(&cols.ranks) {
-        let mut display = k.display_name();
-        if seen.get(&k.demangled).copied().unwrap_or(0) > 1 {
-            let sha = k.module_sha256.as_deref().unwrap_or("");
-            display.push_str(&format!(" [module {}]", sha.get(..8).unwrap_or(sha)));
-        }
-        let name = names::shorten_keeping_end(&display, name_w, " [module ");
+    for ((k, ranks), name) in r.kernels.iter().zip(&cols.ranks).zip(&cols.names) {
         let line = format!(
             "{:>4} {:>10}{}  {}  {:>4} {:>4} {:>7} {:>7}  {:<6} {}",
             k.rank,
             launches(k),
             cols.ranks_cell(ranks),
-            fit(&name, name_w),
+            fit(name, name_w),
             opt(k.simd),
             opt(k.grf),
             opt(k.instructions),
@@ -162,6 +167,26 @@ fn kernel_rows(out: &mut String, r: &Report, cols: &Columns, c: bool) {
         );
         let _ = writeln!(out, "{}", line.trim_end());
     }
+}
+
+/// Each kernel's name, escaped; same-named kernels of different modules
+/// told apart by module.
+fn display_names(r: &Report) -> Vec<String> {
+    let mut seen = std::collections::BTreeMap::new();
+    for k in &r.kernels {
+        *seen.entry(&k.demangled).or_insert(0usize) += 1;
+    }
+    r.kernels
+        .iter()
+        .map(|k| {
+            let mut display = k.display_name();
+            if seen.get(&k.demangled).copied().unwrap_or(0) > 1 {
+                let sha = k.module_sha256.as_deref().unwrap_or("");
+                display.push_str(&format!(" [module {}]", sha.get(..8).unwrap_or(sha)));
+            }
+            display
+        })
+        .collect()
 }
 
 fn launches(k: &KernelEntry) -> String {

@@ -66,6 +66,15 @@ const FORMATTING_OPT_PRINT_HEX_FLOATS: u32 = 0x4;
 /// `IGA_FORMATTING_OPT_PRINT_BFNEXPRS`: `bfn` with its function as an
 /// expression (`bfn.(s0&s1|s2)`), as IGC's dumps print it, not `bfn.0xF8`.
 const FORMATTING_OPT_PRINT_BFNEXPRS: u32 = 0x80;
+/// `IGA_FORMATTING_OPT_PRINT_JSON`: JSON instead of assembly text (the
+/// blocks with their predecessors and successors, the instructions).
+const FORMATTING_OPT_PRINT_JSON: u32 = 0x200;
+/// `IGA_FORMATTING_OPT_PRINT_DEFS`: with each instruction, the registers it
+/// defines and uses and the live register totals of IGA's dataflow analysis.
+const FORMATTING_OPT_PRINT_DEFS: u32 = 0x400;
+/// The options of [`Iga::disassemble`].
+const TEXT_OPTS: u32 =
+    FORMATTING_OPT_PRINT_LDST | FORMATTING_OPT_PRINT_HEX_FLOATS | FORMATTING_OPT_PRINT_BFNEXPRS;
 
 #[repr(C)]
 struct ContextOptions {
@@ -329,13 +338,35 @@ impl Iga {
     /// floats in hexadecimal, `bfn` functions as expressions), labels named
     /// by IGA.
     pub fn disassemble(&self, platform: &Platform, code: &[u8]) -> Result<String, IgaError> {
+        self.format(platform, code, TEXT_OPTS)
+    }
+
+    /// IGA's JSON of `code` with its dataflow (`-Xprint-json
+    /// -Xprint-defs`): the blocks with their predecessors and successors,
+    /// and per instruction its syntax, definitions, uses and live register
+    /// totals. Its instructions are those of [`Iga::disassemble`], in the
+    /// same order.
+    pub fn disassemble_json(&self, platform: &Platform, code: &[u8]) -> Result<String, IgaError> {
+        self.format(
+            platform,
+            code,
+            TEXT_OPTS | FORMATTING_OPT_PRINT_JSON | FORMATTING_OPT_PRINT_DEFS,
+        )
+    }
+
+    /// `code` disassembled for `platform` with IGA's formatting options
+    /// `formatting_opts`.
+    fn format(
+        &self,
+        platform: &Platform,
+        code: &[u8],
+        formatting_opts: u32,
+    ) -> Result<String, IgaError> {
         let len = u32::try_from(code.len()).map_err(|_| IgaError::TooLarge(code.len()))?;
         let ctx = Context::new(self, platform)?;
         let opts = DisassembleOptions {
             cb: std::mem::size_of::<DisassembleOptions>() as u32,
-            formatting_opts: FORMATTING_OPT_PRINT_LDST
-                | FORMATTING_OPT_PRINT_HEX_FLOATS
-                | FORMATTING_OPT_PRINT_BFNEXPRS,
+            formatting_opts,
             reserved0: 0,
             reserved1: 0,
             decoder_opts: 0,

@@ -1,0 +1,390 @@
+//! Per kernel, from its code: the control flow, loops and register
+//! pressure of each listed launched kernel ([`crate::isa::flow`]), read
+//! from the module binary the driver ran (saved under `modules/` for every
+//! module), whichever source its ISA text came from: a kernel whose ISA is
+//! IGC's dump is analysed from the same binary, so both sources give the
+//! same figures.
+//!
+//! IGA disassembles the kernel's code to JSON with its dataflow; each
+//! instruction is classified from the ISA text shown for the kernel (its
+//! instructions mapped to IGA's by position, which also brings the source
+//! lines of a `-g` dump), or from IGA's own text when the two do not line
+//! up. When no analysis can be made, the kernel keeps everything else and
+//! `flow_reason` says why.
+
+use crate::isa::flow::{self, Flow, Inputs, SourceRef};
+use crate::isa::header::AsmHeader;
+use crate::isa::igajson;
+use crate::isa::line::{lines, Line};
+use crate::isa::mix::{classify, Class, Memory};
+use crate::matching::KernelMatch;
+use crate::sources::binaries::{read_and_parse, request, BinaryKey, Parsed};
+use crate::sources::native::iga::{Iga, IgaError};
+use crate::sources::native::{NativeKernel, Platform, Program};
+use crate::sources::IsaSourceKind;
+use rayon::prelude::*;
+use sha2::{Digest, Sha256};
+use std::collections::{BTreeMap, HashMap};
+use std::path::Path;
+use std::sync::{Arc, Mutex, OnceLock};
+use xpu_asm_record::read::ProcessRecord;
+
+/// Set (to anything but empty or `0`): no kernel's code is analysed (each
+/// gets a `flow_reason` saying so); for timing, or when IGA's JSON is not
+/// wanted.
+pub const NO_FLOW_ENV: &str = "XPU_ASM_NO_FLOW";
+
+/// Kernels of more code than this many bytes (default
+/// [`DEFAULT_MAX_CODE_BYTES`]) are not analysed: IGA's dataflow grows faster
+/// than the code (with IGC 1's IGA about 3 s for 1,300 instructions, 20
+/// KiB, and for 2,800, 38 KiB).
+pub const MAX_CODE_ENV: &str = "XPU_ASM_FLOW_MAX_BYTES";
+pub const DEFAULT_MAX_CODE_BYTES: usize = 64 << 10;
+
+/// IGA's JSON of each distinct kernel code (by platform and SHA-256 of the
+/// code), made once however many kernels have that code (the same module
+/// in many processes, ranks or builds).
+#[derive(Default)]
+struct JsonCache(Mutex<HashMap<CodeKey, Arc<JsonCell>>>);
+
+/// A code: its platform's `iga_gen` and its SHA-256.
+type CodeKey = (u32, [u8; 32]);
+
+/// One code's JSON, made by the first kernel that needs it.
+type JsonCell = OnceLock<Result<String, IgaError>>;
+
+impl JsonCache {
+    fn json(&self, iga: &Iga, platform: &Platform, code: &[u8]) -> Result<String, IgaError> {
+        let key = (platform.iga_gen, Sha256::digest(code).into());
+        let cell = {
+            let mut map = self.0.lock().unwrap_or_else(|e| e.into_inner());
+            Arc::clone(map.entry(key).or_default())
+        };
+        cell.get_or_init(|| iga.disassemble_json(platform, code))
+            .clone()
+    }
+}
+
+/// A kernel's analysis, or why there is none.
+pub type Outcome = Result<Flow, String>;
+
+/// `IGA_XE_HPC`: from PVC on, GRF registers are 64 bytes.
+const IGA_XE_HPC: u32 = (1 << 24) | 4;
+
+/// A kernel's module binary: its key and saved file, or why there is none.
+type Wanted = Result<(BinaryKey, String), String>;
+
+/// The analysis of each kernel `order` lists (indices into `launched`),
+/// in that order; `None` when told to stop.
+pub fn read_flows(
+    dir: &Path,
+    recs: &[ProcessRecord],
+    launched: &[KernelMatch],
+    order: &[usize],
+    stop: &(dyn Fn() -> bool + Sync),
+) -> Vec<Option<Outcome>> {
+    if std::env::var_os(NO_FLOW_ENV).is_some_and(|v| !v.is_empty() && v != "0") {
+        let why = format!("not analysed: {NO_FLOW_ENV} is set");
+        return order.iter().map(|_| Some(Err(why.clone()))).collect();
+    }
+    let keys = binary_keys(recs);
+    let no_binary: Wanted = Err("no process recorded its module's binary".into());
+    let wanted: Vec<&Wanted> = order
+        .iter()
+        .map(|&i| {
+            let k = &launched[i];
+            keys.get(&(k.name.clone(), k.module_sha256.clone()))
+                .unwrap_or(&no_binary)
+        })
+        .collect();
+    let mut files: BTreeMap<&BinaryKey, &str> = BTreeMap::new();
+    for (k, f) in wanted.iter().filter_map(|w| w.as_ref().ok()) {
+        files.insert(k, f);
+    }
+    let files: Vec<(&BinaryKey, &str)> = files.into_iter().collect();
+    let parsed: HashMap<&BinaryKey, Parsed> = files
+        .par_iter()
+        .map(|(k, f)| (*k, read_and_parse(dir, k, f)))
+        .collect();
+    let iga = Igas {
+        iga: OnceLock::new(),
+        cache: JsonCache::default(),
+        max_code: std::env::var(MAX_CODE_ENV)
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(DEFAULT_MAX_CODE_BYTES),
+    };
+    let jobs: Vec<(usize, &Wanted)> = order.iter().copied().zip(wanted).collect();
+    jobs.par_iter()
+        .map(|&(i, w)| {
+            if stop() {
+                return None;
+            }
+            let k = &launched[i];
+            Some(w.as_ref().map_err(Clone::clone).and_then(|(key, _)| {
+                let program = parsed[key].as_ref().map_err(|(_, why)| why.clone())?;
+                analyse(k, program, &iga)
+            }))
+        })
+        .collect()
+}
+
+/// (kernel name, module SHA-256) -> its module's binary, from the first
+/// process that launched it with one saved (or why none has).
+fn binary_keys(recs: &[ProcessRecord]) -> HashMap<(Vec<u8>, Option<String>), Wanted> {
+    let mut out: HashMap<(Vec<u8>, Option<String>), Wanted> = HashMap::new();
+    for rec in recs {
+        for k in rec.kernels.values() {
+            if k.launches == 0 && k.appended == 0 {
+                continue;
+            }
+            let Some(module) = rec.modules.get(&k.module) else {
+                continue;
+            };
+            let key = (k.name.clone(), Some(module.sha256.clone()));
+            if out.get(&key).is_some_and(|r| r.is_ok()) {
+                continue;
+            }
+            let r = match request(rec, module, &k.name) {
+                Ok(r) => match r.file {
+                    Some(f) => Ok((r.key, f)),
+                    None => Err("its module's binary was not saved at run time".to_string()),
+                },
+                Err(crate::sources::Lookup::Missing(_, why)) => Err(why),
+                Err(_) => Err("no module binary is recorded for it".to_string()),
+            };
+            out.insert(key, r);
+        }
+    }
+    out
+}
+
+/// IGA, loaded on first need, with its JSON of the codes seen.
+struct Igas {
+    iga: OnceLock<Result<Iga, String>>,
+    cache: JsonCache,
+    max_code: usize,
+}
+
+/// The analysis of kernel `k` from its module's binary `program`.
+fn analyse(k: &KernelMatch, program: &Program, igas: &Igas) -> Outcome {
+    let kernel = program.kernel(&k.name).ok_or_else(|| {
+        format!(
+            "its module's binary ({}) has no kernel of this name",
+            program.format
+        )
+    })?;
+    let platform = program.platform.as_ref().ok_or_else(|| {
+        "its module's binary does not say which GPU it is for; IGA needs the platform".to_string()
+    })?;
+    if kernel.code.len() > igas.max_code {
+        return Err(format!(
+            "not analysed: its code is {} bytes, more than {} ({MAX_CODE_ENV}; IGA's dataflow takes seconds for kernels this large)",
+            kernel.code.len(),
+            igas.max_code
+        ));
+    }
+    let iga = igas
+        .iga
+        .get_or_init(|| Iga::load().map_err(|e| e.to_string()))
+        .as_ref()
+        .map_err(|e| format!("no analysis of its code: {e}"))?;
+    let json = igas.cache.json(iga, platform, &kernel.code);
+    let text = || iga.disassemble(platform, &kernel.code);
+    from_json(json, text, k, kernel, platform)
+}
+
+/// The analysis from IGA's JSON (or its error), with the ISA text shown for
+/// `k` (else IGA's text, from `iga_text`) for the instructions' classes.
+pub fn from_json(
+    json: Result<String, IgaError>,
+    iga_text: impl FnOnce() -> Result<String, IgaError>,
+    k: &KernelMatch,
+    kernel: &NativeKernel,
+    platform: &Platform,
+) -> Outcome {
+    let json = json.map_err(|e| format!("IGA gave no JSON of its code: {e}"))?;
+    let code = igajson::parse(&json).map_err(|e| format!("no analysis of its code: {e}"))?;
+    let n = code.insts.len();
+    let shown = k
+        .chosen_file()
+        .and_then(|f| std::fs::read_to_string(&f.path).ok().map(|t| (t, f.source)))
+        .map(|(t, source)| (instructions(&t, source == IsaSourceKind::IgcDump), source));
+    let (mut classes, source_lines) = match shown {
+        Some(((classes, lines), _)) if classes.len() == n => (classes, lines),
+        _ => {
+            let t = iga_text().map_err(|e| format!("IGA gave no text of its code: {e}"))?;
+            let (classes, _) = instructions(&t, false);
+            if classes.len() != n {
+                return Err(format!(
+                    "IGA's JSON has {n} instructions and its text {}: they cannot be matched",
+                    classes.len()
+                ));
+            }
+            (classes, None)
+        }
+    };
+    infer_spills(&mut classes, k.header(), kernel);
+    let inputs = Inputs {
+        classes: &classes,
+        lines: source_lines.as_deref(),
+        grf_bytes: if platform.iga_gen >= IGA_XE_HPC {
+            64
+        } else {
+            32
+        },
+        budget: k.header().and_then(|h| h.grf).or(kernel.grf),
+    };
+    Ok(flow::analyze(&code, &inputs))
+}
+
+/// Each instruction's class in ISA text, and (`with_lines`, when it has
+/// line information) its source line.
+#[allow(clippy::type_complexity)]
+fn instructions(text: &str, with_lines: bool) -> (Vec<Class>, Option<Vec<Option<SourceRef>>>) {
+    let mut classes = Vec::new();
+    let mut refs = Vec::new();
+    let mut file = String::new();
+    let mut line: Option<u32> = None;
+    let mut seen = false;
+    for l in lines(text) {
+        match l {
+            Line::File(f) => {
+                seen = true;
+                file = f.to_string();
+            }
+            Line::Source { line: n, .. } => {
+                seen = true;
+                line = Some(n);
+            }
+            Line::Instruction(i) => {
+                classes.push(classify(i));
+                refs.push(line.map(|line| SourceRef {
+                    file: file.clone(),
+                    line,
+                }));
+            }
+            _ => {}
+        }
+    }
+    (classes, (with_lines && seen).then_some(refs))
+}
+
+/// A kernel that spills and has no private memory: its scratch traffic is
+/// spills and fills, whether or not the text annotates them (IGC's dumps
+/// do, IGA's text does not), so that both sources count alike.
+fn infer_spills(classes: &mut [Class], header: Option<&AsmHeader>, kernel: &NativeKernel) {
+    // The binary's figures first: the same whichever text is shown.
+    let spills = kernel.spill_bytes.or(header.and_then(|h| h.spill_bytes));
+    let private = kernel
+        .private_memory_bytes
+        .or(header.and_then(|h| h.private_memory_bytes));
+    if spills.unwrap_or(0) == 0 || private.unwrap_or(0) != 0 {
+        return;
+    }
+    for c in classes {
+        *c = match *c {
+            Class::Store(Memory::Scratch) => Class::Spill,
+            Class::Load(Memory::Scratch) => Class::Fill,
+            other => other,
+        };
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sources::Status;
+
+    fn kernel_match() -> KernelMatch {
+        KernelMatch {
+            name: b"k".to_vec(),
+            module_sha256: Some("ab".into()),
+            launches: 3,
+            appended: 0,
+            pids: vec![1],
+            status: Status::Matched,
+            reason: None,
+            candidates: Vec::new(),
+            processes: Vec::new(),
+            same_files: Vec::new(),
+            chosen: None,
+            choice: None,
+        }
+    }
+
+    fn platform() -> Platform {
+        Platform {
+            iga_gen: IGA_XE_HPC,
+            name: "PVC".into(),
+        }
+    }
+
+    /// IGA refusing the JSON option, or JSON that does not parse or lacks
+    /// the dataflow: a reason, and the entry keeps everything else. (The
+    /// real IGA cannot be made to fail so: these texts stand in for it.)
+    #[test]
+    fn no_usable_json_gives_a_reason_and_leaves_the_rest() {
+        let k = kernel_match();
+        let nk = NativeKernel::default();
+        let p = platform();
+        let no_text = || -> Result<String, IgaError> { panic!("not asked for") };
+        let refused = Err(IgaError::Decode {
+            status: "IGA_INVALID_ARG".into(),
+            messages: "unknown formatting option".into(),
+        });
+        let why = from_json(refused, no_text, &k, &nk, &p).unwrap_err();
+        assert_eq!(
+            why,
+            "IGA gave no JSON of its code: IGA could not decode the kernel's code (IGA_INVALID_ARG): unknown formatting option"
+        );
+        let why =
+            from_json(Ok("L0000:\n mov (1|M0) r1 r2".into()), no_text, &k, &nk, &p).unwrap_err();
+        assert!(
+            why.starts_with("no analysis of its code: IGA's JSON does not parse ("),
+            "{why}"
+        );
+        let why =
+            from_json(Ok(r#"{"insts":[{"kind":"I"#.into()), no_text, &k, &nk, &p).unwrap_err();
+        assert!(why.contains("does not parse"), "{why}");
+        let no_defs = r#"{"version":"1.0","insts":[{"kind":"L","value":"L0000"},{"kind":"I","id":0,"op":"nop"}]}"#;
+        let why = from_json(Ok(no_defs.into()), no_text, &k, &nk, &p).unwrap_err();
+        assert_eq!(
+            why,
+            "no analysis of its code: IGA's JSON has no live register totals (no `liveTotals`: IGA ignored the definitions option)"
+        );
+
+        let mut entry = crate::report::KernelEntry::from_match(1, &k);
+        let before = entry.clone();
+        entry.set_flow(Some(Err(why.clone())));
+        assert_eq!(entry.flow, None);
+        assert_eq!(entry.flow_reason.as_deref(), Some(why.as_str()));
+        entry.flow_reason = None;
+        assert_eq!(entry, before);
+    }
+
+    /// IGA's text stands in for a shown file that does not line up; the
+    /// text must have the JSON's instructions.
+    #[test]
+    fn the_instructions_of_json_and_text_must_match() {
+        let k = kernel_match();
+        let nk = NativeKernel::default();
+        let json = r#"{"version":"1.0","insts":[{"kind":"L","value":"L0000"},
+          {"kind":"I","id":0,"op":"add","liveTotals":{"r":130}},
+          {"kind":"I","id":1,"op":"send","opts":["EOT"],"liveTotals":{"r":64}}]}"#;
+        let text = "L0000:\n  add (1|M0) r1.0<1>:d r1.0<0;1,0>:d 1:w\n(W) send.gtwy (8|M0) null r127 null:0 0x0 0x02000010 {EOT} // wr:1+0, rd:0; end of thread\n";
+        let f = from_json(Ok(json.into()), || Ok(text.into()), &k, &nk, &platform()).unwrap();
+        assert_eq!(f.live_grf, [3, 1]);
+        assert_eq!(
+            f.peak.as_ref().map(|p| (p.grf, p.class.as_str())),
+            Some((3, "alu"))
+        );
+        let short = "L0000:\n  add (1|M0) r1.0<1>:d r1.0<0;1,0>:d 1:w\n";
+        let why =
+            from_json(Ok(json.into()), || Ok(short.into()), &k, &nk, &platform()).unwrap_err();
+        assert_eq!(
+            why,
+            "IGA's JSON has 2 instructions and its text 1: they cannot be matched"
+        );
+    }
+}

@@ -1,0 +1,440 @@
+//! Reading a kernel from its code on the real stack: blocks, loops and
+//! register pressure (`kernels[].flow`, from IGA's JSON of the module
+//! binary the driver ran), `show`'s live-GRF column and `--cfg`, and
+//! `diff` over loops and pressure with its `--fail-on` conditions.
+//!
+//! The kernels: `tests/workload/kernels_loops.cl` (no loop, one loop, two
+//! nested loops, each kept rolled) and `tests/workload/kernels_mix.cl`
+//! (`mix_spill` spills in its loop). Every capture runs the C workload
+//! under `xpu-asm-run --emulate pvc`: IGC compiles each kernel for PVC as
+//! the driver's JIT does on a GPU.
+
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use tempfile::TempDir;
+use xpu_asm_tests::record::{DUMP_ENV, OUT_ENV, OWNED_ENV};
+use xpu_asm_tests::*;
+
+// ---------------------------------------------------------------------------
+// Support
+
+fn scratch() -> TempDir {
+    require_stack();
+    tempfile::Builder::new()
+        .prefix("xpu-asm-reading-")
+        .tempdir()
+        .expect("a temporary folder")
+}
+
+/// Removes what the test's own environment could add.
+fn hermetic(cmd: &mut Command) {
+    cmd.env_remove("LD_PRELOAD")
+        .env_remove(OUT_ENV)
+        .env_remove(OWNED_ENV)
+        .env_remove("NO_COLOR");
+    for (name, _) in DUMP_ENV {
+        cmd.env_remove(name);
+    }
+    for (name, _) in neo_env() {
+        cmd.env_remove(name);
+    }
+}
+
+const LOOP_STEPS: [&str; 3] = [
+    "imm:l:loop_none:3",
+    "imm:l:loop_one:2",
+    "imm:l:loop_nested:1",
+];
+
+const MIX_STEPS: [&str; 2] = ["imm:m:mix_spill:5", "imm:m:mix_mad_loop:4"];
+
+/// The source lines of `loop_one`'s loop and of `loop_nested`'s two
+/// (kernels_loops.cl: `for` and its body; the outer loop's `for`, the inner
+/// loop and the statement after it).
+const ONE_LINES: [u64; 2] = [16, 17];
+const OUTER_LINES: [u64; 4] = [26, 28, 29, 30];
+const INNER_LINES: [u64; 2] = [28, 29];
+
+struct Capture {
+    out: PathBuf,
+    report: Value,
+}
+
+impl Capture {
+    fn kernel(&self, name: &str) -> &Value {
+        self.report["kernels"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .find(|k| k["name"] == name)
+            .unwrap_or_else(|| panic!("no kernel {name} in {}", self.out.display()))
+    }
+
+    fn flow(&self, name: &str) -> &Value {
+        let k = self.kernel(name);
+        assert!(
+            k["flow"].is_object() && k["flow_reason"].is_null(),
+            "{name} has no flow: {k:#}"
+        );
+        &k["flow"]
+    }
+}
+
+/// `xpu-asm-run --emulate pvc [extra] -o DIR -- workload --via ddi
+/// --module l=loops --module m=mix [--build-flags FLAGS] STEPS`, the
+/// modules built with ocloc `-options OPTIONS`.
+fn capture(dir: &Path, tag: &str, options: &str, flags: &str, extra: &[&str]) -> Capture {
+    let out = dir.join(tag);
+    let mut cmd = Command::new(xpu_asm_run());
+    cmd.args(["--emulate", "pvc", "--quiet"])
+        .args(extra)
+        .arg("-o")
+        .arg(&out)
+        .arg("--")
+        .arg(workload())
+        .args(["--via", "ddi"]);
+    for (m, src) in [("l", "loops"), ("m", "mix")] {
+        cmd.arg("--module")
+            .arg(format!("{m}={}", spirv_with(src, options).display()));
+    }
+    if !flags.is_empty() {
+        cmd.args(["--build-flags", flags]);
+    }
+    cmd.args(LOOP_STEPS).args(MIX_STEPS).current_dir(dir);
+    hermetic(&mut cmd);
+    let r = run(cmd, &out);
+    r.assert_status(0);
+    let report = r.report();
+    assert_eq!(report["schema"], 3, "{}", r.ctx());
+    Capture { out, report }
+}
+
+fn xpu(args: &[&str], out: &Path) -> Run {
+    let mut cmd = Command::new(xpu_asm_run());
+    cmd.args(args);
+    hermetic(&mut cmd);
+    run(cmd, out)
+}
+
+fn u(v: &Value) -> u64 {
+    v.as_u64().unwrap_or_else(|| panic!("not a count: {v}"))
+}
+
+fn loops(f: &Value) -> &Vec<Value> {
+    f["loops"].as_array().expect("loops")
+}
+
+fn lines_of(l: &Value) -> Vec<u64> {
+    let mut v: Vec<u64> = l["source"]
+        .as_array()
+        .expect("source")
+        .iter()
+        .map(|s| u(&s["line"]))
+        .collect();
+    v.dedup();
+    v
+}
+
+// ---------------------------------------------------------------------------
+// Loops
+
+/// No loop, one loop, two nested loops: the count, nesting and (with `-g`)
+/// each loop's source lines; the same loops without `-g`, with no lines.
+#[test]
+fn loops_of_kernels_with_known_answers() {
+    let dir = scratch();
+    let g = capture(dir.path(), "g", "-g", "-g", &[]);
+    let plain = capture(dir.path(), "plain", "", "", &[]);
+    let cl = workload_src_dir().join("kernels_loops.cl");
+    let file = cl.display().to_string();
+
+    assert_eq!(loops(g.flow("loop_none")), &Vec::<Value>::new());
+    let one = loops(g.flow("loop_one"));
+    assert_eq!(one.len(), 1, "{one:#?}");
+    assert_eq!(
+        (u(&one[0]["depth"]), one[0]["parent"].clone()),
+        (1, Value::Null)
+    );
+    assert_eq!(lines_of(&one[0]), ONE_LINES);
+    assert!(one[0]["source"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|s| s["file"] == file.as_str()));
+
+    let nested = loops(g.flow("loop_nested"));
+    assert_eq!(nested.len(), 2, "{nested:#?}");
+    let (outer, inner) = (&nested[0], &nested[1]);
+    assert_eq!(
+        (u(&outer["depth"]), outer["parent"].clone()),
+        (1, Value::Null)
+    );
+    assert_eq!((u(&inner["depth"]), u(&inner["parent"])), (2, 0));
+    let outer_blocks = outer["blocks"].as_array().unwrap();
+    assert!(inner["blocks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|b| outer_blocks.contains(b)));
+    assert!(u(&outer["instructions"]) > u(&inner["instructions"]));
+    assert_eq!(lines_of(outer), OUTER_LINES);
+    assert_eq!(lines_of(inner), INNER_LINES);
+    // The peak of each looping kernel is in its innermost loop.
+    assert_eq!(g.flow("loop_one")["peak"]["loop"], 0);
+    assert_eq!(g.flow("loop_nested")["peak"]["loop"], 1);
+    assert_eq!(g.flow("loop_nested")["lines"], true);
+
+    // Without -g: the same loops, no lines.
+    for name in ["loop_none", "loop_one", "loop_nested"] {
+        let (a, b) = (loops(g.flow(name)), loops(plain.flow(name)));
+        let shape = |ls: &Vec<Value>| -> Vec<(u64, u64, Value)> {
+            ls.iter()
+                .map(|l| (u(&l["depth"]), u(&l["instructions"]), l["parent"].clone()))
+                .collect()
+        };
+        assert_eq!(shape(a), shape(b), "{name}");
+        assert!(
+            b.iter().all(|l| l["source"] == serde_json::json!([])),
+            "{name}"
+        );
+        assert_eq!(plain.flow(name)["lines"], false);
+    }
+    show_marks_the_loops_and_pressure(&plain);
+}
+
+/// `show`: a live-GRF column equal to the report's, each instruction of a
+/// loop marked once per loop it is in, each loop named where it begins;
+/// `--cfg` the blocks with back edges, `--cfg=dot` a graph with a cluster
+/// per loop.
+fn show_marks_the_loops_and_pressure(c: &Capture) {
+    let dir = c.out.display().to_string();
+    let f = c.flow("loop_nested");
+    let r = xpu(&["show", &dir, "loop_nested", "--color", "never"], &c.out);
+    r.assert_status(0);
+    let text = r.stdout();
+    let mut live = Vec::new();
+    let mut marks = Vec::new();
+    for l in text.lines() {
+        let t = l.trim_start();
+        let Some((n, rest)) = t.split_once(' ') else {
+            continue;
+        };
+        if let Ok(n) = n.parse::<u64>() {
+            live.push(n);
+            marks.push(rest.chars().take_while(|c| *c == '|').count() as u64);
+        }
+    }
+    let want: Vec<u64> = f["live_grf"].as_array().unwrap().iter().map(u).collect();
+    assert_eq!(live, want, "{text}");
+    let want_marks: Vec<u64> = (0..want.len())
+        .map(|i| {
+            let b = f["blocks"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .rfind(|b| u(&b["first"]) <= i as u64)
+                .unwrap();
+            match b["loop"].as_u64() {
+                Some(l) => u(&loops(f)[l as usize]["depth"]),
+                None => 0,
+            }
+        })
+        .collect();
+    assert_eq!(marks, want_marks, "{text}");
+    assert!(text.contains("    loop 1 (depth 1): "), "{text}");
+    assert!(text.contains("|loop 2 (in loop 1, depth 2): "), "{text}");
+    assert!(text.contains("  flow:         "), "{text}");
+
+    let r = xpu(&["show", &dir, "loop_nested", "--cfg"], &c.out);
+    r.assert_status(0);
+    let backs: usize = loops(f)
+        .iter()
+        .map(|l| l["back_edges"].as_array().unwrap().len())
+        .sum();
+    assert_eq!(
+        r.stdout().matches(" (back)").count(),
+        backs,
+        "{}",
+        r.stdout()
+    );
+    let blocks = f["blocks"].as_array().unwrap();
+    let r = xpu(&["show", &dir, "loop_nested", "--cfg=dot"], &c.out);
+    r.assert_status(0);
+    let dot = r.stdout();
+    assert!(
+        dot.starts_with("digraph cfg {\n") && dot.ends_with("}\n"),
+        "{dot}"
+    );
+    assert!(dot.contains("subgraph cluster_loop1 {") && dot.contains("subgraph cluster_loop2 {"));
+    let edges: usize = blocks
+        .iter()
+        .map(|b| b["succs"].as_array().unwrap().len())
+        .sum();
+    assert_eq!(dot.matches(" -> ").count(), edges, "{dot}");
+    assert_eq!(dot.matches("style=dashed").count(), backs, "{dot}");
+}
+
+// ---------------------------------------------------------------------------
+// Pressure
+
+/// `mix_spill` has more live values than registers: its pressure peaks in
+/// its loop, in the block of its spill and fill sends, near its budget.
+/// (IGA counts live bytes, not whole registers: the peak is under the
+/// budget by the registers only partly live.)
+#[test]
+fn the_spilling_kernel_peaks_where_its_loop_spills() {
+    let dir = scratch();
+    let c = capture(dir.path(), "c", "", "", &[]);
+    let k = c.kernel("mix_spill");
+    let f = c.flow("mix_spill");
+    assert_eq!(f["budget"], k["grf"], "{f:#}");
+    assert_eq!(u(&f["budget"]), 128);
+    assert_eq!(u(&f["grf_bytes"]), 64);
+    let p = &f["peak"];
+    let l = &loops(f)[u(&p["loop"]) as usize];
+    assert!(
+        u(&l["mix"]["spill"]) > 0 && u(&l["mix"]["fill"]) > 0,
+        "{l:#}"
+    );
+    assert_eq!(l["blocks"], serde_json::json!([p["block"]]), "{f:#}");
+    assert_eq!(l["peak_grf"], p["grf"]);
+    assert!(u(&p["grf"]) * 10 >= u(&f["budget"]) * 9, "{p:#}");
+    assert_eq!(u(&p["grf"]), u(&p["bytes"]).div_ceil(64));
+    let live = f["live_grf"].as_array().unwrap();
+    assert_eq!(live.len() as u64, u(&k["instructions"]));
+    assert_eq!(live.iter().map(u).max(), Some(u(&p["grf"])));
+    assert_eq!(live[u(&p["instruction"]) as usize], p["grf"]);
+    // The loop-free kernel's pressure is low.
+    assert!(u(&c.flow("loop_none")["peak"]["grf"]) < 16);
+}
+
+/// The same kernels from IGC's dumps and from the module binaries alone
+/// (`--isa binary`): the same figures. Debian 12's patch-token binaries do
+/// not tell spills from private memory, so there the binary's scratch sends
+/// are the dump's spills and fills; NEO 26's zebins tell, and every figure
+/// is the same.
+#[test]
+fn dump_and_binary_sources_give_the_same_figures() {
+    let dir = scratch();
+    let dumps = capture(dir.path(), "dumps", "", "", &[]);
+    let binary = capture(dir.path(), "binary", "", "", &["--isa", "binary"]);
+    let names = [
+        "loop_none",
+        "loop_one",
+        "loop_nested",
+        "mix_spill",
+        "mix_mad_loop",
+    ];
+    for name in names {
+        assert_eq!(dumps.kernel(name)["isa_source"], "igc-dump");
+        assert_eq!(binary.kernel(name)["isa_source"], "module-binary");
+        let (mut a, mut b) = (dumps.flow(name).clone(), binary.flow(name).clone());
+        if stack() == Stack::Debian12 {
+            for f in [&mut a, &mut b] {
+                for l in f["loops"].as_array_mut().unwrap() {
+                    let m = &mut l["mix"];
+                    let (s, fl) = (u(&m["spill"]), u(&m["fill"]));
+                    m["store_scratch"] = (u(&m["store_scratch"]) + s).into();
+                    m["load_scratch"] = (u(&m["load_scratch"]) + fl).into();
+                    m["spill"] = 0.into();
+                    m["fill"] = 0.into();
+                }
+            }
+            let spills = &dumps.flow("mix_spill")["loops"][0]["mix"]["spill"];
+            assert!(u(spills) > 0);
+        }
+        assert_eq!(a, b, "{name}");
+    }
+}
+
+// ---------------------------------------------------------------------------
+// diff
+
+/// Default against `-cl-opt-disable`: the loops and pressure that changed;
+/// `--fail-on loop-spill` names the loop that starts spilling; `pressure+N`
+/// fails exactly above the largest growth.
+#[test]
+fn diff_shows_loop_and_pressure_changes() {
+    let dir = scratch();
+    let opt = capture(dir.path(), "opt", "", "", &[]);
+    let o0 = capture(dir.path(), "o0", "", "-cl-opt-disable", &[]);
+    let (a, b) = (o0.out.display().to_string(), opt.out.display().to_string());
+    let r = xpu(&["diff", &a, &b, "--json"], &opt.out);
+    r.assert_status(0);
+    let d: Value = serde_json::from_str(&r.stdout()).expect("diff --json");
+    let kd = d["kernels"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|k| k["name"] == "mix_spill")
+        .expect("mix_spill changed");
+    let changed: Vec<&str> = kd["changed"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|c| c.as_str())
+        .collect();
+    assert!(
+        changed.contains(&"pressure") && changed.contains(&"loop_spills"),
+        "{kd:#}"
+    );
+    assert_eq!(kd["b"]["pressure"], opt.flow("mix_spill")["peak"]["grf"]);
+    assert_eq!(kd["a"]["pressure"], o0.flow("mix_spill")["peak"]["grf"]);
+    assert_eq!(
+        kd["a"]["loops"].as_array().unwrap().len(),
+        loops(o0.flow("mix_spill")).len()
+    );
+
+    let r = xpu(
+        &[
+            "diff",
+            &a,
+            &b,
+            "--fail-on",
+            "loop-spill",
+            "--color",
+            "never",
+        ],
+        &opt.out,
+    );
+    r.assert_status(1);
+    assert!(r.stdout().contains("loop[1].spills"), "{}", r.stdout());
+    assert!(
+        r.stderr()
+            .contains("--fail-on loop-spill: mix_spill: loop 1 ("),
+        "{}",
+        r.stderr()
+    );
+    xpu(&["diff", &b, &b, "--fail-on", "loop-spill"], &opt.out).assert_status(0);
+
+    // The largest growth of peak pressure, A to B, and the largest in percent.
+    let pressure = |c: &Capture, n: &str| u(&c.flow(n)["peak"]["grf"]) as i64;
+    let names = [
+        "loop_none",
+        "loop_one",
+        "loop_nested",
+        "mix_spill",
+        "mix_mad_loop",
+    ];
+    let most = names
+        .iter()
+        .map(|n| pressure(&opt, n) - pressure(&o0, n))
+        .max()
+        .unwrap();
+    assert!(most > 0);
+    let pct = names
+        .iter()
+        .map(|n| (pressure(&opt, n) - pressure(&o0, n)) as f64 * 100.0 / pressure(&o0, n) as f64)
+        .fold(f64::MIN, f64::max)
+        .ceil() as i64;
+    for (cond, code) in [
+        (format!("pressure+{most}"), 0),
+        (format!("pressure+{}", most - 1), 1),
+        (format!("pressure+{pct}%"), 0),
+        (format!("pressure+{}%", pct - 1), 1),
+    ] {
+        let r = xpu(&["diff", &a, &b, "--fail-on", &cond], &opt.out);
+        r.assert_status(code);
+    }
+}
