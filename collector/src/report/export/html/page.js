@@ -748,7 +748,9 @@
           const [x, y] = [sideGet(k.a, f), sideGet(k.b, f)];
           const dlt = x != null && y != null ? y - x : null;
           const pct = dlt != null && x ? ` (${dlt > 0 ? "+" : ""}${((100 * dlt) / x).toFixed(1)}%)` : "";
-          return h("tr", { class: dlt > 0 ? "up" : dlt < 0 ? "down" : null }, h("td", { text: f }), h("td", { class: "num", text: fmt(x) }), h("td", { class: "num", text: fmt(y) }), h("td", { class: "num", text: dlt == null ? "-" : `${dlt > 0 ? "+" : ""}${dlt}${pct}` }));
+          // Growth of a cost is red, as in the terminal (launches and SIMD are not costs).
+          const cost = f !== "launches" && f !== "simd";
+          return h("tr", { class: !cost ? null : dlt > 0 ? "up" : dlt < 0 ? "down" : null }, h("td", { text: f }), h("td", { class: "num", text: fmt(x) }), h("td", { class: "num", text: fmt(y) }), h("td", { class: "num", text: dlt == null ? "-" : `${dlt > 0 ? "+" : ""}${dlt}${pct}` }));
         })
       )
     );
