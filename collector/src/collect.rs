@@ -221,7 +221,9 @@ fn make_report(
     progress("writing report.html");
     if let Err(e) = html::write_capture_page(dir, &report) {
         // Said in the report, written again.
-        report.warnings.push(format!("{PAGE_FILE} not written: {e}"));
+        report
+            .warnings
+            .push(format!("{PAGE_FILE} not written: {e}"));
         written = None;
     }
     match written {

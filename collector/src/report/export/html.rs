@@ -51,7 +51,12 @@ pub struct IsaRef {
 /// The instruction classes of [`IsaRef::classes`], by letter from `a`:
 /// the fields of [`Mix`] but `instructions`.
 pub fn classes() -> Vec<&'static str> {
-    Mix::default().fields().iter().skip(1).map(|(n, _)| *n).collect()
+    Mix::default()
+        .fields()
+        .iter()
+        .skip(1)
+        .map(|(n, _)| *n)
+        .collect()
 }
 
 /// One letter per instruction of `text`: its class among [`classes`].
@@ -117,11 +122,23 @@ pub fn read_isa(dir: &Path, kernels: &[KernelEntry], prefix: &str) -> (Vec<IsaRe
                         note: None,
                         classes: Some(class_letters(&String::from_utf8_lossy(&bytes))),
                     };
-                    (r, Some(IsaText { id, gzip: gzip(&bytes) }))
+                    (
+                        r,
+                        Some(IsaText {
+                            id,
+                            gzip: gzip(&bytes),
+                        }),
+                    )
                 }
                 Err(e) => {
                     let note = Some(format!("{rel}: {e}"));
-                    (IsaRef { note, ..IsaRef::default() }, None)
+                    (
+                        IsaRef {
+                            note,
+                            ..IsaRef::default()
+                        },
+                        None,
+                    )
                 }
             }
         })
@@ -298,7 +315,9 @@ pub fn base64_into(bytes: &[u8], out: &mut String) {
 pub fn read_page(html: &str) -> Result<(serde_json::Value, Vec<(String, Vec<u8>)>), String> {
     let open = "<script id=\"data\" type=\"application/json\">";
     let start = html.find(open).ok_or("no data element")? + open.len();
-    let len = html[start..].find("</script>").ok_or("the data element is not closed")?;
+    let len = html[start..]
+        .find("</script>")
+        .ok_or("the data element is not closed")?;
     let data = serde_json::from_str(&html[start..start + len]).map_err(|e| e.to_string())?;
     let mut isa = Vec::new();
     let tag = "<script type=\"application/x-gzip-base64\" id=\"";
@@ -308,7 +327,9 @@ pub fn read_page(html: &str) -> Result<(serde_json::Value, Vec<(String, Vec<u8>)
         let q = rest.find("\">").ok_or("an ISA element is not closed")?;
         let id = rest[..q].to_string();
         rest = &rest[q + 2..];
-        let end = rest.find("</script>").ok_or("an ISA element is not closed")?;
+        let end = rest
+            .find("</script>")
+            .ok_or("an ISA element is not closed")?;
         let gz = base64_decode(&rest[..end]).ok_or_else(|| format!("{id}: not base64"))?;
         let mut text = Vec::new();
         std::io::Read::read_to_end(&mut flate2::read::GzDecoder::new(&gz[..]), &mut text)

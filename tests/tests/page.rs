@@ -1,0 +1,455 @@
+//! The page to browse: `report.html`, which every collection writes, and
+//! the page of `diff A B --html FILE`, on real captures of the C workload
+//! (its modules built with `-g`, a kernel that spills, a loop, a module
+//! given as a native binary), and a page of hostile names.
+//!
+//! On the Debian 12 pass each page is opened in Debian's headless Chromium
+//! (`tests/browser/check.mjs`, driven by playwright-core from
+//! `tests/browser/node_modules`, both installed by scripts/install-deps.sh):
+//! no console error and no request off the file, every kernel in the table,
+//! each kernel's ISA, CFG, pressure plot and spill and fill sites as its data
+//! has them, a click on each source line selecting exactly that line's
+//! instructions, and screenshots that are not blank. The Debian sid root
+//! has no browser: there (and on Debian 12 as well) the page file itself is
+//! checked exactly, without one: the report it embeds is report.json, and
+//! each ISA text it holds is the bytes of the kernel's asm copy.
+
+use serde_json::Value;
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::process::Command;
+use xpu_asm_collector::report::export::html;
+use xpu_asm_tests::record::{DUMP_ENV, OUT_ENV, OWNED_ENV};
+use xpu_asm_tests::*;
+
+/// Launches: every count distinct, so the report's order is known.
+const STEPS: [&str; 9] = [
+    "imm:n:scale:13",
+    "imm:a:_ZTSZ4mainE10vector_add:11",
+    "imm:a:scale:7",
+    "reg:a:common_kernel:2:3",
+    "imm:a:scale_v2:5",
+    "imm:b:common_kernel:4",
+    "imm:m:mix_spill:3",
+    "imm:b:only_in_b:2",
+    "imm:m:mix_mad_loop:1",
+];
+
+fn hermetic(cmd: &mut Command) {
+    cmd.env_remove("LD_PRELOAD")
+        .env_remove(OUT_ENV)
+        .env_remove(OWNED_ENV);
+    for (name, _) in DUMP_ENV {
+        cmd.env_remove(name);
+    }
+    for (name, _) in neo_env() {
+        cmd.env_remove(name);
+    }
+}
+
+/// A capture of the workload under `xpu-asm-run --emulate pvc`: modules a,
+/// b and mix as SPIR-V built with `options`, and kernels_a as a native
+/// binary (module n).
+fn capture(dir: &Path, tag: &str, options: &str, flags: &str) -> Run {
+    let out = dir.join(tag);
+    let work = dir.join(format!("{tag}-work"));
+    std::fs::create_dir_all(&work).expect("a work folder");
+    let mut cmd = Command::new(xpu_asm_run());
+    cmd.args(["--emulate", "pvc", "--quiet", "-o"])
+        .arg(&out)
+        .arg("--")
+        .arg(workload())
+        .args(["--via", "ddi"]);
+    for m in ["a", "b", "mix"] {
+        let short = if m == "mix" { "m" } else { m };
+        let spv = spirv_with(m, options);
+        cmd.arg("--module")
+            .arg(format!("{short}={}", spv.display()));
+    }
+    cmd.arg("--native")
+        .arg(format!("n={}", native_a().display()));
+    if !flags.is_empty() {
+        cmd.args(["--build-flags", flags]);
+    }
+    cmd.args(STEPS).current_dir(&work);
+    hermetic(&mut cmd);
+    let r = run(cmd, &out);
+    r.assert_status(0);
+    let names: Vec<(String, u64)> = r.report()["kernels"]
+        .as_array()
+        .expect("kernels")
+        .iter()
+        .map(|k| (k["name"].as_str().unwrap_or("").into(), u(&k["launches"])))
+        .collect();
+    let want: Vec<(String, u64)> = STEPS
+        .iter()
+        .map(|s| {
+            let p: Vec<&str> = s.split(':').collect();
+            let n: u64 = p[3..].iter().map(|x| x.parse::<u64>().unwrap()).product();
+            (p[2].to_string(), n)
+        })
+        .collect();
+    assert_eq!(names, want, "{}", r.ctx());
+    r
+}
+
+fn u(v: &Value) -> u64 {
+    v.as_u64().unwrap_or_else(|| panic!("not a number: {v}"))
+}
+
+// ---------------------------------------------------------------------------
+// The page file, read without a browser
+
+/// The page's data and ISA texts (by element id).
+fn read_page(path: &Path) -> (Value, BTreeMap<String, Vec<u8>>) {
+    let text = std::fs::read_to_string(path)
+        .unwrap_or_else(|e| panic!("cannot read {}: {e}", path.display()));
+    let (data, isa) = html::read_page(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    (data, isa.into_iter().collect())
+}
+
+/// The letters of each instruction class, counted, as a mix.
+fn class_counts(classes: &[Value], letters: &str) -> BTreeMap<String, u64> {
+    let mut m: BTreeMap<String, u64> = classes
+        .iter()
+        .map(|c| (c.as_str().unwrap().to_string(), 0))
+        .collect();
+    for ch in letters.bytes() {
+        let name = classes[(ch - b'a') as usize].as_str().unwrap();
+        *m.get_mut(name).unwrap() += 1;
+    }
+    m
+}
+
+/// Each kernel of `report` (of the capture `dir`) in the page's data: its
+/// ISA text the bytes of its ISA file, its instruction classes its mix.
+fn assert_isa_embedded(
+    dir: &Path,
+    report: &Value,
+    refs: &Value,
+    classes: &[Value],
+    isa: &BTreeMap<String, Vec<u8>>,
+) {
+    let kernels = report["kernels"].as_array().expect("kernels");
+    let refs = refs.as_array().expect("an ISA entry per kernel");
+    assert_eq!(refs.len(), kernels.len());
+    for (k, r) in kernels.iter().zip(refs) {
+        let Some(file) = k["asm_copy"].as_str().or(k["asm"].as_str()) else {
+            assert!(r["id"].is_null(), "{k:#}\n{r:#}");
+            continue;
+        };
+        let id = r["id"]
+            .as_str()
+            .unwrap_or_else(|| panic!("no ISA text: {r:#}"));
+        let want = std::fs::read(dir.join(file)).expect("the kernel's ISA file");
+        assert_eq!(isa.get(id), Some(&want), "{id}: not the bytes of {file}");
+        assert_eq!(u(&r["bytes"]), want.len() as u64);
+        let mut mix: BTreeMap<String, u64> = k["mix"]
+            .as_object()
+            .expect("a mix")
+            .iter()
+            .map(|(f, n)| (f.clone(), u(n)))
+            .collect();
+        let total = mix.remove("instructions").unwrap();
+        let letters = r["classes"].as_str().expect("classes");
+        assert_eq!(letters.len() as u64, total, "{}", k["name"]);
+        assert_eq!(class_counts(classes, letters), mix, "{}", k["name"]);
+    }
+}
+
+/// The page of a capture, read as a file: the report it embeds is
+/// report.json, and every ISA text is there, exactly.
+fn assert_capture_page_file(dir: &Path) -> Value {
+    let report: Value =
+        serde_json::from_slice(&std::fs::read(dir.join("report.json")).expect("report.json"))
+            .expect("JSON");
+    let (data, isa) = read_page(&dir.join("report.html"));
+    assert_eq!(data["kind"], "capture");
+    assert_eq!(
+        data["report"], report,
+        "the page's report is not report.json"
+    );
+    let classes = data["classes"].as_array().expect("classes").clone();
+    assert_isa_embedded(dir, &report, &data["isa"], &classes, &isa);
+    let with_isa = report["kernels"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|k| k["asm_copy"].is_string())
+        .count();
+    assert_eq!(isa.len(), with_isa, "one ISA text per kernel with ISA");
+    report
+}
+
+// ---------------------------------------------------------------------------
+// The page in the browser
+
+/// What tests/browser/check.mjs saw of the page at `page`.
+fn browse(page: &Path, out: &Path, args: &[&str]) -> Value {
+    let dir = workspace_dir().join("tests/browser");
+    assert!(
+        dir.join("node_modules/playwright-core").is_dir()
+            && Path::new("/usr/bin/chromium").is_file(),
+        "no playwright-core in {} or no /usr/bin/chromium: run scripts/install-deps.sh \
+         (Debian's chromium, and `npm ci` in tests/browser)",
+        dir.display()
+    );
+    std::fs::create_dir_all(out).expect("a screenshot folder");
+    let mut cmd = Command::new("node");
+    cmd.arg(dir.join("check.mjs")).arg(page).arg(out).args(args);
+    let r = run(cmd, out);
+    r.assert_status(0);
+    let v: Value = serde_json::from_str(r.stdout().trim())
+        .unwrap_or_else(|e| panic!("check.mjs printed no JSON: {e}\n{}", r.ctx()));
+    assert_eq!(
+        v["errors"],
+        serde_json::json!([]),
+        "errors in the page\n{v:#}"
+    );
+    assert_eq!(
+        v["requests"],
+        serde_json::json!([]),
+        "requests off the file\n{v:#}"
+    );
+    v
+}
+
+/// `// B003: Preds:{B002},  Succs:{B004}` comments of an ISA file.
+fn block_comments(path: &Path) -> usize {
+    let text = String::from_utf8_lossy(&std::fs::read(path).expect("an ISA file")).into_owned();
+    text.lines()
+        .filter(|l| {
+            let t = l.trim_start();
+            t.starts_with("// B") && t.contains(": Preds:{") && t.contains("Succs:{")
+        })
+        .count()
+}
+
+/// One opened kernel's pane against its report entry: every instruction
+/// listed, the mix's bars, spill and fill sites as its mix counts them, a
+/// CFG exactly when its ISA text or analysis has blocks, a pressure plot
+/// exactly when its analysis has pressure.
+fn assert_pane(dir: &Path, k: &Value, pane: &Value) {
+    let name = k["name"].as_str().unwrap_or("");
+    let ctx = format!("{name}: {pane:#}");
+    let mix = &k["mix"];
+    assert_eq!(pane["instructions"], mix["instructions"], "{ctx}");
+    let bars = mix
+        .as_object()
+        .unwrap()
+        .iter()
+        .filter(|(f, n)| *f != "instructions" && u(n) > 0)
+        .count();
+    assert_eq!(u(&pane["mix_bars"]), bars as u64, "{ctx}");
+    assert_eq!(pane["spill_sites"], mix["spill"], "{ctx}");
+    assert_eq!(pane["fill_sites"], mix["fill"], "{ctx}");
+    let lines = k["source"]["lines"].as_array().map_or(0, |l| l.len());
+    assert_eq!(u(&pane["source_lines"]), lines as u64, "{ctx}");
+    let analysis = &k["analysis"];
+    let blocks = match analysis["blocks"]
+        .as_array()
+        .or(analysis["cfg"]["blocks"].as_array())
+    {
+        Some(b) => b.len(),
+        None => block_comments(&dir.join(k["asm_copy"].as_str().unwrap())),
+    };
+    assert_eq!(u(&pane["cfg_blocks"]), blocks as u64, "{ctx}");
+    assert_eq!(pane["no_cfg"], blocks == 0, "{ctx}");
+    let pressure = analysis["pressure"].is_object();
+    assert_eq!(pane["no_pressure"], !pressure, "{ctx}");
+    if pressure {
+        assert_eq!(pane["pressure_points"], mix["instructions"], "{ctx}");
+        assert_eq!(pane["pressure_peak"], true, "{ctx}");
+        assert_eq!(pane["pressure_budget"], true, "{ctx}");
+    }
+    assert_eq!(pane["warnings"], serde_json::json!([]), "{ctx}");
+}
+
+/// The capture's page in the browser: the table, every kernel opened, the
+/// source lines of kernel `click` clicked one by one, screenshots.
+fn assert_capture_page_browsed(dir: &Path, report: &Value, click: usize, shots: &Path) -> Value {
+    let v = browse(
+        &dir.join("report.html"),
+        shots,
+        &[
+            "--kernels",
+            "all",
+            "--click",
+            &click.to_string(),
+            "--shot",
+            &click.to_string(),
+        ],
+    );
+    let kernels = report["kernels"].as_array().unwrap();
+    let rows: Vec<(u64, String)> = v["kernels"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| (u(&r["index"]), r["cells"][2].as_str().unwrap().to_string()))
+        .collect();
+    let want: Vec<(u64, String)> = kernels
+        .iter()
+        .enumerate()
+        .map(|(i, k)| (i as u64, k["demangled"].as_str().unwrap().to_string()))
+        .collect();
+    assert_eq!(rows, want, "the kernels table");
+    for o in v["opened"].as_array().unwrap() {
+        let k = &kernels[u(&o["index"]) as usize];
+        assert_eq!(
+            o["title"],
+            format!("#{} {}", k["rank"], k["demangled"].as_str().unwrap())
+        );
+        assert_pane(dir, k, &o["panes"][0]);
+    }
+    assert_eq!(v["opened"].as_array().unwrap().len(), kernels.len());
+    v
+}
+
+/// A click on each source line of kernel `k` selects exactly the
+/// instructions the report counts for it; a click on an instruction selects
+/// its line.
+fn assert_clicks(k: &Value, clicks: &Value) {
+    let lines = k["source"]["lines"].as_array().expect("source lines (-g)");
+    let got = clicks["lines"].as_array().unwrap();
+    assert_eq!(got.len(), lines.len(), "{clicks:#}");
+    for (l, c) in lines.iter().zip(got) {
+        let key = format!("{}\n{}", l["file"].as_str().unwrap(), l["line"]);
+        assert_eq!(c["key"], key.as_str(), "{clicks:#}");
+        assert_eq!(c["selected"], l["instructions"], "{key}: {c:#}");
+        assert_eq!(c["of_line"], l["instructions"], "{key}: {c:#}");
+        assert_eq!(
+            (&c["all_of_line"], &c["row_selected"]),
+            (&Value::Bool(true), &Value::Bool(true)),
+            "{c:#}"
+        );
+    }
+    let i = &clicks["instruction"];
+    assert_eq!(i["current"], true, "{i:#}");
+    assert_eq!(i["lines_selected"], serde_json::json!([i["key"]]), "{i:#}");
+}
+
+fn assert_not_blank(shot: &Value, what: &str) {
+    assert_eq!(
+        (u(&shot["width"]), u(&shot["height"])),
+        (1400, 900),
+        "{what}: {shot:#}"
+    );
+    assert!(
+        u(&shot["colours"]) >= 50,
+        "{what}: a blank screenshot? {shot:#}"
+    );
+}
+
+/// A kernel by name (the first in the report).
+fn index_of(report: &Value, name: &str) -> usize {
+    report["kernels"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .position(|k| k["name"] == name)
+        .unwrap_or_else(|| panic!("no kernel {name}"))
+}
+
+// ---------------------------------------------------------------------------
+// The tests
+
+#[test]
+fn the_page_of_a_capture_and_of_a_diff() {
+    require_stack();
+    let tmp = tempfile::Builder::new()
+        .prefix("xpu-asm-page-")
+        .tempdir()
+        .expect("tmp");
+    let g = capture(tmp.path(), "g", "-g", "-g");
+    let o0 = capture(tmp.path(), "o0", "", "-cl-opt-disable");
+    let report = assert_capture_page_file(&g.out);
+    assert_capture_page_file(&o0.out);
+    let diff_page = tmp.path().join("diff.html");
+    let mut cmd = Command::new(xpu_asm_run());
+    cmd.arg("diff")
+        .arg(&g.out)
+        .arg(&o0.out)
+        .arg("--html")
+        .arg(&diff_page)
+        .arg("--json");
+    let d = run(cmd, &g.out);
+    d.assert_status(0);
+    let (data, isa) = read_page(&diff_page);
+    assert_eq!(data["kind"], "diff");
+    let classes = data["classes"].as_array().unwrap().clone();
+    assert_eq!(data["a"], report);
+    assert_isa_embedded(&g.out, &data["a"], &data["isa_a"], &classes, &isa);
+    assert_isa_embedded(&o0.out, &data["b"], &data["isa_b"], &classes, &isa);
+    let pairs = data["diff"]["kernels"].as_array().unwrap();
+    assert_eq!(
+        pairs.len(),
+        STEPS.len(),
+        "every kernel, in both: {:#}",
+        data["diff"]
+    );
+    if stack() == Stack::Sid {
+        // No browser in the root: the files were checked above, exactly.
+        return;
+    }
+
+    let shots = tmp.path().join("shots");
+    let click = index_of(&report, SCALE_V2);
+    let v = assert_capture_page_browsed(&g.out, &report, click, &shots);
+    assert_clicks(&report["kernels"][click], &v["clicks"]);
+    assert_not_blank(&v["list_shot"], "the kernels table");
+    assert_not_blank(&v["kernel_shot"], "a kernel");
+    // Known answers: the spilling kernel's sites, the loop's back edge, the
+    // native module's kernel without IGC's block comments.
+    let opened = |name: &str| v["opened"][index_of(&report, name)]["panes"][0].clone();
+    assert!(
+        u(&opened("mix_spill")["spill_sites"]) > 0,
+        "{:#}",
+        opened("mix_spill")
+    );
+    assert!(
+        u(&opened("mix_mad_loop")["loops"]) >= 1,
+        "{:#}",
+        opened("mix_mad_loop")
+    );
+    let native = &report["kernels"][0];
+    assert_eq!(native["isa_source"], "module-binary", "{native:#}");
+
+    let dv = browse(
+        &diff_page,
+        &tmp.path().join("diff-shots"),
+        &["--kernels", "all", "--shot", "0"],
+    );
+    assert_eq!(dv["kind"], "diff");
+    let names: Vec<&str> = dv["kernels"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["cells"][0].as_str().unwrap())
+        .collect();
+    let want: Vec<&str> = pairs
+        .iter()
+        .map(|p| p["demangled"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, want, "the diff's table");
+    for o in dv["opened"].as_array().unwrap() {
+        let p = &pairs[u(&o["index"]) as usize];
+        for (side, rep) in [("a", &data["a"]), ("b", &data["b"])] {
+            let rank = &p[side]["rank"];
+            let k = rep["kernels"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|k| &k["rank"] == rank)
+                .unwrap();
+            let pane = o["panes"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|x| x["side"] == side.to_uppercase())
+                .unwrap();
+            let dir = if side == "a" { &g.out } else { &o0.out };
+            assert_pane(dir, k, pane);
+        }
+    }
+    assert_not_blank(&dv["kernel_shot"], "a kernel of the diff");
+}
