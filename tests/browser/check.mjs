@@ -46,6 +46,7 @@ try {
   const page = await context.newPage();
   page.on("console", (m) => m.type() === "error" && result.errors.push(`console: ${m.text()}`));
   page.on("pageerror", (e) => result.errors.push(`page: ${e.message}`));
+  page.on("dialog", (d) => (result.errors.push(`dialog: ${d.message()}`), d.dismiss()));
   page.on("request", (r) => {
     const u = r.url();
     if (!u.startsWith("file:") && !u.startsWith("data:") && !u.startsWith("blob:")) result.requests.push(u);
@@ -60,6 +61,13 @@ try {
     rows.map((r) => ({ index: Number(r.dataset.index), cells: [...r.cells].map((c) => c.textContent) }))
   );
   result.columns = await page.$$eval("#kernels thead th", (ths) => ths.map((t) => t.textContent));
+  // What an injection would leave: a global set, scripts or images added.
+  result.injected = await page.evaluate(() => ({
+    pwned: window.pwned ?? null,
+    scripts: document.scripts.length,
+    images: document.images.length,
+    iframes: document.querySelectorAll("iframe, object, embed").length,
+  }));
   if (opt.shot != null) result.list_shot = await shot(page, join(outDir, "list.png"));
 
   const which =
@@ -104,8 +112,14 @@ async function open(page, i) {
       mix_bars: p.querySelectorAll(".mix .bar").length,
       source_lines: p.querySelectorAll("table.lines tbody tr").length,
       warnings: [...p.querySelectorAll(".warn")].map((w) => w.textContent),
+      // The listing as text, for small kernels.
+      text:
+        p.querySelectorAll(".isa > div").length <= 80
+          ? [...p.querySelectorAll(".isa > div")].map((d) => d.textContent).join("\n")
+          : null,
     });
-    return { index: n, title: root.querySelector("h2") && root.querySelector("h2").textContent, panes: panes.map(one) };
+    const names = [...root.querySelectorAll(".names code")].map((c) => c.textContent);
+    return { index: n, title: root.querySelector("h2") && root.querySelector("h2").textContent, names, panes: panes.map(one) };
   }, i);
 }
 
