@@ -550,5 +550,5 @@ fn assert_hostile_page_browsed(dir: &Path, r: &xpu_asm_collector::report::Report
     ] {
         assert!(listing.contains(shown), "{shown:?} not shown in\n{listing}");
     }
-    assert_eq!(v["opened"][2]["names"][2], "bytes: 626164fffe75746638");
+    assert_eq!(v["opened"][2]["names"][1], "bytes: 626164fffe75746638");
 }
