@@ -102,49 +102,92 @@ struct CaptureData<'a> {
     isa: Vec<IsaRef>,
 }
 
+/// The compressed ISA a page holds at most: kernels past it (in report
+/// order: the most launched first) are listed without their text.
+pub const MAX_PAGE_ISA_BYTES: usize = 48 << 20;
+
 /// The ISA texts of `kernels` (their readable copy under `asm/`, else the
-/// file shown), read from the capture `dir` and compressed, on every
-/// core: element ids `{prefix}-{index}`.
+/// file shown), read from the capture `dir` and compressed, on every core,
+/// in report order until [`MAX_PAGE_ISA_BYTES`]: element ids
+/// `{prefix}-{index}`.
 pub fn read_isa(dir: &Path, kernels: &[KernelEntry], prefix: &str) -> (Vec<IsaRef>, Vec<IsaText>) {
-    let read: Vec<(IsaRef, Option<IsaText>)> = kernels
-        .par_iter()
-        .enumerate()
-        .map(|(i, k)| {
-            let Some(rel) = k.asm_copy.as_deref().or(k.asm.as_deref()) else {
-                return (IsaRef::default(), None);
-            };
-            match read_capped(&dir.join(rel)) {
-                Ok(bytes) => {
-                    let id = format!("{prefix}-{i}");
-                    let r = IsaRef {
-                        id: Some(id.clone()),
-                        bytes: bytes.len() as u64,
-                        note: None,
-                        classes: Some(class_letters(&String::from_utf8_lossy(&bytes))),
-                    };
-                    (
-                        r,
-                        Some(IsaText {
-                            id,
-                            gzip: gzip(&bytes),
-                        }),
-                    )
+    let mut refs = Vec::with_capacity(kernels.len());
+    let mut texts = Vec::new();
+    let mut total = 0usize;
+    // Chunks in order, each read in parallel: the budget is spent in
+    // report order whatever the threads do.
+    for (c, chunk) in kernels.chunks(256).enumerate() {
+        if total > MAX_PAGE_ISA_BYTES {
+            refs.extend(chunk.iter().map(|k| left_out(k, total)));
+            continue;
+        }
+        let read: Vec<(IsaRef, Option<IsaText>)> = chunk
+            .par_iter()
+            .enumerate()
+            .map(|(i, k)| read_one(dir, k, format!("{prefix}-{}", c * 256 + i)))
+            .collect();
+        for (k, (r, t)) in chunk.iter().zip(read) {
+            match t {
+                Some(_) if total > MAX_PAGE_ISA_BYTES => refs.push(left_out(k, total)),
+                Some(t) => {
+                    total += t.gzip.len();
+                    refs.push(r);
+                    texts.push(t);
                 }
-                Err(e) => {
-                    let note = Some(format!("{rel}: {e}"));
-                    (
-                        IsaRef {
-                            note,
-                            ..IsaRef::default()
-                        },
-                        None,
-                    )
-                }
+                None => refs.push(r),
             }
-        })
-        .collect();
-    let (refs, texts): (Vec<IsaRef>, Vec<Option<IsaText>>) = read.into_iter().unzip();
-    (refs, texts.into_iter().flatten().collect())
+        }
+    }
+    (refs, texts)
+}
+
+/// A kernel whose ISA the page has no room for.
+fn left_out(k: &KernelEntry, total: usize) -> IsaRef {
+    let file = k.asm_copy.as_deref().or(k.asm.as_deref());
+    IsaRef {
+        note: file.map(|f| {
+            format!(
+                "left out: the page holds {} MiB of compressed ISA at most (it has {} MiB); {f} has it",
+                MAX_PAGE_ISA_BYTES >> 20,
+                total >> 20
+            )
+        }),
+        ..IsaRef::default()
+    }
+}
+
+/// One kernel's ISA text, read and compressed, as element `id`.
+fn read_one(dir: &Path, k: &KernelEntry, id: String) -> (IsaRef, Option<IsaText>) {
+    let Some(rel) = k.asm_copy.as_deref().or(k.asm.as_deref()) else {
+        return (IsaRef::default(), None);
+    };
+    match read_capped(&dir.join(rel)) {
+        Ok(bytes) => {
+            let r = IsaRef {
+                id: Some(id.clone()),
+                bytes: bytes.len() as u64,
+                note: None,
+                classes: Some(class_letters(&String::from_utf8_lossy(&bytes))),
+            };
+            (
+                r,
+                Some(IsaText {
+                    id,
+                    gzip: gzip(&bytes),
+                }),
+            )
+        }
+        Err(e) => {
+            let note = Some(format!("{rel}: {e}"));
+            (
+                IsaRef {
+                    note,
+                    ..IsaRef::default()
+                },
+                None,
+            )
+        }
+    }
 }
 
 /// The file at `path`, unless larger than [`MAX_ISA_BYTES`].
@@ -161,7 +204,7 @@ fn read_capped(path: &Path) -> std::io::Result<Vec<u8>> {
 fn gzip(bytes: &[u8]) -> Vec<u8> {
     let mut e = flate2::write::GzEncoder::new(
         Vec::with_capacity(bytes.len() / 4 + 64),
-        flate2::Compression::fast(),
+        flate2::Compression::new(6),
     );
     // Writing into a Vec cannot fail.
     let _ = e.write_all(bytes);

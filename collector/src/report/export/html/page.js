@@ -789,7 +789,10 @@
       if (shown === m[1]) pane.dataset.ready = m[1];
     }
     window.addEventListener("hashchange", route);
-    route();
+    // The ISA elements follow this script: a kernel opens once they are parsed.
+    if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", route);
+    else route();
+    document.body.dataset.readyMs = performance.now().toFixed(0);
     document.body.dataset.ready = "1";
   }
   main();
