@@ -465,7 +465,7 @@
       const s = (k.source && k.source.lines.find((l) => l.file === f && String(l.line) === n)) || null;
       status.textContent = `${base(f)}:${n}${s ? "  " + s.text : ""}: ${plural(rows.length, "instruction")}`;
       pane.dataset.selected = key;
-      if (from !== "isa" && rows[0]) rows[0].scrollIntoView({ block: "nearest" });
+      if (from !== "isa" && rows[0]) rows[0].scrollIntoView({ block: "center" });
       if (from === "isa" && sr) sr.scrollIntoView({ block: "nearest" });
     }
     function showInstruction(i) {
@@ -529,27 +529,25 @@
     }
     const flow = flowOf(k, listing);
     const view = isaView(k, isaRef, listing, flow);
-    const graphs = h("div", { class: "graphs" });
-    if (flow && flow.blocks && flow.blocks.length) {
-      graphs.append(
-        h("section", { class: "cfgbox" }, h("h3", { text: `control flow: ${plural(flow.blocks.length, "block")}, ${plural(flow.loops.length, "loop")}` }), h("p", { class: "from", text: `from ${flow.from}` }), cfgView(flow, listing, view.showBlock), loopList(flow, listing))
-      );
-    } else {
-      graphs.append(h("p", { class: "none no-cfg", text: "no control-flow graph: the ISA text has no block comments and the report no analysis of this kernel" }));
-    }
     if (flow && flow.live && flow.live.length) {
-      graphs.append(h("section", { class: "pressurebox" }, h("h3", { text: "register pressure (live GRF per instruction)" }), pressureView(flow, view.marks, view.showInstruction)));
+      root.append(h("section", { class: "pressurebox" }, h("h3", { text: "register pressure (live GRF per instruction)" }), pressureView(flow, view.marks, view.showInstruction)));
     } else {
-      graphs.append(h("p", { class: "none no-pressure", text: "no register pressure: the report has no analysis of this kernel" }));
+      root.append(h("p", { class: "none no-pressure", text: "no register pressure: the report has no analysis of this kernel" }));
     }
     const m = view.marks;
     if (m.spill.length || m.fill.length) {
-      graphs.append(h("p", { class: "sites" }, `${plural(m.spill.length, "spill")} and ${plural(m.fill.length, "fill")}: `, [...m.spill.map((i) => ["spill", i]), ...m.fill.map((i) => ["fill", i])].sort((a, b) => a[1] - b[1]).map(([c, i]) => h("a", { href: "#", class: `site-${c}`, onclick: (e) => (e.preventDefault(), view.showInstruction(i)), text: `${c} @${i}` }))));
+      const sites = [...m.spill.map((i) => ["spill", i]), ...m.fill.map((i) => ["fill", i])].sort((a, b) => a[1] - b[1]);
+      root.append(h("p", { class: "sites" }, `${plural(m.spill.length, "spill")} and ${plural(m.fill.length, "fill")}: `, sites.map(([c, i]) => h("a", { href: "#", class: `site-${c}`, onclick: (e) => (e.preventDefault(), view.showInstruction(i)), text: `${c} @${i}` }))));
     }
-    root.append(graphs);
+    let cfg;
+    if (flow && flow.blocks && flow.blocks.length) {
+      cfg = h("section", { class: "cfgbox" }, h("h3", { text: `control flow: ${plural(flow.blocks.length, "block")}, ${plural(flow.loops.length, "loop")}` }), h("p", { class: "from", text: `from ${flow.from}` }), cfgView(flow, listing, view.showBlock), loopList(flow, listing));
+    } else {
+      cfg = h("p", { class: "none no-cfg", text: "no control-flow graph: the ISA text has no block comments and the report no analysis of this kernel" });
+    }
     const hdr = h("details", { class: "header" }, h("summary", { text: `the rest of the ISA text: ${plural(listing.header.length, "line")} of header, declarations and statistics` }));
-    hdr.addEventListener("toggle", () => hdr.open && hdr.children.length === 1 && hdr.append(h("pre", { text: listing.header.join("\n") })), { once: false });
-    root.append(h("div", { class: "code" }, view.source ? h("section", { class: "linesbox" }, h("h3", { text: "source lines" }), view.source) : null, h("section", { class: "isabox" }, h("h3", { text: `ISA (${side || ""}${plural(listing.ins.length, "instruction")})` }), view.status, view.pane, hdr)));
+    hdr.addEventListener("toggle", () => hdr.open && hdr.children.length === 1 && hdr.append(h("pre", { text: listing.header.join("\n") })));
+    root.append(h("div", { class: "code" }, cfg, view.source ? h("section", { class: "linesbox" }, h("h3", { text: "source lines" }), view.source) : null, h("section", { class: "isabox" }, h("h3", { text: `ISA (${side || ""}${plural(listing.ins.length, "instruction")})` }), view.status, view.pane, hdr)));
   }
 
   function loopList(flow, listing) {
@@ -648,11 +646,13 @@
     const r = DATA.report;
     const ks = r.kernels;
     const t = r.totals;
-    document.getElementById("summary").textContent =
+    const summary = document.getElementById("summary");
+    summary.textContent =
       `${plural(t.kernels, "kernel")} launched ${plural(t.launches, "time")} (${t.appended} appended), ${t.matched} matched to their ISA, ${t.unmatched} not matched` +
       (r.command ? ` · command: ${r.command.join(" ")}` : "") +
       (r.emulate ? ` · emulated device ${r.emulate}: compiled, not executed` : "") +
       ` · ${r.tool}`;
+    summary.title = summary.textContent;
     const anyRanks = ks.some((k) => k.ranks && k.ranks.length);
     const cols = [
       { label: "#", num: true, get: (k) => k.rank },
