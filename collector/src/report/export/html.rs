@@ -359,10 +359,13 @@ pub fn base64_into(bytes: &[u8], out: &mut String) {
     }
 }
 
+/// The ISA texts of a page read back: element id, text.
+pub type PageIsa = Vec<(String, Vec<u8>)>;
+
 /// What a page holds, read back from its text: its data, and each ISA
 /// text by element id (decompressed). For tests and tools that check a
 /// page without a browser.
-pub fn read_page(html: &str) -> Result<(serde_json::Value, Vec<(String, Vec<u8>)>), String> {
+pub fn read_page(html: &str) -> Result<(serde_json::Value, PageIsa), String> {
     let open = "<script id=\"data\" type=\"application/json\">";
     let start = html.find(open).ok_or("no data element")? + open.len();
     let len = html[start..]
