@@ -227,8 +227,8 @@ fn block_comments(path: &Path) -> usize {
 
 /// One opened kernel's pane against its report entry: every instruction
 /// listed, the mix's bars, spill and fill sites as its mix counts them, a
-/// CFG exactly when its ISA text or analysis has blocks, a pressure plot
-/// exactly when its analysis has pressure.
+/// CFG exactly when its flow or its ISA text has blocks, a pressure plot
+/// exactly when its flow has live GRF.
 fn assert_pane(dir: &Path, k: &Value, pane: &Value) {
     let name = k["name"].as_str().unwrap_or("");
     let ctx = format!("{name}: {pane:#}");
@@ -245,22 +245,20 @@ fn assert_pane(dir: &Path, k: &Value, pane: &Value) {
     assert_eq!(pane["fill_sites"], mix["fill"], "{ctx}");
     let lines = k["source"]["lines"].as_array().map_or(0, |l| l.len());
     assert_eq!(u(&pane["source_lines"]), lines as u64, "{ctx}");
-    let analysis = &k["analysis"];
-    let blocks = match analysis["blocks"]
-        .as_array()
-        .or(analysis["cfg"]["blocks"].as_array())
-    {
-        Some(b) => b.len(),
-        None => block_comments(&dir.join(k["asm_copy"].as_str().unwrap())),
+    // The kernel's flow (report schema 3), when it has one.
+    let flow = &k["flow"];
+    let blocks = match flow["blocks"].as_array() {
+        Some(b) if !b.is_empty() => b.len(),
+        _ => block_comments(&dir.join(k["asm_copy"].as_str().unwrap())),
     };
     assert_eq!(u(&pane["cfg_blocks"]), blocks as u64, "{ctx}");
     assert_eq!(pane["no_cfg"], blocks == 0, "{ctx}");
-    let pressure = analysis["pressure"].is_object();
+    let pressure = flow["live_grf"].as_array().is_some_and(|l| !l.is_empty());
     assert_eq!(pane["no_pressure"], !pressure, "{ctx}");
     if pressure {
         assert_eq!(pane["pressure_points"], mix["instructions"], "{ctx}");
         assert_eq!(pane["pressure_peak"], true, "{ctx}");
-        assert_eq!(pane["pressure_budget"], true, "{ctx}");
+        assert_eq!(pane["pressure_budget"], !flow["budget"].is_null(), "{ctx}");
     }
     assert_eq!(pane["warnings"], serde_json::json!([]), "{ctx}");
 }

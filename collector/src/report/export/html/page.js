@@ -138,18 +138,13 @@
 
   // ---- the analysis of a kernel (control flow, loops, pressure) --------------
 
-  const pick = (o, ...names) => {
-    for (const n of names) if (o && o[n] != null) return o[n];
-    return undefined;
-  };
-
   /**
    * A kernel's control flow, loops and register pressure: from its analysis
    * in the report when it has one, else its blocks from IGC's comments
    * (`// B003: Preds:{B002}, Succs:{B004}`) with loops from their back edges.
    */
   function flowOf(k, listing) {
-    const a = k && (k.analysis || k.cfg_analysis);
+    const a = k && k.flow;
     const flow = a && typeof a === "object" ? fromAnalysis(a) : null;
     if (flow && flow.blocks.length) return flow;
     if (!listing || !listing.blocks.length) return flow;
@@ -167,47 +162,40 @@
     });
   }
 
-  /** The analysis of the report (schema 3), in the page's terms. */
+  /**
+   * The kernel's `flow` in the report (schema 3: blocks with their first
+   * instruction, count and successors by index; natural loops; live GRF
+   * before each instruction; the peak), in the page's terms.
+   */
   function fromAnalysis(a) {
-    const cfg = pick(a, "cfg", "control_flow") || a;
-    const rawBlocks = pick(cfg, "blocks") || [];
-    const ids = new Map(rawBlocks.map((b, i) => [String(pick(b, "id", "name", "label") ?? i), i]));
-    const ref = (x) => (typeof x === "number" && !ids.has(String(x)) ? x : ids.get(String(x)));
-    const blocks = rawBlocks.map((b, i) => {
-      const start = pick(b, "start", "first", "begin", "first_instruction") ?? 0;
-      const count = pick(b, "instructions", "count", "len");
-      const end = pick(b, "end", "last_plus_one") ?? (typeof count === "number" ? start + count : start);
+    const blocks = (a.blocks || []).map((b, i) => {
+      const start = Number(b.first ?? b.start ?? 0);
       return {
-        id: `B${pick(b, "id", "name", "label") ?? i}`,
+        id: typeof b.label === "string" && b.label ? b.label : `B${i}`,
         start,
-        end,
-        succs: (pick(b, "succs", "successors", "succ") || []).map(ref).filter((x) => x != null),
+        end: start + Number(b.instructions ?? 0),
+        succs: (b.succs || []).filter((x) => typeof x === "number"),
       };
     });
-    const loops = (pick(a, "loops") || []).map((l) => ({
-      head: ref(pick(l, "header", "head", "entry")),
-      blocks: (pick(l, "blocks", "body") || []).map(ref).filter((x) => x != null),
-      depth: pick(l, "depth", "nesting") ?? 1,
-      lines: pick(l, "lines", "source_lines"),
-      spills: pick(l, "spills", "spill_sends"),
-      fills: pick(l, "fills", "fill_sends"),
-      instructions: pick(l, "instructions", "instruction_count"),
+    const loops = (a.loops || []).map((l) => ({
+      head: l.header,
+      blocks: (l.blocks || []).filter((x) => typeof x === "number"),
+      depth: l.depth ?? 1,
+      source: l.source,
+      spills: l.mix ? l.mix.spill : undefined,
+      fills: l.mix ? l.mix.fill : undefined,
+      instructions: l.instructions,
+      peak: l.peak_grf,
     }));
-    const p = pick(a, "pressure", "register_pressure", "grf_pressure") || {};
-    const live = pick(p, "live", "live_grf", "per_instruction") || pick(a, "live_grf");
-    const peak = pick(p, "peak");
-    const peakAt = pick(p, "peak_instruction", "peak_at") ?? (peak && typeof peak === "object" ? pick(peak, "instruction", "at") : undefined);
-    const peakValue = peak && typeof peak === "object" ? pick(peak, "grf", "live", "value") : peak;
+    const peak = a.peak && typeof a.peak === "object" ? a.peak : null;
     return {
       blocks,
       loops,
-      live: Array.isArray(live) ? live : null,
-      budget: pick(p, "budget", "grf_budget", "grf"),
-      peak: peakValue,
-      peakAt,
-      spills: pick(a, "spill_sites", "spills"),
-      fills: pick(a, "fill_sites", "fills"),
-      from: "the report's analysis",
+      live: Array.isArray(a.live_grf) ? a.live_grf : null,
+      budget: a.budget,
+      peak: peak ? peak.grf : undefined,
+      peakAt: peak ? peak.instruction : undefined,
+      from: `the report's flow (IGA's JSON ${a.iga_json || ""})`.replace(" )", ")"),
     };
   }
 
@@ -369,6 +357,12 @@
     const x = (i) => pad + ((W - 2 * pad) * i) / Math.max(1, n - 1);
     const y = (v) => H - pad + -((H - 2 * pad) * v) / top;
     const g = svg("svg", { class: "pressure", width: W, height: H, viewBox: `0 0 ${W} ${H}`, role: "img", "aria-label": "register pressure" });
+    // Each loop's instructions, shaded.
+    for (const l of flow.loops || []) {
+      for (const b of l.blocks.map((i) => flow.blocks[i]).filter(Boolean)) {
+        if (b.end > b.start) g.append(svg("rect", { class: "loop-band", x: x(b.start), y: pad / 2, width: Math.max(1, x(b.end - 1) - x(b.start)), height: H - pad - pad / 2 }));
+      }
+    }
     g.append(svg("line", { class: "axis", x1: pad, y1: H - pad, x2: W - pad, y2: H - pad }));
     g.append(svg("text", { class: "tick", x: 2, y: y(0), text: "0" }));
     if (flow.budget) {
@@ -532,7 +526,7 @@
     if (flow && flow.live && flow.live.length) {
       root.append(h("section", { class: "pressurebox" }, h("h3", { text: "register pressure (live GRF per instruction)" }), pressureView(flow, view.marks, view.showInstruction)));
     } else {
-      root.append(h("p", { class: "none no-pressure", text: "no register pressure: the report has no analysis of this kernel" }));
+      root.append(h("p", { class: "none no-pressure", text: `no register pressure: the report has no flow of this kernel${k.flow_reason ? ": " + k.flow_reason : ""}` }));
     }
     const m = view.marks;
     if (m.spill.length || m.fill.length) {
@@ -543,7 +537,7 @@
     if (flow && flow.blocks && flow.blocks.length) {
       cfg = h("section", { class: "cfgbox" }, h("h3", { text: `control flow: ${plural(flow.blocks.length, "block")}, ${plural(flow.loops.length, "loop")}` }), h("p", { class: "from", text: `from ${flow.from}` }), cfgView(flow, listing, view.showBlock), loopList(flow, listing));
     } else {
-      cfg = h("p", { class: "none no-cfg", text: "no control-flow graph: the ISA text has no block comments and the report no analysis of this kernel" });
+      cfg = h("p", { class: "none no-cfg", text: `no control-flow graph: the ISA text has no block comments and the report no flow of this kernel${k.flow_reason ? ": " + k.flow_reason : ""}` });
     }
     const hdr = h("details", { class: "header" }, h("summary", { text: `the rest of the ISA text: ${plural(listing.header.length, "line")} of header, declarations and statistics` }));
     hdr.addEventListener("toggle", () => hdr.open && hdr.children.length === 1 && hdr.append(h("pre", { text: listing.header.join("\n") })));
@@ -559,7 +553,7 @@
         const blocks = l.blocks.map((i) => flow.blocks[i]).filter(Boolean);
         const count = l.instructions != null ? l.instructions : blocks.reduce((s, b) => s + (b.end - b.start), 0);
         const lines = blocks.map((b) => sourceRange(listing, b)).filter(Boolean);
-        const extra = [l.spills != null ? `${l.spills} spills` : null, l.fills != null ? `${l.fills} fills` : null].filter(Boolean).join(", ");
+        const extra = [l.spills != null ? `${l.spills} spills` : null, l.fills != null ? `${l.fills} fills` : null, l.peak != null ? `peak ${l.peak} GRF` : null].filter(Boolean).join(", ");
         return h("li", { "data-loop": n, text: `L${n + 1}: depth ${l.depth || 1}, head ${flow.blocks[l.head] ? flow.blocks[l.head].id : "?"}, ${plural(blocks.length, "block")}, ${plural(count, "instruction")}${lines.length ? ", " + [...new Set(lines)].join(" ") : ""}${extra ? ", " + extra : ""}` });
       })
     );
@@ -636,8 +630,9 @@
   }
 
   /** The name a person reads, and what tells same-named kernels apart. */
+  const SHOWN = new Map(DATA.names && DATA.report ? DATA.report.kernels.map((k, i) => [k, DATA.names[i]]) : []);
   function display(k) {
-    return k.display_name || k.short_name || k.demangled || k.name;
+    return SHOWN.get(k) || k.demangled || k.name;
   }
 
   // ---- a capture -------------------------------------------------------------------
