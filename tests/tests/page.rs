@@ -550,3 +550,71 @@ fn assert_hostile_page_browsed(dir: &Path, r: &xpu_asm_collector::report::Report
     }
     assert_eq!(v["opened"][2]["names"][1], "bytes: 626164fffe75746638");
 }
+
+/// The venv of scripts/sycl-venv.sh (dpctl 0.15.0 on the oneAPI 2024.0
+/// DPC++ runtime), as tests/tests/sycl.rs uses it: made on first use.
+fn sycl_venv() -> std::path::PathBuf {
+    let mut cmd = Command::new("bash");
+    cmd.arg(workspace_dir().join("scripts/sycl-venv.sh"))
+        .current_dir(workspace_dir());
+    let out = cmd.output().expect("scripts/sycl-venv.sh runs");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let venv = std::path::PathBuf::from(stdout.lines().last().unwrap_or("").trim());
+    assert!(
+        out.status.success() && venv.join("bin/python").is_file(),
+        "the SYCL venv could not be made (scripts/sycl-venv.sh)\n{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    venv
+}
+
+/// A SYCL capture (tests/sycl/ops.py: six dpctl kernels, launched 2 to 6
+/// times): its page, every kernel in it, each one's ISA as its data has it.
+#[test]
+fn the_page_of_a_sycl_capture() {
+    require_stack();
+    let tmp = tempfile::Builder::new()
+        .prefix("xpu-asm-page-sycl-")
+        .tempdir()
+        .expect("tmp");
+    let venv = sycl_venv();
+    let out = tmp.path().join("sycl");
+    let mut cmd = Command::new(xpu_asm_run());
+    cmd.args(["--emulate", "pvc", "--quiet", "-o"])
+        .arg(&out)
+        .arg("--")
+        .arg(venv.join("bin/python"))
+        .arg(workspace_dir().join("tests/sycl/ops.py"))
+        .args(["1", "add=2", "sin=3", "sum=4", "where=5", "astype=6"])
+        .current_dir(tmp.path())
+        .env("ONEAPI_DEVICE_SELECTOR", "level_zero:gpu")
+        .env("LD_LIBRARY_PATH", venv.join("lib"))
+        .env("PYTHONNOUSERSITE", "1")
+        .env("PYTHONDONTWRITEBYTECODE", "1");
+    hermetic(&mut cmd);
+    for v in [
+        "PYTHONPATH",
+        "PYTHONHOME",
+        "SYCL_DEVICE_FILTER",
+        "SYCL_PI_TRACE",
+    ] {
+        cmd.env_remove(v);
+    }
+    let r = run(cmd, &out);
+    r.assert_status(0);
+    let report = assert_capture_page_file(&out);
+    let launches: Vec<u64> = report["kernels"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|k| u(&k["launches"]))
+        .collect();
+    assert_eq!(launches, [6, 5, 4, 4, 3, 2], "{}", r.ctx());
+    assert_eq!(report["totals"]["matched"], 6, "{}", r.ctx());
+    if stack() == Stack::Sid {
+        // No browser in the root: the file was checked above, exactly.
+        return;
+    }
+    let v = assert_capture_page_browsed(&out, &report, 0, &tmp.path().join("shots"));
+    assert_not_blank(&v["kernel_shot"], "a SYCL kernel");
+}
