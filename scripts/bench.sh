@@ -6,7 +6,7 @@
 #
 #   --quick        fewer runs and launches (a smoke test, ~1.5 minutes)
 #   --only LIST    comma-separated subset of:
-#                  launch,callgrind,core,collector,mpi,modules,binaries,sycl,page
+#                  launch,callgrind,core,collector,mpi,onefile,modules,binaries,sycl,page
 #   --keep         keep the work folder (printed at the start)
 #
 # Sections:
@@ -29,9 +29,16 @@
 #   mpi        32 ranks under Open MPI's mpirun, one xpu-asm-run per rank
 #              (the C workload of tests/, 1,000 launches each): the time from
 #              the job's end (the last rank's command ended) to report.json
-#              written, and to mpirun's exit; then `collect` on a synthetic
+#              written, and to mpirun's exit; the same under Slurm's srun, on
+#              a one-host cluster of scripts/slurm-cluster.sh (started and
+#              stopped here); then `collect` on a synthetic
 #              capture of a 1,000-rank job (125 hosts, 100 kernels launched
 #              by every rank, 100,000 .asm files)
+#   onefile    xpu-asm-run copied alone into an empty folder, `-q -- true`:
+#              its first start (it writes the interposer it carries into a
+#              fresh cache) against later starts (it checks the one written)
+#              and against the release pair (the library beside it);
+#              interleaved, median of N, ratio
 #   modules    bench/module_loop.c: zeModuleCreate of a small and a large
 #              native module and of a SPIR-V module, without and with the
 #              interposer in `--isa binary` mode (module recording and the
@@ -67,7 +74,7 @@ set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 QUICK=0
-ONLY="launch,callgrind,core,collector,mpi,modules,binaries,sycl,page"
+ONLY="launch,callgrind,core,collector,mpi,onefile,modules,binaries,sycl,page"
 KEEP=0
 while [[ $# -gt 0 ]]; do
     case "$1" in
@@ -91,9 +98,9 @@ done
 want() { [[ ",$ONLY," == *",$1,"* ]]; }
 for s in ${ONLY//,/ }; do
     case "$s" in
-    launch | callgrind | core | collector | mpi | modules | binaries | sycl | page) ;;
+    launch | callgrind | core | collector | mpi | onefile | modules | binaries | sycl | page) ;;
     *)
-        echo "bench.sh: unknown section '$s' (launch, callgrind, core, collector, mpi, modules, binaries, sycl, page)" >&2
+        echo "bench.sh: unknown section '$s' (launch, callgrind, core, collector, mpi, onefile, modules, binaries, sycl, page)" >&2
         exit 2
         ;;
     esac
@@ -107,7 +114,12 @@ if [[ -n "${XPU_ASM_BENCH_DIR:-}" ]]; then
 else
     WORK=$(mktemp -d /tmp/xpu-asm-bench.XXXXXX)
 fi
-cleanup() { [[ $KEEP == 1 ]] || rm -rf "$WORK"; }
+SLURM_DIR=""
+cleanup() {
+    # The mpi section's Slurm cluster is stopped however the run ends.
+    [[ -z "$SLURM_DIR" ]] || bash "$ROOT/scripts/slurm-cluster.sh" stop "$SLURM_DIR" || true
+    [[ $KEEP == 1 ]] || rm -rf "$WORK"
+}
 trap cleanup EXIT
 RESULTS="$WORK/results.txt"
 : >"$RESULTS"
@@ -129,6 +141,7 @@ if [[ $QUICK == 1 ]]; then
     SYCL_ROUNDS=3
     GEN_ARGS=(--processes 10 --modules 10 --kernels 100)
     MPI_RUNS=1
+    ONEFILE_RUNS=5
     JOB_ARGS=(--processes 1000 --modules 1 --kernels 10 --job 8)
 else
     ROUNDS=${XPU_ASM_BENCH_ROUNDS:-31}
@@ -140,6 +153,7 @@ else
     SYCL_ROUNDS=15
     GEN_ARGS=(--processes 10 --modules 100 --kernels 100)
     MPI_RUNS=5
+    ONEFILE_RUNS=21
     JOB_ARGS=(--processes 1000 --modules 4 --kernels 25 --job 8)
 fi
 
@@ -435,6 +449,48 @@ EOF
     fi
 fi
 
+# The end of a 32-rank job under Slurm's srun: from the last rank's command's
+# end to report.json, and to srun's exit (as for mpirun below), on a
+# one-host cluster started here and stopped by cleanup.
+srun_runs() {
+    local r
+    if ! command -v srun >/dev/null || ! command -v slurmctld >/dev/null; then
+        log "mpi: no Slurm (scripts/install-deps.sh installs slurmctld, slurmd, slurm-client, munge)"
+        result srun_skipped "no Slurm"
+        return
+    fi
+    SLURM_DIR=$(bash "$ROOT/scripts/slurm-cluster.sh" start $$ | tail -n1) || {
+        log "mpi: the Slurm cluster did not start"
+        result srun_skipped "the one-host Slurm cluster did not start"
+        SLURM_DIR=""
+        return
+    }
+    for ((r = 0; r < MPI_RUNS; r++)); do
+        rm -rf "$MPIW"
+        mkdir -p "$MPIW/ends"
+        log "mpi: 32 ranks under srun, one xpu-asm-run each (run $((r + 1))/$MPI_RUNS)"
+        SLURM_CONF="$SLURM_DIR/slurm.conf" srun -n 32 "$RUNNER" --emulate pvc -q -o "$MPIW/cap" -- \
+            sh -c "'$BIN/workload' --via ddi --module a='$BIN/kernels_a.spv' imm:a:scale:1000 >/dev/null &&
+                   date +%s.%N >'$MPIW/ends/'\$SLURM_PROCID" ||
+            log "mpi: srun failed (status $?)"
+        date +%s.%N >"$MPIW/mpirun-end"
+        python3 - "$MPIW" "$r" >>"$RESULTS" <<'EOF'
+import json, os, sys
+w, r = sys.argv[1], sys.argv[2]
+ends = [float(open(os.path.join(w, "ends", f)).read()) for f in os.listdir(os.path.join(w, "ends"))]
+rep = os.path.join(w, "cap", "report.json")
+job_end = max(ends)
+print(f"srun_{r}_ranks_ended={len(ends)}")
+print(f"srun_{r}_to_report_s={os.stat(rep).st_mtime_ns / 1e9 - job_end:.3f}")
+print(f"srun_{r}_to_exit_s={float(open(os.path.join(w, 'mpirun-end')).read()) - job_end:.3f}")
+t = json.load(open(rep))["totals"]
+print(f"srun_{r}_launches={t['launches']}")
+EOF
+    done
+    bash "$ROOT/scripts/slurm-cluster.sh" stop "$SLURM_DIR" || log "mpi: stopping the Slurm cluster failed"
+    SLURM_DIR=""
+}
+
 # ---- mpi: one xpu-asm-run per rank, and a 1,000-rank capture ----------------
 
 if want mpi; then
@@ -470,6 +526,7 @@ t = json.load(open(rep))["totals"]
 print(f"mpi_{r}_launches={t['launches']}")
 EOF
         done
+        srun_runs
         JOBGEN="$WORK/capture-job"
         STAMP="$JOBGEN/.generated$(printf '_%s' "${JOB_ARGS[@]}")"
         if [[ ! -f "$STAMP" ]]; then
@@ -497,7 +554,8 @@ EOF
         python3 - "$RESULTS" >>"$RESULTS" <<'EOF'
 import statistics, sys
 res = dict(l.rstrip("\n").split("=", 1) for l in open(sys.argv[1]) if "=" in l)
-for pre, keys in (("mpi", ("to_report_s", "to_exit_s")), ("job", ("wall_s", "maxrss_kib"))):
+for pre, keys in (("mpi", ("to_report_s", "to_exit_s")), ("srun", ("to_report_s", "to_exit_s")),
+                  ("job", ("wall_s", "maxrss_kib"))):
     for k in keys:
         vals = [float(v) for key, v in res.items() if key.startswith(pre + "_") and key.endswith("_" + k)
                 and key.split("_")[1].isdigit()]
@@ -507,6 +565,47 @@ for pre, keys in (("mpi", ("to_report_s", "to_exit_s")), ("job", ("wall_s", "max
             print(f"{pre}_{k}_hi={max(vals):g}")
 EOF
     fi
+fi
+
+# ---- onefile: the first start of the binary alone against later starts -----
+
+if want onefile; then
+    OF="$WORK/onefile"
+    rm -rf "$OF"
+    mkdir -p "$OF/bin"
+    cp "$RUNNER" "$OF/bin/xpu-asm-run"
+    # Milliseconds of one `xpu-asm-run -q -o DIR -- true` by $1 with the cache $2.
+    onefile_ms() {
+        local t0 t1
+        rm -rf "$OF/out"
+        t0=$(date +%s%N)
+        env -u XPU_ASM_INTERPOSER XDG_CACHE_HOME="$2" "$1" -q -o "$OF/out" -- true ||
+            log "onefile: $1 failed (status $?)"
+        t1=$(date +%s%N)
+        echo $(((t1 - t0) / 1000000))
+    }
+    log "onefile: $ONEFILE_RUNS interleaved rounds of first start, later start, the pair"
+    onefile_ms "$OF/bin/xpu-asm-run" "$OF/cache" >/dev/null
+    for ((r = 0; r < ONEFILE_RUNS; r++)); do
+        rm -rf "$OF/fresh"
+        result "onefile_${r}_first_ms" "$(onefile_ms "$OF/bin/xpu-asm-run" "$OF/fresh")"
+        result "onefile_${r}_later_ms" "$(onefile_ms "$OF/bin/xpu-asm-run" "$OF/cache")"
+        result "onefile_${r}_pair_ms" "$(onefile_ms "$RUNNER" "$OF/unused")"
+    done
+    result onefile_lib_bytes "$(stat -c %s "$OF"/cache/xpu-asm/interposer-*/libxpu_asm_interposer.so)"
+    python3 - "$RESULTS" "$ONEFILE_RUNS" >>"$RESULTS" <<'EOF'
+import statistics, sys
+res = dict(l.rstrip("\n").split("=", 1) for l in open(sys.argv[1]) if "=" in l)
+n = int(sys.argv[2])
+for k in ("first_ms", "later_ms", "pair_ms"):
+    vals = [float(res[f"onefile_{r}_{k}"]) for r in range(n)]
+    print(f"onefile_{k}={statistics.median(vals):g}")
+    print(f"onefile_{k}_lo={min(vals):g}")
+    print(f"onefile_{k}_hi={max(vals):g}")
+ratios = [float(res[f"onefile_{r}_first_ms"]) / max(float(res[f"onefile_{r}_later_ms"]), 1) for r in range(n)]
+print(f"onefile_ratio={statistics.median(ratios):.2f}")
+EOF
+    rm -rf "$OF"
 fi
 
 # ---- modules: what the interposer adds to zeModuleCreate --------------------
@@ -658,7 +757,7 @@ if want sycl; then
                 default) cmd=("$RUNNER" --emulate pvc -q -o "$SYCL_OUT" -- "${cmd[@]}") ;;
                 binary) cmd=("$RUNNER" --emulate pvc -q --isa binary -o "$SYCL_OUT" -- "${cmd[@]}") ;;
                 esac
-                env -u SYCL_CACHE_PERSISTENT -u NEO_CACHE_PERSISTENT -u IGC_ShaderDumpEnable \
+                env -u SYCL_CACHE_PERSISTENT -u NEO_CACHE_PERSISTENT -u l0_cache_dir -u IGC_ShaderDumpEnable \
                     ONEAPI_DEVICE_SELECTOR=level_zero:gpu LD_LIBRARY_PATH="$VENV/lib" PYTHONNOUSERSITE=1 \
                     PYTHONDONTWRITEBYTECODE=1 /usr/bin/time -f "%e %U %S" -o "$WORK/time.txt" "${cmd[@]}" >/dev/null ||
                     log "sycl: $v failed (status $?)"
@@ -892,9 +991,27 @@ if "mpi_to_report_s" in res or "mpi_skipped" in res:
               f"{f('mpi_to_report_s', '{:.2f}')} s [{f('mpi_to_report_s_lo', '{:.2f}')}-{f('mpi_to_report_s_hi', '{:.2f}')}];")
         print(f"   to mpirun's exit: {f('mpi_to_exit_s', '{:.2f}')} s [{f('mpi_to_exit_s_lo', '{:.2f}')}-{f('mpi_to_exit_s_hi', '{:.2f}')}]"
               f" (median [min-max]); launches counted: {g('mpi_0_launches')}")
+        if "srun_to_report_s" in res:
+            print(f"   under srun -n 32 (Slurm, one host): to report.json {f('srun_to_report_s', '{:.2f}')} s "
+                  f"[{f('srun_to_report_s_lo', '{:.2f}')}-{f('srun_to_report_s_hi', '{:.2f}')}], to srun's exit "
+                  f"{f('srun_to_exit_s', '{:.2f}')} s [{f('srun_to_exit_s_lo', '{:.2f}')}-{f('srun_to_exit_s_hi', '{:.2f}')}]; "
+                  f"per rank {float(res['srun_to_exit_s']) / 32 * 1000:.0f} ms (mpirun: "
+                  f"{float(res['mpi_to_exit_s']) / 32 * 1000:.0f} ms); launches counted: {g('srun_0_launches')}")
+        elif "srun_skipped" in res:
+            print(f"   srun: skipped: {g('srun_skipped')}")
         print(f"   collect of a 1,000-rank capture ({g('job_0_processes')} processes, {g('job_asm_files')} .asm files): "
               f"{f('job_wall_s', '{:.2f}')} s [{f('job_wall_s_lo', '{:.2f}')}-{f('job_wall_s_hi', '{:.2f}')}], "
               f"{float(res.get('job_maxrss_kib', 0)) / 1024:.0f} MiB peak")
+if "onefile_first_ms" in res:
+    print()
+    print(f"6b. One file to copy: xpu-asm-run alone in an empty folder, `-q -- true`, {g('onefile_lib_bytes')} B interposer inside")
+    print(f"   {'start':<52} {'ms':>7} {'[min-max]':>12}")
+    for k, label in (("first", "first (writes its interposer into a fresh cache)"),
+                     ("later", "later (checks the one written, byte for byte)"),
+                     ("pair", "the pair (library beside the binary)")):
+        print(f"   {label:<52} {f(f'onefile_{k}_ms', '{:.0f}'):>7} "
+              f"{f(f'onefile_{k}_ms_lo', '{:.0f}') + '-' + f(f'onefile_{k}_ms_hi', '{:.0f}'):>12}")
+    print(f"   first / later: {g('onefile_ratio')} (median over rounds)")
 if "mod_spirv_cpu_median_ns_none" in res:
     print()
     print("7. Module creation (bench/module_loop.c): CPU time of zeModuleCreate, without and with the")

@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
 # Installs the real Intel GPU software stacks that xpu-asm's tests run
-# against, and the MPI launchers the cluster tests use (Open MPI, MPICH); see
-# docs/real-stack.md:
+# against, and the launchers the cluster tests use (Open MPI, MPICH, Slurm
+# and munge, Intel MPI from PyPI); see docs/real-stack.md and docs/clusters.md:
 # - on the host, Debian 12's stack (Level Zero loader 1.8, NEO 22.43 with
-#   ocloc, IGC 1 and its tools), and debootstrap;
+#   ocloc, IGC 1 and its tools), Slurm's daemons and munge (never started
+#   here: the tests start a cluster of their own, scripts/slurm-cluster.sh),
+#   and debootstrap;
+# - Intel MPI (impi-rt, impi-devel from PyPI) in a venv, scripts/impi-venv.sh;
 # - in a root of Debian sid's packages beside it, today's stack (loader 1.32,
 #   NEO 26, IGC 2), made by scripts/sid-root.sh and kept between runs.
 # - on the host, for the test of the page to browse (tests/tests/page.rs):
@@ -19,7 +22,8 @@
 set -euo pipefail
 
 packages=(libze1 libze-dev intel-opencl-icd libigc1 libigdfcl1 libigc-tools
-    openmpi-bin libopenmpi-dev mpich debootstrap chromium nodejs)
+    openmpi-bin libopenmpi-dev mpich slurmctld slurmd slurm-client munge libpmix-dev
+    debootstrap chromium nodejs)
 sid=1
 
 for arg in "$@"; do
@@ -27,7 +31,7 @@ for arg in "$@"; do
     --bench) packages+=(valgrind) ;;
     --no-sid) sid=0 ;;
     -h | --help)
-        sed -n '2,14p' "$0"
+        sed -n '2,22p' "$0"
         exit 0
         ;;
     *)
@@ -57,6 +61,17 @@ browser_deps() {
             exit 1
         }
     echo "install-deps.sh: tests/browser: playwright-core installed ($((SECONDS - start)) s)"
+}
+
+# Intel MPI from PyPI, in a venv kept between runs.
+impi_venv() {
+    local start=$SECONDS
+    bash "$(dirname "$0")/impi-venv.sh" >/dev/null ||
+        {
+            echo "install-deps.sh: the Intel MPI venv could not be made (see above)" >&2
+            exit 1
+        }
+    echo "install-deps.sh: Intel MPI venv ready ($((SECONDS - start)) s)"
 }
 
 # Today's stack, in its root (after the host's packages, which bring debootstrap).
@@ -100,6 +115,7 @@ mapfile -t missing < <(missing_packages)
 if [[ ${#missing[@]} -eq 0 ]]; then
     echo "install-deps.sh: all installed: ${packages[*]}"
     browser_deps
+    impi_venv
     sid_root
     exit 0
 fi
@@ -137,4 +153,5 @@ if [[ ${#still[@]} -ne 0 ]]; then
 fi
 echo "install-deps.sh: installed: ${missing[*]} ($((SECONDS - start)) s)"
 browser_deps
+impi_venv
 sid_root

@@ -5,6 +5,10 @@
 #   PREFIX/bin/xpu-asm-run
 #   PREFIX/lib/libxpu_asm_interposer.so   (xpu-asm-run finds it from ../lib)
 #
+# The binary also carries its interposer (it writes it to the user's cache
+# when none is beside it: docs/usage.md); the library installed beside it
+# is the one every run from PREFIX uses, so no run writes any cache.
+#
 #   scripts/install.sh [--prefix DIR] [--built DIR]
 #
 #   --prefix DIR  where to install (default: /usr/local)
@@ -27,7 +31,7 @@ while [[ $# -gt 0 ]]; do
         shift 2
         ;;
     -h | --help)
-        sed -n '2,13p' "$0"
+        sed -n '2,17p' "$0"
         exit 0
         ;;
     *)

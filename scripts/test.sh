@@ -100,6 +100,9 @@ for line in sys.stdin:
     for d in "$venv" "$(dirname "$(dirname "$python")")"; do
         binds+=(--bind "$d")
     done
+    # Intel MPI's venv (scripts/impi-venv.sh): its mpiexec and libmpi run
+    # inside the root as they are.
+    binds+=(--bind "$(bash scripts/impi-venv.sh | tail -n1)")
     if [[ ${#bins[@]} -eq 0 ]]; then
         echo "test.sh: found no integration test binaries to run on sid" >&2
         echo "test result: FAILED. 0 passed; 1 failed;" >"$logs/sid"

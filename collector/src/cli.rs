@@ -198,7 +198,8 @@ pub struct RunArgs {
     /// The interposer library (libxpu_asm_interposer.so)
     ///
     /// Without it: $XPU_ASM_INTERPOSER, then next to the xpu-asm-run
-    /// executable, then ../lib from there.
+    /// executable, then ../lib from there, then the one xpu-asm-run carries
+    /// (written once into $XDG_CACHE_HOME or ~/.cache/xpu-asm/).
     #[arg(long, value_name = "PATH")]
     pub interposer: Option<PathBuf>,
 

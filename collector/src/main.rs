@@ -247,10 +247,11 @@ fn cmd_merge(out: &Path, dirs: &[std::path::PathBuf], args: &ReportArgs) -> i32 
 /// `xpu-asm-run -- cmd`: runs the command under the interposer, then
 /// collects (for a job's rank: the last rank to end collects).
 fn cmd_run(a: &RunArgs) -> Result<i32, LaunchError> {
-    let interposer = launch::find_interposer(
+    let interposer = launch::resolve_interposer(
         a.interposer.as_deref(),
         std::env::var_os(launch::INTERPOSER_ENV),
         std::env::current_exe().ok(),
+        a.report.quiet,
     )?;
     if let Some(dev) = &a.emulate {
         launch::check_emulated_device(dev, launch::neo_devices().as_ref())?;
@@ -267,6 +268,7 @@ fn cmd_run(a: &RunArgs) -> Result<i32, LaunchError> {
         None => launch::prepare_out_dir(a.out.as_deref(), a.force, &cmd0)?,
     };
     let dir = out.path.clone();
+    let interposer = interposer.into_path(&dir, a.report.quiet)?;
     let mut info = run_info(a, &interposer);
     let save = |info: &RunInfo| save_run_info(&dir, joined.as_ref(), info);
     save(&info)?;

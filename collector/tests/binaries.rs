@@ -39,6 +39,7 @@ fn module_naming(id: u32, sha: &str, file: &str) -> Module {
             serde_json::to_string(file).unwrap()
         )),
         device: Some(1),
+        built_binary: None,
     }
 }
 
@@ -154,6 +155,103 @@ fn every_problem_with_a_binary_is_a_reason_and_the_rest_is_reported() {
     // A second collection reads back what the first disassembled.
     let again = run(out);
     assert_eq!(again.kernels, r.kernels);
+}
+
+/// A native module the driver did not run as passed (ocloc's zebin for
+/// tgllp on a pvc: NEO compiles the SPIR-V it carries): the kernel's ISA is
+/// of the driver's build, with a note, and the module stays the binary
+/// passed. Without a recorded build, such a binary is not taken for its
+/// ISA. A build with the same code as the binary passed (the member NEO
+/// takes of a fat binary) changes nothing, nor does a build that could not
+/// be read.
+#[test]
+fn a_native_module_the_driver_built_again_has_the_isa_of_that_build() {
+    let t = tempfile::tempdir().unwrap();
+    let out = t.path();
+    let tgllp = binary("module_a.tgllp.zebin");
+    let pvc = binary("module_a.pvc.zebin");
+    // Other bytes after the ELF's end: another binary, the same code.
+    let padded = |b: &[u8], n: usize| [b, &vec![0u8; n]].concat();
+    let mut p = Process::new(9);
+    let m_rebuilt = Module::native_rebuilt(1, out, &tgllp, &pvc);
+    let m_alone = Module::native_saved(2, out, &padded(&tgllp, 16));
+    let m_same = Module::native_rebuilt(3, out, &pvc, &padded(&pvc, 16));
+    let m_unread = Module {
+        built_binary: Some(r#"{"error":"zeModuleGetNativeBinary failed (0x78000001)"}"#.into()),
+        ..Module::native_saved(4, out, &padded(&pvc, 32))
+    };
+    let shas: Vec<String> = [&m_rebuilt, &m_alone, &m_same, &m_unread]
+        .iter()
+        .map(|m| m.sha256.clone())
+        .collect();
+    p.modules = vec![m_rebuilt, m_alone, m_same, m_unread];
+    p.kernels = (1..=4)
+        .map(|m| kernel(m, m, b"vector_add", 10 + u64::from(m)))
+        .collect();
+    p.write(out);
+    let r = run(out);
+    assert_eq!((r.totals.matched, r.totals.unmatched), (3, 1), "{r:#?}");
+    let rebuilt = entry(&r, "vector_add", &shas[0]);
+    let same = entry(&r, "vector_add", &shas[2]);
+    let pvc_sha = sha256_hex(&pvc);
+    assert_eq!(
+        (rebuilt.launches, rebuilt.status),
+        (11, Status::Matched),
+        "{rebuilt:#?}"
+    );
+    let b = rebuilt.binary.as_ref().unwrap();
+    assert_eq!(
+        (b.sha256.as_str(), b.format.as_str()),
+        (pvc_sha.as_str(), "zebin")
+    );
+    let note = rebuilt.isa_note.as_deref().unwrap_or_default();
+    for w in [
+        "driver's build",
+        &format!("modules/{pvc_sha}.bin"),
+        "zeModuleGetNativeBinary",
+        &format!("modules/{}.bin", shas[0]),
+        "for TGLLP",
+    ] {
+        assert!(note.contains(w), "{w:?} not in {note:?}");
+    }
+    assert_eq!(rebuilt.reason, None);
+    // Its ISA is the pvc build's: the same text as that binary's own kernel.
+    assert_eq!(
+        (same.status, same.isa_note.as_deref()),
+        (Status::Matched, None)
+    );
+    assert_eq!(same.binary.as_ref().unwrap().sha256, shas[2]);
+    assert_eq!(rebuilt.instructions, same.instructions);
+    assert!(rebuilt.instructions.is_some_and(|n| n > 5), "{rebuilt:?}");
+    let text = |k: &xpu_asm_collector::report::KernelEntry| {
+        std::fs::read_to_string(out.join(k.asm.as_deref().unwrap())).unwrap()
+    };
+    assert_eq!(text(rebuilt), text(same));
+    let alone = entry(&r, "vector_add", &shas[1]);
+    assert_eq!(alone.status, Status::DeviceNotInBinary, "{alone:#?}");
+    let why = alone.reason.as_deref().unwrap_or_default();
+    assert!(
+        why.contains("TGLLP") && why.contains("ocloc -device"),
+        "{why}"
+    );
+    let unread = entry(&r, "vector_add", &shas[3]);
+    assert_eq!(
+        (unread.status, unread.isa_note.as_deref()),
+        (Status::Matched, None)
+    );
+    assert_eq!(unread.binary.as_ref().unwrap().sha256, shas[3]);
+    // The table says where the rebuilt kernel's ISA comes from.
+    use xpu_asm_collector::report::export::table::{render_table, TableStyle};
+    let style = TableStyle {
+        width: 100,
+        color: false,
+        dir: "cap".into(),
+    };
+    let table = render_table(&r, &style);
+    assert!(
+        table.contains("notes:\n") && table.contains(note),
+        "{table}"
+    );
 }
 
 /// IGA's library missing: a reason on each kernel that needs it, which says

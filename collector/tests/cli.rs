@@ -118,75 +118,95 @@ fn a_command_that_cannot_start_is_127() {
     assert_eq!(o.status.code(), Some(126), "{}", show(&o));
 }
 
+/// `run.json`'s interposer of the capture `out_arg(dir)`.
+fn preloaded(dir: &Path) -> String {
+    let run: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(dir.join("cap").join("run.json")).unwrap()).unwrap();
+    run["interposer"].as_str().unwrap().to_string()
+}
+
 #[test]
-fn missing_interposer_lists_every_path_tried() {
+fn a_wrong_interposer_path_is_an_error_and_the_binary_alone_uses_its_own() {
     let t = tempfile::tempdir().unwrap();
     let bin = t.path().join("bin/xpu-asm-run");
     std::fs::create_dir_all(bin.parent().unwrap()).unwrap();
     std::fs::copy(BIN, &bin).unwrap();
+    let cache = t.path().join("cache");
+    let copied = |args: &[&str], interposer: Option<&str>| {
+        let mut c = Command::new(&bin);
+        c.args(args)
+            .env_remove("XPU_ASM_INTERPOSER")
+            .env("XDG_CACHE_HOME", &cache);
+        if let Some(i) = interposer {
+            c.env("XPU_ASM_INTERPOSER", i);
+        }
+        c
+    };
     // A copied executable can be briefly "busy" (ETXTBSY) while another test
     // thread forks with the copy's write descriptor still open: retry.
+    let out = out_arg(t.path());
     let o = (0..100)
-        .find_map(|_| {
-            match Command::new(&bin)
-                .args(["-o", &out_arg(t.path()), "--", "true"])
-                .env_remove("XPU_ASM_INTERPOSER")
-                .output()
-            {
+        .find_map(
+            |_| match copied(&["-o", &out, "--", "true"], Some("/nope/env.so")).output() {
                 Err(e) if e.raw_os_error() == Some(libc_etxtbsy()) => {
                     std::thread::sleep(std::time::Duration::from_millis(20));
                     None
                 }
                 r => Some(r.unwrap()),
-            }
-        })
+            },
+        )
         .expect("the copied xpu-asm-run stayed busy (ETXTBSY) for 2 s");
+    // A path given is final: an error naming it, not another library.
     assert_eq!(o.status.code(), Some(2), "{}", show(&o));
     let err = String::from_utf8_lossy(&o.stderr);
-    let dir = t.path().join("bin");
-    assert!(
-        err.contains(&dir.join("libxpu_asm_interposer.so").display().to_string()),
-        "{err}"
-    );
+    assert!(err.contains("/nope/env.so ($XPU_ASM_INTERPOSER)"), "{err}");
     assert!(
         err.contains(
-            &dir.join("../lib/libxpu_asm_interposer.so")
-                .display()
-                .to_string()
+            "give the path of a libxpu_asm_interposer.so with --interposer PATH or \
+             XPU_ASM_INTERPOSER=PATH, or leave both unset: xpu-asm-run carries its own"
         ),
         "{err}"
     );
     assert!(
-        err.contains("cargo build --release -p xpu-asm-interposer"),
-        "{err}"
-    );
-    assert!(
-        !t.path().join("cap").exists(),
+        !t.path().join("cap").exists() && !cache.exists(),
         "nothing is created before the interposer is found"
     );
-
-    // An explicit path that does not exist is an error too, naming it.
-    let o = xpu(&[
-        "--interposer",
-        "/nope/lib.so",
-        "-o",
-        &out_arg(t.path()),
-        "--",
-        "true",
-    ])
+    let o = copied(
+        &["--interposer", "/nope/lib.so", "-o", &out, "--", "true"],
+        None,
+    )
     .output()
     .unwrap();
     assert_eq!(o.status.code(), Some(2), "{}", show(&o));
     assert!(String::from_utf8_lossy(&o.stderr).contains("/nope/lib.so (--interposer)"));
 
-    // Next to the executable is found.
-    std::fs::copy(stand_in_interposer(), dir.join("libxpu_asm_interposer.so")).unwrap();
-    let o = Command::new(&bin)
-        .args(["-q", "-o", &out_arg(t.path()), "--", "true"])
-        .env_remove("XPU_ASM_INTERPOSER")
+    // Alone, it runs with the one it carries, written into the cache.
+    let o = copied(&["-q", "-o", &out, "--", "true"], None)
         .output()
         .unwrap();
     assert_eq!(o.status.code(), Some(0), "{}", show(&o));
+    let written = preloaded(t.path());
+    let folder = Path::new(&written).parent().unwrap();
+    assert_eq!(
+        folder.parent().unwrap(),
+        std::fs::canonicalize(&cache).unwrap().join("xpu-asm")
+    );
+    assert!(written.ends_with("/libxpu_asm_interposer.so"), "{written}");
+
+    // A library next to the executable wins over the one it carries.
+    let dir = t.path().join("bin");
+    std::fs::copy(stand_in_interposer(), dir.join("libxpu_asm_interposer.so")).unwrap();
+    let o = copied(&["-q", "--force", "-o", &out, "--", "true"], None)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", show(&o));
+    assert_eq!(
+        preloaded(t.path()),
+        std::fs::canonicalize(dir.join("libxpu_asm_interposer.so"))
+            .unwrap()
+            .display()
+            .to_string()
+    );
 }
 
 #[test]

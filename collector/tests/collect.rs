@@ -298,6 +298,7 @@ fn each_unmatched_kernel_says_why() {
             build_flags: "",
             binary: None,
             device: None,
+            built_binary: None,
         },
         Module::spirv(2, "cd".repeat(32)),
         Module::spirv(3, sha_a()),

@@ -252,6 +252,57 @@ fn section_regular() {
     );
 }
 
+/// Graphs: appends captured on an immediate list (each an append, as to a
+/// regular list), the graph instantiated and appended (replayed) to the
+/// immediate list: ns per captured append and per launch a replay counts.
+fn section_graph() {
+    create_kernels(0, 0, 4);
+    let list = list_handle(2);
+    state::list_created(list, true);
+    let (appends, replays): (usize, u64) = if quick() { (1000, 100) } else { (1000, 2000) };
+    let reps = if quick() { 3 } else { 7 };
+    let (mut per_append, mut per_replay_launch) = (Vec::new(), Vec::new());
+    for r in 0..reps {
+        let (graph, exec) = (
+            0x7900_0000_0000 + (r + 1) * 0x100,
+            0x7a00_0000_0000 + (r + 1) * 0x100,
+        );
+        state::capture_began(list, Some(graph));
+        let t0 = Instant::now();
+        for i in 0..appends {
+            state::launch(black_box(list), black_box(kernel_handle(i % 4)));
+        }
+        let t1 = Instant::now();
+        state::capture_ended(list, graph);
+        state::graph_instantiated(graph, exec);
+        let t2 = Instant::now();
+        for _ in 0..replays {
+            state::graph_appended(black_box(list), black_box(exec));
+        }
+        let t3 = Instant::now();
+        per_append.push((t1 - t0).as_nanos() as f64 / appends as f64);
+        per_replay_launch.push((t3 - t2).as_nanos() as f64 / (appends as u64 * replays) as f64);
+    }
+    result(
+        "core_graph_append_ns",
+        format!("{:.2}", median(&mut per_append)),
+    );
+    result(
+        "core_graph_replay_ns_per_launch",
+        format!("{:.2}", median(&mut per_replay_launch)),
+    );
+    let expected = reps as u64 * appends as u64 * replays;
+    let counted = counted_launches();
+    result(
+        "core_graph_check",
+        if counted == expected {
+            "ok"
+        } else {
+            "MISMATCH"
+        },
+    );
+}
+
 /// Memory after `launches` launches spread over `kernels` kernels (100
 /// kernels per module).
 fn section_memory(kernels: usize, launches: u64) {
@@ -309,6 +360,7 @@ fn run_section(name: &str) {
     match name {
         "launch" => section_launch(),
         "regular" => section_regular(),
+        "graph" => section_graph(),
         "mem1k" => section_memory(1_000, if quick() { 1_000_000 } else { 10_000_000 }),
         "mem10k" => section_memory(10_000, if quick() { 1_000_000 } else { 10_000_000 }),
         other => {
@@ -363,7 +415,7 @@ fn main() {
     let _ = std::fs::remove_dir_all(&base);
     std::fs::create_dir_all(&base).expect("a temporary folder");
     let mut all = Vec::new();
-    for section in ["launch", "regular", "mem1k", "mem10k"] {
+    for section in ["launch", "regular", "graph", "mem1k", "mem10k"] {
         eprintln!("core bench: {section} ...");
         all.extend(child(section, &base));
     }
@@ -407,9 +459,15 @@ fn main() {
         get("core_regular_execute_ns_per_launch")
     );
     println!(
-        "  counts check: immediate {}, regular {}",
+        "  graph: captured append {} ns, replay {} ns per launch counted (a graph of 1000 appends, 4 kernels in turn)",
+        get("core_graph_append_ns"),
+        get("core_graph_replay_ns_per_launch")
+    );
+    println!(
+        "  counts check: immediate {}, regular {}, graph {}",
         get("core_launch_check"),
-        get("core_regular_check")
+        get("core_regular_check"),
+        get("core_graph_check")
     );
     println!();
     println!("Memory of the counting core (KiB of RSS; counts file in bytes)");

@@ -13,57 +13,10 @@
 //! are ever rewritten; `RTLD_NEXT` lookups are always passed through.
 
 use crate::hooks::*;
-use crate::real::{lookup, real_dlsym, Real, SLOTS, XPU_ASM_REAL_DLSYM};
+use crate::names::known;
+use crate::real::{lookup, real_dlsym, XPU_ASM_REAL_DLSYM};
 use crate::state;
-use crate::tables::*;
 use std::ffi::{c_char, c_void, CStr};
-
-/// A function the interposer stands in for when looked up by name.
-struct Known {
-    real: &'static Real,
-    addrs: fn() -> [usize; SLOTS],
-}
-
-fn known(name: &[u8]) -> Option<Known> {
-    macro_rules! k {
-        ($m:ident) => {
-            Some(Known {
-                real: &$m::REAL,
-                addrs: $m::addrs,
-            })
-        };
-    }
-    match name {
-        b"zeGetModuleProcAddrTable" => k!(get_module_table),
-        b"zeGetDeviceProcAddrTable" => k!(get_device_table),
-        b"zeGetKernelProcAddrTable" => k!(get_kernel_table),
-        b"zeGetCommandQueueProcAddrTable" => k!(get_command_queue_table),
-        b"zeGetCommandListProcAddrTable" => k!(get_command_list_table),
-        b"zeGetCommandListExpProcAddrTable" => k!(get_command_list_exp_table),
-        b"zeModuleCreate" => k!(module_create),
-        b"zeKernelCreate" => k!(kernel_create),
-        b"zeKernelDestroy" => k!(kernel_destroy),
-        b"zeCommandListCreate" => k!(command_list_create),
-        b"zeCommandListCreateImmediate" => k!(command_list_create_immediate),
-        b"zeCommandListDestroy" => k!(command_list_destroy),
-        b"zeCommandListReset" => k!(command_list_reset),
-        b"zeCommandListAppendLaunchKernel" => k!(append_launch_kernel),
-        b"zeCommandListAppendLaunchCooperativeKernel" => k!(append_launch_cooperative_kernel),
-        b"zeCommandListAppendLaunchKernelIndirect" => k!(append_launch_kernel_indirect),
-        b"zeCommandListAppendLaunchMultipleKernelsIndirect" => {
-            k!(append_launch_multiple_kernels_indirect)
-        }
-        b"zeCommandListAppendLaunchKernelWithParameters" => {
-            k!(append_launch_kernel_with_parameters)
-        }
-        b"zeCommandListAppendLaunchKernelWithArguments" => k!(append_launch_kernel_with_arguments),
-        b"zeCommandQueueExecuteCommandLists" => k!(command_queue_execute_command_lists),
-        b"zeCommandListImmediateAppendCommandListsExp" => {
-            k!(command_list_immediate_append_command_lists_exp)
-        }
-        _ => None,
-    }
-}
 
 /// Decides a `dlsym(handle, name)`: `false` to pass it to libc untouched;
 /// `true` with the answer in `*out`.

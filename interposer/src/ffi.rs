@@ -10,6 +10,13 @@ pub type Handle = *mut c_void;
 pub const ZE_RESULT_SUCCESS: ZeResult = 0;
 pub const ZE_RESULT_ERROR_UNINITIALIZED: ZeResult = 0x7800_0001;
 pub const ZE_RESULT_ERROR_UNSUPPORTED_FEATURE: ZeResult = 0x7800_0003;
+/// `ZE_RESULT_QUERY_TRUE` / `_FALSE` of Level Zero 1.15's headers, the
+/// answers of `zeCommandListIsGraphCaptureEnabledExt`.
+pub const ZE_RESULT_QUERY_TRUE: ZeResult = 0x7800_0022;
+pub const ZE_RESULT_QUERY_FALSE: ZeResult = 0x7800_0023;
+/// What NEO 26 answers instead (the graph extension's experimental values).
+pub const ZE_RESULT_EXP_QUERY_TRUE: ZeResult = 0x7fff_0000;
+pub const ZE_RESULT_EXP_QUERY_FALSE: ZeResult = 0x7fff_0001;
 
 pub const ZE_MODULE_FORMAT_IL_SPIRV: u32 = 0;
 pub const ZE_MODULE_FORMAT_NATIVE: u32 = 1;
@@ -212,5 +219,85 @@ pub mod command_list_exp_table {
     pub const IMMEDIATE_APPEND_COMMAND_LISTS_EXP: Entry = Entry {
         index: 1,
         since: api_version(1, 9),
+    };
+    pub const GET_NEXT_COMMAND_ID_EXP: Entry = Entry {
+        index: 2,
+        since: api_version(1, 9),
+    };
+    pub const GET_NEXT_COMMAND_ID_WITH_KERNELS_EXP: Entry = Entry {
+        index: 6,
+        since: api_version(1, 10),
+    };
+    pub const UPDATE_MUTABLE_COMMAND_KERNELS_EXP: Entry = Entry {
+        index: 7,
+        since: api_version(1, 10),
+    };
+}
+
+/// The command list table's graph entries and `...WithParameters` (NEO 26
+/// fills them for API 1.16 and 1.17 on, as `ze_ddi.h` of loader 1.32 has them).
+pub mod command_list_graph_entries {
+    use super::*;
+    pub const IMMEDIATE_APPEND_COMMAND_LISTS_WITH_PARAMETERS: Entry = Entry {
+        index: 40,
+        since: api_version(1, 16),
+    };
+    pub const BEGIN_GRAPH_CAPTURE_EXT: Entry = Entry {
+        index: 45,
+        since: api_version(1, 17),
+    };
+    pub const BEGIN_CAPTURE_INTO_GRAPH_EXT: Entry = Entry {
+        index: 46,
+        since: api_version(1, 17),
+    };
+    pub const IS_GRAPH_CAPTURE_ENABLED_EXT: Entry = Entry {
+        index: 47,
+        since: api_version(1, 17),
+    };
+    pub const END_GRAPH_CAPTURE_EXT: Entry = Entry {
+        index: 48,
+        since: api_version(1, 17),
+    };
+    pub const GET_GRAPH_EXT: Entry = Entry {
+        index: 49,
+        since: api_version(1, 17),
+    };
+    pub const APPEND_GRAPH_EXT: Entry = Entry {
+        index: 50,
+        since: api_version(1, 17),
+    };
+}
+
+/// `ze_graph_dditable_t` (API 1.17).
+pub mod graph_table {
+    use super::*;
+    pub const CREATE_EXT: Entry = Entry {
+        index: 0,
+        since: api_version(1, 17),
+    };
+    pub const INSTANTIATE_EXT: Entry = Entry {
+        index: 3,
+        since: api_version(1, 17),
+    };
+    pub const DESTROY_EXT: Entry = Entry {
+        index: 6,
+        since: api_version(1, 17),
+    };
+}
+
+/// `ze_executable_graph_dditable_t` (API 1.17).
+pub mod executable_graph_table {
+    use super::*;
+    pub const DESTROY_EXT: Entry = Entry {
+        index: 1,
+        since: api_version(1, 17),
+    };
+}
+
+pub mod driver_table {
+    use super::*;
+    pub const GET_EXTENSION_FUNCTION_ADDRESS: Entry = Entry {
+        index: 5,
+        since: api_version(1, 1),
     };
 }

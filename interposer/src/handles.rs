@@ -31,13 +31,14 @@ struct Table {
     slots: &'static [Slot],
 }
 
-/// The table of a map that never had an entry: one free slot, so that a
+/// The table of a map that never had an entry: free slots, so that a
 /// lookup needs no null check (every lookup ends at a free slot, whose value
-/// is 0; that is also why key 0 needs no special case).
-static EMPTY_SLOTS: [Slot; 1] = [FREE];
+/// is 0; that is also why key 0 needs no special case). Two, like every
+/// table a power of two of at least 2, so that a start needs no mask.
+static EMPTY_SLOTS: [Slot; 2] = [FREE, FREE];
 static EMPTY: Table = Table {
     shift: 63,
-    mask: 0,
+    mask: 1,
     used: AtomicUsize::new(0),
     slots: &EMPTY_SLOTS,
 };
@@ -53,11 +54,13 @@ impl Table {
         }
     }
 
+    /// The first slot to look at for `key`: below the table's length
+    /// (`shift` is 64 minus its log2), so no mask is needed.
     #[inline(always)]
     fn start(&self, key: usize) -> usize {
         // Fibonacci hashing: handles are aligned pointers, so the low bits
         // carry nothing and the multiply spreads the rest.
-        (key.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> self.shift) & self.mask
+        key.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> self.shift
     }
 }
 
@@ -78,14 +81,33 @@ impl HandleMap {
         }
     }
 
-    /// The value for `key`, or 0. Lock-free; safe from any thread.
+    /// The value for `key`, or 0. Lock-free; safe from any thread. The
+    /// first slot is looked at here, the rest out of line: most lookups end
+    /// there (the table is at most half full), and the launch path then has
+    /// no loop.
     #[inline(always)]
     pub fn get(&self, key: usize) -> usize {
         // SAFETY: tables are never freed once published.
         let t = unsafe { &*self.table.load(Ordering::Acquire) };
+        let i = t.start(key);
+        // SAFETY: start is below the table's length.
+        let s = unsafe { &*t.slots.as_ptr().add(i) };
+        let k = s.key.load(Ordering::Acquire);
+        if k == key {
+            return s.val.load(Ordering::Acquire);
+        }
+        if k == 0 {
+            return 0;
+        }
+        Self::probe(t, key, (i + 1) & t.mask)
+    }
+
+    /// [`get`](Self::get) past the first slot.
+    #[cold]
+    #[inline(never)]
+    fn probe(t: &Table, key: usize, mut i: usize) -> usize {
         let mask = t.mask;
         let slots = t.slots.as_ptr();
-        let mut i = t.start(key);
         loop {
             // SAFETY: i is masked to the table's length (a power of two).
             let s = unsafe { &*slots.add(i) };

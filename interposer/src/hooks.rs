@@ -10,6 +10,7 @@
 
 use crate::ffi::*;
 use crate::guard::{no_panic, Guard};
+use crate::queries::capture_graph;
 use crate::real::{Real, SLOTS};
 use crate::state::{self, ModuleInput};
 use std::ffi::{c_char, c_void, CStr};
@@ -30,6 +31,7 @@ macro_rules! hook {
         $export:ident => $module:ident ( $($arg:ident : $ty:ty),* $(,)? )
         $(before $before:block)?
         $(after $after:block)?
+        $(failed ($failed_result:ident) $failed:block)?
     ) => {
         pub mod $module {
             use super::*;
@@ -65,10 +67,13 @@ macro_rules! hook {
             /// Slot 0 (the exported symbol) before its real function is
             /// known: find it, then go on as usual. Other slots are set
             /// before their hook is handed out, so they never get here.
+            ///
+            /// `extern "C"` like the hook, so that the hook's call is a tail
+            /// jump (no frame of its own; also for `record`).
             #[cold]
             #[inline(never)]
             #[allow(clippy::too_many_arguments)]
-            unsafe fn first_call<const S: usize>($($arg: $ty),*) -> ZeResult {
+            unsafe extern "C" fn first_call<const S: usize>($($arg: $ty),*) -> ZeResult {
                 if REAL.get(S) == 0 {
                     return ZE_RESULT_ERROR_UNINITIALIZED;
                 }
@@ -80,7 +85,7 @@ macro_rules! hook {
             /// Called with the guard taken by `hook`.
             #[inline(never)]
             #[allow(unused_variables, clippy::too_many_arguments)]
-            unsafe fn record<const S: usize>($($arg: $ty),*) -> ZeResult {
+            unsafe extern "C" fn record<const S: usize>($($arg: $ty),*) -> ZeResult {
                 let _guard = Guard::taken();
                 // SAFETY: `hook` checked that slot S is set, with a function
                 // of this signature.
@@ -89,6 +94,10 @@ macro_rules! hook {
                 // SAFETY: forwarding the caller's arguments unchanged.
                 let result = unsafe { real($($arg),*) };
                 $( if result == ZE_RESULT_SUCCESS { no_panic(|| $after); } )?
+                $( if result != ZE_RESULT_SUCCESS {
+                    let $failed_result = result;
+                    no_panic(|| $failed);
+                } )?
                 result
             }
 
@@ -113,8 +122,8 @@ macro_rules! hook {
 /// the interposer calls it to list a new module's kernels).
 pub static GET_KERNEL_NAMES: Real = Real::new(c"zeModuleGetKernelNames");
 /// Real `zeModuleGetNativeBinary` of each `zeModuleCreate` slot (not hooked:
-/// the interposer calls it once per SPIR-V module, to keep the driver's
-/// binary of what it compiled).
+/// the interposer calls it once per module, to keep the driver's binary of
+/// what it compiled, or of what it rebuilt from a native module).
 pub static GET_NATIVE_BINARY: Real = Real::new(c"zeModuleGetNativeBinary");
 /// Real `zeDeviceGetProperties` (not hooked: asked once per device that a
 /// module is built for). Slots other than 0 hold the implementations found
@@ -161,17 +170,25 @@ unsafe fn record_module(desc: *const ModuleDesc, module: Handle, device: Handle,
     };
     // SAFETY: a real zeModuleGetNativeBinary (or 0) and a live module.
     let built = unsafe { built_binary(d.format, &inputs, fns.native_binary, module) };
+    // SAFETY: as above.
+    let rebuilt = unsafe { rebuilt_binary(d.format, &inputs, fns.native_binary, module) };
     let device_info = || {
         // SAFETY: a real zeDeviceGetProperties (or 0) and the device the
         // driver just built a module for.
         unsafe { device_properties(fns.device_properties, device) }
     };
-    state::module_created(
-        module as usize,
-        d.format,
-        &inputs,
-        &names,
+    let module = state::CreatedModule {
+        handle: module as usize,
+        format: d.format,
+        inputs: &inputs,
+        kernel_names: &names,
+    };
+    state::module_built(
+        module,
         module_binary(&inputs, &built),
+        rebuilt
+            .as_ref()
+            .map(|r| r.as_deref().map_err(String::clone)),
         state::DeviceRef {
             handle: device as usize,
             query: &device_info,
@@ -256,6 +273,31 @@ unsafe fn built_binary(
         Some(unsafe { native_binary(f, module) })
     } else {
         Some(Err("zeModuleGetNativeBinary was not found".to_string()))
+    }
+}
+
+/// What the driver holds for a native module when it is not the bytes the
+/// program passed: NEO compiles the SPIR-V that a binary for another device
+/// carries, and runs that build. `None` for a SPIR-V module, and for a
+/// native one the driver runs as passed (a byte compare, no hash: the
+/// common case costs one copy of the binary).
+///
+/// # Safety
+/// `f` is 0 or a real `zeModuleGetNativeBinary`, `module` a live module.
+unsafe fn rebuilt_binary(
+    format: u32,
+    inputs: &[ModuleInput],
+    f: usize,
+    module: Handle,
+) -> Option<Result<Vec<u8>, String>> {
+    let passed = inputs.first()?.bytes;
+    if format != ZE_MODULE_FORMAT_NATIVE || f == 0 {
+        return None;
+    }
+    // SAFETY: per this function's contract.
+    match unsafe { native_binary(f, module) } {
+        Ok(b) if b.as_slice() == passed => None,
+        other => Some(other),
     }
 }
 
@@ -507,5 +549,192 @@ hook!(zeCommandListImmediateAppendCommandListsExp => command_list_immediate_appe
 ) after {
     // SAFETY: the driver accepted n_lists handles here.
     let lists = unsafe { handles(lists, n_lists) };
-    state::execute_handles(lists);
+    state::immediate_append(immediate as usize, lists);
 });
+
+hook!(zeCommandListImmediateAppendCommandListsWithParameters => command_list_immediate_append_command_lists_with_parameters(
+    immediate: Handle, n_lists: u32, lists: *mut Handle, p_next: *const c_void,
+    signal: Handle, n_wait: u32, wait: *mut Handle
+) after {
+    // SAFETY: the driver accepted n_lists handles here.
+    let lists = unsafe { handles(lists, n_lists) };
+    state::immediate_append(immediate as usize, lists);
+});
+
+// Graphs (`ZE_extension_record_replay_graph`: the exported and table
+// functions, named ...Ext) and their experimental forms (...Exp, from
+// zeDriverGetExtensionFunctionAddress), some of them with their arguments
+// in another order.
+
+hook!(zeGraphCreateExt => graph_create_ext(
+    context: Handle, p_next: *const c_void, ph_graph: *mut Handle
+) after {
+    // SAFETY: on success the driver wrote the handle.
+    state::graph_created(unsafe { *ph_graph } as usize);
+});
+
+hook!(zeGraphCreateExp => graph_create_exp(
+    context: Handle, ph_graph: *mut Handle, p_next: *mut c_void
+) after {
+    // SAFETY: on success the driver wrote the handle.
+    state::graph_created(unsafe { *ph_graph } as usize);
+});
+
+hook!(zeCommandListBeginGraphCaptureExt => begin_graph_capture_ext(
+    list: Handle, p_next: *const c_void
+) after {
+    state::capture_began(list as usize, capture_graph(list as usize).flatten());
+});
+
+hook!(zeCommandListBeginGraphCaptureExp => begin_graph_capture_exp(
+    list: Handle, p_next: *mut c_void
+) after {
+    state::capture_began(list as usize, capture_graph(list as usize).flatten());
+});
+
+hook!(zeCommandListBeginCaptureIntoGraphExt => begin_capture_into_graph_ext(
+    list: Handle, graph: Handle, p_next: *const c_void
+) after {
+    state::capture_began(list as usize, Some(graph as usize));
+});
+
+hook!(zeCommandListBeginCaptureIntoGraphExp => begin_capture_into_graph_exp(
+    list: Handle, graph: Handle, p_next: *mut c_void
+) after {
+    state::capture_began(list as usize, Some(graph as usize));
+});
+
+hook!(zeCommandListEndGraphCaptureExt => end_graph_capture_ext(
+    list: Handle, p_next: *const c_void, ph_graph: *mut Handle
+) after {
+    // SAFETY: on success the driver wrote the handle.
+    state::capture_ended(list as usize, unsafe { *ph_graph } as usize);
+});
+
+hook!(zeCommandListEndGraphCaptureExp => end_graph_capture_exp(
+    list: Handle, ph_graph: *mut Handle, p_next: *mut c_void
+) after {
+    // SAFETY: on success the driver wrote the handle.
+    state::capture_ended(list as usize, unsafe { *ph_graph } as usize);
+});
+
+hook!(zeGraphInstantiateExt => graph_instantiate_ext(
+    graph: Handle, p_next: *const c_void, ph_executable: *mut Handle
+) after {
+    // SAFETY: on success the driver wrote the handle.
+    state::graph_instantiated(graph as usize, unsafe { *ph_executable } as usize);
+});
+
+hook!(zeCommandListInstantiateGraphExp => command_list_instantiate_graph_exp(
+    graph: Handle, ph_executable: *mut Handle, p_next: *mut c_void
+) after {
+    // SAFETY: on success the driver wrote the handle.
+    state::graph_instantiated(graph as usize, unsafe { *ph_executable } as usize);
+});
+
+hook!(zeCommandListAppendGraphExt => append_graph_ext(
+    list: Handle, executable: Handle, p_next: *const c_void, signal: Handle, n_wait: u32, wait: *mut Handle
+) after {
+    state::graph_appended(list as usize, executable as usize);
+});
+
+hook!(zeCommandListAppendGraphExp => append_graph_exp(
+    list: Handle, executable: Handle, p_next: *mut c_void, signal: Handle, n_wait: u32, wait: *mut Handle
+) after {
+    state::graph_appended(list as usize, executable as usize);
+});
+
+hook!(zeGraphDestroyExt => graph_destroy_ext(graph: Handle) before {
+    state::graph_destroyed(graph as usize);
+});
+
+hook!(zeGraphDestroyExp => graph_destroy_exp(graph: Handle) before {
+    state::graph_destroyed(graph as usize);
+});
+
+hook!(zeExecutableGraphDestroyExt => executable_graph_destroy_ext(executable: Handle) before {
+    state::executable_destroyed(executable as usize);
+});
+
+hook!(zeExecutableGraphDestroyExp => executable_graph_destroy_exp(executable: Handle) before {
+    state::executable_destroyed(executable as usize);
+});
+
+// Mutable command lists (`ZE_experimental_mutable_command_list`).
+
+hook!(zeCommandListGetNextCommandIdExp => get_next_command_id_exp(
+    list: Handle, desc: *const c_void, p_id: *mut u64
+) after {
+    // SAFETY: on success the driver wrote the id.
+    state::command_id(list as usize, unsafe { *p_id }, &[]);
+});
+
+hook!(zeCommandListGetNextCommandIdWithKernelsExp => get_next_command_id_with_kernels_exp(
+    list: Handle, desc: *const c_void, n_kernels: u32, kernels: *mut Handle, p_id: *mut u64
+) after {
+    // SAFETY: on success the driver wrote the id and read n_kernels handles.
+    unsafe { state::command_id(list as usize, *p_id, handles(kernels, n_kernels)) };
+});
+
+hook!(zeCommandListUpdateMutableCommandKernelsExp => update_mutable_command_kernels_exp(
+    list: Handle, n: u32, ids: *mut u64, kernels: *mut Handle
+) after {
+    // SAFETY: the driver read n ids and n kernel handles.
+    unsafe { state::kernels_swapped(list as usize, ids_of(ids, n), handles(kernels, n), None) };
+} failed(result) {
+    // SAFETY: the caller passed n ids and n kernels (NULL ones are skipped).
+    unsafe { state::kernels_swapped(list as usize, ids_of(ids, n), handles(kernels, n), Some(result)) };
+});
+
+// Extension functions by name: the graph functions of SYCL's v2 adapter
+// (and any other hooked function a driver hands out this way) are the
+// hooks, as from `dlsym`.
+
+/// The list of hooks by name (`names::stand_in`), which sits above the
+/// hooks it names; the crate root hands it down at load, before any Level
+/// Zero call can be made.
+static STAND_IN: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+/// Sets what [`stand_in`] asks (`names::stand_in`).
+pub fn set_stand_in(f: fn(&[u8], usize) -> usize) {
+    STAND_IN.store(f as usize, std::sync::atomic::Ordering::Release);
+}
+
+/// What a program that found `name` by name gets instead of `real`.
+fn stand_in(name: &[u8], real: usize) -> usize {
+    match STAND_IN.load(std::sync::atomic::Ordering::Acquire) {
+        0 => real,
+        f => {
+            // SAFETY: only set_stand_in stores here, from a fn of this type.
+            let f: fn(&[u8], usize) -> usize = unsafe { std::mem::transmute(f) };
+            f(name, real)
+        }
+    }
+}
+
+hook!(zeDriverGetExtensionFunctionAddress => driver_get_extension_function_address(
+    driver: Handle, name: *const c_char, pp_function: *mut *mut c_void
+) after {
+    // SAFETY: on success the driver wrote the address; name is a C string.
+    unsafe {
+        if let (false, Some(n)) = (pp_function.is_null(), c_bytes(name)) {
+            let real = *pp_function as usize;
+            if real != 0 {
+                *pp_function = stand_in(n, real) as *mut c_void;
+            }
+        }
+    }
+});
+
+/// Ids of an array argument, or nothing for NULL.
+///
+/// # Safety
+/// `p` is NULL or points to `n` ids.
+unsafe fn ids_of<'a>(p: *const u64, n: u32) -> &'a [u64] {
+    if p.is_null() {
+        &[]
+    } else {
+        // SAFETY: per this function's contract.
+        unsafe { std::slice::from_raw_parts(p, n as usize) }
+    }
+}

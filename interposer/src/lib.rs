@@ -4,9 +4,11 @@
 //!
 //! Layout:
 //! - `config`: read at load time; sets the IGC dump environment.
-//! - `hooks`, `tables`, `dlsym`: the `extern "C"` boundary (exported symbols
-//!   below), the DDI table wrapping, and the `dlsym` trampoline.
-//! - `real`: finding the real functions behind the hooks.
+//! - `hooks`, `tables`, `dlsym`, `names`: the `extern "C"` boundary (exported
+//!   symbols below), the DDI table wrapping, the `dlsym` trampoline, and the
+//!   functions stood in for by name.
+//! - `real`: finding the real functions behind the hooks; `queries`: the
+//!   Level Zero functions the interposer calls itself (graph capture).
 //! - `guard`: the reentrancy guard and the panic barrier.
 //! - `state`, `handles`: what is known about the process and the launch path.
 //! - `output`: the per-process record files.
@@ -25,7 +27,18 @@
 //! `zeCommandListAppendLaunchKernelWithParameters`,
 //! `zeCommandListAppendLaunchKernelWithArguments`,
 //! `zeCommandQueueExecuteCommandLists`,
-//! `zeCommandListImmediateAppendCommandListsExp`.
+//! `zeCommandListImmediateAppendCommandListsExp`,
+//! `zeCommandListImmediateAppendCommandListsWithParameters`; the graphs'
+//! `zeGetGraphProcAddrTable`, `zeGetExecutableGraphProcAddrTable`,
+//! `zeGraphCreateExt`, `zeCommandListBeginGraphCaptureExt`,
+//! `zeCommandListBeginCaptureIntoGraphExt`, `zeCommandListEndGraphCaptureExt`,
+//! `zeGraphInstantiateExt`, `zeCommandListAppendGraphExt`, `zeGraphDestroyExt`,
+//! `zeExecutableGraphDestroyExt` and their ...Exp forms (NEO's, handed out by
+//! name only: `zeGraphCreateExp`, `zeCommandListInstantiateGraphExp`, ...);
+//! mutable lists' `zeCommandListGetNextCommandIdExp`,
+//! `zeCommandListGetNextCommandIdWithKernelsExp`,
+//! `zeCommandListUpdateMutableCommandKernelsExp`; and
+//! `zeGetDriverProcAddrTable`, `zeDriverGetExtensionFunctionAddress`.
 
 #![deny(unsafe_op_in_unsafe_fn)]
 
@@ -36,7 +49,9 @@ pub mod ffi;
 pub mod guard;
 pub mod handles;
 pub mod hooks;
+pub mod names;
 pub mod output;
+pub mod queries;
 pub mod real;
 pub mod state;
 pub mod tables;
@@ -47,5 +62,6 @@ pub mod tables;
 fn on_load() {
     guard::no_panic(|| {
         let _ = config::get();
+        hooks::set_stand_in(names::stand_in);
     });
 }

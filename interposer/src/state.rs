@@ -9,22 +9,60 @@
 //! Appends to a regular command list are remembered per list (a lock per
 //! list, never shared by all threads) and counted as launches each time the
 //! list is executed.
+//!
+//! Graphs and mutable command lists (docs/internals.md, "Graphs and mutable
+//! command lists"): a launch counts when it runs. An immediate list that
+//! captures a graph is mapped, like a regular list, to the [`ListState`] of
+//! the graph, so its appends are remembered, not launched, at the cost of an
+//! append to a regular list; an executable graph holds a copy of its graph's
+//! appends, added once to the launches each time it is appended to an
+//! immediate list (one add per run of launches of the same kernel), copied
+//! into a regular list or a graph being captured that it is appended to.
+//! While some capture is active, every other immediate list is mapped to
+//! [`PROBE`]: its launches ask the driver whether the list joined a capture
+//! (a fork) before they count.
 
 use crate::config::{self, Config};
 use crate::handles::HandleMap;
 use crate::output::{Counter, Output};
 use sha2::{Digest, Sha256};
 use std::cell::UnsafeCell;
-use std::collections::HashMap;
-use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+use std::collections::{HashMap, HashSet};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering::Relaxed};
 use std::sync::{Mutex, OnceLock};
 use xpu_asm_record::{hex, push_json_bytes_field, push_json_str, UNKNOWN_KERNEL_ID};
 
-/// Kernel handle -> `*const Counter`.
-static KERNELS: HandleMap = HandleMap::new();
-/// Regular command list handle -> `*const ListState`. Immediate lists are not
-/// in the map: a launch on a list not found here counts at once.
-static LISTS: HandleMap = HandleMap::new();
+/// The maps the launch path reads, in one static: a launch finds both of its
+/// maps from one address.
+struct Maps {
+    /// Kernel handle -> `*const Counter`.
+    kernels: HandleMap,
+    /// Regular command list handle -> `*const ListState`. Immediate lists
+    /// are not in the map: a launch on a list not found here counts at once.
+    /// An immediate list capturing a graph maps to the graph's `ListState`;
+    /// while some capture is active, the other immediate lists map to
+    /// [`PROBE`].
+    lists: HandleMap,
+    /// Executable graph handle -> `*const ListState`: the launches one
+    /// append of it runs (read without the registry lock on every replay).
+    executables: HandleMap,
+}
+
+static MAPS: Maps = Maps {
+    kernels: HandleMap::new(),
+    lists: HandleMap::new(),
+    executables: HandleMap::new(),
+};
+
+/// What an immediate list maps to while a capture is active elsewhere and
+/// its own capture state is unknown (a capture can fork onto it).
+static PROBE: ListState = ListState {
+    runs: Mutex::new(Vec::new()),
+};
+
+fn probe() -> usize {
+    &PROBE as *const ListState as usize
+}
 
 /// The appends recorded in one regular command list since its last reset,
 /// run-length encoded: `(counter, appends)`. The vector keeps its capacity
@@ -64,6 +102,31 @@ struct Registry {
     /// not be read).
     devices: HashMap<usize, u32>,
     next_device: u32,
+    /// Immediate command lists alive.
+    immediate: HashSet<usize>,
+    /// Graph handle -> `*const ListState`: what it captured.
+    graphs: HashMap<usize, usize>,
+    /// Captures in progress, by primary list.
+    captures: HashMap<usize, Capture>,
+    /// Mutable commands handed out, by regular list and command id.
+    commands: HashMap<usize, HashMap<u64, Command>>,
+    /// Handles already warned about (one warning each).
+    warned: HashSet<usize>,
+}
+
+/// A capture in progress on its primary list.
+struct Capture {
+    /// The graph's `ListState`.
+    state: usize,
+    /// What the list mapped to before (restored at the end).
+    before: usize,
+}
+
+/// A mutable command: the position of its launch among its list's appends,
+/// and the kernels it may be switched to (empty: not listed).
+struct Command {
+    position: u64,
+    kernels: Vec<usize>,
 }
 
 struct Shared(UnsafeCell<Registry>);
@@ -111,6 +174,11 @@ fn start(cfg: &Config) -> Registry {
         next_kernel: UNKNOWN_KERNEL_ID + 1,
         devices: HashMap::new(),
         next_device: 1,
+        immediate: HashSet::new(),
+        graphs: HashMap::new(),
+        captures: HashMap::new(),
+        commands: HashMap::new(),
+        warned: HashSet::new(),
     }
 }
 
@@ -248,10 +316,43 @@ pub fn module_created(
     binary: Result<&[u8], String>,
     device: DeviceRef,
 ) {
+    let module = CreatedModule {
+        handle,
+        format,
+        inputs,
+        kernel_names,
+    };
+    module_built(module, binary, None, device);
+}
+
+/// A module [`module_created`] records.
+pub struct CreatedModule<'a> {
+    pub handle: usize,
+    pub format: u32,
+    pub inputs: &'a [ModuleInput<'a>],
+    pub kernel_names: &'a [Vec<u8>],
+}
+
+/// [`module_created`], with `rebuilt`: for a native module whose binary the
+/// driver did not run as passed, what it built instead (or why it could not
+/// be read), saved too.
+pub fn module_built(
+    m: CreatedModule,
+    binary: Result<&[u8], String>,
+    rebuilt: Option<Result<&[u8], String>>,
+    device: DeviceRef,
+) {
+    let CreatedModule {
+        handle,
+        format,
+        inputs,
+        kernel_names,
+    } = m;
     // Hashed before the lock is taken: a module can be megabytes.
     let first = inputs.first();
     let sha = first.map(|i| sha256_hex(i.bytes)).unwrap_or_default();
     let binary = hash_binary(format, first, &sha, binary);
+    let rebuilt = rebuilt.map(|r| r.map(|b| (b, sha256_hex(b))));
     with_registry(|r, _| {
         let device_id = device_id(r, &device);
         let id = r.next_module;
@@ -263,7 +364,10 @@ pub fn module_created(
         if device_id != 0 {
             line.extend_from_slice(format!(",\"device\":{device_id}").as_bytes());
         }
-        push_binary(&mut line, &binary, &mut r.out);
+        push_binary(&mut line, "binary", &binary, &mut r.out);
+        if let Some(rebuilt) = &rebuilt {
+            push_binary(&mut line, "built_binary", rebuilt, &mut r.out);
+        }
         line.extend_from_slice(b"}\n");
         r.out.event(&line, true);
     });
@@ -341,10 +445,17 @@ fn push_kernel_names(line: &mut Vec<u8>, names: &[Vec<u8>]) {
     line.push(b']');
 }
 
-/// `,"binary":{...}`: its size, hash and the file it is saved in, or why
-/// there is no binary or no file. Saves the binary (once per content).
-fn push_binary(line: &mut Vec<u8>, binary: &Result<(&[u8], String), String>, out: &mut Output) {
-    line.extend_from_slice(b",\"binary\":{");
+/// `,"<key>":{...}`: a binary's size, hash and the file it is saved in, or
+/// why there is no binary or no file. Saves the binary (once per content).
+fn push_binary(
+    line: &mut Vec<u8>,
+    key: &str,
+    binary: &Result<(&[u8], String), String>,
+    out: &mut Output,
+) {
+    line.push(b',');
+    push_json_str(line, key);
+    line.extend_from_slice(b":{");
     match binary {
         Ok((b, sha)) => {
             line.extend_from_slice(format!("\"size\":{},\"sha256\":", b.len()).as_bytes());
@@ -373,7 +484,7 @@ pub fn kernel_created(module: usize, name: &[u8], handle: usize) {
     with_registry(|r, _| {
         let id = kernel_id(r, module, name);
         let counter = r.out.counter(id);
-        KERNELS.set(handle, counter as usize);
+        MAPS.kernels.set(handle, counter as usize);
     });
 }
 
@@ -399,46 +510,81 @@ fn kernel_id(r: &mut Registry, module: usize, name: &[u8]) -> u32 {
 /// A kernel is about to be destroyed: forget its handle (the driver may hand
 /// it out again for another kernel).
 pub fn kernel_destroyed(handle: usize) {
-    with_registry(|_, _| KERNELS.set(handle, 0));
+    with_registry(|_, _| MAPS.kernels.set(handle, 0));
 }
 
 /// A command list was created (regular lists are tracked, immediate lists
-/// only make sure a stale entry of a reused handle is gone).
+/// only make sure a stale entry of a reused handle is gone, or are probed
+/// while a capture is active).
 pub fn list_created(handle: usize, immediate: bool) {
-    with_registry(|_, _| {
+    with_registry(|r, _| {
+        forget_commands(r, handle);
         if immediate {
-            LISTS.set(handle, 0);
+            r.immediate.insert(handle);
+            MAPS.lists
+                .set(handle, if r.captures.is_empty() { 0 } else { probe() });
             return;
         }
-        let state = Box::into_raw(Box::new(ListState {
-            runs: Mutex::new(Vec::new()),
-        }));
-        LISTS.set(handle, state as usize);
+        r.immediate.remove(&handle);
+        MAPS.lists.set(handle, new_state());
     });
+}
+
+/// A fresh, empty `ListState` (never freed: see [`list_destroyed`]).
+fn new_state() -> usize {
+    Box::into_raw(Box::new(ListState {
+        runs: Mutex::new(Vec::new()),
+    })) as usize
+}
+
+/// The `ListState` at `state` (a value of LISTS, EXECUTABLES or the
+/// registry's graphs; never 0).
+fn state_at(state: usize) -> &'static ListState {
+    // SAFETY: ListStates are never freed, PROBE is static.
+    unsafe { &*(state as *const ListState) }
 }
 
 /// A command list is about to be destroyed.
 pub fn list_destroyed(handle: usize) {
     // The ListState is left allocated: a buggy program racing a launch with
     // the destroy must not make us read freed memory.
-    with_registry(|_, _| LISTS.set(handle, 0));
+    with_registry(|r, _| {
+        r.immediate.remove(&handle);
+        forget_commands(r, handle);
+        if let Some(c) = r.captures.remove(&handle) {
+            end_capture(r, handle, c);
+        }
+        MAPS.lists.set(handle, 0);
+    });
 }
 
-/// `zeCommandListReset`: the list's appends are forgotten.
+/// `zeCommandListReset`: the list's appends are forgotten, and its mutable
+/// commands.
 pub fn list_reset(handle: usize) {
-    let l = LISTS.get(handle);
-    if l != 0 {
-        // SAFETY: ListStates are never freed.
-        let l = unsafe { &*(l as *const ListState) };
-        if let Ok(mut runs) = l.runs.lock() {
+    let l = MAPS.lists.get(handle);
+    if l != 0 && l != probe() {
+        if let Ok(mut runs) = state_at(l).runs.lock() {
             runs.clear();
         }
+    }
+    if MUTABLE_LISTS.load(Relaxed) != 0 {
+        with_registry(|r, _| forget_commands(r, handle));
+    }
+}
+
+/// Lists with mutable commands handed out: while there are none, a reset
+/// takes no lock.
+static MUTABLE_LISTS: AtomicUsize = AtomicUsize::new(0);
+
+fn forget_commands(r: &mut Registry, list: usize) {
+    if r.commands.remove(&list).is_some() {
+        MUTABLE_LISTS.fetch_sub(1, Relaxed);
     }
 }
 
 #[inline(always)]
 fn counter_of(kernel: usize) -> Option<&'static Counter> {
-    let c = KERNELS.get(kernel);
+    let c = MAPS.kernels.get(kernel);
     if c == 0 {
         return unknown_counter();
     }
@@ -465,28 +611,107 @@ fn unknown_counter() -> Option<&'static Counter> {
 pub fn launch(list: usize, kernel: usize) {
     // A known kernel implies the record exists (kernels are registered in it).
     let Some(c) = counter_of(kernel) else { return };
-    let l = LISTS.get(list);
+    let l = MAPS.lists.get(list);
     if l == 0 {
         c.immediate.fetch_add(1, Relaxed);
         return;
     }
-    append_regular(l, c);
+    append_regular(l, c, list);
 }
 
-/// An append to a regular list: counted as appended now, as launched when
-/// the list is executed. Kept out of line so that the immediate path, the
-/// common one, stays small.
+/// An append to a regular list (or to a graph being captured): counted as
+/// appended now, as launched when the list (the graph) is executed. Kept
+/// out of line so that the immediate path, the common one, stays small.
 #[inline(never)]
-fn append_regular(list: usize, c: &'static Counter) {
+fn append_regular(state: usize, c: &'static Counter, list: usize) {
+    if state == probe() {
+        return launch_while_capturing(list, c);
+    }
     c.regular_appended.fetch_add(1, Relaxed);
-    // SAFETY: ListStates are never freed.
-    let l = unsafe { &*(list as *const ListState) };
-    if let Ok(mut runs) = l.runs.lock() {
-        let key = c as *const Counter as usize;
-        match runs.last_mut() {
-            Some((k, n)) if *k == key => *n += 1,
-            _ => runs.push((key, 1)),
+    if let Ok(mut runs) = state_at(state).runs.lock() {
+        push_run(&mut runs, c as *const Counter as usize, 1);
+    }
+}
+
+/// Adds `n` launches of counter `key` at the end of `runs`.
+fn push_run(runs: &mut Vec<(usize, u64)>, key: usize, n: u64) {
+    match runs.last_mut() {
+        Some((k, m)) if *k == key => *m += n,
+        _ => runs.push((key, n)),
+    }
+}
+
+/// A launch on an immediate list while some capture is active: captured if
+/// the driver says the list records into a graph (a fork of a capture),
+/// else launched.
+#[cold]
+#[inline(never)]
+fn launch_while_capturing(list: usize, c: &'static Counter) {
+    match forked_state(list) {
+        0 => {
+            c.immediate.fetch_add(1, Relaxed);
         }
+        s => append_regular(s, c, list),
+    }
+}
+
+/// The `ListState` of the graph a [`PROBE`]d immediate list records into,
+/// per the driver (mapping the list to it), or 0 when it does not capture.
+fn forked_state(list: usize) -> usize {
+    let Some(Some(graph)) = crate::queries::capture_graph(list) else {
+        return 0;
+    };
+    with_registry(|r, _| {
+        if r.captures.is_empty() || MAPS.lists.get(list) != probe() {
+            return MAPS.lists.get(list);
+        }
+        // Without the graph's handle the fork cannot be told apart from
+        // its primary list: the one capture active is taken.
+        let state = match (graph, r.captures.values().next()) {
+            (0, Some(c)) if r.captures.len() == 1 => c.state,
+            (0, _) => return 0,
+            (g, _) => *r.graphs.entry(g).or_insert_with(new_state),
+        };
+        MAPS.lists.set(list, state);
+        state
+    })
+    .unwrap_or(0)
+}
+
+/// The value of `list` in LISTS, a [`PROBE`] resolved.
+fn list_state(list: usize) -> usize {
+    match MAPS.lists.get(list) {
+        l if l == probe() => forked_state(list),
+        l => l,
+    }
+}
+
+/// A copy of the runs of `state` (taken before another list is locked: no
+/// two are ever held at once).
+fn runs_of(state: usize) -> Vec<(usize, u64)> {
+    state_at(state)
+        .runs
+        .lock()
+        .map(|r| r.clone())
+        .unwrap_or_default()
+}
+
+/// Adds `runs` at the end of `state`'s.
+fn extend(state: usize, runs: &[(usize, u64)]) {
+    if let Ok(mut mine) = state_at(state).runs.lock() {
+        for &(k, n) in runs {
+            push_run(&mut mine, k, n);
+        }
+    }
+}
+
+/// Each of `runs` launched once: one add per run.
+fn launch_runs(runs: &[(usize, u64)]) {
+    for &(c, n) in runs {
+        // SAFETY: run keys are counter addresses from counter_of.
+        unsafe { &*(c as *const Counter) }
+            .regular_launched
+            .fetch_add(n, Relaxed);
     }
 }
 
@@ -502,18 +727,332 @@ pub fn execute_handles(lists: &[crate::ffi::Handle]) {
 }
 
 fn execute_list(handle: usize) {
-    let l = LISTS.get(handle);
-    if l == 0 {
+    let l = MAPS.lists.get(handle);
+    if l == 0 || l == probe() {
         return;
     }
-    // SAFETY: ListStates are never freed.
-    let l = unsafe { &*(l as *const ListState) };
-    if let Ok(runs) = l.runs.lock() {
-        for &(c, n) in runs.iter() {
-            // SAFETY: run keys are counter addresses from counter_of.
-            unsafe { &*(c as *const Counter) }
-                .regular_launched
-                .fetch_add(n, Relaxed);
+    if let Ok(runs) = state_at(l).runs.lock() {
+        launch_runs(&runs);
+    }
+}
+
+/// Regular lists appended to an immediate one
+/// (`zeCommandListImmediateAppendCommandListsExp`, `...WithParameters`):
+/// executed, or captured when the immediate list captures a graph.
+pub fn immediate_append(immediate: usize, lists: &[crate::ffi::Handle]) {
+    match list_state(immediate) {
+        0 => execute_handles(lists),
+        graph => {
+            for &h in lists {
+                match MAPS.lists.get(h as usize) {
+                    0 => {}
+                    l if l == probe() => {}
+                    l => extend(graph, &runs_of(l)),
+                }
+            }
         }
+    }
+}
+
+/// Tells the user once per handle.
+fn warn_once(r: &mut Registry, handle: usize, msg: impl FnOnce() -> String) {
+    if r.warned.insert(handle) {
+        crate::output::warn(&msg());
+    }
+}
+
+/// `zeGraphCreateExt`: an empty graph (a reused handle starts again).
+pub fn graph_created(graph: usize) {
+    with_registry(|r, _| {
+        r.warned.remove(&graph);
+        r.graphs.insert(graph, new_state());
+    });
+}
+
+/// A capture began on `list`: into `graph` (`zeCommandListBeginCaptureIntoGraphExt`,
+/// or the new graph the driver reports for `zeCommandListBeginGraphCaptureExt`;
+/// `None` when it cannot say). The list's appends go to the graph from now
+/// on; every other immediate list is probed until no capture is active.
+pub fn capture_began(list: usize, graph: Option<usize>) {
+    with_registry(|r, _| {
+        let state = match graph {
+            Some(g) if g != 0 => *r.graphs.entry(g).or_insert_with(new_state),
+            _ => new_state(),
+        };
+        if r.captures.is_empty() {
+            for &l in &r.immediate {
+                if MAPS.lists.get(l) == 0 {
+                    MAPS.lists.set(l, probe());
+                }
+            }
+        }
+        let before = MAPS.lists.get(list);
+        if let Some(old) = r.captures.insert(list, Capture { state, before }) {
+            // Begun twice without an end: the first capture's appends stay
+            // with its graph.
+            r.captures.insert(
+                list,
+                Capture {
+                    state,
+                    before: old.before,
+                },
+            );
+        }
+        MAPS.lists.set(list, state);
+    });
+}
+
+/// A capture ended on its primary `list`, with `graph` the graph it made.
+pub fn capture_ended(list: usize, graph: usize) {
+    with_registry(|r, _| {
+        let Some(c) = r.captures.remove(&list) else {
+            warn_once(r, list, || {
+                format!(
+                    "zeCommandListEndGraphCaptureExt on command list {list:#x}, whose capture xpu-asm did not see begin: \
+                     the launches of graph {graph:#x} are not counted"
+                )
+            });
+            return;
+        };
+        // A fork may have met the graph's handle first (the driver named it
+        // only then): its appends join the capture's.
+        if let Some(&other) = r.graphs.get(&graph) {
+            if other != c.state {
+                let runs = std::mem::take(
+                    &mut *state_at(other)
+                        .runs
+                        .lock()
+                        .unwrap_or_else(|e| e.into_inner()),
+                );
+                extend(c.state, &runs);
+            }
+        }
+        r.warned.remove(&graph);
+        r.graphs.insert(graph, c.state);
+        end_capture(r, list, c);
+    });
+}
+
+/// Every list recording into `c`'s graph (its primary `list` and its forks)
+/// stops; when no capture is left, probing stops.
+fn end_capture(r: &mut Registry, list: usize, c: Capture) {
+    let idle = if r.captures.is_empty() { 0 } else { probe() };
+    let mut members = Vec::new();
+    MAPS.lists.for_each(|k, v| {
+        if v == c.state {
+            members.push(k);
+        }
+    });
+    for m in members {
+        MAPS.lists.set(m, idle);
+    }
+    // A list that was regular (drivers allow capture on immediate lists
+    // only) keeps its own appends.
+    let back = if c.before == 0 || c.before == probe() {
+        idle
+    } else {
+        c.before
+    };
+    MAPS.lists.set(list, back);
+    if r.captures.is_empty() {
+        let mut probed = Vec::new();
+        MAPS.lists.for_each(|k, v| {
+            if v == probe() {
+                probed.push(k);
+            }
+        });
+        for k in probed {
+            MAPS.lists.set(k, 0);
+        }
+    }
+}
+
+/// `zeGraphInstantiateExt`: the executable graph runs what `graph` captured
+/// (a copy: the graph may be destroyed before it).
+pub fn graph_instantiated(graph: usize, executable: usize) {
+    with_registry(|r, _| {
+        r.warned.remove(&executable);
+        match r.graphs.get(&graph) {
+            Some(&g) => {
+                let state = new_state();
+                extend(state, &runs_of(g));
+                MAPS.executables.set(executable, state);
+            }
+            None => {
+                MAPS.executables.set(executable, 0);
+                warn_once(r, executable, || {
+                    format!(
+                        "zeGraphInstantiateExt: graph {graph:#x} was not captured where xpu-asm could see it \
+                         (created or captured through functions xpu-asm does not hook); \
+                         the launches of executable graph {executable:#x} are not counted"
+                    )
+                });
+            }
+        }
+    });
+}
+
+/// `zeCommandListAppendGraphExt`: the executable graph runs once on an
+/// immediate list (its launches counted now), each time a regular list it
+/// is appended to is executed, or as part of a graph being captured.
+pub fn graph_appended(list: usize, executable: usize) {
+    let e = MAPS.executables.get(executable);
+    if e == 0 {
+        return unknown_executable(list, executable);
+    }
+    match list_state(list) {
+        0 => {
+            if let Ok(runs) = state_at(e).runs.lock() {
+                launch_runs(&runs);
+            }
+        }
+        l => extend(l, &runs_of(e)),
+    }
+}
+
+#[cold]
+#[inline(never)]
+fn unknown_executable(list: usize, executable: usize) {
+    with_registry(|r, _| {
+        warn_once(r, executable, || {
+            format!(
+                "zeCommandListAppendGraphExt: executable graph {executable:#x} (appended to command list {list:#x}) \
+                 was not instantiated from a graph captured where xpu-asm could see it; its launches are not counted"
+            )
+        })
+    });
+}
+
+/// `zeGraphDestroyExt`: forgotten (its handle may come back for another).
+pub fn graph_destroyed(graph: usize) {
+    with_registry(|r, _| {
+        if let Some(g) = r.graphs.remove(&graph) {
+            if !r.captures.values().any(|c| c.state == g) {
+                if let Ok(mut runs) = state_at(g).runs.lock() {
+                    *runs = Vec::new();
+                }
+            }
+        }
+    });
+}
+
+/// `zeExecutableGraphDestroyExt`: forgotten (its handle may come back).
+pub fn executable_destroyed(executable: usize) {
+    with_registry(|r, _| {
+        r.warned.remove(&executable);
+        let e = MAPS.executables.get(executable);
+        MAPS.executables.set(executable, 0);
+        if e != 0 {
+            if let Ok(mut runs) = state_at(e).runs.lock() {
+                *runs = Vec::new();
+            }
+        }
+    });
+}
+
+/// `zeCommandListGetNextCommandId[WithKernels]Exp`: the next append to the
+/// mutable `list` is command `id`, whose kernel may become one of `kernels`.
+pub fn command_id(list: usize, id: u64, kernels: &[crate::ffi::Handle]) {
+    let l = MAPS.lists.get(list);
+    if l == 0 || l == probe() {
+        return;
+    }
+    let position = state_at(l)
+        .runs
+        .lock()
+        .map(|runs| runs.iter().map(|&(_, n)| n).sum())
+        .unwrap_or(0);
+    let kernels = kernels.iter().map(|&k| k as usize).collect();
+    with_registry(|r, _| {
+        let commands = r.commands.entry(list).or_insert_with(|| {
+            MUTABLE_LISTS.fetch_add(1, Relaxed);
+            HashMap::new()
+        });
+        commands.insert(id, Command { position, kernels });
+    });
+}
+
+/// `zeCommandListUpdateMutableCommandKernelsExp`: command `ids[i]` of `list`
+/// runs `kernels[i]` from the list's next execution on (counted as appended
+/// once). `refused` is the driver's answer when it refused the update:
+/// nothing changes, commands never handed out are reported.
+pub fn kernels_swapped(
+    list: usize,
+    ids: &[u64],
+    kernels: &[crate::ffi::Handle],
+    refused: Option<u32>,
+) {
+    let l = MAPS.lists.get(list);
+    // Before the lock: finding a counter may create the record.
+    let counters: Vec<Option<&'static Counter>> = match refused {
+        None => kernels.iter().map(|&k| counter_of(k as usize)).collect(),
+        Some(_) => Vec::new(),
+    };
+    with_registry(|r, _| {
+        for (i, (&id, &kernel)) in ids.iter().zip(kernels).enumerate() {
+            let kernel = kernel as usize;
+            let Some(cmd) = r.commands.get(&list).and_then(|m| m.get(&id)) else {
+                let answer = match refused {
+                    Some(e) => format!("the driver refused it (0x{e:x})"),
+                    None => "the driver accepted it, but its launches stay with the old kernel"
+                        .to_string(),
+                };
+                crate::output::warn(&format!(
+                    "zeCommandListUpdateMutableCommandKernelsExp: command id {id} of command list {list:#x} \
+                     was never handed out by zeCommandListGetNextCommandIdExp or \
+                     zeCommandListGetNextCommandIdWithKernelsExp; {answer}"
+                ));
+                continue;
+            };
+            if refused.is_some() {
+                continue;
+            }
+            if !cmd.kernels.is_empty() && !cmd.kernels.contains(&kernel) {
+                crate::output::warn(&format!(
+                    "zeCommandListUpdateMutableCommandKernelsExp: kernel {kernel:#x} is not one of the {} kernels \
+                     zeCommandListGetNextCommandIdWithKernelsExp listed for command {id} of command list {list:#x}; \
+                     the driver accepted it, and its launches are counted for that kernel",
+                    cmd.kernels.len()
+                ));
+            }
+            let position = cmd.position;
+            if l == 0 || l == probe() {
+                continue;
+            }
+            let Some(c) = counters.get(i).copied().flatten() else {
+                continue;
+            };
+            c.regular_appended.fetch_add(1, Relaxed);
+            if let Ok(mut runs) = state_at(l).runs.lock() {
+                set_run_at(&mut runs, position, c as *const Counter as usize);
+            }
+        }
+    });
+}
+
+/// Makes the launch at `position` of `runs` one of counter `key`.
+fn set_run_at(runs: &mut Vec<(usize, u64)>, position: u64, key: usize) {
+    let mut start = 0;
+    for i in 0..runs.len() {
+        let (k, n) = runs[i];
+        if position >= start + n {
+            start += n;
+            continue;
+        }
+        if k == key {
+            return;
+        }
+        let before = position - start;
+        let after = n - before - 1;
+        let mut parts = Vec::with_capacity(3);
+        if before > 0 {
+            parts.push((k, before));
+        }
+        parts.push((key, 1));
+        if after > 0 {
+            parts.push((k, after));
+        }
+        runs.splice(i..=i, parts);
+        return;
     }
 }

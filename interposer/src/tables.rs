@@ -80,10 +80,19 @@ unsafe fn wrap(getter: &str, version: u32, table: *mut usize) {
             "zeGetDeviceProcAddrTable" => read_device_table(table, version),
             "zeGetKernelProcAddrTable" => patch_all(table, version, &kernel_hooks()),
             "zeGetCommandQueueProcAddrTable" => patch_all(table, version, &command_queue_hooks()),
-            "zeGetCommandListProcAddrTable" => patch_all(table, version, &command_list_hooks()),
+            "zeGetCommandListProcAddrTable" => {
+                patch_all(table, version, &command_list_hooks());
+                patch_all(table, version, &command_list_graph_hooks());
+                read_capture_queries(table, version);
+            }
             "zeGetCommandListExpProcAddrTable" => {
                 patch_all(table, version, &command_list_exp_hooks())
             }
+            "zeGetGraphProcAddrTable" => patch_all(table, version, &graph_hooks()),
+            "zeGetExecutableGraphProcAddrTable" => {
+                patch_all(table, version, &executable_graph_hooks())
+            }
+            "zeGetDriverProcAddrTable" => patch_all(table, version, &driver_hooks()),
             _ => {}
         }
     }
@@ -196,12 +205,98 @@ fn command_list_hooks() -> [Hooked; 10] {
     ]
 }
 
-/// The command list extension table's hooked entry: regular lists appended
-/// to an immediate one are executed.
-fn command_list_exp_hooks() -> [Hooked; 1] {
+/// The command list table's entries of API 1.16 and 1.17: regular lists
+/// appended to an immediate one are executed (or captured), graph captures
+/// begin and end, executable graphs are appended.
+fn command_list_graph_hooks() -> [Hooked; 5] {
+    use command_list_graph_entries as t;
+    [
+        hooked!(
+            t::IMMEDIATE_APPEND_COMMAND_LISTS_WITH_PARAMETERS,
+            command_list_immediate_append_command_lists_with_parameters
+        ),
+        hooked!(t::BEGIN_GRAPH_CAPTURE_EXT, begin_graph_capture_ext),
+        hooked!(
+            t::BEGIN_CAPTURE_INTO_GRAPH_EXT,
+            begin_capture_into_graph_ext
+        ),
+        hooked!(t::END_GRAPH_CAPTURE_EXT, end_graph_capture_ext),
+        hooked!(t::APPEND_GRAPH_EXT, append_graph_ext),
+    ]
+}
+
+/// The command list table's capture queries are not wrapped, only kept:
+/// the interposer asks them about immediate lists while a capture is active.
+///
+/// # Safety
+/// `table` was just filled by a real `zeGetCommandListProcAddrTable` for `version`.
+unsafe fn read_capture_queries(table: *mut usize, version: u32) {
+    use command_list_graph_entries as t;
+    for (e, real) in [
+        (
+            t::IS_GRAPH_CAPTURE_ENABLED_EXT,
+            &crate::queries::IS_GRAPH_CAPTURE_ENABLED,
+        ),
+        (t::GET_GRAPH_EXT, &crate::queries::GET_GRAPH),
+    ] {
+        if version < e.since {
+            continue;
+        }
+        // SAFETY: a table filled for `version` has this entry.
+        let f = unsafe { *table.add(e.index) };
+        if f != 0 {
+            real.claim(f);
+        }
+    }
+}
+
+/// The command list extension table's hooked entries: regular lists
+/// appended to an immediate one are executed; mutable commands are tracked
+/// and their kernels swapped.
+fn command_list_exp_hooks() -> [Hooked; 4] {
+    use command_list_exp_table as t;
+    [
+        hooked!(
+            t::IMMEDIATE_APPEND_COMMAND_LISTS_EXP,
+            command_list_immediate_append_command_lists_exp
+        ),
+        hooked!(t::GET_NEXT_COMMAND_ID_EXP, get_next_command_id_exp),
+        hooked!(
+            t::GET_NEXT_COMMAND_ID_WITH_KERNELS_EXP,
+            get_next_command_id_with_kernels_exp
+        ),
+        hooked!(
+            t::UPDATE_MUTABLE_COMMAND_KERNELS_EXP,
+            update_mutable_command_kernels_exp
+        ),
+    ]
+}
+
+/// The graph table's hooked entries: graphs are created, instantiated and
+/// destroyed.
+fn graph_hooks() -> [Hooked; 3] {
+    [
+        hooked!(graph_table::CREATE_EXT, graph_create_ext),
+        hooked!(graph_table::INSTANTIATE_EXT, graph_instantiate_ext),
+        hooked!(graph_table::DESTROY_EXT, graph_destroy_ext),
+    ]
+}
+
+/// The executable graph table's hooked entry: an executable graph destroyed
+/// is forgotten.
+fn executable_graph_hooks() -> [Hooked; 1] {
     [hooked!(
-        command_list_exp_table::IMMEDIATE_APPEND_COMMAND_LISTS_EXP,
-        command_list_immediate_append_command_lists_exp
+        executable_graph_table::DESTROY_EXT,
+        executable_graph_destroy_ext
+    )]
+}
+
+/// The driver table's hooked entry: functions handed out by name are the
+/// hooks.
+fn driver_hooks() -> [Hooked; 1] {
+    [hooked!(
+        driver_table::GET_EXTENSION_FUNCTION_ADDRESS,
+        driver_get_extension_function_address
     )]
 }
 
@@ -266,3 +361,6 @@ getter!(zeGetKernelProcAddrTable => get_kernel_table);
 getter!(zeGetCommandQueueProcAddrTable => get_command_queue_table);
 getter!(zeGetCommandListProcAddrTable => get_command_list_table);
 getter!(zeGetCommandListExpProcAddrTable => get_command_list_exp_table);
+getter!(zeGetGraphProcAddrTable => get_graph_table);
+getter!(zeGetExecutableGraphProcAddrTable => get_executable_graph_table);
+getter!(zeGetDriverProcAddrTable => get_driver_table);

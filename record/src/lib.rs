@@ -57,11 +57,16 @@ pub const OUT_ENV: &str = "XPU_ASM_OUT";
 pub const OWNED_ENV: &str = "XPU_ASM_OWNED";
 
 /// The variables the interposer sets at load time for the driver and IGC.
-/// `IGC_DumpToCustomDir`'s value is computed per process.
-pub const DUMP_ENV: [(&str, &str); 4] = [
+/// `IGC_DumpToCustomDir`'s value is computed per process. NEO 26 keeps its
+/// compiler cache off for `NEO_CACHE_PERSISTENT=0` (and whenever an `IGC_*`
+/// variable is set); NEO 22.43's Level Zero driver ignores both and uses
+/// the folder `l0_cache_dir` names (default `./l0_cache`) whenever it
+/// exists: `/dev/null` is a folder that cannot exist.
+pub const DUMP_ENV: [(&str, &str); 5] = [
     ("IGC_ShaderDumpEnable", "1"),
     ("IGC_DumpToCustomDir", ""),
     ("NEO_CACHE_PERSISTENT", "0"),
+    ("l0_cache_dir", "/dev/null"),
     ("SYCL_CACHE_PERSISTENT", "0"),
 ];
 

@@ -56,13 +56,13 @@ pub struct Rank {
     /// Number of ranks in the job, when the launcher says.
     pub size: Option<u32>,
     /// What tells this job from any other, when the launcher gives it
-    /// (`openmpi:<jobid>`, `slurm:<job>.<step>`, `pals:<apid>`, `pmix:<ns>`);
-    /// Hydra gives none.
+    /// (`openmpi:<jobid>`, `slurm:<job>.<step>`, `pals:<apid>`, `pmix:<ns>`,
+    /// Intel MPI's Hydra `hydra:<I_MPI_HYDRA_UUID>`); MPICH's Hydra gives none.
     pub job: Option<String>,
 }
 
 /// The variables read, for documentation and for tests that clear them.
-pub const VARS: [&str; 20] = [
+pub const VARS: [&str; 21] = [
     "OMPI_COMM_WORLD_RANK",
     "OMPI_COMM_WORLD_LOCAL_RANK",
     "OMPI_COMM_WORLD_SIZE",
@@ -76,6 +76,7 @@ pub const VARS: [&str; 20] = [
     "PMI_SIZE",
     "MPI_LOCALRANKID",
     "MPI_LOCALNRANKS",
+    "I_MPI_HYDRA_UUID",
     "SLURM_PROCID",
     "SLURM_LOCALID",
     "SLURM_NTASKS",
@@ -121,8 +122,11 @@ pub fn from_env(get: impl Fn(&str) -> Option<String>) -> Option<Rank> {
             rank,
             local_rank: num("MPI_LOCALRANKID"),
             size: num("PMI_SIZE"),
-            // Hydra started through srun: each mpiexec is a step of its own.
-            job: slurm_step(),
+            // Intel MPI's Hydra names each run; MPICH's does not, but
+            // started through srun each mpiexec is a step of its own.
+            job: text("I_MPI_HYDRA_UUID")
+                .map(|u| format!("hydra:{u}"))
+                .or_else(slurm_step),
         });
     }
     if let Some(rank) = num("PMIX_RANK") {
@@ -241,6 +245,40 @@ mod tests {
             (Launcher::Pals, Some("pals:ab"))
         );
         assert_eq!(Launcher::parse("pmi"), Some(Launcher::Pmi));
+    }
+
+    #[test]
+    fn hydra_jobs_are_named_by_intel_mpi_or_by_the_slurm_step() {
+        // Intel MPI's mpiexec inside a Slurm allocation: the rank is
+        // PMI_RANK, not its proxy's SLURM_PROCID; the job is Hydra's run.
+        let r = from_env(env(&[
+            ("PMI_RANK", "2"),
+            ("PMI_SIZE", "4"),
+            ("MPI_LOCALRANKID", "2"),
+            ("I_MPI_HYDRA_UUID", "1e5b0000-ab12-cd34-0001-020000000000"),
+            ("SLURM_PROCID", "0"),
+            ("SLURM_LOCALID", "0"),
+            ("SLURM_JOB_ID", "77"),
+            ("SLURM_STEP_ID", "0"),
+        ]))
+        .unwrap();
+        assert_eq!(
+            (r.launcher, r.rank, r.local_rank, r.job.as_deref()),
+            (
+                Launcher::Pmi,
+                2,
+                Some(2),
+                Some("hydra:1e5b0000-ab12-cd34-0001-020000000000")
+            )
+        );
+        // MPICH's under srun: the step.
+        let r = from_env(env(&[
+            ("PMI_RANK", "1"),
+            ("SLURM_JOB_ID", "77"),
+            ("SLURM_STEP_ID", "2"),
+        ]))
+        .unwrap();
+        assert_eq!(r.job.as_deref(), Some("slurm:77.2"));
     }
 
     #[test]

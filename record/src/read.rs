@@ -30,6 +30,12 @@ pub struct Module {
     pub device: Option<u32>,
     /// Its GPU binary as saved under `modules/` (older records: `None`).
     pub binary: Option<ModuleBinary>,
+    /// For a native module the driver did not run as passed (NEO compiles
+    /// the SPIR-V that a binary for another device carries): what it built
+    /// instead (`zeModuleGetNativeBinary` after the build). `None` when the
+    /// driver runs the bytes passed, for SPIR-V modules, and in older
+    /// records.
+    pub built_binary: Option<ModuleBinary>,
 }
 
 /// A module's GPU binary: for a native module the bytes the program passed,
@@ -304,16 +310,19 @@ fn module_event(v: &Value) -> Module {
             .map(|a| a.iter().filter_map(json_name).collect())
             .unwrap_or_default(),
         device: v.get("device").and_then(Value::as_u64).map(|d| d as u32),
-        binary: v
-            .get("binary")
-            .filter(|b| b.is_object())
-            .map(|b| ModuleBinary {
-                sha256: get_str(b, "sha256"),
-                size: get_u64(b, "size"),
-                file: b.get("file").and_then(Value::as_str).map(str::to_string),
-                error: b.get("error").and_then(Value::as_str).map(str::to_string),
-            }),
+        binary: binary_field(v, "binary"),
+        built_binary: binary_field(v, "built_binary"),
     }
+}
+
+/// The binary object `key` of a module event, if there is one.
+fn binary_field(v: &Value, key: &str) -> Option<ModuleBinary> {
+    v.get(key).filter(|b| b.is_object()).map(|b| ModuleBinary {
+        sha256: get_str(b, "sha256"),
+        size: get_u64(b, "size"),
+        file: b.get("file").and_then(Value::as_str).map(str::to_string),
+        error: b.get("error").and_then(Value::as_str).map(str::to_string),
+    })
 }
 
 fn device_event(v: &Value) -> Device {
@@ -505,6 +514,10 @@ mod tests {
         ev.extend_from_slice(line(r#"{"type":"module","id":2,"format":"spirv","size":3,"sha256":"ab","build_flags":"","kernel_names":["a"],"device":2,"binary":{"error":"zeModuleGetNativeBinary failed (0x78000001)"}}"#).as_bytes());
         // Written before module binaries were kept: no device, no binary.
         ev.extend_from_slice(line(r#"{"type":"module","id":3,"format":"native","size":3,"sha256":"ef","build_flags":"","kernel_names":[]}"#).as_bytes());
+        // A native module the driver built again, and one whose build could
+        // not be read.
+        ev.extend_from_slice(line(r#"{"type":"module","id":4,"format":"native","size":3,"sha256":"ef","build_flags":"","kernel_names":["a"],"device":1,"binary":{"size":3,"sha256":"ef","file":"modules/ef.bin"},"built_binary":{"size":7,"sha256":"0a","file":"modules/0a.bin"}}"#).as_bytes());
+        ev.extend_from_slice(line(r#"{"type":"module","id":5,"format":"native","size":3,"sha256":"ef","build_flags":"","kernel_names":["a"],"binary":{"size":3,"sha256":"ef","file":"modules/ef.bin"},"built_binary":{"error":"zeModuleGetNativeBinary failed (0x78000001)"}}"#).as_bytes());
         let mut rec = ProcessRecord::default();
         parse_events(&ev, "t", &mut rec);
         assert_eq!(rec.warnings, Vec::<String>::new());
@@ -536,6 +549,24 @@ mod tests {
             (rec.modules[&3].device, &rec.modules[&3].binary),
             (None, &None)
         );
+        // Modules without a build of their own (SPIR-V, native run as
+        // passed, older records) have no built binary.
+        for id in [1, 2, 3] {
+            assert_eq!(rec.modules[&id].built_binary, None, "module {id}");
+        }
+        assert_eq!(
+            rec.modules[&4].built_binary,
+            Some(ModuleBinary {
+                sha256: "0a".into(),
+                size: 7,
+                file: Some("modules/0a.bin".into()),
+                error: None
+            })
+        );
+        assert_eq!(rec.modules[&4].binary.as_ref().unwrap().sha256, "ef");
+        let unread = rec.modules[&5].built_binary.as_ref().unwrap();
+        assert_eq!((unread.file.as_deref(), unread.sha256.as_str()), (None, ""));
+        assert!(unread.error.as_deref().unwrap().contains("0x78000001"));
         assert!(!rec.isa_binary);
         let binary_mode = header().replace(
             r#""type":"process","#,

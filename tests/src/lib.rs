@@ -1035,5 +1035,14 @@ impl Run {
     }
 }
 
+/// What the tests of parallel jobs share: commands, workload, assertions.
+pub mod jobs;
+
+/// Intel MPI from PyPI (scripts/impi-venv.sh) for the tests.
+pub mod impi;
+
+/// A one-host Slurm cluster (scripts/slurm-cluster.sh) for the tests.
+pub mod slurm;
+
 /// The SYCL 2026 test's support: today's stack in the Debian sid root.
 pub mod sycl2026;

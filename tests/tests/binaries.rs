@@ -34,6 +34,8 @@ fn scratch() -> Scratch {
 /// Runs the C workload (`--via link`) under `xpu-asm-run --emulate pvc
 /// --json` with `options`, into `<root>/<name>`; returns the capture folder
 /// and its report. Panics with everything to diagnose unless it succeeds.
+/// NEO 26's compiler cache, which `--isa binary` leaves on, is a folder of
+/// the capture's own (`<root>/<name>.neo-cache`), never the user's.
 fn capture(
     s: &Scratch,
     name: &str,
@@ -42,6 +44,8 @@ fn capture(
     args: &[String],
 ) -> (PathBuf, Report) {
     let out = s.root.join(name);
+    let neo_cache = s.root.join(format!("{name}.neo-cache"));
+    std::fs::create_dir_all(&neo_cache).expect("a cache folder");
     let mut cmd = Command::new(xpu_asm_run());
     cmd.args(["--emulate", "pvc", "--json", "-o"])
         .arg(&out)
@@ -51,6 +55,7 @@ fn capture(
         .args(["--via", "link"])
         .args(args)
         .current_dir(&s.root)
+        .env("NEO_CACHE_DIR", &neo_cache)
         .envs(env.iter().copied());
     let shown = shell_words(&cmd);
     let output = run_with_timeout(&mut cmd);
@@ -97,6 +102,62 @@ fn by_kernel(r: &Report) -> BTreeMap<(String, String), &KernelEntry> {
             )
         })
         .collect()
+}
+
+/// IGC's `.asm` of kernel `name` in the dump folder `dir`, from the
+/// compilation of the SPIR-V whose SHA-256 is `spv_sha` (its
+/// `OCL_asm<hash>.spv`).
+fn dumped_asm(dir: &Path, spv_sha: &str, name: &str) -> PathBuf {
+    let spv = std::fs::read_dir(dir)
+        .expect("the dump folder")
+        .filter_map(|e| Some(e.ok()?.path()))
+        .find(|p| p.extension().is_some_and(|e| e == "spv") && sha256_file(p) == spv_sha)
+        .unwrap_or_else(|| panic!("no .spv of SHA-256 {spv_sha} in {}", dir.display()));
+    let prefix = format!("{}_", spv.file_stem().unwrap().to_string_lossy());
+    asm_kernels(dir)
+        .into_iter()
+        .find(|(p, n)| {
+            n == name
+                && p.file_name()
+                    .unwrap()
+                    .to_string_lossy()
+                    .starts_with(&prefix)
+        })
+        .unwrap_or_else(|| panic!("no .asm of {name} from {}", spv.display()))
+        .0
+}
+
+/// `k`'s ISA (a disassembly of the driver's build of a native module it
+/// did not run as passed) is exactly IGC's `.asm` of that build in the
+/// capture's dump: the same instructions, as many as its header says.
+fn assert_isa_is_igcs(out: &Path, k: &KernelEntry, igc_asm: &Path) {
+    let igc = std::fs::read_to_string(igc_asm).expect("IGC's .asm");
+    let given = std::fs::read_to_string(out.join(k.asm.as_ref().expect("matched")))
+        .expect("the report's .asm");
+    let n = same_instructions(&igc, &given).unwrap_or_else(|e| {
+        panic!(
+            "{}: the ISA given is not what the driver built ({}): {e}",
+            k.name,
+            igc_asm.display()
+        )
+    });
+    assert_eq!(k.instructions, Some(n as u64), "{k:?}");
+}
+
+/// The record's module of binary `sha`.
+fn module_of<'a>(rec: &'a record::read::ProcessRecord, sha: &str) -> &'a record::read::Module {
+    rec.modules
+        .values()
+        .find(|m| m.sha256 == sha)
+        .unwrap_or_else(|| panic!("no module {sha} in the record"))
+}
+
+/// The SHA-256 of the driver's build of a native module it did not run as
+/// passed, as recorded (`None`: it ran the binary passed).
+fn built_sha(rec: &record::read::ProcessRecord, sha: &str) -> Option<String> {
+    let b = module_of(rec, sha).built_binary.as_ref()?;
+    assert!(b.file.is_some() && b.error.is_none(), "{b:?}");
+    Some(b.sha256.clone())
 }
 
 /// Exactly the kernels `want` (name, module sha256, launches), each matched
@@ -150,7 +211,9 @@ fn assert_all_matched(out: &Path, r: &Report, want: &[(&str, &str, u64)], source
 /// launched kernel matched from its module's binary, exactly counted, the
 /// fat binary's pvc member taken. On sid, where NEO 26 compiles the SPIR-V
 /// of the patch-token binary (made by NEO 22.43's ocloc) instead of reading
-/// it, that module's kernels have the ISA of NEO's build.
+/// it, that module's kernels have the ISA of NEO's build (its
+/// `zeModuleGetNativeBinary`, recorded as the module's built binary), with a
+/// note: exactly IGC's dump of that compilation.
 #[test]
 fn native_modules_of_every_format_matched_from_their_binaries() {
     let s = scratch();
@@ -186,9 +249,27 @@ fn native_modules_of_every_format_matched_from_their_binaries() {
         ],
         IsaSourceKind::ModuleBinary,
     );
+    // What the driver holds after each build: the bytes passed for z (and
+    // on Debian 12 for p), the pvc member of f (the same bytes as ocloc's
+    // own pvc build: p on Debian 12, z on sid), and on sid its own build of
+    // p's SPIR-V.
+    let rec = only_record(&out);
+    let (p_built, f_built) = (built_sha(&rec, &p), built_sha(&rec, &f));
+    assert_eq!(built_sha(&rec, &z), None);
+    match stack() {
+        Stack::Debian12 => {
+            assert_eq!(p_built, None);
+            assert_eq!(f_built.as_deref(), Some(p.as_str()));
+        }
+        Stack::Sid => {
+            assert!(p_built.as_ref().is_some_and(|b| *b != p), "{p_built:?}");
+            assert_eq!(f_built.as_deref(), Some(z.as_str()));
+        }
+    }
     // NEO 26 reads no patch tokens: it compiles the SPIR-V that p carries,
     // and what ran is that build, which IGC dumped.
-    let rebuilt = asm_kernels(&out.join(&only_record(&out).dump_dir));
+    let dumps = out.join(&rec.dump_dir);
+    let rebuilt = asm_kernels(&dumps);
     match stack() {
         Stack::Debian12 => assert!(rebuilt.is_empty(), "IGC compiled {rebuilt:?}"),
         Stack::Sid => assert_eq!(
@@ -209,24 +290,24 @@ fn native_modules_of_every_format_matched_from_their_binaries() {
             .expect("a module-binary kernel names its binary");
         let sha = k.module_sha256.as_deref().unwrap_or_default();
         if sha == p && stack() == Stack::Sid {
-            // Its ISA is the code NEO built, not the binary's NEO 22.43 code.
+            // Its ISA is the code NEO built, not the binary's NEO 22.43 code:
+            // from the built binary, with a note naming both.
+            let built = p_built.as_deref().expect("checked above");
+            assert_eq!((b.sha256.as_str(), b.format.as_str()), (built, "zebin"));
+            let note = k.isa_note.as_deref().unwrap_or_default();
+            assert!(
+                note.contains(&format!("modules/{built}.bin"))
+                    && note.contains(&format!("modules/{p}.bin")),
+                "{note}"
+            );
             let (dump, _) = rebuilt
                 .iter()
                 .find(|(_, name)| **name == k.name)
                 .unwrap_or_else(|| panic!("no .asm of {} in the dump", k.name));
-            let igc = std::fs::read_to_string(dump).expect("IGC's .asm");
-            let given = std::fs::read_to_string(out.join(k.asm.as_ref().expect("matched")))
-                .expect("the report's .asm");
-            if let Err(e) = same_instructions(&igc, &given) {
-                panic!(
-                    "{}: the ISA given for the patch-token module is not what NEO 26 built \
-                     from its SPIR-V ({}): {e}",
-                    k.name,
-                    dump.display()
-                );
-            }
+            assert_isa_is_igcs(&out, k, dump);
             continue;
         }
+        assert_eq!(k.isa_note, None, "{k:?}");
         // On sid ocloc's fat binary holds zebins.
         let fat_format = match stack() {
             Stack::Debian12 => "patch-tokens-elf",
@@ -251,9 +332,12 @@ fn native_modules_of_every_format_matched_from_their_binaries() {
     }
 }
 
-/// A binary built for another GPU only: NEO takes it (it compiles the
-/// SPIR-V the binary carries), so its code is not what ran: a clear reason,
-/// not a wrong file; the rest of the report intact.
+/// A binary built for another GPU only: NEO takes it, but compiles the
+/// SPIR-V the binary carries (on both stacks), so the binary's code is not
+/// what ran: the kernel's ISA is that of NEO's build, recorded as the
+/// module's built binary, with a note; exactly IGC's dump of that
+/// compilation (of the stack's own `ocloc -spv_only` SPIR-V, which the
+/// binary carries). The rest of the report intact.
 #[test]
 fn binary_for_another_gpu_is_not_taken_for_its_isa() {
     let s = scratch();
@@ -261,22 +345,47 @@ fn binary_for_another_gpu_is_not_taken_for_its_isa() {
     args.extend(native_arg("t", Native::TgllpOnly));
     args.extend(native_arg("p", Native::PatchTokens));
     args.extend(["imm:t:scale:4", "imm:p:scale_v2:6"].map(String::from));
-    let (_, r) = capture(&s, "other-gpu", &[], &[], &args);
+    let (out, r) = capture(&s, "other-gpu", &[], &[], &args);
     let got = by_kernel(&r);
     let t = sha256_file(&native_a_as(Native::TgllpOnly));
     let p = sha256_file(&native_a_as(Native::PatchTokens));
-    let tk = got[&(SCALE.to_string(), t)];
-    assert_eq!(tk.launches, 4);
-    assert_eq!(tk.status, Status::DeviceNotInBinary, "{tk:?}");
-    let why = tk.reason.as_deref().unwrap_or_default();
-    assert!(
-        why.contains("TGLLP") && why.contains("pvc") && why.contains("ocloc -device"),
-        "{why}"
+    let rec = only_record(&out);
+    let t_built = built_sha(&rec, &t).expect("NEO built t again");
+    let tk = got[&(SCALE.to_string(), t.clone())];
+    assert_eq!((tk.launches, tk.status), (4, Status::Matched), "{tk:?}");
+    assert_eq!(tk.isa_source, Some(IsaSourceKind::ModuleBinary));
+    let b = tk
+        .binary
+        .as_ref()
+        .expect("a module-binary kernel names its binary");
+    let built_format = match stack() {
+        Stack::Debian12 => "patch-tokens-elf",
+        Stack::Sid => "zebin",
+    };
+    assert_eq!(
+        (b.sha256.as_str(), b.format.as_str()),
+        (t_built.as_str(), built_format)
     );
-    assert!(tk.asm.is_none() && tk.asm_copy.is_none(), "{tk:?}");
-    let pk = got[&(SCALE_V2.to_string(), p)];
+    let note = tk.isa_note.as_deref().unwrap_or_default();
+    assert!(
+        note.contains("for TGLLP")
+            && note.contains("pvc")
+            && note.contains(&format!("modules/{t_built}.bin")),
+        "{note}"
+    );
+    assert!(
+        tk.platform.as_deref().is_some_and(|p| p.starts_with("PVC")),
+        "{tk:?}"
+    );
+    let dumps = out.join(&rec.dump_dir);
+    let igc = dumped_asm(&dumps, &sha256_file(&spirv("a")), SCALE);
+    assert_isa_is_igcs(&out, tk, &igc);
+    let pk = got[&(SCALE_V2.to_string(), p.clone())];
     assert_eq!((pk.launches, pk.status), (6, Status::Matched), "{pk:?}");
-    assert_eq!((r.totals.matched, r.totals.unmatched), (1, 1));
+    // p is run as passed on Debian 12, built again from its SPIR-V on sid.
+    assert_eq!(pk.isa_note.is_some(), stack() == Stack::Sid, "{pk:?}");
+    assert_eq!(built_sha(&rec, &p).is_some(), stack() == Stack::Sid);
+    assert_eq!((r.totals.matched, r.totals.unmatched), (2, 0));
 }
 
 /// `--isa binary`: IGC dumps nothing, caches stay as the user has them, and

@@ -6,8 +6,12 @@
 //! the others, a refusal before the program runs that names the stack's NEO
 //! and the devices it has.
 //!
-//! `per_device!` makes one test per device and way, so that a failure
-//! names both (and the harness adds the stack).
+//! In both ISA modes: the default (IGC's dumps) and `--isa binary`, where
+//! every kernel's ISA is IGA's disassembly of the module binary the driver
+//! ran, with the instruction count of IGC's `.asm` for it.
+//!
+//! `per_device!` makes one test per device, way and mode, so that a
+//! failure names them (and the harness adds the stack).
 
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -31,6 +35,18 @@ macro_rules! per_device {
                 #[test]
                 fn dlsym() {
                     super::workload_on(stringify!($dev), "dlsym");
+                }
+                #[test]
+                fn link_isa_binary() {
+                    super::isa_binary_on(stringify!($dev), "link");
+                }
+                #[test]
+                fn ddi_isa_binary() {
+                    super::isa_binary_on(stringify!($dev), "ddi");
+                }
+                #[test]
+                fn dlsym_isa_binary() {
+                    super::isa_binary_on(stringify!($dev), "dlsym");
                 }
             }
         )*
@@ -117,8 +133,25 @@ fn scratch() -> Scratch {
 
 /// `xpu-asm-run --emulate DEV --json -o OUT -- workload --via VIA ...`.
 fn capture(s: &Scratch, dev: &str, via: &str) -> Run {
+    capture_with(s, dev, via, &[], None)
+}
+
+/// [`capture`] with more options of xpu-asm-run (`--isa binary`), and
+/// NEO's compiler cache in `neo_cache` when given.
+fn capture_with(
+    s: &Scratch,
+    dev: &str,
+    via: &str,
+    options: &[&str],
+    neo_cache: Option<&std::path::Path>,
+) -> Run {
     let mut cmd = Command::new(xpu_asm_run());
-    cmd.args(["--emulate", dev, "--json", "-q", "-o"])
+    if let Some(c) = neo_cache {
+        cmd.env("NEO_CACHE_DIR", c);
+    }
+    cmd.args(["--emulate", dev, "--json", "-q"])
+        .args(options)
+        .arg("-o")
         .arg(&s.out)
         .arg("--")
         .arg(workload_for(via))
@@ -214,5 +247,77 @@ fn workload_on(dev: &str, via: &str) {
         ),
         "the emulated {dev}\n{}",
         r.ctx()
+    );
+}
+
+/// `--isa binary` on `dev` through `via`: the same launches as in the
+/// default mode, every kernel matched from its module's binary (IGA's
+/// disassembly, under the device's platform name), with the instruction
+/// count IGC's `.asm` of the default mode has for it, and no dump written.
+fn isa_binary_on(dev: &str, via: &str) {
+    if !stack().products().contains(&dev) {
+        // Refused as in the default mode (see workload_on).
+        let s = scratch();
+        capture_with(&s, dev, via, &["--isa", "binary"], None).assert_status(2);
+        assert!(!s.out.exists());
+        return;
+    }
+    let (dumped, binary) = (scratch(), scratch());
+    let d = capture(&dumped, dev, via);
+    d.assert_status(0);
+    // NEO's compiler cache is on in this mode: one of the test's own.
+    let cache = binary.out.with_file_name("neo-cache");
+    std::fs::create_dir_all(&cache).expect("a cache folder");
+    let b = capture_with(&binary, dev, via, &["--isa", "binary"], Some(&cache));
+    b.assert_status(0);
+    let instructions = |r: &Run| -> BTreeMap<(String, String), u64> {
+        r.report()["kernels"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .map(|k| {
+                let key = (
+                    k["name"].as_str().unwrap_or("?").to_string(),
+                    k["module_sha256"].as_str().unwrap_or("?").to_string(),
+                );
+                (key, k["instructions"].as_u64().unwrap_or(0))
+            })
+            .collect()
+    };
+    let want = expected(dev);
+    let report = b.report();
+    let mut got = BTreeMap::new();
+    for k in report["kernels"].as_array().into_iter().flatten() {
+        let key = (
+            k["name"].as_str().unwrap_or("?").to_string(),
+            k["module_sha256"].as_str().unwrap_or("?").to_string(),
+        );
+        let field = |f: &str| k[f].as_u64().unwrap_or(u64::MAX);
+        got.insert(key, (field("launches"), field("appended")));
+        assert_eq!(
+            (
+                k["status"].as_str(),
+                k["isa_source"].as_str(),
+                k["platform"].as_str()
+            ),
+            (Some("matched"), Some("module-binary"), Some(want.platform)),
+            "{k}\n{}",
+            b.ctx()
+        );
+    }
+    assert_eq!(got, want_counts(), "launches per kernel\n{}", b.ctx());
+    assert_eq!(
+        instructions(&b),
+        instructions(&d),
+        "instructions per kernel: --isa binary vs IGC's dumps\n{}\n{}",
+        b.ctx(),
+        d.ctx()
+    );
+    let dumps = binary.out.join("dumps");
+    let dumped_files = list_files(&dumps);
+    assert!(
+        dumped_files.iter().all(|f| !f.ends_with(".asm")),
+        "IGC dumped in --isa binary: {dumped_files:?}\n{}",
+        b.ctx()
     );
 }

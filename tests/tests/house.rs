@@ -239,20 +239,29 @@ fn test_items(t: &[(Tok, usize)]) -> Vec<(usize, usize)> {
     out
 }
 
-/// Inline modules (`mod name { ... }`) by token range.
+/// Inline modules (`mod name { ... }`) by token range; also those a macro
+/// defines (`mod $name { ... }`), inside which `super` is the module the
+/// macro is used in.
 fn inline_modules(t: &[(Tok, usize)]) -> Vec<(usize, usize, String)> {
     let mut out = Vec::new();
     for i in 0..t.len() {
-        let (Tok::Ident(kw), Some((Tok::Ident(name), _)), Some((Tok::Punct(b'{'), _))) =
-            (&t[i].0, t.get(i + 1), t.get(i + 2))
-        else {
-            continue;
-        };
+        let Tok::Ident(kw) = &t[i].0 else { continue };
         if kw != "mod" {
             continue;
         }
+        let metavariable = t.get(i + 1).map(|x| &x.0) == Some(&Tok::Punct(b'$'));
+        let at = if metavariable { i + 2 } else { i + 1 };
+        let (Some((Tok::Ident(name), _)), Some((Tok::Punct(b'{'), _))) = (t.get(at), t.get(at + 1))
+        else {
+            continue;
+        };
+        let name = if metavariable {
+            format!("${name}")
+        } else {
+            name.clone()
+        };
         let mut depth = 0usize;
-        let mut j = i + 2;
+        let mut j = at + 1;
         while j < t.len() {
             match t[j].0 {
                 Tok::Punct(b'{') => depth += 1,
@@ -266,7 +275,7 @@ fn inline_modules(t: &[(Tok, usize)]) -> Vec<(usize, usize, String)> {
             }
             j += 1;
         }
-        out.push((i, j, name.clone()));
+        out.push((i, j, name));
     }
     out
 }

@@ -14,20 +14,16 @@
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::os::unix::fs::PermissionsExt;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::Command;
 use tempfile::TempDir;
-use xpu_asm_tests::record::{ranks, DUMP_ENV, OUT_ENV, OWNED_ENV};
+use xpu_asm_tests::jobs::*;
 use xpu_asm_tests::*;
 
 const OPENMPI: &str = "mpirun.openmpi";
 /// Two simulated nodes, two slots each (both launchers take this form).
 const NODES: &str = "nodeb:2,nodec:2";
 const HYDRA: &str = "mpiexec.hydra";
-
-/// One rank's launches: `scale` 5 times on an immediate list, `scale_v2`
-/// appended once to a regular list executed 3 times.
-const STEPS: [&str; 2] = ["imm:a:scale:5", "reg:a:scale_v2:1:3"];
 
 struct Scratch {
     _dir: TempDir,
@@ -53,32 +49,6 @@ fn scratch() -> Scratch {
         root,
         _dir: dir,
     }
-}
-
-/// A command with nothing of the test's own environment that would change
-/// the outcome: an outer capture, IGC/NEO settings, an enclosing job's
-/// rank variables.
-fn command(program: &str) -> Command {
-    let mut cmd = Command::new(program);
-    cmd.env_remove("LD_PRELOAD")
-        .env_remove(OUT_ENV)
-        .env_remove(OWNED_ENV);
-    for (name, _) in DUMP_ENV {
-        cmd.env_remove(name);
-    }
-    for (name, _) in neo_env() {
-        cmd.env_remove(name);
-    }
-    for v in ranks::VARS {
-        cmd.env_remove(v);
-    }
-    for v in ["OMPI_MCA_mca_base_env_list", "PMIX_RANK", "PMIX_NAMESPACE"] {
-        cmd.env_remove(v);
-    }
-    // Open MPI refuses to run as root without these; harmless otherwise.
-    cmd.env("OMPI_ALLOW_RUN_AS_ROOT", "1")
-        .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1");
-    cmd
 }
 
 /// `LAUNCHER <its options for n ranks> ARGS...`
@@ -131,145 +101,6 @@ fn fake_ssh(s: &Scratch) -> String {
     path.display().to_string()
 }
 
-fn workload_args(steps: &[&str]) -> Vec<String> {
-    let mut v = vec![
-        workload().display().to_string(),
-        "--via".into(),
-        "ddi".into(),
-        "--module".into(),
-        format!("a={}", spirv("a").display()),
-    ];
-    v.extend(steps.iter().map(|s| s.to_string()));
-    v
-}
-
-/// `xpu-asm-run --emulate pvc -o OUT --` (the per-rank form's prefix).
-fn per_rank(out: &Path) -> Vec<String> {
-    vec![
-        xpu_asm_run().display().to_string(),
-        "--emulate".into(),
-        "pvc".into(),
-        "-o".into(),
-        out.display().to_string(),
-        "--".into(),
-    ]
-}
-
-/// `(launches, appended)` per kernel name; each kernel listed once.
-fn kernels(run: &Run, r: &Value) -> BTreeMap<String, (u64, u64)> {
-    let mut m = BTreeMap::new();
-    for k in r["kernels"].as_array().into_iter().flatten() {
-        assert_eq!(k["status"], "matched", "{k}\n{}", run.ctx());
-        let name = k["name"].as_str().unwrap_or("?").to_string();
-        let row = (
-            k["launches"].as_u64().unwrap_or(u64::MAX),
-            k["appended"].as_u64().unwrap_or(u64::MAX),
-        );
-        assert!(m.insert(name, row).is_none(), "listed twice\n{}", run.ctx());
-    }
-    m
-}
-
-/// `n` ranks each launched [`STEPS`]: exact totals, ranks 0..n on every
-/// kernel with one rank's launches each.
-fn assert_ranks_launched(run: &Run, r: &Value, n: u64) {
-    let want: BTreeMap<String, (u64, u64)> = [
-        (SCALE.to_string(), (5 * n, 5 * n)),
-        (SCALE_V2.to_string(), (3 * n, n)),
-    ]
-    .into();
-    assert_eq!(kernels(run, r), want, "launches\n{}", run.ctx());
-    let all: Vec<u64> = (0..n).collect();
-    for k in r["kernels"].as_array().into_iter().flatten() {
-        let ranks: Vec<u64> = k["ranks"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .filter_map(Value::as_u64)
-            .collect();
-        assert_eq!(ranks, all, "ranks of {}\n{}", k["name"], run.ctx());
-        let per: Vec<(u64, u64)> = k["launches_by_rank"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .map(|e| (e["rank"].as_u64().unwrap(), e["launches"].as_u64().unwrap()))
-            .collect();
-        let each = if k["name"] == SCALE { 5 } else { 3 };
-        let want: Vec<(u64, u64)> = all.iter().map(|r| (*r, each)).collect();
-        assert_eq!(per, want, "launches per rank\n{}", run.ctx());
-    }
-    assert_candidates_once(run, r, n);
-}
-
-/// Every rank compiled the same SPIR-V the same way: each kernel's `.asm`
-/// files (in each rank's dump folder, found by their `//.kernel` line) are
-/// listed once, each had by the `n` ranks, and no warning says the ranks
-/// compiled differently.
-fn assert_candidates_once(run: &Run, r: &Value, n: u64) {
-    // kernel name -> file name -> ranks' folders holding it
-    let mut files: BTreeMap<String, BTreeMap<String, u64>> = BTreeMap::new();
-    for p in r["processes"].as_array().into_iter().flatten() {
-        let dir = run.out.join(p["dump_dir"].as_str().unwrap_or("?"));
-        let entries = std::fs::read_dir(&dir)
-            .unwrap_or_else(|e| panic!("{}: {e}\n{}", dir.display(), run.ctx()));
-        for e in entries.flatten() {
-            let file = e.file_name().to_string_lossy().into_owned();
-            if !file.ends_with(".asm") {
-                continue;
-            }
-            let text = std::fs::read_to_string(e.path()).unwrap_or_default();
-            if let Some(name) = text
-                .lines()
-                .next()
-                .and_then(|l| l.strip_prefix("//.kernel "))
-            {
-                *files
-                    .entry(name.to_string())
-                    .or_default()
-                    .entry(file)
-                    .or_default() += 1;
-            }
-        }
-    }
-    for k in r["kernels"].as_array().into_iter().flatten() {
-        let name = k["name"].as_str().unwrap_or("?");
-        let listed: BTreeMap<String, u64> = k["asm_candidates"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .map(|c| {
-                let path = c["path"].as_str().unwrap_or("?");
-                let file = path.rsplit('/').next().unwrap_or(path).to_string();
-                (file, c["processes"].as_u64().unwrap_or(0))
-            })
-            .collect();
-        let want = files.get(name).cloned().unwrap_or_default();
-        assert!(
-            !want.is_empty(),
-            "no .asm of {name} in the dumps\n{}",
-            run.ctx()
-        );
-        assert!(
-            want.values().all(|c| *c == n),
-            "each rank has each file of {name}: {want:?}\n{}",
-            run.ctx()
-        );
-        assert_eq!(
-            k["asm_candidates"].as_array().map(Vec::len),
-            Some(want.len()),
-            "one candidate per file of {name}\n{}",
-            run.ctx()
-        );
-        assert_eq!(listed, want, "candidates of {name}\n{}", run.ctx());
-    }
-    let w = r["warnings"].to_string();
-    assert!(!w.contains("compiled it differently"), "{w}\n{}", run.ctx());
-}
-
-fn u(v: &Value) -> u64 {
-    v.as_u64().unwrap_or_else(|| panic!("not a count: {v}"))
-}
-
 /// `(rank, local rank)` of each of `n` ranks on this node as the launcher
 /// itself gives them (its own variables, printed by each rank), sorted.
 fn launchers_local_ranks(s: &Scratch, l: &str, n: usize) -> Vec<(u64, u64)> {
@@ -295,39 +126,6 @@ fn launchers_local_ranks(s: &Scratch, l: &str, n: usize) -> Vec<(u64, u64)> {
     v.sort();
     assert_eq!(v.len(), n, "{}", r.ctx());
     v
-}
-
-/// `(rank, host)` of each process, sorted.
-fn process_ranks(r: &Value) -> Vec<(u64, String)> {
-    let mut v: Vec<(u64, String)> = r["processes"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .map(|p| {
-            (
-                p["rank"].as_u64().unwrap_or(u64::MAX),
-                p["host"].as_str().unwrap_or("?").to_string(),
-            )
-        })
-        .collect();
-    v.sort();
-    v
-}
-
-/// The table was printed once, with the ranks column: one report, not N.
-fn assert_one_table(run: &Run, ranks: &str) {
-    let out = run.stdout();
-    assert_eq!(
-        out.matches("total: 2 kernels launched").count(),
-        1,
-        "exactly one table\n{}",
-        run.ctx()
-    );
-    let row = out
-        .lines()
-        .find(|l| l.contains(" scale ") && l.contains("asm/"))
-        .unwrap_or_else(|| panic!("no row for scale\n{}", run.ctx()));
-    assert!(row.contains(&format!(" {ranks} ")), "{row}\n{}", run.ctx());
 }
 
 fn per_rank_job(l: &str) {
@@ -393,21 +191,6 @@ fn openmpi_one_xpu_asm_run_per_rank_gives_one_report() {
 #[test]
 fn hydra_one_xpu_asm_run_per_rank_gives_one_report() {
     per_rank_job(HYDRA);
-}
-
-/// A shell line for rank `rank`'s command: waits until the other ranks
-/// have ended (so that Open MPI, which stops a job when one rank fails, has
-/// nothing left to stop), then runs the workload and ends as `how` says.
-fn last_rank_ending(out: &Path, others: usize, how: &str) -> String {
-    let wait = format!(
-        "until [ \"$(grep -l '\"ended\"' {}/instances/rank-*.json 2>/dev/null | wc -l)\" -ge {others} ]; do sleep 0.05; done",
-        out.display()
-    );
-    let w = workload_args(&STEPS).join(" ");
-    match how {
-        "kill" => format!("{wait}; exec {w} end:kill"),
-        code => format!("{wait}; {w} && exit {code}"),
-    }
 }
 
 /// Ranks 0..n-1 run the workload; the last rank ends as `how` says, after

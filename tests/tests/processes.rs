@@ -1290,6 +1290,7 @@ fn environment_differs_only_by_the_documented_variables() {
             ("IGC_ShaderDumpEnable", "1".to_string()),
             ("IGC_DumpToCustomDir", dump.clone()),
             ("NEO_CACHE_PERSISTENT", "0".to_string()),
+            ("l0_cache_dir", "/dev/null".to_string()),
             ("SYCL_CACHE_PERSISTENT", "0".to_string()),
             (OWNED_ENV, DUMP_ENV.map(|(n, _)| n).join(",")),
             (OUT_ENV, out.display().to_string()),

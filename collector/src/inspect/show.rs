@@ -275,6 +275,9 @@ fn figures(out: &mut String, k: &KernelEntry, shown: &str, c: bool) {
         opt(k.platform.as_deref())
     );
     let _ = writeln!(out, "  ISA:          {}", names::escape_for_terminal(shown));
+    if let Some(note) = &k.isa_note {
+        let _ = writeln!(out, "  note:         {}", names::escape_for_terminal(note));
+    }
 }
 
 /// `--lines`: the source lines, ranked by instructions.

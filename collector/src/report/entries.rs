@@ -43,6 +43,7 @@ impl KernelEntry {
             reason: k.reason.clone(),
             isa_source: chosen.map(|a| a.source),
             binary: chosen.and_then(|a| a.binary.clone()),
+            isa_note: chosen.and_then(|a| a.binary.as_ref()?.note.clone()),
             asm: chosen.map(|a| a.shown.clone()),
             asm_copy: None,
             asm_choice: k.choice.clone(),

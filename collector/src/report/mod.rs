@@ -125,6 +125,11 @@ pub struct KernelEntry {
     pub isa_source: Option<IsaSourceKind>,
     /// For `module-binary`: the binary (SHA-256, format, fat binary member).
     pub binary: Option<Box<BinaryOrigin>>,
+    /// What to know about where the ISA comes from: for a native module the
+    /// driver built again (from the SPIR-V a binary for another device
+    /// carries), that the ISA is of that build, not of the binary passed.
+    #[serde(default)]
+    pub isa_note: Option<String>,
     /// The `.asm` shown, relative to the capture folder: in the dump folder
     /// (`igc-dump`) or under `isa/` (`module-binary`).
     pub asm: Option<String>,

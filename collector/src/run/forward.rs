@@ -5,7 +5,7 @@
 //! | launcher | what reaches remote ranks | done here |
 //! | --- | --- | --- |
 //! | Open MPI `mpirun`/`mpiexec` | only variables it is told to forward (`-x`, `mca_base_env_list`) | ours are added to `OMPI_MCA_mca_base_env_list`, or as `-x` when the command already uses `-x` (Open MPI refuses both at once) |
-//! | Hydra `mpiexec` (MPICH, Intel MPI) | the whole environment | a warning when `-envnone`/`-envlist`/`-genvnone`/`-genvlist` limit it |
+//! | Hydra `mpiexec` (MPICH, Intel MPI: by name, or `hydra_pmi_proxy` beside it) | the whole environment | a warning when `-envnone`/`-envlist`/`-genvnone`/`-genvlist` limit it |
 //! | `srun` | the whole environment (`--export=ALL`) | a warning when `--export` limits it |
 
 use std::ffi::{OsStr, OsString};
@@ -63,13 +63,21 @@ fn kind(cmd0: &OsStr) -> Option<Kind> {
         .map(|p| file_name(&p))
         .unwrap_or_default();
     let is = |s: &str| name.contains(s) || real.contains(s);
+    // Hydra's proxy beside it: MPICH's, or Intel MPI's `mpiexec` (a copy
+    // of `mpiexec.hydra`, not a link, as pip installs it).
+    let beside_hydra_proxy = || {
+        resolve(cmd0)
+            .and_then(|p| std::fs::canonicalize(p).ok())
+            .and_then(|p| p.parent().map(|d| d.join("hydra_pmi_proxy").is_file()))
+            .unwrap_or(false)
+    };
     match name.as_str() {
         "srun" => Some(Kind::Srun),
         "mpirun" | "mpiexec" | "orterun" | "mpirun.openmpi" | "mpiexec.openmpi" | "prterun"
         | "mpiexec.hydra" | "mpirun.mpich" | "mpiexec.mpich" => {
             Some(if is("openmpi") || is("orterun") || is("prterun") {
                 Kind::OpenMpi
-            } else if is("hydra") || is("mpich") {
+            } else if is("hydra") || is("mpich") || beside_hydra_proxy() {
                 Kind::Hydra
             } else {
                 Kind::Unknown
@@ -188,11 +196,18 @@ fn hydra(args: &[OsString], names: &[String]) -> Plan {
 
 /// `srun` passes the whole environment unless `--export` limits it.
 fn srun(args: &[OsString], names: &[String], env: &dyn Fn(&str) -> Option<String>) -> Plan {
-    let limited = args.iter().any(|a| {
+    let without_all = |v: &str| !v.split(',').any(|e| e == "ALL");
+    // `--export=VALUE`, or `--export VALUE` (srun takes both).
+    let limited = args.iter().enumerate().any(|(i, a)| {
         let a = a.to_string_lossy();
-        a.strip_prefix("--export=")
-            .is_some_and(|v| !v.split(',').any(|e| e == "ALL"))
-    }) || env("SLURM_EXPORT_ENV").is_some_and(|v| !v.split(',').any(|e| e == "ALL"));
+        match a.strip_prefix("--export") {
+            Some(rest) if rest.starts_with('=') => without_all(&rest[1..]),
+            Some("") => args
+                .get(i + 1)
+                .is_some_and(|v| without_all(&v.to_string_lossy())),
+            _ => false,
+        }
+    }) || env("SLURM_EXPORT_ENV").is_some_and(|v| without_all(&v));
     if limited {
         Plan::Warn(format!(
             "srun --export does not pass the whole environment; add ALL or {} to it, or \
@@ -289,6 +304,28 @@ mod tests {
     }
 
     #[test]
+    fn an_mpiexec_beside_hydras_proxy_is_hydra() {
+        let t = tempfile::tempdir().unwrap();
+        let mpiexec = t.path().join("mpiexec");
+        std::fs::write(&mpiexec, "").unwrap();
+        let cmd = |extra: &str| {
+            let mut v = vec![mpiexec.clone().into_os_string(), extra.into()];
+            v.extend(os(&["-n", "2", "app"]));
+            v
+        };
+        // Not known: hosts give a warning, -envnone none.
+        assert!(
+            matches!(plan(&cmd("-hosts"), &ours(), none), Plan::Warn(w) if w.contains("not an MPI launcher"))
+        );
+        assert_eq!(plan(&cmd("-envnone"), &ours(), none), Plan::Nothing);
+        std::fs::write(t.path().join("hydra_pmi_proxy"), "").unwrap();
+        assert_eq!(plan(&cmd("-hosts"), &ours(), none), Plan::Nothing);
+        assert!(
+            matches!(plan(&cmd("-envnone"), &ours(), none), Plan::Warn(w) if w.contains("limits the variables mpiexec passes"))
+        );
+    }
+
+    #[test]
     fn a_users_env_list_is_kept_with_its_delimiter() {
         let env = |k: &str| match k {
             OMPI_ENV_LIST => Some("A,B=1".to_string()),
@@ -318,8 +355,26 @@ mod tests {
             Plan::Warn(w) => assert!(w.contains("xpu-asm-run -o DIR -- APP"), "{w}"),
             other => panic!("{other:?}"),
         }
+        for limited in [
+            &["srun", "--export=NONE", "app"][..],
+            &["srun", "--export", "NONE", "app"],
+            &["srun", "--export=HOME,PATH", "app"],
+        ] {
+            assert!(
+                matches!(plan(&os(limited), &ours(), none), Plan::Warn(_)),
+                "{limited:?}"
+            );
+        }
+        for whole in [
+            &["srun", "app"][..],
+            &["srun", "--export", "ALL,FOO=1", "app"],
+            &["srun", "--export=ALL", "app"],
+        ] {
+            assert_eq!(plan(&os(whole), &ours(), none), Plan::Nothing, "{whole:?}");
+        }
+        let batch_none = |k: &str| (k == "SLURM_EXPORT_ENV").then(|| "NONE".to_string());
         assert!(matches!(
-            plan(&os(&["srun", "--export=NONE", "app"]), &ours(), none),
+            plan(&os(&["srun", "app"]), &ours(), batch_none),
             Plan::Warn(_)
         ));
         assert_eq!(plan(&os(&["./app", "-x"]), &ours(), none), Plan::Nothing);

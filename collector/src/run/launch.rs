@@ -7,6 +7,7 @@ use crate::capture::layout::{
 };
 use crate::capture::run::Exit;
 use crate::names;
+use crate::run::interposer::{self, PlaceError};
 use std::ffi::{OsStr, OsString};
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::process::ExitStatusExt;
@@ -14,7 +15,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU8, Ordering};
 
 /// File name of the interposer library.
-pub const INTERPOSER_LIB: &str = "libxpu_asm_interposer.so";
+pub const INTERPOSER_LIB: &str = interposer::FILE_NAME;
 /// Environment variable naming the interposer library.
 pub const INTERPOSER_ENV: &str = "XPU_ASM_INTERPOSER";
 
@@ -167,6 +168,15 @@ pub enum LaunchError {
          copy the library to a plain path and give it with --interposer"
     )]
     InterposerPath(PathBuf),
+    /// Something not ours where the embedded interposer goes.
+    #[error("{0}")]
+    InterposerRefused(String),
+    #[error(
+        "cannot write the interposer xpu-asm-run carries: in the cache: {cache}; in the capture \
+         folder: {capture}. Set XDG_CACHE_HOME to a folder only you can write, or give a library \
+         with --interposer PATH"
+    )]
+    InterposerNowhere { cache: String, capture: String },
     #[error("cannot run {cmd}: {source}")]
     CannotStart { cmd: String, source: std::io::Error },
     #[error(transparent)]
@@ -208,30 +218,39 @@ fn interposer_message(tried: &[(PathBuf, String)]) -> String {
         s.push_str(&format!("  {} ({why})\n", p.display()));
     }
     s.push_str(
-        "build it with `cargo build --release -p xpu-asm-interposer`, or give its path with \
-         --interposer PATH or XPU_ASM_INTERPOSER=PATH",
+        "give the path of a libxpu_asm_interposer.so with --interposer PATH or \
+         XPU_ASM_INTERPOSER=PATH, or leave both unset: xpu-asm-run carries its own",
     );
     s
+}
+
+/// Where the interposer comes from (see [`find_interposer`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Found {
+    /// A library given, or found beside the binary: absolute.
+    Path(PathBuf),
+    /// None of those: the one xpu-asm-run carries ([`interposer`]).
+    Embedded,
 }
 
 /// Finds the interposer: `--interposer`, then `$XPU_ASM_INTERPOSER` (each
 /// final when given: a wrong explicit path is an error, not a reason to
 /// pick another library), then next to the executable, then `../lib` from
-/// it. Returns an absolute path.
+/// it (an install of the pair, as scripts/install.sh makes), then the one
+/// the executable carries.
 pub fn find_interposer(
     explicit: Option<&Path>,
     env: Option<OsString>,
     exe: Option<PathBuf>,
-) -> Result<PathBuf, LaunchError> {
-    let mut tried = Vec::new();
+) -> Result<Found, LaunchError> {
     let given = explicit
         .map(|p| (p.to_path_buf(), "--interposer".to_string()))
         .or_else(|| {
             env.filter(|v| !v.is_empty())
                 .map(|v| (PathBuf::from(v), format!("${INTERPOSER_ENV}")))
         });
-    let candidates = match given {
-        Some(g) => vec![g],
+    let candidates = match &given {
+        Some(g) => vec![g.clone()],
         None => {
             let mut c = Vec::new();
             if let Some(dir) = exe.as_deref().and_then(Path::parent) {
@@ -244,21 +263,91 @@ pub fn find_interposer(
             c
         }
     };
-    for (p, why) in candidates {
+    for (p, _) in &candidates {
         if p.is_file() {
-            let p = std::fs::canonicalize(&p).unwrap_or(p);
-            if p.as_os_str()
-                .as_bytes()
-                .iter()
-                .any(|b| *b == b' ' || *b == b':')
-            {
+            let p = std::fs::canonicalize(p).unwrap_or_else(|_| p.clone());
+            if !interposer::preloadable(&p) {
                 return Err(LaunchError::InterposerPath(p));
             }
-            return Ok(p);
+            return Ok(Found::Path(p));
         }
-        tried.push((p, why));
     }
-    Err(LaunchError::InterposerNotFound(tried))
+    match given {
+        Some(_) => Err(LaunchError::InterposerNotFound(candidates)),
+        None => Ok(Found::Embedded),
+    }
+}
+
+/// The interposer of a run, before its capture folder exists.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Interposer {
+    /// Given, found beside the binary, or the embedded one in the cache.
+    Ready(PathBuf),
+    /// The embedded one, to be written into the capture folder: the cache
+    /// cannot hold it (why).
+    ForCapture(String),
+}
+
+/// [`find_interposer`], and the embedded library placed in the user's cache
+/// (`$XDG_CACHE_HOME` or `~/.cache`; see [`interposer`]) when it is the one.
+/// A planted file there is an error; a cache that cannot hold it leaves the
+/// capture folder ([`Interposer::into_path`]).
+pub fn resolve_interposer(
+    explicit: Option<&Path>,
+    env: Option<OsString>,
+    exe: Option<PathBuf>,
+    quiet: bool,
+) -> Result<Interposer, LaunchError> {
+    if let Found::Path(p) = find_interposer(explicit, env, exe)? {
+        return Ok(Interposer::Ready(p));
+    }
+    let home = interposer::home();
+    let Some(cache) = interposer::cache_home(std::env::var_os("XDG_CACHE_HOME"), home.as_deref())
+    else {
+        return Ok(Interposer::ForCapture(
+            "neither XDG_CACHE_HOME nor HOME is set".into(),
+        ));
+    };
+    match interposer::place_in_cache(&cache, home.as_deref()) {
+        Ok(placed) => Ok(Interposer::Ready(announce(placed, quiet))),
+        Err(PlaceError::Refused(why)) => Err(LaunchError::InterposerRefused(why)),
+        Err(PlaceError::Unusable(why)) => Ok(Interposer::ForCapture(why)),
+    }
+}
+
+fn announce(placed: interposer::Placed, quiet: bool) -> PathBuf {
+    if placed.written && !quiet {
+        eprintln!(
+            "xpu-asm-run: wrote the interposer it carries to {} (once for this version; later \
+             runs load it from there)",
+            placed.path.display()
+        );
+    }
+    placed.path
+}
+
+impl Interposer {
+    /// The library's path, writing the embedded one into the capture folder
+    /// `out` when the cache could not hold it.
+    pub fn into_path(self, out: &Path, quiet: bool) -> Result<PathBuf, LaunchError> {
+        let why = match self {
+            Interposer::Ready(p) => return Ok(p),
+            Interposer::ForCapture(why) => why,
+        };
+        eprintln!(
+            "xpu-asm-run: warning: the cache cannot hold the interposer ({why}); writing it \
+             into the capture folder {} instead",
+            out.display()
+        );
+        match interposer::place_in_capture(out, interposer::home().as_deref()) {
+            Ok(placed) => Ok(announce(placed, quiet)),
+            Err(PlaceError::Refused(m)) => Err(LaunchError::InterposerRefused(m)),
+            Err(PlaceError::Unusable(capture)) => Err(LaunchError::InterposerNowhere {
+                cache: why,
+                capture,
+            }),
+        }
+    }
 }
 
 /// Local time as `YYYYmmdd-HHMMSS`.
@@ -678,6 +767,53 @@ mod tests {
         let env = child_env(Path::new("/i.so"), Path::new("/o"), None, Some("lnl"));
         assert!(env.contains(&("ProductFamilyOverride".into(), "lnl".into())));
         assert!(env.contains(&("ForceDeviceId".into(), "64a0".into())));
+    }
+
+    #[test]
+    fn the_interposer_search_order() {
+        let d = std::env::temp_dir().join(format!("xpu-asm-search-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&d);
+        for sub in ["bin", "lib", "other"] {
+            std::fs::create_dir_all(d.join(sub)).unwrap();
+        }
+        let exe = Some(d.join("bin").join("xpu-asm-run"));
+        let other = d.join("other").join(INTERPOSER_LIB);
+        std::fs::write(&other, b"").unwrap();
+        // Nothing beside the binary: the one it carries.
+        assert_eq!(
+            find_interposer(None, None, exe.clone()).unwrap(),
+            Found::Embedded
+        );
+        assert_eq!(
+            find_interposer(None, Some("".into()), None).unwrap(),
+            Found::Embedded
+        );
+        // ../lib, then beside it, win over the one it carries.
+        let lib = d.join("lib").join(INTERPOSER_LIB);
+        std::fs::write(&lib, b"").unwrap();
+        let found = find_interposer(None, None, exe.clone()).unwrap();
+        assert_eq!(found, Found::Path(std::fs::canonicalize(&lib).unwrap()));
+        let beside = d.join("bin").join(INTERPOSER_LIB);
+        std::fs::write(&beside, b"").unwrap();
+        let found = find_interposer(None, None, exe.clone()).unwrap();
+        assert_eq!(found, Found::Path(beside.clone()));
+        // The variable, then --interposer, win over both; each is final.
+        let found = find_interposer(None, Some(other.clone().into()), exe.clone()).unwrap();
+        assert_eq!(found, Found::Path(other.clone()));
+        let found = find_interposer(Some(&other), Some(beside.into()), exe.clone()).unwrap();
+        assert_eq!(found, Found::Path(other.clone()));
+        let missing = d.join("missing.so");
+        let e = find_interposer(Some(&missing), None, exe.clone()).unwrap_err();
+        assert!(
+            e.to_string().starts_with(&format!(
+                "no interposer library found; looked for {INTERPOSER_LIB} at:\n  {} (--interposer)\n",
+                missing.display()
+            )),
+            "{e}"
+        );
+        let e = find_interposer(None, Some(missing.into()), exe).unwrap_err();
+        assert!(e.to_string().contains("($XPU_ASM_INTERPOSER)"), "{e}");
+        std::fs::remove_dir_all(&d).unwrap();
     }
 
     #[test]

@@ -11,6 +11,13 @@
 //! `.asm` like IGC's: the same header parser reads it, and it is copied
 //! into `asm/` like the others.
 //!
+//! A native module the driver did not run as passed (NEO compiles the
+//! SPIR-V that a binary for another device carries, and NEO 26 reads no
+//! patch tokens) has a second binary in the record, `built_binary`: what
+//! the driver built. A kernel's code is taken from the binary passed when
+//! the driver's build has the same code for it (a fat binary's member), and
+//! from the build otherwise, with a note saying so.
+//!
 //! Only what is asked for is disassembled (the launched kernels that the
 //! dumps lack), each kernel once, on every core. A file already written by
 //! an earlier collection is read back, not disassembled again.
@@ -33,6 +40,9 @@ pub struct BinaryKey {
     pub sha256: String,
     /// PCI device id and IP version of the device, when recorded.
     pub device: Option<(u32, Option<u32>)>,
+    /// SHA-256 of what the driver built from a native module it did not
+    /// run as passed (the record's `built_binary`), when saved.
+    pub built: Option<String>,
 }
 
 /// A kernel asked for, by the binary of its module.
@@ -43,6 +53,8 @@ pub struct Request {
     /// `error` says why).
     pub file: Option<String>,
     pub error: Option<String>,
+    /// The saved file of the driver's build ([`BinaryKey::built`]).
+    pub built_file: Option<String>,
     pub name: Vec<u8>,
 }
 
@@ -70,13 +82,20 @@ pub fn request(
             format!("its module's binary was not saved at run time ({why}); make the capture folder writable and run again"),
         ));
     }
+    let built = module
+        .built_binary
+        .as_ref()
+        .filter(|b| !b.sha256.is_empty())
+        .and_then(|b| Some((b.sha256.to_ascii_lowercase(), b.file.clone()?)));
     Ok(Request {
         key: BinaryKey {
             sha256: b.sha256.to_ascii_lowercase(),
             device,
+            built: built.as_ref().map(|(sha, _)| sha.clone()),
         },
         file: b.file.clone(),
         error: b.error.clone(),
+        built_file: built.map(|(_, f)| f),
         name: name.to_vec(),
     })
 }
@@ -150,25 +169,23 @@ fn read_and_parse(dir: &Path, key: &BinaryKey, file: &str) -> Parsed {
         )
     })?;
     let device = native_device(key);
-    let program = native::parse(&bytes, device.as_ref()).map_err(parse_error)?;
-    // NEO takes a binary for another GPU without complaint when it carries
-    // SPIR-V too: it compiles that instead. The code in the binary is then
-    // not what ran.
-    if let (Some(d), Some(p)) = (&device, &program.platform) {
-        if let Some(dp) = d.platform().filter(|dp| dp.iga_gen != p.iga_gen) {
-            return Err((
-                Status::DeviceNotInBinary,
-                format!(
-                    "its module's binary ({file}, {}) is for {}, but the program ran on {} ({}): this code is not what ran (the driver compiles the SPIR-V such a binary also carries); build the binary for this device too (ocloc -device ...)",
-                    program.format,
-                    p.name,
-                    d.describe(),
-                    dp.name
-                ),
-            ));
-        }
-    }
-    Ok(program)
+    native::parse(&bytes, device.as_ref()).map_err(parse_error)
+}
+
+/// `for X, but the program ran on Y (Z)` when `program` is for another
+/// generation of GPU than the device of `key`. NEO takes such a binary
+/// without complaint when it carries SPIR-V too: it compiles that instead,
+/// and the code in the binary is not what ran.
+fn for_another_device(program: &Program, key: &BinaryKey) -> Option<String> {
+    let p = program.platform.as_ref()?;
+    let device = native_device(key)?;
+    let dp = device.platform().filter(|dp| dp.iga_gen != p.iga_gen)?;
+    Some(format!(
+        "for {}, but the program ran on {} ({})",
+        p.name,
+        device.describe(),
+        dp.name
+    ))
 }
 
 /// The folder a binary's disassembled kernels go to, made once, with the
@@ -242,14 +259,18 @@ fn make_real_dirs(dir: &Path, rel: &str) -> std::io::Result<()> {
     Ok(())
 }
 
-/// Writes `bytes` to `path` (in a folder of ours) under a temporary name,
-/// then renames it into place.
+/// Writes `bytes` to `path` (in a folder of ours) under a temporary name of
+/// its own (two jobs may write the same file: one binary can be two modules'
+/// code, e.g. a module's and another module's build by the driver), then
+/// renames it into place.
 fn write_new(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    static WRITES: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
     let name = path
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
-    let tmp = path.with_file_name(format!(".{name}.tmp.{}", std::process::id()));
+    let n = WRITES.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let tmp = path.with_file_name(format!(".{name}.tmp.{}.{n}", std::process::id()));
     let written = std::fs::write(&tmp, bytes).and_then(|()| std::fs::rename(&tmp, path));
     if written.is_err() {
         let _ = std::fs::remove_file(&tmp);
@@ -257,16 +278,94 @@ fn write_new(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     written
 }
 
-/// A binary asked for: its key, its file, the names of the kernels asked.
-type Asked<'a> = (&'a BinaryKey, &'a str, BTreeSet<&'a [u8]>);
+/// A binary asked for, with the kernels asked of it.
+struct Asked<'a> {
+    key: &'a BinaryKey,
+    /// The binary passed.
+    file: &'a str,
+    /// The driver's build of it, when it did not run it as passed.
+    built_file: Option<&'a str>,
+    names: BTreeSet<&'a [u8]>,
+}
+
+/// An asked binary parsed: the binary passed, and the driver's build.
+type ParsedPair = (Parsed, Option<Parsed>);
 
 /// One kernel to disassemble.
 struct Job<'a> {
     key: &'a BinaryKey,
-    program: &'a Program,
-    kernel: &'a native::NativeKernel,
+    from: Pick<'a>,
     /// Index of its [`IsaFolder`].
     folder: usize,
+}
+
+/// The code a kernel is disassembled from: of the binary passed, or of the
+/// driver's build of it (then with a note that says why).
+struct Pick<'a> {
+    /// SHA-256 of the binary the code is taken from.
+    sha: &'a str,
+    program: &'a Program,
+    kernel: &'a native::NativeKernel,
+    note: Option<String>,
+}
+
+/// Kernel `name`'s code in what `a` asks for: the binary passed when the
+/// driver ran it as passed (no build recorded, or one with the same code
+/// for it), else the driver's build.
+fn pick<'a>(
+    a: &Asked<'a>,
+    parsed: &'a ParsedPair,
+    name: &[u8],
+) -> Result<Pick<'a>, (Status, String)> {
+    let other_device = parsed
+        .0
+        .as_ref()
+        .ok()
+        .and_then(|p| for_another_device(p, a.key));
+    let passed = match &parsed.0 {
+        Ok(p) => match (p.kernel(name), &other_device) {
+            (_, Some(other)) => Err((
+                Status::DeviceNotInBinary,
+                format!(
+                    "its module's binary ({}, {}) is {other}: this code is not what ran (the driver compiles the SPIR-V such a binary also carries); build the binary for this device too (ocloc -device ...)",
+                    a.file, p.format
+                ),
+            )),
+            (Some(k), None) => Ok(Pick {
+                sha: &a.key.sha256,
+                program: p,
+                kernel: k,
+                note: None,
+            }),
+            (None, None) => Err((Status::KernelNotInBinary, not_in_binary(a.file, p))),
+        },
+        Err(e) => Err(e.clone()),
+    };
+    let (Some(Ok(built)), Some(sha), Some(file)) = (&parsed.1, &a.key.built, a.built_file) else {
+        return passed;
+    };
+    let Some(kernel) = built.kernel(name) else {
+        return passed;
+    };
+    let why = match (passed, other_device) {
+        (Ok(p), _) if p.kernel.code == kernel.code => return Ok(p),
+        (_, Some(other)) => format!("is {other}"),
+        (Ok(_), None) => "has other code for this kernel than the driver built".into(),
+        (Err((_, why)), None) => format!("was not run: {why}"),
+    };
+    let (passed_format, built_format) = (
+        parsed.0.as_ref().map_or("unreadable", |p| p.format.name()),
+        built.format.name(),
+    );
+    Ok(Pick {
+        sha,
+        program: built,
+        kernel,
+        note: Some(format!(
+            "ISA of the driver's build ({file}, {built_format}: zeModuleGetNativeBinary after the build, NEO's compilation of the SPIR-V the binary carries), not of the binary passed ({}, {passed_format}), which {why}",
+            a.file
+        )),
+    })
 }
 
 impl ModuleBinaries {
@@ -275,16 +374,15 @@ impl ModuleBinaries {
     pub fn prepare(dir: &Path, requests: &[Request], stop: &(dyn Fn() -> bool + Sync)) -> Self {
         let mut out = ModuleBinaries::default();
         let binaries = asked(requests);
-        let parsed: Vec<Parsed> = binaries
+        let parsed: Vec<ParsedPair> = binaries
             .par_iter()
-            .map(|(key, file, _)| {
+            .map(|a| {
                 if stop() {
-                    return Err((
-                        Status::BinaryUnreadable,
-                        "collection was interrupted".into(),
-                    ));
+                    let stopped = "collection was interrupted".to_string();
+                    return (Err((Status::BinaryUnreadable, stopped)), None);
                 }
-                read_and_parse(dir, key, file)
+                let built = a.built_file.map(|f| read_and_parse(dir, a.key, f));
+                (read_and_parse(dir, a.key, a.file), built)
             })
             .collect();
         let (jobs, folders) = out.jobs(dir, &binaries, &parsed);
@@ -295,12 +393,12 @@ impl ModuleBinaries {
                 if stop() {
                     return Err((Status::IgaFailed, "collection was interrupted".into()));
                 }
-                disassemble(&folders[j.folder], j.key, j.program, j.kernel, &iga)
+                disassemble(&folders[j.folder], &j.from, &iga)
             })
             .collect();
         for (j, o) in jobs.iter().zip(done) {
             out.kernels
-                .insert((j.key.clone(), j.kernel.name.clone()), o);
+                .insert((j.key.clone(), j.from.kernel.name.clone()), o);
         }
         out
     }
@@ -312,40 +410,33 @@ impl ModuleBinaries {
         &mut self,
         dir: &Path,
         binaries: &'a [Asked<'a>],
-        parsed: &'a [Parsed],
+        parsed: &'a [ParsedPair],
     ) -> (Vec<Job<'a>>, Vec<IsaFolder>) {
         let mut jobs = Vec::new();
         let mut folders: Vec<IsaFolder> = Vec::new();
-        for ((key, file, names), p) in binaries.iter().zip(parsed) {
-            let program = match p {
-                Ok(program) => program,
-                Err((status, why)) => {
-                    if *status == Status::BinaryUnreadable {
-                        self.warnings.push(format!("{file}: {why}"));
-                    }
-                    for n in names {
-                        self.kernels
-                            .insert(((*key).clone(), n.to_vec()), Err((*status, why.clone())));
-                    }
-                    continue;
+        for (a, p) in binaries.iter().zip(parsed) {
+            for (file, parsed) in [(Some(a.file), Some(&p.0)), (a.built_file, p.1.as_ref())] {
+                if let (Some(file), Some(Err((Status::BinaryUnreadable, why)))) = (file, parsed) {
+                    self.warnings.push(format!("{file}: {why}"));
                 }
-            };
-            let folder = folders.len();
-            folders.push(IsaFolder::make(dir, &key.sha256, program));
-            for n in names {
-                match program.kernel(n) {
-                    Some(kernel) => jobs.push(Job {
-                        key,
-                        program,
-                        kernel,
-                        folder,
-                    }),
-                    None => {
-                        let why = not_in_binary(file, program);
-                        self.kernels.insert(
-                            ((*key).clone(), n.to_vec()),
-                            Err((Status::KernelNotInBinary, why)),
-                        );
+            }
+            // One folder per binary a kernel's code is taken from.
+            let mut folder_of: BTreeMap<&str, usize> = BTreeMap::new();
+            for n in &a.names {
+                match pick(a, p, n) {
+                    Ok(from) => {
+                        let folder = *folder_of.entry(from.sha).or_insert_with(|| {
+                            folders.push(IsaFolder::make(dir, from.sha, from.program));
+                            folders.len() - 1
+                        });
+                        jobs.push(Job {
+                            key: a.key,
+                            from,
+                            folder,
+                        });
+                    }
+                    Err(e) => {
+                        self.kernels.insert((a.key.clone(), n.to_vec()), Err(e));
                     }
                 }
             }
@@ -368,18 +459,22 @@ impl ModuleBinaries {
 
 /// The binaries `requests` ask for, each once, with the kernels asked of it.
 fn asked(requests: &[Request]) -> Vec<Asked<'_>> {
-    // Binary -> (file, names asked).
-    let mut by_binary: BTreeMap<&BinaryKey, (&str, BTreeSet<&[u8]>)> = BTreeMap::new();
+    let mut by_binary: BTreeMap<&BinaryKey, Asked> = BTreeMap::new();
     for r in requests {
         if let Some(f) = &r.file {
             by_binary
                 .entry(&r.key)
-                .or_insert_with(|| (f.as_str(), BTreeSet::new()))
-                .1
+                .or_insert_with(|| Asked {
+                    key: &r.key,
+                    file: f,
+                    built_file: r.built_file.as_deref(),
+                    names: BTreeSet::new(),
+                })
+                .names
                 .insert(&r.name);
         }
     }
-    by_binary.into_iter().map(|(k, (f, n))| (k, f, n)).collect()
+    by_binary.into_values().collect()
 }
 
 /// Why a kernel asked for is not in its module's binary `file`.
@@ -403,27 +498,23 @@ fn not_in_binary(file: &str, program: &Program) -> String {
 
 /// Disassembles one kernel, or reads back the file an earlier collection
 /// wrote.
-fn disassemble(
-    folder: &IsaFolder,
-    key: &BinaryKey,
-    program: &Program,
-    kernel: &native::NativeKernel,
-    iga: &OnceLock<Result<Iga, String>>,
-) -> Outcome {
+fn disassemble(folder: &IsaFolder, from: &Pick, iga: &OnceLock<Result<Iga, String>>) -> Outcome {
+    let (program, kernel) = (from.program, from.kernel);
     let file_name = IsaFolder::file_name(&kernel.name);
     let path = folder.path.join(&file_name);
     let shown = format!("{}/{file_name}", folder.rel);
     let origin = BinaryOrigin {
-        sha256: key.sha256.clone(),
+        sha256: from.sha.to_string(),
         format: program.format.name().to_string(),
         fat_entry: program.fat_entry.clone(),
+        note: from.note.clone(),
     };
     let file = |header, analysis| AsmFile {
         file_name: file_name.clone(),
         path: path.clone(),
         shown: shown.clone(),
         name: AsmName {
-            hash: key.sha256.clone(),
+            hash: from.sha.to_string(),
             retry: 0,
             simd: kernel.simd,
             entry: None,

@@ -678,6 +678,14 @@ fn user_env<'a>(rec: &'a ProcessRecord, name: &str) -> Option<&'a str> {
         .map(|e| e.value.as_str())
 }
 
+/// The variables that switch a persistent cache on or off (NEO 26's,
+/// NEO 22.43's Level Zero cache, SYCL's), quoted when the user set them.
+const CACHE_VARS: [&str; 3] = [
+    "NEO_CACHE_PERSISTENT",
+    "l0_cache_dir",
+    "SYCL_CACHE_PERSISTENT",
+];
+
 /// The `.asm` files IGC dumped for kernel `name` of `module` in `folder`.
 pub fn find_in_dumps<'a>(
     folder: &'a DumpFolder,
@@ -733,7 +741,7 @@ pub fn find_in_dumps<'a>(
             folder.shown,
             short_sha(sha_s)
         );
-        for var in ["NEO_CACHE_PERSISTENT", "SYCL_CACHE_PERSISTENT"] {
+        for var in CACHE_VARS {
             if let Some(v) = user_env(rec, var) {
                 why.push_str(&format!("; {var} was set by the user to {v:?}"));
             }

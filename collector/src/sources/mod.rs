@@ -49,6 +49,10 @@ pub struct BinaryOrigin {
     pub format: String,
     /// The fat binary's member the kernel was taken from.
     pub fat_entry: Option<String>,
+    /// Why the code is the driver's build rather than the binary the
+    /// program passed (the report's `isa_note`).
+    #[serde(skip)]
+    pub note: Option<String>,
 }
 
 /// What a source has for one kernel.

@@ -39,6 +39,9 @@ pub struct Module {
     pub binary: Option<String>,
     /// The id of its device event (`device` of [`Process`]).
     pub device: Option<u32>,
+    /// Its `"built_binary"` object, as JSON (`None`: the driver ran the
+    /// binary passed, or a record from before built binaries).
+    pub built_binary: Option<String>,
 }
 
 impl Module {
@@ -50,28 +53,47 @@ impl Module {
             build_flags: "",
             binary: None,
             device: None,
+            built_binary: None,
         }
     }
 
     /// A native module whose binary is `bytes`, saved in the capture `out`
     /// as the interposer saves it, built for device 1 (the emulated PVC).
     pub fn native_saved(id: u32, out: &Path, bytes: &[u8]) -> Self {
-        let sha = sha256_hex(bytes);
-        let dir = out.join(rec::MODULES_DIR);
-        std::fs::create_dir_all(&dir).unwrap();
-        std::fs::write(dir.join(rec::module_file_name(&sha)), bytes).unwrap();
+        let (sha, binary) = saved_binary(out, bytes);
         Module {
             id,
             format: "native",
-            sha256: sha.clone(),
+            sha256: sha,
             build_flags: "",
-            binary: Some(format!(
-                r#"{{"size":{},"sha256":"{sha}","file":"modules/{sha}.bin"}}"#,
-                bytes.len()
-            )),
+            binary: Some(binary),
             device: Some(1),
+            built_binary: None,
         }
     }
+
+    /// [`Module::native_saved`] of `passed`, which the driver did not run as
+    /// passed: it built `built` instead (saved too, as `built_binary`).
+    pub fn native_rebuilt(id: u32, out: &Path, passed: &[u8], built: &[u8]) -> Self {
+        Module {
+            built_binary: Some(saved_binary(out, built).1),
+            ..Module::native_saved(id, out, passed)
+        }
+    }
+}
+
+/// Saves `bytes` in the capture `out` as the interposer saves a module's
+/// binary; returns its SHA-256 and the record's object for it.
+pub fn saved_binary(out: &Path, bytes: &[u8]) -> (String, String) {
+    let sha = sha256_hex(bytes);
+    let dir = out.join(rec::MODULES_DIR);
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join(rec::module_file_name(&sha)), bytes).unwrap();
+    let object = format!(
+        r#"{{"size":{},"sha256":"{sha}","file":"modules/{sha}.bin"}}"#,
+        bytes.len()
+    );
+    (sha, object)
 }
 
 pub fn sha256_hex(bytes: &[u8]) -> String {
@@ -170,6 +192,9 @@ impl Process {
             }
             if let Some(b) = &m.binary {
                 extra.push_str(&format!(r#","binary":{b}"#));
+            }
+            if let Some(b) = &m.built_binary {
+                extra.push_str(&format!(r#","built_binary":{b}"#));
             }
             ev.extend_from_slice(
                 format!(

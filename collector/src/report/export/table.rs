@@ -60,6 +60,7 @@ pub fn render_table(r: &Report, style: &TableStyle) -> String {
     kernel_rows(&mut out, r, &Columns::of(r, style.width), c);
     totals(&mut out, r, c);
     not_matched(&mut out, r, c);
+    isa_notes(&mut out, r, c);
     closing_lines(&mut out, r, style);
     out
 }
@@ -251,6 +252,25 @@ fn not_matched(out: &mut String, r: &Report, c: bool) {
             k.rank,
             names::shorten(&k.display_name(), 60),
             k.reason.as_deref().unwrap_or("no reason recorded")
+        );
+    }
+}
+
+/// The kernels whose ISA comes with a note (the driver's build of a native
+/// module it did not run as passed).
+fn isa_notes(out: &mut String, r: &Report, c: bool) {
+    let noted: Vec<&KernelEntry> = r.kernels.iter().filter(|k| k.isa_note.is_some()).collect();
+    if noted.is_empty() {
+        return;
+    }
+    let _ = writeln!(out, "{}", paint(c, "33", "notes:"));
+    for k in noted {
+        let _ = writeln!(
+            out,
+            "  #{} {}: {}",
+            k.rank,
+            names::shorten(&k.display_name(), 60),
+            k.isa_note.as_deref().unwrap_or_default()
         );
     }
 }

@@ -209,7 +209,13 @@ fn choose_platform(
         // An integrated GPU's product family number depends on the version
         // of the compiler that wrote it; the device the code ran on does
         // not.
-        Some(f) if f < FAMILY_STABLE_FROM => recorded.or(by_config).or(by_family).or(by_core),
+        // The core family still names the generation: a device of another
+        // one is not what the binary is for (NEO compiles the SPIR-V such a
+        // binary carries instead).
+        Some(f) if f < FAMILY_STABLE_FROM => match (recorded, by_core) {
+            (Some(d), Some(c)) if d.iga_gen != c.iga_gen => by_config.or(by_family).or(Some(c)),
+            (d, c) => d.or(by_config).or(by_family).or(c),
+        },
         _ => by_family.or(by_config).or(match (by_core, recorded) {
             // A core family names a generation, not a product (DG2, MTL and
             // ARL share one): the device's name when it is of that
@@ -573,6 +579,24 @@ mod tests {
             ..Device::default()
         };
         assert_eq!(named(&b, Some(&bmg)), Some((0x0100_0004, "PVC".into())));
+    }
+
+    #[test]
+    fn an_integrated_gpus_zebin_is_not_taken_for_a_device_of_another_generation() {
+        // ocloc 26.27's zebin for tgllp: product family 29 (a number that
+        // moved between compilers, so the recorded device names the product
+        // when it is of the binary's generation), core family Gen12LP.
+        let tgllp = include_bytes!("../../../tests/data/module-binaries/module_a.tgllp.zebin");
+        let alone = named(tgllp, None).unwrap();
+        assert_eq!(alone.1, "TGLLP");
+        let pvc = Device {
+            device_id: Some(0x0bd5),
+            ip_version: Some(super::super::ip_version(12, 60, 7)),
+            ..Device::default()
+        };
+        // On a pvc (Xe-HPC): still the binary's own platform, not PVC's.
+        assert_ne!(pvc.platform().unwrap().iga_gen, alone.0);
+        assert_eq!(named(tgllp, Some(&pvc)), Some(alone));
     }
 
     /// Kernels as nGEN (oneDNN's and oneMKL's generator) writes them: the

@@ -1,0 +1,108 @@
+//! Builds the interposer of this workspace (`interposer/`, a cdylib) so that
+//! `xpu-asm-run` carries it inside (`include_bytes!`, src/run/interposer.rs):
+//! one file to copy, and the library it preloads is always the one built
+//! with it.
+//!
+//! Cargo has no stable artifact dependencies, so this runs a second cargo on
+//! `interposer/Cargo.toml` with a target folder of its own beside the
+//! profile folders of the outer build (`<target>/xpu-asm-interposer-embed`):
+//! shared by `cargo build`, `cargo test`, `cargo clippy` of one target
+//! folder (a warm build does nothing there), and inside the temporary target
+//! folder of `cargo install --path collector` or of maturin's wheel build.
+//! The library is copied into OUT_DIR and its sha256 computed there, so the
+//! bytes embedded and the hash they are checked against are the same file's.
+//!
+//! Sets `XPU_ASM_EMBEDDED_INTERPOSER` (the copy's path) and
+//! `XPU_ASM_EMBEDDED_INTERPOSER_SHA256` (hex) for the collector's code.
+
+use sha2::{Digest, Sha256};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+const LIB: &str = "libxpu_asm_interposer.so";
+
+fn env(name: &str) -> String {
+    std::env::var(name).unwrap_or_else(|_| panic!("cargo sets {name} for build scripts"))
+}
+
+/// `<target>/xpu-asm-interposer-embed` from OUT_DIR
+/// (`<target>[/<triple>]/<profile>/build/<pkg>-<hash>/out`), or a folder in
+/// OUT_DIR when it does not have that shape.
+fn nested_target_dir(out_dir: &Path) -> PathBuf {
+    let shaped = out_dir.ancestors().nth(2).and_then(Path::file_name) == Some("build".as_ref());
+    match out_dir.ancestors().nth(4) {
+        Some(base) if shaped => base.join("xpu-asm-interposer-embed"),
+        _ => out_dir.join("interposer-target"),
+    }
+}
+
+/// Runs `cargo build` of the interposer; returns the built library's path.
+fn build_interposer(workspace: &Path, target_dir: &Path) -> PathBuf {
+    let release = env("PROFILE") == "release";
+    let target = env("TARGET");
+    let mut cargo = Command::new(env("CARGO"));
+    cargo
+        .arg("build")
+        .arg("--manifest-path")
+        .arg(workspace.join("interposer").join("Cargo.toml"))
+        .args(["-p", "xpu-asm-interposer", "--lib"])
+        .arg("--target-dir")
+        .arg(target_dir)
+        // `cargo clippy` runs clippy-driver through this: the library is
+        // built, not linted, and one build serves clippy, build and test.
+        .env_remove("RUSTC_WORKSPACE_WRAPPER")
+        // Flags meant for the binary (a fuzzer's sanitizers: scripts/fuzz.sh)
+        // would make a library no plain process can preload.
+        .env_remove("RUSTFLAGS")
+        .env_remove("CARGO_ENCODED_RUSTFLAGS")
+        .env_remove("CARGO_TARGET_DIR")
+        // Always named, so the library is where this looks for it.
+        .args(["--target", &target]);
+    if release {
+        cargo.arg("--release");
+    }
+    let dir = target_dir.join(&target);
+    let status = cargo
+        .status()
+        .unwrap_or_else(|e| panic!("cannot run cargo to build the interposer: {e}"));
+    assert!(
+        status.success(),
+        "building the interposer to embed failed ({status}); `cargo build -p xpu-asm-interposer` \
+         shows why"
+    );
+    dir.join(if release { "release" } else { "debug" })
+        .join(LIB)
+}
+
+fn main() {
+    let manifest = PathBuf::from(env("CARGO_MANIFEST_DIR"));
+    let workspace = manifest
+        .parent()
+        .expect("the collector lives inside the workspace");
+    for p in [
+        "interposer/src",
+        "interposer/Cargo.toml",
+        "record/src",
+        "record/Cargo.toml",
+        "Cargo.toml",
+        "Cargo.lock",
+    ] {
+        println!("cargo:rerun-if-changed={}", workspace.join(p).display());
+    }
+    let out_dir = PathBuf::from(env("OUT_DIR"));
+    let built = build_interposer(workspace, &nested_target_dir(&out_dir));
+    let bytes = std::fs::read(&built)
+        .unwrap_or_else(|e| panic!("cannot read the built interposer {}: {e}", built.display()));
+    let copy = out_dir.join(LIB);
+    std::fs::write(&copy, &bytes)
+        .unwrap_or_else(|e| panic!("cannot write {}: {e}", copy.display()));
+    let sha: String = Sha256::digest(&bytes)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect();
+    println!(
+        "cargo:rustc-env=XPU_ASM_EMBEDDED_INTERPOSER={}",
+        copy.display()
+    );
+    println!("cargo:rustc-env=XPU_ASM_EMBEDDED_INTERPOSER_SHA256={sha}");
+}

@@ -1,0 +1,112 @@
+//! The functions the interposer stands in for when a program finds them by
+//! name: through `dlsym` (see `dlsym.rs`) or from the driver's
+//! `zeDriverGetExtensionFunctionAddress` (how SYCL's v2 adapter gets the
+//! graph functions, under their experimental ...Exp names).
+
+use crate::hooks::*;
+use crate::queries::{GET_GRAPH, IS_GRAPH_CAPTURE_ENABLED};
+use crate::real::{Real, SLOTS};
+use crate::tables::*;
+
+/// A function the interposer stands in for when looked up by name: its
+/// real functions and the hook slots.
+pub struct Known {
+    pub real: &'static Real,
+    pub addrs: fn() -> [usize; SLOTS],
+}
+
+/// The hooked function called `name`, if any.
+pub fn known(name: &[u8]) -> Option<Known> {
+    macro_rules! k {
+        ($m:ident) => {
+            Some(Known {
+                real: &$m::REAL,
+                addrs: $m::addrs,
+            })
+        };
+    }
+    match name {
+        b"zeGetModuleProcAddrTable" => k!(get_module_table),
+        b"zeGetDeviceProcAddrTable" => k!(get_device_table),
+        b"zeGetKernelProcAddrTable" => k!(get_kernel_table),
+        b"zeGetCommandQueueProcAddrTable" => k!(get_command_queue_table),
+        b"zeGetCommandListProcAddrTable" => k!(get_command_list_table),
+        b"zeGetCommandListExpProcAddrTable" => k!(get_command_list_exp_table),
+        b"zeGetGraphProcAddrTable" => k!(get_graph_table),
+        b"zeGetExecutableGraphProcAddrTable" => k!(get_executable_graph_table),
+        b"zeGetDriverProcAddrTable" => k!(get_driver_table),
+        b"zeModuleCreate" => k!(module_create),
+        b"zeKernelCreate" => k!(kernel_create),
+        b"zeKernelDestroy" => k!(kernel_destroy),
+        b"zeCommandListCreate" => k!(command_list_create),
+        b"zeCommandListCreateImmediate" => k!(command_list_create_immediate),
+        b"zeCommandListDestroy" => k!(command_list_destroy),
+        b"zeCommandListReset" => k!(command_list_reset),
+        b"zeCommandListAppendLaunchKernel" => k!(append_launch_kernel),
+        b"zeCommandListAppendLaunchCooperativeKernel" => k!(append_launch_cooperative_kernel),
+        b"zeCommandListAppendLaunchKernelIndirect" => k!(append_launch_kernel_indirect),
+        b"zeCommandListAppendLaunchMultipleKernelsIndirect" => {
+            k!(append_launch_multiple_kernels_indirect)
+        }
+        b"zeCommandListAppendLaunchKernelWithParameters" => {
+            k!(append_launch_kernel_with_parameters)
+        }
+        b"zeCommandListAppendLaunchKernelWithArguments" => k!(append_launch_kernel_with_arguments),
+        b"zeCommandQueueExecuteCommandLists" => k!(command_queue_execute_command_lists),
+        b"zeCommandListImmediateAppendCommandListsExp" => {
+            k!(command_list_immediate_append_command_lists_exp)
+        }
+        b"zeCommandListImmediateAppendCommandListsWithParameters" => {
+            k!(command_list_immediate_append_command_lists_with_parameters)
+        }
+        b"zeGraphCreateExt" => k!(graph_create_ext),
+        b"zeGraphCreateExp" => k!(graph_create_exp),
+        b"zeCommandListBeginGraphCaptureExt" => k!(begin_graph_capture_ext),
+        b"zeCommandListBeginGraphCaptureExp" => k!(begin_graph_capture_exp),
+        b"zeCommandListBeginCaptureIntoGraphExt" => k!(begin_capture_into_graph_ext),
+        b"zeCommandListBeginCaptureIntoGraphExp" => k!(begin_capture_into_graph_exp),
+        b"zeCommandListEndGraphCaptureExt" => k!(end_graph_capture_ext),
+        b"zeCommandListEndGraphCaptureExp" => k!(end_graph_capture_exp),
+        b"zeGraphInstantiateExt" => k!(graph_instantiate_ext),
+        b"zeCommandListInstantiateGraphExp" => k!(command_list_instantiate_graph_exp),
+        b"zeCommandListAppendGraphExt" => k!(append_graph_ext),
+        b"zeCommandListAppendGraphExp" => k!(append_graph_exp),
+        b"zeGraphDestroyExt" => k!(graph_destroy_ext),
+        b"zeGraphDestroyExp" => k!(graph_destroy_exp),
+        b"zeExecutableGraphDestroyExt" => k!(executable_graph_destroy_ext),
+        b"zeExecutableGraphDestroyExp" => k!(executable_graph_destroy_exp),
+        b"zeCommandListGetNextCommandIdExp" => k!(get_next_command_id_exp),
+        b"zeCommandListGetNextCommandIdWithKernelsExp" => k!(get_next_command_id_with_kernels_exp),
+        b"zeCommandListUpdateMutableCommandKernelsExp" => k!(update_mutable_command_kernels_exp),
+        b"zeDriverGetExtensionFunctionAddress" => k!(driver_get_extension_function_address),
+        _ => None,
+    }
+}
+
+/// What a program that looked `name` up gets instead of `real`: the hook
+/// slot that stands in for it (claimed now if need be), or `real` itself
+/// for a function not hooked, a hook already, or one past the slots. The
+/// query functions the interposer calls itself are kept.
+pub fn stand_in(name: &[u8], real: usize) -> usize {
+    if !crate::state::enabled_now() {
+        return real;
+    }
+    if matches!(
+        name,
+        b"zeCommandListIsGraphCaptureEnabledExt" | b"zeCommandListIsGraphCaptureEnabledExp"
+    ) {
+        IS_GRAPH_CAPTURE_ENABLED.claim(real);
+    } else if name == b"zeCommandListGetGraphExt" {
+        GET_GRAPH.claim(real);
+    }
+    let Some(k) = known(name) else { return real };
+    let hooks = (k.addrs)();
+    if hooks.contains(&real) {
+        return real;
+    }
+    crate::state::activate();
+    match k.real.claim(real) {
+        Some(slot) => hooks[slot],
+        None => real,
+    }
+}
