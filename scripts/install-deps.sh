@@ -31,7 +31,7 @@ for arg in "$@"; do
     --bench) packages+=(valgrind) ;;
     --no-sid) sid=0 ;;
     -h | --help)
-        sed -n '2,22p' "$0"
+        sed -n '2,21p' "$0"
         exit 0
         ;;
     *)
