@@ -7,7 +7,7 @@
 #   --quick        fewer runs and launches (a smoke test, ~1.5 minutes)
 #   --only LIST    comma-separated subset of:
 #                  launch,callgrind,core,collector,mpi,onefile,modules,binaries,reading,
-#                  sycl,sycl-sid,callgrind-sid
+#                  sycl,page,sycl-sid,callgrind-sid
 #   --keep         keep the work folder (printed at the start)
 #
 # Sections:
@@ -69,6 +69,13 @@
 #   callgrind-sid  the callgrind section's instruction counts on that stack:
 #              launch_loop built inside the root, run under this host's
 #              valgrind (its tools bind-mounted in)
+#   page       the page to browse (report.html) of a synthetic capture of
+#              1,000 launched kernels (bench/gen_capture.py, 200-line bodies):
+#              its writing alone (the example page_write: ISA read and
+#              compressed, the page assembled and written), its size, the
+#              collection that writes it; then its load in Debian's headless
+#              Chromium (tests/browser/check.mjs): the table built, the page
+#              loaded (every ISA element parsed), and a kernel opened
 #
 # A full run takes about 10 minutes on 2 cores (the sections of module
 # binaries about 5 of them, the first time ~1 more to build a 100-kernel
@@ -87,7 +94,7 @@ set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 QUICK=0
-ONLY="launch,callgrind,core,collector,mpi,onefile,modules,binaries,reading,sycl,sycl-sid,callgrind-sid"
+ONLY="launch,callgrind,core,collector,mpi,onefile,modules,binaries,reading,sycl,page,sycl-sid,callgrind-sid"
 KEEP=0
 while [[ $# -gt 0 ]]; do
     case "$1" in
@@ -111,9 +118,9 @@ done
 want() { [[ ",$ONLY," == *",$1,"* ]]; }
 for s in ${ONLY//,/ }; do
     case "$s" in
-    launch | callgrind | core | collector | mpi | onefile | modules | binaries | reading | sycl | sycl-sid | callgrind-sid) ;;
+    launch | callgrind | core | collector | mpi | onefile | modules | binaries | reading | sycl | page | sycl-sid | callgrind-sid) ;;
     *)
-        echo "bench.sh: unknown section '$s' (launch, callgrind, core, collector, mpi, onefile, modules, binaries, reading, sycl, sycl-sid, callgrind-sid)" >&2
+        echo "bench.sh: unknown section '$s' (launch, callgrind, core, collector, mpi, onefile, modules, binaries, reading, sycl, page, sycl-sid, callgrind-sid)" >&2
         exit 2
         ;;
     esac
@@ -1024,6 +1031,63 @@ EOF
     fi
 fi
 
+# ---- page: report.html of 1,000 kernels -------------------------------------
+
+if want page; then
+    PGEN="$WORK/capture-page"
+    PAGE_ARGS=(--processes 1 --modules 10 --kernels 100 --launched 1.0)
+    STAMP="$PGEN/.generated$(printf '_%s' "${PAGE_ARGS[@]}")"
+    if [[ ! -f "$STAMP" ]]; then
+        rm -rf "$PGEN"
+        log "page: generating a capture of 1,000 launched kernels"
+        python3 "$ROOT/bench/gen_capture.py" "$PGEN" "${PAGE_ARGS[@]}" >&2
+        touch "$STAMP"
+    fi
+    (cd "$ROOT" && cargo build --release --quiet -p xpu-asm-collector --example page_write)
+    PRUN="$WORK/page-run"
+    rm -rf "$PRUN"
+    cp -al "$PGEN" "$PRUN"
+    rm -f "$PRUN"/.generated*
+    log "page: collect (writes report.json and report.html)"
+    /usr/bin/time -f "%e" -o "$WORK/time.txt" "$RUNNER" collect --quiet "$PRUN" ||
+        log "page: collect failed (status $?)"
+    result page_collect_wall_s "$(cat "$WORK/time.txt")"
+    log "page: writing report.html alone, $COLLECT_RUNS+2 rounds"
+    line=$("$TARGET/release/examples/page_write" "$PRUN" --rounds $((COLLECT_RUNS + 2)))
+    for kv in $line; do result "${kv%%=*}" "${kv#*=}"; done
+    BROWSER="$ROOT/tests/browser"
+    if [[ -x /usr/bin/chromium && -d "$BROWSER/node_modules/playwright-core" ]]; then
+        for ((r = 0; r < COLLECT_RUNS + 2; r++)); do
+            log "page: load in headless Chromium ($((r + 1))/$((COLLECT_RUNS + 2)))"
+            node "$BROWSER/check.mjs" "$PRUN/report.html" "$WORK/page-shots" --kernels 0,999 >"$WORK/page-load.json"
+            python3 - "$WORK/page-load.json" "$r" >>"$RESULTS" <<'PY'
+import json, sys
+v, r = json.load(open(sys.argv[1])), sys.argv[2]
+print(f"page_{r}_ready_ms={v['ready_ms']}")
+print(f"page_{r}_loaded_ms={v['loaded_ms']}")
+print(f"page_{r}_errors={len(v['errors'])}")
+print(f"page_{r}_rows={len(v['kernels'])}")
+print(f"page_{r}_opened_instructions={sum(o['panes'][0]['instructions'] for o in v['opened'])}")
+PY
+        done
+        python3 - "$RESULTS" >>"$RESULTS" <<'PY'
+import statistics, sys
+res = dict(l.rstrip("\n").split("=", 1) for l in open(sys.argv[1]) if "=" in l)
+for k in ("ready_ms", "loaded_ms"):
+    vals = [float(v) for key, v in res.items() if key.startswith("page_") and key.endswith("_" + k) and key.split("_")[1].isdigit()]
+    if vals:
+        print(f"page_{k}={statistics.median(vals):g}")
+        print(f"page_{k}_lo={min(vals):g}")
+        print(f"page_{k}_hi={max(vals):g}")
+PY
+    else
+        log "page: no /usr/bin/chromium or tests/browser/node_modules (scripts/install-deps.sh installs both)"
+        result page_load_skipped "no chromium or playwright-core (scripts/install-deps.sh)"
+    fi
+    rm -rf "$PRUN"
+fi
+
+
 # ---- summary ---------------------------------------------------------------
 
 python3 - "$RESULTS" "$(nproc)" "$CPU" "$(date -u '+%Y-%m-%d %H:%M UTC')" \
@@ -1236,6 +1300,18 @@ if "sycl_plain_wall_s" in res or "sycl_skipped" in res:
             ratio = f(f"sycl_{v}_ratio", "{:.3f}") if v != "plain" else ""
             print(f"   {title:<26} {f(f'sycl_{v}_wall_s', '{:.2f}'):>7} {quart:>12} {ratio:>7} "
                   f"{f(f'sycl_{v}_cpu_s', '{:.2f}'):>7} {dump:>10} {mods:>9} {g(f'sycl_{v}_matched', ''):>8}")
+if "page_write_s" in res:
+    print()
+    print(f"12. The page to browse (report.html) of {g('page_kernels')} launched kernels "
+          f"({float(res['page_isa_bytes']) / 1e6:.1f} MB of ISA text)")
+    print(f"   written alone {f('page_write_s', '{:.2f}')} s [{f('page_write_s_lo', '{:.2f}')}-{f('page_write_s_hi', '{:.2f}')}], "
+          f"{float(res['page_bytes']) / 1e6:.1f} MB; the collection that writes it {f('page_collect_wall_s', '{:.2f}')} s")
+    if "page_ready_ms" in res:
+        print(f"   headless Chromium: table built {f('page_ready_ms', '{:.0f}')} ms [{f('page_ready_ms_lo', '{:.0f}')}-{f('page_ready_ms_hi', '{:.0f}')}], "
+              f"page loaded {f('page_loaded_ms', '{:.0f}')} ms [{f('page_loaded_ms_lo', '{:.0f}')}-{f('page_loaded_ms_hi', '{:.0f}')}], "
+              f"rows {g('page_0_rows')}, console errors {g('page_0_errors')}")
+    else:
+        print(f"   headless Chromium: skipped: {g('page_load_skipped')}")
 
 if "ssid_plain_wall_s" in res or "ssid_skipped" in res:
     print()
@@ -1317,6 +1393,10 @@ if "col_tenth_wall_s" in res:
     verdict(f"collect {nasm} .asm files, a tenth launched (s)", res["col_tenth_wall_s"], 1, "s")
 if "job_wall_s" in res:
     verdict("collect a 1,000-rank capture (s)", res["job_wall_s"], 3, "s")
+if "page_write_s" in res:
+    verdict("report.html of 1,000 kernels written (s)", res["page_write_s"], 2, "s")
+if "page_loaded_ms" in res:
+    verdict("report.html of 1,000 kernels loaded in Chromium (s)", float(res["page_loaded_ms"]) / 1000, 2, "s")
 print("\n".join(verdicts) if verdicts else "  (no section run)")
 print()
 EOF

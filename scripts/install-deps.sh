@@ -9,6 +9,11 @@
 # - Intel MPI (impi-rt, impi-devel from PyPI) in a venv, scripts/impi-venv.sh;
 # - in a root of Debian sid's packages beside it, today's stack (loader 1.32,
 #   NEO 26, IGC 2), made by scripts/sid-root.sh and kept between runs.
+# - on the host, for the test of the page to browse (tests/tests/page.rs):
+#   Debian's chromium, Node.js (20 or later, with its npm), and playwright-core from the npm
+#   registry into tests/browser/node_modules (`npm ci`: the version of
+#   tests/browser/package-lock.json; it drives Debian's chromium and never
+#   downloads a browser).
 # Idempotent: does nothing when everything is installed. Each step is timed.
 #
 #   scripts/install-deps.sh          both stacks
@@ -18,7 +23,7 @@ set -euo pipefail
 
 packages=(libze1 libze-dev intel-opencl-icd libigc1 libigdfcl1 libigc-tools
     openmpi-bin libopenmpi-dev mpich slurmctld slurmd slurm-client munge libpmix-dev
-    debootstrap)
+    debootstrap chromium nodejs)
 sid=1
 
 for arg in "$@"; do
@@ -26,7 +31,7 @@ for arg in "$@"; do
     --bench) packages+=(valgrind) ;;
     --no-sid) sid=0 ;;
     -h | --help)
-        sed -n '2,18p' "$0"
+        sed -n '2,21p' "$0"
         exit 0
         ;;
     *)
@@ -35,6 +40,28 @@ for arg in "$@"; do
         ;;
     esac
 done
+
+# playwright-core for tests/browser/check.mjs, as its lock file pins it.
+browser_deps() {
+    local dir start=$SECONDS
+    dir="$(dirname "$0")/../tests/browser"
+    command -v npm >/dev/null 2>&1 ||
+        {
+            echo "install-deps.sh: no npm: install Node.js 20 or later with its npm (Debian's package npm)" >&2
+            exit 1
+        }
+    if [[ -f "$dir/node_modules/.package-lock.json" ]] &&
+        cmp -s <(grep -A1 '"node_modules/playwright-core"' "$dir/package-lock.json") \
+            <(grep -A1 '"node_modules/playwright-core"' "$dir/node_modules/.package-lock.json"); then
+        return 0
+    fi
+    (cd "$dir" && npm ci --no-audit --no-fund --loglevel=error >/dev/null) ||
+        {
+            echo "install-deps.sh: npm ci in tests/browser failed (see above)" >&2
+            exit 1
+        }
+    echo "install-deps.sh: tests/browser: playwright-core installed ($((SECONDS - start)) s)"
+}
 
 # Intel MPI from PyPI, in a venv kept between runs.
 impi_venv() {
@@ -87,6 +114,7 @@ fi
 mapfile -t missing < <(missing_packages)
 if [[ ${#missing[@]} -eq 0 ]]; then
     echo "install-deps.sh: all installed: ${packages[*]}"
+    browser_deps
     impi_venv
     sid_root
     exit 0
@@ -124,5 +152,6 @@ if [[ ${#still[@]} -ne 0 ]]; then
     fail "apt-get reported success but some packages are not installed."
 fi
 echo "install-deps.sh: installed: ${missing[*]} ($((SECONDS - start)) s)"
+browser_deps
 impi_venv
 sid_root

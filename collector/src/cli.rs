@@ -170,6 +170,12 @@ pub struct DiffArgs {
     #[arg(long, value_name = "CONDITIONS", value_parser = parse_fail_on, conflicts_with = "kernel")]
     pub fail_on: Option<FailOn>,
 
+    /// Also write the comparison to FILE as a page to browse: one
+    /// self-contained HTML file with every kernel of A and B, their figures,
+    /// mix and ISA side by side
+    #[arg(long, value_name = "FILE", conflicts_with = "kernel")]
+    pub html: Option<PathBuf>,
+
     /// With KERNEL: rename registers in order of first use, to hide a
     /// different register allocation
     #[arg(long, requires = "kernel")]
@@ -371,6 +377,9 @@ mod tests {
             }
             other => panic!("diff not parsed: {other:?}"),
         }
+        let c = parse(&["diff", "a", "b", "--html", "d.html"]).unwrap();
+        assert!(matches!(c.sub, Some(Sub::Diff(a)) if a.html == Some(PathBuf::from("d.html"))));
+        assert!(parse(&["diff", "a", "b", "k", "--html", "d.html"]).is_err());
         let c = parse(&["diff", "a", "b", "scale", "--normalize-regs"]).unwrap();
         assert!(
             matches!(c.sub, Some(Sub::Diff(a)) if a.kernel.as_deref() == Some("scale") && a.normalize_regs)

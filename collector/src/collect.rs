@@ -11,6 +11,7 @@ use crate::capture::state::{read_state, CollectState};
 use crate::isa::Analysis;
 use crate::matching::{binary_requests, match_all_listing, Matching, ProcessInput};
 use crate::report::entries::{self, Ranked};
+use crate::report::export::html::{self, PAGE_FILE};
 use crate::report::files::{copy_asm, save_state_and_prune, write_report, Copied, Keep, Link};
 use crate::report::{DumpsInfo, KernelEntry, Report, Totals, SCHEMA};
 use crate::sources::binaries::ModuleBinaries;
@@ -224,9 +225,17 @@ fn make_report(
     let (mut report, written) = done?;
     let copied = copied.map_err(|_| interrupted())?;
     let rewrite = apply_copies(&mut report, &links, copied, base_warnings);
-    let written = if rewrite { None } else { written };
+    let mut written = if rewrite { None } else { written };
     if stop() {
         return Err(interrupted());
+    }
+    progress("writing report.html");
+    if let Err(e) = html::write_capture_page(dir, &report) {
+        // Said in the report, written again.
+        report
+            .warnings
+            .push(format!("{PAGE_FILE} not written: {e}"));
+        written = None;
     }
     match written {
         Some(w) => w.commit()?,

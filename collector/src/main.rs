@@ -170,6 +170,12 @@ fn cmd_diff(a: &DiffArgs) -> i32 {
             }
         };
     }
+    if let Some(file) = &a.html {
+        if let Err(e) = diff::write_page(&a.a, &a.b, conditions, file) {
+            eprintln!("xpu-asm-run: {e}");
+            return 2;
+        }
+    }
     match diff::diff(&a.a, &a.b, a.all, conditions) {
         Ok(d) => {
             if a.json {

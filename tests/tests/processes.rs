@@ -1155,7 +1155,7 @@ fn assert_nothing_recorded(r: &Run) {
         .collect();
     assert_eq!(
         files,
-        ["collect.json", "report.json", "run.json"],
+        ["collect.json", "report.html", "report.json", "run.json"],
         "files of the capture\n{}",
         r.ctx()
     );

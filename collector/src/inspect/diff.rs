@@ -8,6 +8,7 @@
 use super::show::{self, ShowError};
 use crate::isa::{self, mix::Mix, Line};
 use crate::names;
+use crate::report::export::html;
 use crate::report::{KernelEntry, Report};
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, HashMap};
@@ -528,6 +529,66 @@ pub fn diff(
         kernels,
         summary,
         failed,
+    })
+}
+
+/// Why the page of a comparison was not written.
+#[derive(Debug, thiserror::Error)]
+pub enum PageError {
+    #[error(transparent)]
+    Show(#[from] ShowError),
+    #[error("cannot write {path}: {source}")]
+    Write {
+        path: std::path::PathBuf,
+        source: std::io::Error,
+    },
+}
+
+/// The data of a comparison's page: the comparison of every kernel, both
+/// reports, and where the page holds each kernel's ISA text.
+#[derive(Serialize)]
+struct DiffPage<'a> {
+    kind: &'static str,
+    classes: Vec<&'static str>,
+    diff: &'a DiffReport,
+    a: &'a Report,
+    b: &'a Report,
+    isa_a: Vec<html::IsaRef>,
+    isa_b: Vec<html::IsaRef>,
+}
+
+/// Writes the page of the comparison of `a_dir` and `b_dir` (every kernel,
+/// the conditions of `fail_on` evaluated) to `file`.
+pub fn write_page(
+    a_dir: &Path,
+    b_dir: &Path,
+    fail_on: &[Condition],
+    file: &Path,
+) -> Result<(), PageError> {
+    let d = diff(a_dir, b_dir, true, fail_on)?;
+    let a = show::load_report(a_dir)?;
+    let b = show::load_report(b_dir)?;
+    let (isa_a, mut texts) = html::read_isa(a_dir, &a.kernels, "a");
+    let (isa_b, texts_b) = html::read_isa(b_dir, &b.kernels, "b");
+    texts.extend(texts_b);
+    let data = DiffPage {
+        kind: "diff",
+        classes: html::classes(),
+        diff: &d,
+        a: &a,
+        b: &b,
+        isa_a,
+        isa_b,
+    };
+    let title = format!("xpu-asm diff: {} vs {}", d.a, d.b);
+    let page = html::render(&html::Page {
+        title: &title,
+        data: &data,
+        isa: texts,
+    });
+    std::fs::write(file, page).map_err(|source| PageError::Write {
+        path: file.to_path_buf(),
+        source,
     })
 }
 

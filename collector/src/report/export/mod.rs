@@ -1,5 +1,6 @@
-//! The report's exporters, one file each: the terminal table ([`table`])
-//! and JSON ([`json`]).
+//! The report's exporters, one file each: the terminal table ([`table`]),
+//! JSON ([`json`]) and the page to browse ([`html`]).
 
+pub mod html;
 pub mod json;
 pub mod table;

@@ -1,0 +1,478 @@
+//! The report as one self-contained HTML page (`report.html`, and the
+//! page of a `diff`): the kernels table, and per kernel its figures, its
+//! mix, its ISA with its source lines, its control-flow graph and its
+//! register pressure, built by the page's script when the kernel is
+//! opened. The template, script and style are files of their own
+//! (`html/`), included at build time.
+//!
+//! Everything the page shows is data, never markup: one JSON document in a
+//! `<script type="application/json">` (with `<`, `>` and `&` escaped, so
+//! that no name can close the tag or open a comment) and, per kernel, its
+//! ISA text gzip-compressed and base64-encoded in a tag of its own, which
+//! the browser decompresses (`DecompressionStream`) when the kernel is
+//! opened. The script sets text only; the page's Content-Security-Policy
+//! allows its own script and style (by hash) and no network at all.
+
+use crate::capture::files::write_atomic;
+use crate::capture::layout::CollectError;
+use crate::isa::{self, mix, mix::Mix, Line};
+use crate::report::{KernelEntry, Report};
+use rayon::prelude::*;
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+use std::io::Write;
+use std::path::Path;
+
+const TEMPLATE: &str = include_str!("html/template.html");
+const SCRIPT: &str = include_str!("html/page.js");
+const STYLE: &str = include_str!("html/page.css");
+
+/// The page a collection writes beside `report.json`.
+pub const PAGE_FILE: &str = "report.html";
+
+/// ISA texts larger than this are left out of a page (IGC's largest
+/// kernels make a few MiB of text).
+pub const MAX_ISA_BYTES: u64 = 32 << 20;
+
+/// Where the page finds a kernel's ISA text, or why it has none.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct IsaRef {
+    /// The id of its element (`isa-3`); null when the page has no text.
+    pub id: Option<String>,
+    /// The text's size in bytes, before compression.
+    pub bytes: u64,
+    /// Why the text is missing (the kernel has an ISA file).
+    pub note: Option<String>,
+    /// The class of each instruction, in order, as [`crate::isa::mix`]
+    /// counts it: one letter each, `a` for the first of [`classes`].
+    pub classes: Option<String>,
+}
+
+/// The instruction classes of [`IsaRef::classes`], by letter from `a`:
+/// the fields of [`Mix`] but `instructions`.
+pub fn classes() -> Vec<&'static str> {
+    Mix::default()
+        .fields()
+        .iter()
+        .skip(1)
+        .map(|(n, _)| *n)
+        .collect()
+}
+
+/// One letter per instruction of `text`: its class among [`classes`].
+pub fn class_letters(text: &str) -> String {
+    let names = classes();
+    isa::lines(text)
+        .filter_map(|l| match l {
+            Line::Instruction(i) => {
+                let field = mix::classify(i).field();
+                let n = names.iter().position(|f| *f == field).unwrap_or(0);
+                Some(char::from(b'a' + n as u8))
+            }
+            _ => None,
+        })
+        .collect()
+}
+
+/// One kernel's ISA text, compressed, ready for the page.
+pub struct IsaText {
+    pub id: String,
+    /// Gzip of the text's bytes.
+    pub gzip: Vec<u8>,
+}
+
+/// What a page embeds: its data (any JSON document, read by the page's
+/// script) and the ISA texts it refers to.
+pub struct Page<'a, T: Serialize> {
+    pub title: &'a str,
+    pub data: &'a T,
+    pub isa: Vec<IsaText>,
+}
+
+/// The data of a capture's page.
+#[derive(Serialize)]
+struct CaptureData<'a> {
+    /// `capture` (a `diff`'s page says `diff`).
+    kind: &'static str,
+    dir: String,
+    /// The names of the instruction classes of [`IsaRef::classes`].
+    classes: Vec<&'static str>,
+    report: &'a Report,
+    /// Each kernel's name told apart from the others (as the terminal
+    /// table names it), in `report.kernels` order.
+    names: Vec<String>,
+    /// Each kernel's ISA, in `report.kernels` order.
+    isa: Vec<IsaRef>,
+}
+
+/// The room a kernel's name takes in the page's table.
+const NAME_WIDTH: usize = 60;
+
+/// The compressed ISA a page holds at most, and the kernels whose ISA it
+/// holds at most: kernels past either (in report order: the most launched
+/// first) are listed without their text, which stays in `asm/`. They
+/// bound what the page adds to a collection (about 0.5 s per 1,000
+/// kernels on 2 cores, reading and compressing).
+pub const MAX_PAGE_ISA_BYTES: usize = 16 << 20;
+pub const MAX_PAGE_ISA_KERNELS: usize = 2000;
+
+/// The ISA texts of `kernels` (their readable copy under `asm/`, else the
+/// file shown), read from the capture `dir` and compressed, on every core,
+/// in report order until [`MAX_PAGE_ISA_BYTES`]: element ids
+/// `{prefix}-{index}`.
+pub fn read_isa(dir: &Path, kernels: &[KernelEntry], prefix: &str) -> (Vec<IsaRef>, Vec<IsaText>) {
+    let mut refs = Vec::with_capacity(kernels.len());
+    let mut texts = Vec::new();
+    let mut total = 0usize;
+    // Chunks in order, each read in parallel: the budget is spent in
+    // report order whatever the threads do.
+    for (c, chunk) in kernels.chunks(256).enumerate() {
+        if total > MAX_PAGE_ISA_BYTES || texts.len() >= MAX_PAGE_ISA_KERNELS {
+            refs.extend(chunk.iter().map(|k| left_out(k, total)));
+            continue;
+        }
+        let read: Vec<(IsaRef, Option<IsaText>)> = chunk
+            .par_iter()
+            .enumerate()
+            .map(|(i, k)| read_one(dir, k, format!("{prefix}-{}", c * 256 + i)))
+            .collect();
+        for (k, (r, t)) in chunk.iter().zip(read) {
+            match t {
+                Some(_) if total > MAX_PAGE_ISA_BYTES || texts.len() >= MAX_PAGE_ISA_KERNELS => {
+                    refs.push(left_out(k, total))
+                }
+                Some(t) => {
+                    total += t.gzip.len();
+                    refs.push(r);
+                    texts.push(t);
+                }
+                None => refs.push(r),
+            }
+        }
+    }
+    (refs, texts)
+}
+
+/// A kernel whose ISA the page has no room for.
+fn left_out(k: &KernelEntry, total: usize) -> IsaRef {
+    let file = k.asm_copy.as_deref().or(k.asm.as_deref());
+    IsaRef {
+        note: file.map(|f| {
+            format!(
+                "left out: a page holds the ISA of {MAX_PAGE_ISA_KERNELS} kernels and {} MiB of \
+                 compressed ISA at most (this one {} MiB); {f} has it",
+                MAX_PAGE_ISA_BYTES >> 20,
+                total >> 20
+            )
+        }),
+        ..IsaRef::default()
+    }
+}
+
+/// One kernel's ISA text, read and compressed, as element `id`.
+fn read_one(dir: &Path, k: &KernelEntry, id: String) -> (IsaRef, Option<IsaText>) {
+    let Some(rel) = k.asm_copy.as_deref().or(k.asm.as_deref()) else {
+        return (IsaRef::default(), None);
+    };
+    match read_capped(&dir.join(rel)) {
+        Ok(bytes) => {
+            let r = IsaRef {
+                id: Some(id.clone()),
+                bytes: bytes.len() as u64,
+                note: None,
+                classes: Some(class_letters(&String::from_utf8_lossy(&bytes))),
+            };
+            (
+                r,
+                Some(IsaText {
+                    id,
+                    gzip: gzip(&bytes),
+                }),
+            )
+        }
+        Err(e) => {
+            let note = Some(format!("{rel}: {e}"));
+            (
+                IsaRef {
+                    note,
+                    ..IsaRef::default()
+                },
+                None,
+            )
+        }
+    }
+}
+
+/// The file at `path`, unless larger than [`MAX_ISA_BYTES`].
+fn read_capped(path: &Path) -> std::io::Result<Vec<u8>> {
+    let len = std::fs::metadata(path)?.len();
+    if len > MAX_ISA_BYTES {
+        return Err(std::io::Error::other(format!(
+            "{len} bytes, more than a page holds ({MAX_ISA_BYTES})"
+        )));
+    }
+    std::fs::read(path)
+}
+
+fn gzip(bytes: &[u8]) -> Vec<u8> {
+    let mut e = flate2::write::GzEncoder::new(
+        Vec::with_capacity(bytes.len() / 4 + 64),
+        flate2::Compression::fast(),
+    );
+    // Writing into a Vec cannot fail.
+    let _ = e.write_all(bytes);
+    e.finish().unwrap_or_default()
+}
+
+/// The page of the capture `dir` whose report is `report`.
+pub fn capture_page(dir: &Path, report: &Report) -> String {
+    let (isa, texts) = read_isa(dir, &report.kernels, "isa");
+    let data = CaptureData {
+        kind: "capture",
+        dir: dir.display().to_string(),
+        classes: classes(),
+        report,
+        names: crate::names::distinct(&super::table::display_names(report), NAME_WIDTH),
+        isa,
+    };
+    let title = format!("xpu-asm: {}", dir.display());
+    render(&Page {
+        title: &title,
+        data: &data,
+        isa: texts,
+    })
+}
+
+/// Writes the page of the capture `dir` as `dir/report.html`.
+pub fn write_capture_page(dir: &Path, report: &Report) -> Result<(), CollectError> {
+    write_atomic(&dir.join(PAGE_FILE), capture_page(dir, report).as_bytes())
+}
+
+/// The page: the template with its style, data, ISA texts and script.
+pub fn render<T: Serialize>(p: &Page<'_, T>) -> String {
+    let data = script_json(&serde_json::to_string(p.data).unwrap_or_else(|_| "null".into()));
+    let isa_len: usize = p.isa.iter().map(|t| t.gzip.len() * 4 / 3 + 80).sum();
+    let mut isa = String::with_capacity(isa_len);
+    for t in &p.isa {
+        // Ids are ours (`isa-3`), base64 has no markup characters.
+        isa.push_str("<script type=\"application/x-gzip-base64\" id=\"");
+        isa.push_str(&html_text(&t.id));
+        isa.push_str("\">");
+        base64_into(&t.gzip, &mut isa);
+        isa.push_str("</script>\n");
+    }
+    let tool = format!("xpu-asm-run {}", env!("CARGO_PKG_VERSION"));
+    let title = html_text(p.title);
+    let (mut data, mut isa) = (Some(data), Some(isa));
+    fill(TEMPLATE, |name| match name {
+        "CSP" => Some(csp()),
+        "TOOL" => Some(tool.clone()),
+        "TITLE" => Some(title.clone()),
+        "STYLE" => Some(STYLE.to_string()),
+        "DATA" => data.take(),
+        "ISA" => isa.take(),
+        "SCRIPT" => Some(SCRIPT.to_string()),
+        _ => None,
+    })
+}
+
+/// `template` with each `{{NAME}}` replaced by `value(NAME)`, in one pass:
+/// what is put in is never read again.
+fn fill(template: &str, mut value: impl FnMut(&str) -> Option<String>) -> String {
+    let mut out = String::with_capacity(template.len());
+    let mut rest = template;
+    while let Some(start) = rest.find("{{") {
+        let Some(len) = rest[start + 2..].find("}}") else {
+            break;
+        };
+        let name = &rest[start + 2..start + 2 + len];
+        out.push_str(&rest[..start]);
+        match value(name) {
+            Some(v) => out.push_str(&v),
+            None => out.push_str(&rest[start..start + 4 + len]),
+        }
+        rest = &rest[start + 4 + len..];
+    }
+    out.push_str(rest);
+    out
+}
+
+/// The page's policy: its own script and style only (by their hashes),
+/// images from data, nothing from the network.
+fn csp() -> String {
+    format!(
+        "default-src 'none'; script-src '{}'; style-src '{}'; img-src data:; base-uri 'none'; form-action 'none'",
+        sha256_source(SCRIPT),
+        sha256_source(STYLE)
+    )
+}
+
+fn sha256_source(s: &str) -> String {
+    let mut out = String::from("sha256-");
+    base64_into(&Sha256::digest(s.as_bytes()), &mut out);
+    out
+}
+
+/// JSON text made safe inside a `<script>` element: `<`, `>`, `&` and the
+/// line separators U+2028 and U+2029 as `\u` escapes (they occur only
+/// inside strings, where an escape means the same character), so that no
+/// `</script>` nor `<!--` can appear.
+pub fn script_json(json: &str) -> String {
+    let mut out = String::with_capacity(json.len() + json.len() / 64);
+    for c in json.chars() {
+        match c {
+            '<' => out.push_str("\\u003c"),
+            '>' => out.push_str("\\u003e"),
+            '&' => out.push_str("\\u0026"),
+            '\u{2028}' => out.push_str("\\u2028"),
+            '\u{2029}' => out.push_str("\\u2029"),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// Text for an HTML element or attribute.
+pub fn html_text(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            c if c.is_control() => out.push('\u{fffd}'),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+const BASE64: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+
+/// Standard base64 (with padding) of `bytes`, appended to `out`.
+pub fn base64_into(bytes: &[u8], out: &mut String) {
+    out.reserve(bytes.len().div_ceil(3) * 4);
+    for c in bytes.chunks(3) {
+        let n = (u32::from(c[0]) << 16)
+            | (u32::from(*c.get(1).unwrap_or(&0)) << 8)
+            | u32::from(*c.get(2).unwrap_or(&0));
+        let sym = |shift: u32| BASE64[((n >> shift) & 63) as usize] as char;
+        out.push(sym(18));
+        out.push(sym(12));
+        out.push(if c.len() > 1 { sym(6) } else { '=' });
+        out.push(if c.len() > 2 { sym(0) } else { '=' });
+    }
+}
+
+/// The ISA texts of a page read back: element id, text.
+pub type PageIsa = Vec<(String, Vec<u8>)>;
+
+/// What a page holds, read back from its text: its data, and each ISA
+/// text by element id (decompressed). For tests and tools that check a
+/// page without a browser.
+pub fn read_page(html: &str) -> Result<(serde_json::Value, PageIsa), String> {
+    let open = "<script id=\"data\" type=\"application/json\">";
+    let start = html.find(open).ok_or("no data element")? + open.len();
+    let len = html[start..]
+        .find("</script>")
+        .ok_or("the data element is not closed")?;
+    let data = serde_json::from_str(&html[start..start + len]).map_err(|e| e.to_string())?;
+    let mut isa = Vec::new();
+    let tag = "<script type=\"application/x-gzip-base64\" id=\"";
+    let mut rest = &html[start + len..];
+    while let Some(p) = rest.find(tag) {
+        rest = &rest[p + tag.len()..];
+        let q = rest.find("\">").ok_or("an ISA element is not closed")?;
+        let id = rest[..q].to_string();
+        rest = &rest[q + 2..];
+        let end = rest
+            .find("</script>")
+            .ok_or("an ISA element is not closed")?;
+        let gz = base64_decode(&rest[..end]).ok_or_else(|| format!("{id}: not base64"))?;
+        let mut text = Vec::new();
+        std::io::Read::read_to_end(&mut flate2::read::GzDecoder::new(&gz[..]), &mut text)
+            .map_err(|e| format!("{id}: {e}"))?;
+        isa.push((id, text));
+        rest = &rest[end..];
+    }
+    Ok((data, isa))
+}
+
+fn base64_decode(s: &str) -> Option<Vec<u8>> {
+    let val = |c: u8| BASE64.iter().position(|&b| b == c).map(|v| v as u32);
+    let s = s.trim_end_matches('=').as_bytes();
+    let mut out = Vec::with_capacity(s.len() * 3 / 4);
+    for c in s.chunks(4) {
+        let mut n = 0u32;
+        for (i, &b) in c.iter().enumerate() {
+            n |= val(b)? << (18 - 6 * i);
+        }
+        let bytes = n.to_be_bytes();
+        out.extend_from_slice(&bytes[1..c.len()]);
+    }
+    Some(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn base64_round_trips() {
+        for s in ["", "f", "fo", "foo", "foob", "fooba", "foobar"] {
+            let mut e = String::new();
+            base64_into(s.as_bytes(), &mut e);
+            assert_eq!(base64_decode(&e).unwrap(), s.as_bytes(), "{e}");
+        }
+        let mut e = String::new();
+        base64_into(b"foobar", &mut e);
+        assert_eq!(e, "Zm9vYmFy");
+        e.clear();
+        base64_into(b"fo", &mut e);
+        assert_eq!(e, "Zm8=");
+    }
+
+    #[test]
+    fn hostile_names_cannot_leave_the_data_element() {
+        let name = "</script><script>alert(1)</script><!-- \u{2028} & '\"";
+        let json = script_json(&serde_json::to_string(&name).unwrap());
+        assert!(!json.contains('<') && !json.contains('>') && !json.contains('&'));
+        assert_eq!(serde_json::from_str::<String>(&json).unwrap(), name);
+        assert_eq!(
+            html_text("<b a=\"x\">&'\n"),
+            "&lt;b a=&quot;x&quot;&gt;&amp;&#39;\u{fffd}"
+        );
+    }
+
+    #[test]
+    fn placeholders_are_filled_once() {
+        let out = fill("a{{X}}b{{Y}}c{{Z}}", |n| match n {
+            "X" => Some("{{Y}}".into()),
+            "Y" => Some("y".into()),
+            _ => None,
+        });
+        assert_eq!(out, "a{{Y}}byc{{Z}}");
+    }
+
+    #[test]
+    fn a_page_reads_back() {
+        let data = serde_json::json!({"name": "</script><!--", "n": 3});
+        let text = b"(W) mov (16|M0) r1.0<1>:ud 0x0:ud\n\xff\n".to_vec();
+        let html = render(&Page {
+            title: "t <x>",
+            data: &data,
+            isa: vec![IsaText {
+                id: "isa-0".into(),
+                gzip: gzip(&text),
+            }],
+        });
+        assert!(html.contains("<title>t &lt;x&gt;</title>"));
+        assert_eq!(html.matches("</script>").count(), 3);
+        let (back, isa) = read_page(&html).unwrap();
+        assert_eq!(back, data);
+        assert_eq!(isa, vec![("isa-0".to_string(), text)]);
+        assert!(html.contains(&sha256_source(SCRIPT)));
+    }
+}
