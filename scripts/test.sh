@@ -62,7 +62,7 @@ failures() {
 
 if has_stack debian12; then
     set +e
-    XPU_ASM_STACK=debian12 cargo test --workspace 2>&1 | tee "$logs/debian12"
+    XPU_ASM_STACK=debian12 cargo test --workspace --no-fail-fast 2>&1 | tee "$logs/debian12"
     [[ ${PIPESTATUS[0]} -eq 0 ]] || status=1
     set -e
     step "tests on debian12"

@@ -98,15 +98,9 @@ struct CaptureData<'a> {
     /// The names of the instruction classes of [`IsaRef::classes`].
     classes: Vec<&'static str>,
     report: &'a Report,
-    /// Each kernel's name told apart from the others (as the terminal
-    /// table names it), in `report.kernels` order.
-    names: Vec<String>,
     /// Each kernel's ISA, in `report.kernels` order.
     isa: Vec<IsaRef>,
 }
-
-/// The room a kernel's name takes in the page's table.
-const NAME_WIDTH: usize = 60;
 
 /// The compressed ISA a page holds at most, and the kernels whose ISA it
 /// holds at most: kernels past either (in report order: the most launched
@@ -232,7 +226,6 @@ pub fn capture_page(dir: &Path, report: &Report) -> String {
         dir: dir.display().to_string(),
         classes: classes(),
         report,
-        names: crate::names::distinct(&super::table::display_names(report), NAME_WIDTH),
         isa,
     };
     let title = format!("xpu-asm: {}", dir.display());

@@ -171,9 +171,7 @@ fn kernel_rows(out: &mut String, r: &Report, cols: &Columns, c: bool) {
 
 /// Each kernel's name, escaped; same-named kernels of different modules
 /// told apart by module.
-/// Each kernel's name as the table shows it before shortening: demangled,
-/// with its module when another kernel has the same name.
-pub(crate) fn display_names(r: &Report) -> Vec<String> {
+fn display_names(r: &Report) -> Vec<String> {
     let mut seen = std::collections::BTreeMap::new();
     for k in &r.kernels {
         *seen.entry(&k.demangled).or_insert(0usize) += 1;
@@ -354,11 +352,7 @@ fn closing_lines(out: &mut String, r: &Report, style: &TableStyle) {
             "emulated device {dev}: kernels were compiled for it but not executed"
         );
     }
-    let _ = writeln!(
-        out,
-        "report: {0}/report.json, to browse: {0}/report.html",
-        style.dir
-    );
+    let _ = writeln!(out, "report: {}/report.json", style.dir);
 }
 
 #[cfg(test)]
