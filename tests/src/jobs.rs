@@ -4,8 +4,8 @@
 //! per rank, and the assertions on one report of N ranks: exact totals,
 //! ranks 0..N-1 on every kernel, one table.
 
-use crate::record::{ranks, DUMP_ENV, OUT_ENV, OWNED_ENV};
-use crate::{neo_env, spirv, workload, xpu_asm_run, Run, SCALE, SCALE_V2};
+use crate::record::ranks;
+use crate::{spirv, workload, xpu_asm_run, Run, SCALE, SCALE_V2};
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -20,15 +20,7 @@ pub const STEPS: [&str; 2] = ["imm:a:scale:5", "reg:a:scale_v2:1:3"];
 /// rank variables.
 pub fn command(program: &str) -> Command {
     let mut cmd = Command::new(program);
-    cmd.env_remove("LD_PRELOAD")
-        .env_remove(OUT_ENV)
-        .env_remove(OWNED_ENV);
-    for (name, _) in DUMP_ENV {
-        cmd.env_remove(name);
-    }
-    for (name, _) in neo_env() {
-        cmd.env_remove(name);
-    }
+    crate::hermetic(&mut cmd);
     for v in ranks::VARS {
         cmd.env_remove(v);
     }

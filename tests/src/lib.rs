@@ -17,6 +17,21 @@ use xpu_asm_record::read::ProcessRecord;
 
 pub use xpu_asm_record as record;
 
+/// Removes from `cmd` what the test's own environment could add to a run:
+/// an outer xpu-asm run's variables (`LD_PRELOAD`, `XPU_ASM_OUT`,
+/// `XPU_ASM_OWNED`), IGC's dump settings and NEO's no-hardware keys.
+pub fn hermetic(cmd: &mut Command) {
+    cmd.env_remove("LD_PRELOAD")
+        .env_remove(record::OUT_ENV)
+        .env_remove(record::OWNED_ENV);
+    for (name, _) in record::DUMP_ENV {
+        cmd.env_remove(name);
+    }
+    for (name, _) in neo_env() {
+        cmd.env_remove(name);
+    }
+}
+
 const LIB_DIR: &str = "/usr/lib/x86_64-linux-gnu";
 const LOADER: &str = "libze_loader.so.1";
 const NEO_DRIVER: &str = "libze_intel_gpu.so.1";

@@ -13,7 +13,6 @@ use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use tempfile::TempDir;
-use xpu_asm_tests::record::{DUMP_ENV, OUT_ENV, OWNED_ENV};
 use xpu_asm_tests::*;
 
 // ---------------------------------------------------------------------------
@@ -30,16 +29,8 @@ fn scratch() -> TempDir {
 /// Removes what the test's own environment could add (an outer xpu-asm
 /// run's variables, IGC's and NEO's settings, NO_COLOR).
 fn hermetic(cmd: &mut Command) {
-    cmd.env_remove("LD_PRELOAD")
-        .env_remove(OUT_ENV)
-        .env_remove(OWNED_ENV)
-        .env_remove("NO_COLOR");
-    for (name, _) in DUMP_ENV {
-        cmd.env_remove(name);
-    }
-    for (name, _) in neo_env() {
-        cmd.env_remove(name);
-    }
+    xpu_asm_tests::hermetic(cmd);
+    cmd.env_remove("NO_COLOR");
 }
 
 /// Launches of the a/b workload: every count distinct.

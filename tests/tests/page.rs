@@ -19,7 +19,6 @@ use std::collections::BTreeMap;
 use std::path::Path;
 use std::process::Command;
 use xpu_asm_collector::report::export::html;
-use xpu_asm_tests::record::{DUMP_ENV, OUT_ENV, OWNED_ENV};
 use xpu_asm_tests::*;
 
 /// Launches: every count distinct, so the report's order is known.
@@ -34,18 +33,6 @@ const STEPS: [&str; 9] = [
     "imm:b:only_in_b:2",
     "imm:m:mix_mad_loop:1",
 ];
-
-fn hermetic(cmd: &mut Command) {
-    cmd.env_remove("LD_PRELOAD")
-        .env_remove(OUT_ENV)
-        .env_remove(OWNED_ENV);
-    for (name, _) in DUMP_ENV {
-        cmd.env_remove(name);
-    }
-    for (name, _) in neo_env() {
-        cmd.env_remove(name);
-    }
-}
 
 /// A capture of the workload under `xpu-asm-run --emulate pvc`: modules a,
 /// b and mix as SPIR-V built with `options`, and kernels_a as a native

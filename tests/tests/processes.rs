@@ -51,20 +51,6 @@ fn scratch() -> Scratch {
     }
 }
 
-/// Removes what the test's own environment could add: an outer xpu-asm
-/// run's variables, IGC's and NEO's settings.
-fn hermetic(cmd: &mut Command) {
-    cmd.env_remove("LD_PRELOAD")
-        .env_remove(OUT_ENV)
-        .env_remove(OWNED_ENV);
-    for (name, _) in DUMP_ENV {
-        cmd.env_remove(name);
-    }
-    for (name, _) in neo_env() {
-        cmd.env_remove(name);
-    }
-}
-
 /// `xpu-asm-run OPTS -o OUT -- COMMAND...`, run in `work`.
 fn xpu(s: &Scratch, opts: &[&str], command: &[String]) -> Command {
     let mut cmd = Command::new(xpu_asm_run());

@@ -13,7 +13,6 @@ use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use tempfile::TempDir;
-use xpu_asm_tests::record::{DUMP_ENV, OUT_ENV, OWNED_ENV};
 use xpu_asm_tests::*;
 
 // ---------------------------------------------------------------------------
@@ -29,16 +28,8 @@ fn scratch() -> TempDir {
 
 /// Removes what the test's own environment could add.
 fn hermetic(cmd: &mut Command) {
-    cmd.env_remove("LD_PRELOAD")
-        .env_remove(OUT_ENV)
-        .env_remove(OWNED_ENV)
-        .env_remove("NO_COLOR");
-    for (name, _) in DUMP_ENV {
-        cmd.env_remove(name);
-    }
-    for (name, _) in neo_env() {
-        cmd.env_remove(name);
-    }
+    xpu_asm_tests::hermetic(cmd);
+    cmd.env_remove("NO_COLOR");
 }
 
 const LOOP_STEPS: [&str; 3] = [

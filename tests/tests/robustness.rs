@@ -24,7 +24,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::time::Duration;
 use tempfile::TempDir;
-use xpu_asm_tests::record::{self as rec, DUMP_ENV, OUT_ENV, OWNED_ENV};
+use xpu_asm_tests::record::{self as rec};
 use xpu_asm_tests::*;
 
 /// `collect` never needs long on these folders; a hang fails the test.
@@ -68,18 +68,6 @@ fn scratch() -> Scratch {
         root,
         out,
         bait,
-    }
-}
-
-fn hermetic(cmd: &mut Command) {
-    cmd.env_remove("LD_PRELOAD")
-        .env_remove(OUT_ENV)
-        .env_remove(OWNED_ENV);
-    for (name, _) in DUMP_ENV {
-        cmd.env_remove(name);
-    }
-    for (name, _) in neo_env() {
-        cmd.env_remove(name);
     }
 }
 
