@@ -1300,19 +1300,6 @@ if "sycl_plain_wall_s" in res or "sycl_skipped" in res:
             ratio = f(f"sycl_{v}_ratio", "{:.3f}") if v != "plain" else ""
             print(f"   {title:<26} {f(f'sycl_{v}_wall_s', '{:.2f}'):>7} {quart:>12} {ratio:>7} "
                   f"{f(f'sycl_{v}_cpu_s', '{:.2f}'):>7} {dump:>10} {mods:>9} {g(f'sycl_{v}_matched', ''):>8}")
-if "page_write_s" in res:
-    print()
-    print(f"12. The page to browse (report.html) of {g('page_kernels')} launched kernels "
-          f"({float(res['page_isa_bytes']) / 1e6:.1f} MB of ISA text)")
-    print(f"   written alone {f('page_write_s', '{:.2f}')} s [{f('page_write_s_lo', '{:.2f}')}-{f('page_write_s_hi', '{:.2f}')}], "
-          f"{float(res['page_bytes']) / 1e6:.1f} MB; the collection that writes it {f('page_collect_wall_s', '{:.2f}')} s")
-    if "page_ready_ms" in res:
-        print(f"   headless Chromium: table built {f('page_ready_ms', '{:.0f}')} ms [{f('page_ready_ms_lo', '{:.0f}')}-{f('page_ready_ms_hi', '{:.0f}')}], "
-              f"page loaded {f('page_loaded_ms', '{:.0f}')} ms [{f('page_loaded_ms_lo', '{:.0f}')}-{f('page_loaded_ms_hi', '{:.0f}')}], "
-              f"rows {g('page_0_rows')}, console errors {g('page_0_errors')}")
-    else:
-        print(f"   headless Chromium: skipped: {g('page_load_skipped')}")
-
 if "ssid_plain_wall_s" in res or "ssid_skipped" in res:
     print()
     print("10. The sid stack's SYCL workload (inside the sid root: NEO 26, IGC 2; tests/sycl/dpnp_ops.py on")
@@ -1340,6 +1327,19 @@ if "cgsid_imm_xpu_added_per_launch" in res or "cgsid_skipped" in res:
     else:
         print(f"   instructions added per launch: immediate list {f('cgsid_imm_xpu_added_per_launch')}, "
               f"regular list {f('cgsid_reg_xpu_added_per_launch')}")
+
+if "page_write_s" in res:
+    print()
+    print(f"12. The page to browse (report.html) of {g('page_kernels')} launched kernels "
+          f"({float(res['page_isa_bytes']) / 1e6:.1f} MB of ISA text)")
+    print(f"   written alone {f('page_write_s', '{:.2f}')} s [{f('page_write_s_lo', '{:.2f}')}-{f('page_write_s_hi', '{:.2f}')}], "
+          f"{float(res['page_bytes']) / 1e6:.1f} MB; the collection that writes it {f('page_collect_wall_s', '{:.2f}')} s")
+    if "page_ready_ms" in res:
+        print(f"   headless Chromium: table built {f('page_ready_ms', '{:.0f}')} ms [{f('page_ready_ms_lo', '{:.0f}')}-{f('page_ready_ms_hi', '{:.0f}')}], "
+              f"page loaded {f('page_loaded_ms', '{:.0f}')} ms [{f('page_loaded_ms_lo', '{:.0f}')}-{f('page_loaded_ms_hi', '{:.0f}')}], "
+              f"rows {g('page_0_rows')}, console errors {g('page_0_errors')}")
+    else:
+        print(f"   headless Chromium: skipped: {g('page_load_skipped')}")
 
 print()
 print("Targets")
