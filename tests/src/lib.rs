@@ -17,6 +17,15 @@ use xpu_asm_record::read::ProcessRecord;
 
 pub use xpu_asm_record as record;
 
+/// A temporary folder of the test's own, `xpu-asm-<what>-XXXXXX`, removed
+/// when dropped.
+pub fn temp_dir(what: &str) -> tempfile::TempDir {
+    tempfile::Builder::new()
+        .prefix(&format!("xpu-asm-{what}-"))
+        .tempdir()
+        .expect("a temporary folder")
+}
+
 /// Removes from `cmd` what the test's own environment could add to a run:
 /// an outer xpu-asm run's variables (`LD_PRELOAD`, `XPU_ASM_OUT`,
 /// `XPU_ASM_OWNED`), IGC's dump settings and NEO's no-hardware keys.

@@ -23,10 +23,7 @@ struct Scratch {
 }
 
 fn scratch() -> Scratch {
-    let dir = tempfile::Builder::new()
-        .prefix("xpu-asm-binaries-")
-        .tempdir()
-        .expect("a temporary folder");
+    let dir = temp_dir("binaries");
     let root = dir.path().to_path_buf();
     Scratch { _dir: dir, root }
 }

@@ -62,10 +62,7 @@ struct Scratch {
 }
 
 fn scratch() -> Scratch {
-    let dir = tempfile::Builder::new()
-        .prefix("xpu-asm-capture-")
-        .tempdir()
-        .expect("a temporary folder");
+    let dir = temp_dir("capture");
     let out = dir.path().join("out");
     Scratch { _dir: dir, out }
 }

@@ -123,10 +123,7 @@ struct Scratch {
 }
 
 fn scratch() -> Scratch {
-    let dir = tempfile::Builder::new()
-        .prefix("xpu-asm-devices-")
-        .tempdir()
-        .expect("a temporary folder");
+    let dir = temp_dir("devices");
     let out = dir.path().join("out");
     Scratch { _dir: dir, out }
 }

@@ -24,10 +24,7 @@ struct Scratch {
 
 fn scratch() -> Scratch {
     require_stack();
-    let dir = tempfile::Builder::new()
-        .prefix("xpu-asm-impi-")
-        .tempdir()
-        .expect("a temporary folder");
+    let dir = temp_dir("impi");
     let root = dir.path().to_path_buf();
     Scratch {
         out: root.join("out"),

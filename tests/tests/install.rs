@@ -28,10 +28,7 @@ struct Scratch {
 
 fn scratch() -> Scratch {
     require_stack();
-    let dir = tempfile::Builder::new()
-        .prefix("xpu-asm-install-")
-        .tempdir()
-        .expect("a temporary folder");
+    let dir = temp_dir("install");
     let root = dir.path().to_path_buf();
     let bin_dir = root.join("bin");
     std::fs::create_dir(&bin_dir).unwrap();

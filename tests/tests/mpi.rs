@@ -39,10 +39,7 @@ fn scratch() -> Scratch {
             "{l} is not installed; run scripts/install-deps.sh (it installs openmpi-bin and mpich)"
         );
     }
-    let dir = tempfile::Builder::new()
-        .prefix("xpu-asm-mpi-")
-        .tempdir()
-        .expect("a temporary folder");
+    let dir = temp_dir("mpi");
     let root = dir.path().to_path_buf();
     Scratch {
         out: root.join("out"),

@@ -41,10 +41,7 @@ struct Caches {
 
 impl Caches {
     fn new() -> Caches {
-        let dir = tempfile::Builder::new()
-            .prefix("xpu-asm-neo-cache-")
-            .tempdir()
-            .expect("a temporary folder");
+        let dir = temp_dir("neo-cache");
         let root = dir.path().to_path_buf();
         let (neo, work) = (root.join("neo-cache"), root.join("work"));
         for d in [neo.clone(), work.join("l0_cache"), root.join("home")] {

@@ -341,10 +341,7 @@ fn index_of(report: &Value, name: &str) -> usize {
 #[test]
 fn the_page_of_a_capture_and_of_a_diff() {
     require_stack();
-    let tmp = tempfile::Builder::new()
-        .prefix("xpu-asm-page-")
-        .tempdir()
-        .expect("tmp");
+    let tmp = temp_dir("page");
     let g = capture(tmp.path(), "g", "-g", "-g");
     let o0 = capture(tmp.path(), "o0", "", "-cl-opt-disable");
     let report = assert_capture_page_file(&g.out);
@@ -560,10 +557,7 @@ fn sycl_venv() -> std::path::PathBuf {
 #[test]
 fn the_page_of_a_sycl_capture() {
     require_stack();
-    let tmp = tempfile::Builder::new()
-        .prefix("xpu-asm-page-sycl-")
-        .tempdir()
-        .expect("tmp");
+    let tmp = temp_dir("page-sycl");
     let venv = sycl_venv();
     let out = tmp.path().join("sycl");
     let mut cmd = Command::new(xpu_asm_run());

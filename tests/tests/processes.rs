@@ -36,10 +36,7 @@ struct Scratch {
 
 fn scratch() -> Scratch {
     require_stack();
-    let dir = tempfile::Builder::new()
-        .prefix("xpu-asm-processes-")
-        .tempdir()
-        .expect("a temporary folder");
+    let dir = temp_dir("processes");
     let root = dir.path().to_path_buf();
     let work = root.join("work");
     std::fs::create_dir_all(&work).expect("the work folder");

@@ -20,10 +20,7 @@ use xpu_asm_tests::*;
 
 fn scratch() -> TempDir {
     require_stack();
-    tempfile::Builder::new()
-        .prefix("xpu-asm-reading-")
-        .tempdir()
-        .expect("a temporary folder")
+    temp_dir("reading")
 }
 
 /// Removes what the test's own environment could add.

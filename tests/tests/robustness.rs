@@ -45,10 +45,7 @@ struct Scratch {
 
 fn scratch() -> Scratch {
     require_stack();
-    let dir = tempfile::Builder::new()
-        .prefix("xpu-asm-robustness-")
-        .tempdir()
-        .expect("a temporary folder");
+    let dir = temp_dir("robustness");
     let root = dir.path().to_path_buf();
     let out = root.join("deep/er/out");
     let bait = root.join("bait");

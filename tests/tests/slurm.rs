@@ -21,10 +21,7 @@ struct Scratch {
 fn scratch() -> (&'static Cluster, Scratch) {
     require_stack();
     let c = cluster();
-    let dir = tempfile::Builder::new()
-        .prefix("xpu-asm-slurm-test-")
-        .tempdir()
-        .expect("a temporary folder");
+    let dir = temp_dir("slurm-test");
     let root = dir.path().to_path_buf();
     let s = Scratch {
         out: root.join("out"),

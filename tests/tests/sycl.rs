@@ -208,10 +208,7 @@ struct Scratch {
 }
 
 fn scratch() -> Scratch {
-    let dir = tempfile::Builder::new()
-        .prefix("xpu-asm-sycl-")
-        .tempdir()
-        .expect("a temporary folder");
+    let dir = temp_dir("sycl");
     let out = dir.path().join("out");
     std::fs::create_dir_all(&out)
         .unwrap_or_else(|e| panic!("cannot create {}: {e}", out.display()));

@@ -125,10 +125,7 @@ fn find_named(dir: &Path, name: &str) -> Vec<PathBuf> {
 #[test]
 fn pip_install_of_the_checkout_and_cargo_install_give_a_working_xpu_asm_run() {
     require_stack();
-    let dir: TempDir = tempfile::Builder::new()
-        .prefix("xpu-asm-wheel-")
-        .tempdir()
-        .expect("a temporary folder");
+    let dir: TempDir = temp_dir("wheel");
     let root = dir.path();
     let venv = root.join("venv");
     let mut mk = Command::new("python3");

@@ -7,10 +7,7 @@ use std::process::Command;
 use xpu_asm_tests::*;
 
 fn scratch() -> tempfile::TempDir {
-    tempfile::Builder::new()
-        .prefix("xpu-asm-workload-")
-        .tempdir()
-        .expect("a temporary folder")
+    temp_dir("workload")
 }
 
 fn module_args(via: &str) -> Vec<String> {
