@@ -75,7 +75,7 @@ fn terminal_width() -> usize {
         .ok()
         .and_then(|c| c.parse().ok())
         .filter(|c| *c > 0)
-        .unwrap_or(120)
+        .unwrap_or(table::DEFAULT_WIDTH)
 }
 
 /// Prints the report (table or JSON) on stdout and its warnings on stderr.

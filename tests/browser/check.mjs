@@ -6,7 +6,10 @@
 // selects. tests/tests/page.rs runs it and asserts on the result.
 //
 //   node check.mjs PAGE OUT_DIR [--kernels all|N,M,...] [--click N] [--shot N]
+//                  [--filter TEXT]
 //
+// --filter TEXT (any number of times): the rows the table shows with TEXT
+// typed in its filter;
 // --click N: click each source line of kernel N (and one instruction);
 // --shot N: screenshots of the table and of kernel N, with their pixel
 // statistics (OUT_DIR/list.png, OUT_DIR/kernel.png).
@@ -18,11 +21,16 @@ import { pathToFileURL } from "node:url";
 
 const [pagePath, outDir, ...rest] = process.argv.slice(2);
 if (!pagePath || !outDir) {
-  console.error("usage: node check.mjs PAGE OUT_DIR [--kernels all|N,...] [--click N] [--shot N]");
+  console.error("usage: node check.mjs PAGE OUT_DIR [--kernels all|N,...] [--click N] [--shot N] [--filter TEXT]");
   process.exit(2);
 }
 const opt = {};
-for (let i = 0; i < rest.length; i += 2) opt[rest[i].replace(/^--/, "")] = rest[i + 1];
+const filters = [];
+for (let i = 0; i < rest.length; i += 2) {
+  const key = rest[i].replace(/^--/, "");
+  if (key === "filter") filters.push(rest[i + 1]);
+  else opt[key] = rest[i + 1];
+}
 
 const profile = mkdtempSync(join(tmpdir(), "xpu-asm-chromium-"));
 // A new empty profile (--user-data-dir) for each run.
@@ -62,7 +70,16 @@ try {
   result.loaded_ms = Date.now() - t0;
   result.kind = await page.evaluate(() => JSON.parse(document.getElementById("data").textContent).kind);
   result.kernels = await page.$$eval("#kernels tbody tr", (rows) =>
-    rows.map((r) => ({ index: Number(r.dataset.index), cells: [...r.cells].map((c) => c.textContent) }))
+    rows.map((r) => {
+      const name = r.querySelector("td.name");
+      return {
+        index: Number(r.dataset.index),
+        cells: [...r.cells].map((c) => c.textContent),
+        // The kernel's name cell: its tooltip, and whether it is cut.
+        title: name ? name.getAttribute("title") : null,
+        clipped: name ? name.scrollWidth > name.clientWidth : null,
+      };
+    })
   );
   result.columns = await page.$$eval("#kernels thead th", (ths) => ths.map((t) => t.textContent));
   // What an injection would leave: a global set, scripts or images added.
@@ -73,6 +90,8 @@ try {
     iframes: document.querySelectorAll("iframe, object, embed").length,
   }));
   if (opt.shot != null) result.list_shot = await shot(page, join(outDir, "list.png"));
+  result.filtered = [];
+  for (const text of filters) result.filtered.push(await filtered(page, text));
 
   const which =
     opt.kernels === "all" ? result.kernels.map((k) => k.index) : (opt.kernels || "").split(",").filter(Boolean).map(Number);
@@ -125,6 +144,18 @@ async function open(page, i) {
     const names = [...root.querySelectorAll(".names code")].map((c) => c.textContent);
     return { index: n, title: root.querySelector("h2") && root.querySelector("h2").textContent, names, panes: panes.map(one) };
   }, i);
+}
+
+/** The rows shown with `text` typed in the filter (then cleared), and what the page says of them. */
+async function filtered(page, text) {
+  await page.fill("#filter", text);
+  const out = await page.evaluate((t) => ({
+    text: t,
+    rows: [...document.querySelectorAll("#kernels tbody tr")].filter((r) => !r.hidden).map((r) => Number(r.dataset.index)),
+    shown: document.getElementById("shown").textContent,
+  }), text);
+  await page.fill("#filter", "");
+  return out;
 }
 
 /** Clicks each source line of kernel `i`: which instructions are selected. */

@@ -6,13 +6,15 @@
 //! On the Debian 12 pass each page is opened in Debian's headless Chromium
 //! (`tests/browser/check.mjs`, driven by playwright-core from
 //! `tests/browser/node_modules`, both installed by scripts/install-deps.sh):
-//! no console error and no request off the file, every kernel in the table,
-//! each kernel's ISA, CFG, pressure plot and spill and fill sites as its data
-//! has them, a click on each source line selecting exactly that line's
+//! no console error and no request off the file, every kernel in the table
+//! named as the terminal's table names it (the full name in its tooltip, its
+//! heading and the filter), each kernel's ISA, CFG, pressure plot and spill
+//! and fill sites as its data has them, a click on each source line selecting exactly that line's
 //! instructions, and screenshots that are not blank. The Debian sid root
 //! has no browser: there (and on Debian 12 as well) the page file itself is
-//! checked exactly, without one: the report it embeds is report.json, and
-//! each ISA text it holds is the bytes of the kernel's asm copy.
+//! checked exactly, without one: the report it embeds is report.json, the
+//! names it shows are the terminal table's, and each ISA text it holds is
+//! the bytes of the kernel's asm copy.
 
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -42,7 +44,8 @@ fn capture(dir: &Path, tag: &str, options: &str, flags: &str) -> Run {
     let work = dir.join(format!("{tag}-work"));
     std::fs::create_dir_all(&work).expect("a work folder");
     let mut cmd = Command::new(xpu_asm_run());
-    cmd.args(["--emulate", "pvc", "--quiet", "-o"])
+    // The table printed (not on a terminal: at its default width).
+    cmd.args(["--emulate", "pvc", "-o"])
         .arg(&out)
         .arg("--")
         .arg(workload())
@@ -58,7 +61,7 @@ fn capture(dir: &Path, tag: &str, options: &str, flags: &str) -> Run {
     if !flags.is_empty() {
         cmd.args(["--build-flags", flags]);
     }
-    cmd.args(STEPS).current_dir(&work);
+    cmd.args(STEPS).current_dir(&work).env_remove("COLUMNS");
     hermetic(&mut cmd);
     let r = run(cmd, &out);
     r.assert_status(0);
@@ -82,6 +85,62 @@ fn capture(dir: &Path, tag: &str, options: &str, flags: &str) -> Run {
 
 fn u(v: &Value) -> u64 {
     v.as_u64().unwrap_or_else(|| panic!("not a number: {v}"))
+}
+
+fn strings(v: &Value) -> Vec<String> {
+    v.as_array()
+        .unwrap_or_else(|| panic!("not a list: {v}"))
+        .iter()
+        .map(|s| s.as_str().expect("a string").to_string())
+        .collect()
+}
+
+/// The kernel column of the terminal table in `stdout`: the text under
+/// `kernel` in each row, up to the `SIMD` column.
+fn table_names(stdout: &str) -> Vec<String> {
+    let mut lines = stdout.lines().skip_while(|l| !l.contains("  launches  "));
+    let head: Vec<char> = lines.next().expect("the table's header").chars().collect();
+    let at = |w: &str| {
+        let w: Vec<char> = w.chars().collect();
+        head.windows(w.len())
+            .position(|x| x == w.as_slice())
+            .unwrap_or_else(|| panic!("no {w:?} in the header"))
+    };
+    // `kernel` padded to the column, two spaces, `SIMD` right-aligned in 4.
+    let (from, to) = (at("kernel"), at("SIMD") - 2);
+    lines
+        .take_while(|l| !l.starts_with("total:"))
+        .map(|l| {
+            let c: Vec<char> = l.chars().collect();
+            c[from..to]
+                .iter()
+                .collect::<String>()
+                .trim_end()
+                .to_string()
+        })
+        .collect()
+}
+
+/// The kernel column of `diff --all`'s table of changes in `stdout`: each
+/// kernel's first row.
+fn diff_table_names(stdout: &str) -> Vec<String> {
+    let mut lines = stdout.lines().skip_while(|l| !l.starts_with("kernel "));
+    let head = lines.next().expect("the table's header");
+    let width = head.find("  field").expect("a field column");
+    // Padded to the column by characters (names hold `…`).
+    lines
+        .take_while(|l| !l.is_empty())
+        .map(|l| l.chars().take(width).collect::<String>())
+        .filter(|label| !label.trim().is_empty())
+        .map(|label| label.trim_end().to_string())
+        .collect()
+}
+
+/// The page's names (`data.names`): exactly `want`, and the terminal's.
+fn assert_page_names(data: &Value, want: &[String], terminal: &[String]) {
+    let names = strings(&data["names"]);
+    assert_eq!(names, want, "the page's names");
+    assert_eq!(names, terminal, "the page names kernels as the terminal");
 }
 
 // ---------------------------------------------------------------------------
@@ -250,40 +309,70 @@ fn assert_pane(dir: &Path, k: &Value, pane: &Value) {
     assert_eq!(pane["warnings"], serde_json::json!([]), "{ctx}");
 }
 
-/// The capture's page in the browser: the table, every kernel opened, the
-/// source lines of kernel `click` clicked one by one, screenshots.
-fn assert_capture_page_browsed(dir: &Path, report: &Value, click: usize, shots: &Path) -> Value {
-    let v = browse(
-        &dir.join("report.html"),
-        shots,
-        &[
-            "--kernels",
-            "all",
-            "--click",
-            &click.to_string(),
-            "--shot",
-            &click.to_string(),
-        ],
-    );
+/// The rows of a page's kernels table, by column `name` (the kernel's):
+/// each row in order, its name `want` whole, its tooltip the full name of
+/// `full`; and each filter of `filters` showing exactly its rows.
+fn assert_table(
+    v: &Value,
+    name: usize,
+    want: &[String],
+    full: &[&str],
+    filters: &[(&str, &[u64])],
+) {
+    let rows = v["kernels"].as_array().unwrap();
+    let got: Vec<(u64, &str, &str)> = rows
+        .iter()
+        .map(|r| {
+            let t = r["title"].as_str().unwrap_or("");
+            (u(&r["index"]), r["cells"][name].as_str().unwrap(), t)
+        })
+        .collect();
+    let expected: Vec<(u64, &str, &str)> = (0..want.len())
+        .map(|i| (i as u64, want[i].as_str(), full[i]))
+        .collect();
+    assert_eq!(got, expected, "the kernels table: index, name, tooltip");
+    for r in rows {
+        assert_eq!(r["clipped"], false, "a name cut: {r:#}");
+    }
+    let filtered = v["filtered"].as_array().unwrap();
+    assert_eq!(filtered.len(), filters.len());
+    for ((text, want), f) in filters.iter().zip(filtered) {
+        assert_eq!(f["text"], *text);
+        assert_eq!(f["rows"], serde_json::json!(want), "filter {text:?}: {f:#}");
+        let of = format!("{} of {} kernels", want.len(), rows.len());
+        assert_eq!(f["shown"], of.as_str(), "{f:#}");
+    }
+}
+
+/// The capture's page in the browser: the table (each kernel named as
+/// `names`, filtered by each of `filters`), every kernel opened under its
+/// full name, the source lines of kernel `click` clicked one by one,
+/// screenshots.
+fn assert_capture_page_browsed(
+    dir: &Path,
+    report: &Value,
+    names: &[String],
+    filters: &[(&str, &[u64])],
+    click: usize,
+    shots: &Path,
+) -> Value {
+    let click = click.to_string();
+    let mut args = vec!["--kernels", "all", "--click", &click, "--shot", &click];
+    for (f, _) in filters {
+        args.extend(["--filter", f]);
+    }
+    let v = browse(&dir.join("report.html"), shots, &args);
     let kernels = report["kernels"].as_array().unwrap();
-    let rows: Vec<(u64, String)> = v["kernels"]
-        .as_array()
-        .unwrap()
+    let full: Vec<&str> = kernels
         .iter()
-        .map(|r| (u(&r["index"]), r["cells"][2].as_str().unwrap().to_string()))
+        .map(|k| k["demangled"].as_str().unwrap())
         .collect();
-    let want: Vec<(u64, String)> = kernels
-        .iter()
-        .enumerate()
-        .map(|(i, k)| (i as u64, k["demangled"].as_str().unwrap().to_string()))
-        .collect();
-    assert_eq!(rows, want, "the kernels table");
+    assert_table(&v, 2, names, &full, filters);
     for o in v["opened"].as_array().unwrap() {
         let k = &kernels[u(&o["index"]) as usize];
-        assert_eq!(
-            o["title"],
-            format!("#{} {}", k["rank"], k["demangled"].as_str().unwrap())
-        );
+        let name = k["demangled"].as_str().unwrap();
+        assert_eq!(o["title"], format!("#{} {name}", k["rank"]));
+        assert_eq!(o["names"][0], name);
         assert_pane(dir, k, &o["panes"][0]);
     }
     assert_eq!(v["opened"].as_array().unwrap().len(), kernels.len());
@@ -325,6 +414,44 @@ fn assert_not_blank(shot: &Value, what: &str) {
     );
 }
 
+/// The demo capture's kernels as its table names them: whole (they fit),
+/// same-named ones of two modules told apart by module.
+fn demo_names(report: &Value) -> Vec<String> {
+    let module = |i: usize| {
+        let sha = report["kernels"][i]["module_sha256"].as_str().unwrap();
+        sha[..8].to_string()
+    };
+    vec![
+        format!("scale [module {}]", module(0)),
+        "main::vector_add".into(),
+        format!("scale [module {}]", module(2)),
+        format!("common_kernel [module {}]", module(3)),
+        "scale_v2".into(),
+        format!("common_kernel [module {}]", module(5)),
+        "mix_spill".into(),
+        "only_in_b".into(),
+        "mix_mad_loop".into(),
+    ]
+}
+
+/// `diff A B --html page`: its page written; returns the table `diff A B
+/// --all` prints.
+fn diff(a: &Path, b: &Path, page: &Path) -> String {
+    let mut cmd = Command::new(xpu_asm_run());
+    cmd.arg("diff")
+        .arg(a)
+        .arg(b)
+        .arg("--html")
+        .arg(page)
+        .arg("--json");
+    run(cmd, a).assert_status(0);
+    let mut cmd = Command::new(xpu_asm_run());
+    cmd.arg("diff").arg(a).arg(b).arg("--all");
+    let r = run(cmd, a);
+    r.assert_status(0);
+    r.stdout()
+}
+
 /// A kernel by name (the first in the report).
 fn index_of(report: &Value, name: &str) -> usize {
     report["kernels"]
@@ -346,17 +473,31 @@ fn the_page_of_a_capture_and_of_a_diff() {
     let o0 = capture(tmp.path(), "o0", "", "-cl-opt-disable");
     let report = assert_capture_page_file(&g.out);
     assert_capture_page_file(&o0.out);
+    let names = demo_names(&report);
+    for c in [&g, &o0] {
+        let (data, _) = read_page(&c.out.join("report.html"));
+        let want = demo_names(&data["report"]);
+        assert_page_names(&data, &want, &table_names(&c.stdout()));
+    }
     let diff_page = tmp.path().join("diff.html");
-    let mut cmd = Command::new(xpu_asm_run());
-    cmd.arg("diff")
-        .arg(&g.out)
-        .arg(&o0.out)
-        .arg("--html")
-        .arg(&diff_page)
-        .arg("--json");
-    let d = run(cmd, &g.out);
-    d.assert_status(0);
+    let d = diff(&g.out, &o0.out, &diff_page);
     let (data, isa) = read_page(&diff_page);
+    // Paired by name; every name fits diff's column (its longest name's
+    // width): whole.
+    let diff_names: Vec<String> = [
+        "scale",
+        "scale",
+        "main::vector_add",
+        "common_kernel",
+        "common_kernel",
+        "scale_v2",
+        "mix_spill",
+        "only_in_b",
+        "mix_mad_loop",
+    ]
+    .map(String::from)
+    .to_vec();
+    assert_page_names(&data, &diff_names, &diff_table_names(&d));
     assert_eq!(data["kind"], "diff");
     let classes = data["classes"].as_array().unwrap().clone();
     assert_eq!(data["a"], report);
@@ -380,7 +521,10 @@ fn the_page_of_a_capture_and_of_a_diff() {
 
     let shots = tmp.path().join("shots");
     let click = index_of(&report, SCALE_V2);
-    let v = assert_capture_page_browsed(&g.out, &report, click, &shots);
+    // A part of the mangled name only (main::vector_add's) finds its row.
+    let vector_add = [index_of(&report, VECTOR_ADD) as u64];
+    let mangled = [("4mainE10", &vector_add[..])];
+    let v = assert_capture_page_browsed(&g.out, &report, &names, &mangled, click, &shots);
     assert_clicks(&report["kernels"][click], &v["clicks"]);
     assert_not_blank(&v["list_shot"], "the kernels table");
     assert_not_blank(&v["kernel_shot"], "a kernel");
@@ -403,22 +547,19 @@ fn the_page_of_a_capture_and_of_a_diff() {
     let dv = browse(
         &diff_page,
         &tmp.path().join("diff-shots"),
-        &["--kernels", "all", "--shot", "0"],
+        &["--kernels", "all", "--shot", "0", "--filter", mangled[0].0],
     );
+    let vector_add = [pairs.iter().position(|p| p["name"] == VECTOR_ADD).unwrap() as u64];
+    let mangled = [(mangled[0].0, &vector_add[..])];
     assert_eq!(dv["kind"], "diff");
-    let names: Vec<&str> = dv["kernels"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|r| r["cells"][0].as_str().unwrap())
-        .collect();
-    let want: Vec<&str> = pairs
+    let full: Vec<&str> = pairs
         .iter()
         .map(|p| p["demangled"].as_str().unwrap())
         .collect();
-    assert_eq!(names, want, "the diff's table");
+    assert_table(&dv, 0, &diff_names, &full, &mangled);
     for o in dv["opened"].as_array().unwrap() {
         let p = &pairs[u(&o["index"]) as usize];
+        assert_eq!(o["title"], p["demangled"]);
         for (side, rep) in [("a", &data["a"]), ("b", &data["b"])] {
             let rank = &p[side]["rank"];
             let k = rep["kernels"]
@@ -453,6 +594,13 @@ const HOSTILE: [&str; 8] = [
     "bad\u{fffd}\u{fffd}utf8",
 ];
 
+/// A hostile name too long for the table's column (the ninth kernel's),
+/// and the name the table shows for it: shortened, not escaped, markup kept
+/// as text.
+const HOSTILE_LONG: &str = "evil::<img src=x onerror=window.pwned=7>::kernel<<b>, two\nlines, \
+                            </script><script>window.pwned=8</script>, <svg onload=window.pwned=9>>";
+const HOSTILE_SHORT: &str = "kernel<<b>, two\nlines, …>";
+
 /// An ISA text with markup in its source lines, its instructions and its
 /// bytes (not UTF-8).
 const HOSTILE_ISA: &[u8] = b"// File: </script><!--\n\
@@ -469,7 +617,10 @@ fn hostile_page(from: &Path, to: &Path) -> xpu_asm_collector::report::Report {
         serde_json::from_slice(&std::fs::read(from.join("report.json")).unwrap()).unwrap();
     std::fs::create_dir_all(to.join("asm")).unwrap();
     for (i, k) in r.kernels.iter_mut().enumerate() {
-        if let Some(n) = HOSTILE.get(i) {
+        if let Some(n) = HOSTILE
+            .get(i)
+            .or((i == HOSTILE.len()).then_some(&HOSTILE_LONG))
+        {
             k.name = n.to_string();
             k.demangled = n.to_string();
         }
@@ -498,27 +649,34 @@ fn assert_hostile_page_file(dir: &Path, r: &xpu_asm_collector::report::Report) {
     assert!(!text.contains("<!--") && !text.contains("<img") && !text.contains("<svg"));
     let (data, isa) = read_page(&path);
     assert_eq!(data["report"], serde_json::to_value(r).unwrap());
+    let mut names: Vec<&str> = HOSTILE.to_vec();
+    names.push(HOSTILE_SHORT);
+    assert_eq!(strings(&data["names"]), names, "the page's names");
     assert_eq!(isa["isa-1"], HOSTILE_ISA);
 }
 
 /// The hostile page in the browser: nothing ran, nothing was added, every
 /// name and text shown as it is.
 fn assert_hostile_page_browsed(dir: &Path, r: &xpu_asm_collector::report::Report, shots: &Path) {
-    let v = browse(&dir.join("report.html"), shots, &["--kernels", "1,4,7"]);
+    let v = browse(&dir.join("report.html"), shots, &["--kernels", "1,4,7,8"]);
     let n = r.kernels.len();
     assert_eq!(
         v["injected"],
         serde_json::json!({"pwned": null, "scripts": n + 2, "images": 0, "iframes": 0}),
         "{v:#}"
     );
-    let cells: Vec<&str> = v["kernels"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|k| k["cells"][2].as_str().unwrap())
-        .collect();
-    let want: Vec<&str> = r.kernels.iter().map(|k| k.demangled.as_str()).collect();
-    assert_eq!(cells, want, "names shown as they are");
+    // Each name as it is, but the long one shortened: not escaped.
+    let full: Vec<&str> = r.kernels.iter().map(|k| k.demangled.as_str()).collect();
+    let mut want: Vec<String> = full.iter().map(|n| n.to_string()).collect();
+    want[HOSTILE.len()] = HOSTILE_SHORT.to_string();
+    assert_table(&v, 2, &want, &full, &[]);
+    let long = &v["opened"][3];
+    assert_eq!(
+        long["title"],
+        format!("#{} {HOSTILE_LONG}", r.kernels[HOSTILE.len()].rank),
+        "{long:#}"
+    );
+    assert_eq!(long["names"][0], HOSTILE_LONG, "{long:#}");
     let one = &v["opened"][0];
     assert_eq!(one["names"][0], HOSTILE[1], "{one:#}");
     let listing = one["panes"][0]["text"]
@@ -534,6 +692,28 @@ fn assert_hostile_page_browsed(dir: &Path, r: &xpu_asm_collector::report::Report
     }
     assert_eq!(v["opened"][2]["names"][1], "bytes: 626164fffe75746638");
 }
+
+/// The SYCL capture's kernels (dpctl's, in report order) as its table
+/// names them at its default width: namespaces gone, the arguments that
+/// fit, `sum`'s kernel cut in the middle.
+const SYCL_NAMES: [&str; 6] = [
+    "copy_cast_contig_kernel<float, int, …>",
+    "where_contig_kernel<float, bool, 4, 2>",
+    "__usmfill<float>",
+    "sum_reduction_axis1_o…atomics_contig_krn<…>",
+    "sin_contig_kernel<float, float, …>",
+    "add_contig_kernel<float, float, float, …>",
+];
+
+/// The same kernels as `diff`'s table names them (its column is 48 wide).
+const SYCL_DIFF_NAMES: [&str; 6] = [
+    "copy_cast_contig_kernel<float, int, …>",
+    "where_contig_kernel<float, bool, 4, 2>",
+    "__usmfill<float>",
+    "sum_reduction_axis1_ove…th_atomics_contig_krn<…>",
+    "sin_contig_kernel<float, float, …>",
+    "add_contig_kernel<float, float, float, …>",
+];
 
 /// The venv of scripts/sycl-venv.sh (dpctl 0.15.0 on the oneAPI 2024.0
 /// DPC++ runtime), as tests/tests/sycl.rs uses it: made on first use.
@@ -561,7 +741,8 @@ fn the_page_of_a_sycl_capture() {
     let venv = sycl_venv();
     let out = tmp.path().join("sycl");
     let mut cmd = Command::new(xpu_asm_run());
-    cmd.args(["--emulate", "pvc", "--quiet", "-o"])
+    // The table printed (not on a terminal: at its default width).
+    cmd.args(["--emulate", "pvc", "-o"])
         .arg(&out)
         .arg("--")
         .arg(venv.join("bin/python"))
@@ -578,6 +759,7 @@ fn the_page_of_a_sycl_capture() {
         "PYTHONHOME",
         "SYCL_DEVICE_FILTER",
         "SYCL_PI_TRACE",
+        "COLUMNS",
     ] {
         cmd.env_remove(v);
     }
@@ -592,10 +774,39 @@ fn the_page_of_a_sycl_capture() {
         .collect();
     assert_eq!(launches, [6, 5, 4, 4, 3, 2], "{}", r.ctx());
     assert_eq!(report["totals"]["matched"], 6, "{}", r.ctx());
+    let names = SYCL_NAMES.map(String::from);
+    let (data, _) = read_page(&out.join("report.html"));
+    assert_page_names(&data, &names, &table_names(&r.stdout()));
+    // The capture beside itself: diff's column is wider.
+    let diff_page = tmp.path().join("diff.html");
+    let d = diff(&out, &out, &diff_page);
+    let diff_names = SYCL_DIFF_NAMES.map(String::from);
+    let (diff_data, _) = read_page(&diff_page);
+    assert_page_names(&diff_data, &diff_names, &diff_table_names(&d));
     if stack() == Stack::Sid {
-        // No browser in the root: the file was checked above, exactly.
+        // No browser in the root: the files were checked above, exactly.
         return;
     }
-    let v = assert_capture_page_browsed(&out, &report, 0, &tmp.path().join("shots"));
+    // Parts of the full names the short ones lost find their rows.
+    let filters: [(&str, &[u64]); 3] = [
+        ("copy_and_cast", &[0]),
+        ("TwoOffsets_CombinedIndexer", &[3]),
+        ("dpctl::tensor::kernels::", &[0, 1, 3, 4, 5]),
+    ];
+    let shots = tmp.path().join("shots");
+    let v = assert_capture_page_browsed(&out, &report, &names, &filters, 0, &shots);
     assert_not_blank(&v["kernel_shot"], "a SYCL kernel");
+    let mut args = vec!["--kernels", "3"];
+    for (f, _) in &filters {
+        args.extend(["--filter", f]);
+    }
+    let dv = browse(&diff_page, &tmp.path().join("diff-shots"), &args);
+    let full: Vec<&str> = report["kernels"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|k| k["demangled"].as_str().unwrap())
+        .collect();
+    assert_table(&dv, 0, &diff_names, &full, &filters);
+    assert_eq!(dv["opened"][0]["title"], full[3]);
 }

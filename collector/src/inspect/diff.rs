@@ -551,6 +551,9 @@ struct DiffPage<'a> {
     kind: &'static str,
     classes: Vec<&'static str>,
     diff: &'a DiffReport,
+    /// Each kernel of `diff` as the terminal's table of changes names it
+    /// (told apart from the others, not escaped), in `diff.kernels` order.
+    names: Vec<String>,
     a: &'a Report,
     b: &'a Report,
     isa_a: Vec<html::IsaRef>,
@@ -575,6 +578,7 @@ pub fn write_page(
         kind: "diff",
         classes: html::classes(),
         diff: &d,
+        names: short_names(&d),
         a: &a,
         b: &b,
         isa_a,
@@ -645,13 +649,7 @@ pub fn render(d: &DiffReport, color: bool) -> String {
 /// The kernels in both captures, in a table: each changed field, or no
 /// change.
 fn changes(out: &mut String, d: &DiffReport, c: bool) {
-    let name_w = d
-        .kernels
-        .iter()
-        .map(|k| k.display_name().chars().count())
-        .max()
-        .unwrap_or(6)
-        .clamp(6, 48);
+    let name_w = name_width(d);
     let rows: Vec<&KernelDiff> = d
         .kernels
         .iter()
@@ -708,6 +706,24 @@ fn changes(out: &mut String, d: &DiffReport, c: bool) {
             let _ = writeln!(out, "{:<name_w$}  ({p})", "");
         }
     }
+}
+
+/// The room of the kernel column of the table of changes.
+fn name_width(d: &DiffReport) -> usize {
+    d.kernels
+        .iter()
+        .map(|k| k.display_name().chars().count())
+        .max()
+        .unwrap_or(6)
+        .clamp(6, 48)
+}
+
+/// Each kernel of `d` named as the table of changes names it (told apart
+/// from the others by [`names::distinct`] at that table's width), but not
+/// escaped: for the page, which sets names as text.
+pub fn short_names(d: &DiffReport) -> Vec<String> {
+    let full: Vec<String> = d.kernels.iter().map(|k| k.demangled.clone()).collect();
+    names::distinct(&full, name_width(d))
 }
 
 /// `+15, +60.0%`, red for a cost that grew, green for one that shrank.

@@ -98,6 +98,9 @@ struct CaptureData<'a> {
     /// The names of the instruction classes of [`IsaRef::classes`].
     classes: Vec<&'static str>,
     report: &'a Report,
+    /// Each kernel's name as the terminal table names it (told apart from
+    /// the others, not escaped), in `report.kernels` order.
+    names: Vec<String>,
     /// Each kernel's ISA, in `report.kernels` order.
     isa: Vec<IsaRef>,
 }
@@ -226,6 +229,7 @@ pub fn capture_page(dir: &Path, report: &Report) -> String {
         dir: dir.display().to_string(),
         classes: classes(),
         report,
+        names: super::table::short_names(report),
         isa,
     };
     let title = format!("xpu-asm: {}", dir.display());

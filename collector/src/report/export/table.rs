@@ -79,40 +79,14 @@ struct Columns {
 
 impl Columns {
     fn of(r: &Report, width: usize) -> Columns {
-        let isa_w = r
-            .kernels
-            .iter()
-            .map(|k| k.asm_copy.as_deref().map_or(1, |s| s.chars().count()))
-            .max()
-            .unwrap_or(8)
-            .max(8);
-        // rank, launches, SIMD, GRF, instrs, spill, source + separators
-        let fixed = 4 + 11 + 5 + 5 + 8 + 8 + 8 + 7;
-        let name_w = width.saturating_sub(fixed + isa_w).clamp(24, 80);
         let ranks: Vec<String> = r
             .kernels
             .iter()
             .map(|k| xpu_asm_record::ranks::ranges(&k.ranks))
             .collect();
-        let ranks_w = ranks
-            .iter()
-            .map(|s| s.chars().count())
-            .max()
-            .filter(|w| *w > 0)
-            .map(|w| w.clamp(5, 16));
-        let ranks_room = ranks_w.map_or(0, |w| w + 1);
-        let name_w = name_w.saturating_sub(ranks_room).max(24);
-        // Names that do not fit take the room the ISA path would: up to all
-        // but a third of what is left beside the fixed columns.
-        let full = display_names(r);
-        let longest = full.iter().map(|n| n.chars().count()).max().unwrap_or(0);
-        let left = width.saturating_sub(fixed + ranks_room);
-        let cap = left.saturating_sub(isa_w.min(left / 3)).max(name_w);
-        let name_w = if longest <= name_w {
-            name_w
-        } else {
-            longest.min(cap)
-        };
+        let ranks_w = ranks_width(&ranks);
+        let full = display_names(r, names::escape_for_terminal);
+        let name_w = name_width(r, width, ranks_w, &full);
         let names = names::distinct(&full, name_w);
         Columns {
             name_w,
@@ -169,9 +143,65 @@ fn kernel_rows(out: &mut String, r: &Report, cols: &Columns, c: bool) {
     }
 }
 
-/// Each kernel's name, escaped; same-named kernels of different modules
-/// told apart by module.
-fn display_names(r: &Report) -> Vec<String> {
+/// The ranks column's width (none: no kernel has ranks).
+fn ranks_width(ranks: &[String]) -> Option<usize> {
+    ranks
+        .iter()
+        .map(|s| s.chars().count())
+        .max()
+        .filter(|w| *w > 0)
+        .map(|w| w.clamp(5, 16))
+}
+
+/// The room of the name column, in a table of `width` characters per line
+/// with a ranks column of `ranks_w`, for the names `full`: the names that
+/// do not fit take the room the ISA path would, up to all but a third of
+/// what is left beside the fixed columns.
+fn name_width(r: &Report, width: usize, ranks_w: Option<usize>, full: &[String]) -> usize {
+    let isa_w = r
+        .kernels
+        .iter()
+        .map(|k| k.asm_copy.as_deref().map_or(1, |s| s.chars().count()))
+        .max()
+        .unwrap_or(8)
+        .max(8);
+    // rank, launches, SIMD, GRF, instrs, spill, source + separators
+    let fixed = 4 + 11 + 5 + 5 + 8 + 8 + 8 + 7;
+    let name_w = width.saturating_sub(fixed + isa_w).clamp(24, 80);
+    let ranks_room = ranks_w.map_or(0, |w| w + 1);
+    let name_w = name_w.saturating_sub(ranks_room).max(24);
+    let longest = full.iter().map(|n| n.chars().count()).max().unwrap_or(0);
+    let left = width.saturating_sub(fixed + ranks_room);
+    let cap = left.saturating_sub(isa_w.min(left / 3)).max(name_w);
+    if longest <= name_w {
+        name_w
+    } else {
+        longest.min(cap)
+    }
+}
+
+/// The width of a table printed elsewhere than on a terminal (a pipe, a
+/// file) when `COLUMNS` does not say: the width the page names kernels at.
+pub const DEFAULT_WIDTH: usize = 120;
+
+/// Each kernel's name as the table of [`DEFAULT_WIDTH`] shows it (told
+/// apart by [`names::distinct`] at that table's name width), but not
+/// escaped: for the page, which sets names as text.
+pub fn short_names(r: &Report) -> Vec<String> {
+    let ranks: Vec<String> = r
+        .kernels
+        .iter()
+        .map(|k| xpu_asm_record::ranks::ranges(&k.ranks))
+        .collect();
+    let ranks_w = ranks_width(&ranks);
+    let escaped = display_names(r, names::escape_for_terminal);
+    let name_w = name_width(r, DEFAULT_WIDTH, ranks_w, &escaped);
+    names::distinct(&display_names(r, str::to_string), name_w)
+}
+
+/// Each kernel's name (as `shown` makes it of the demangled name);
+/// same-named kernels of different modules told apart by module.
+fn display_names(r: &Report, shown: impl Fn(&str) -> String) -> Vec<String> {
     let mut seen = std::collections::BTreeMap::new();
     for k in &r.kernels {
         *seen.entry(&k.demangled).or_insert(0usize) += 1;
@@ -179,7 +209,7 @@ fn display_names(r: &Report) -> Vec<String> {
     r.kernels
         .iter()
         .map(|k| {
-            let mut display = k.display_name();
+            let mut display = shown(&k.demangled);
             if seen.get(&k.demangled).copied().unwrap_or(0) > 1 {
                 let sha = k.module_sha256.as_deref().unwrap_or("");
                 display.push_str(&format!(" [module {}]", sha.get(..8).unwrap_or(sha)));

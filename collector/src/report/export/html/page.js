@@ -561,7 +561,10 @@
 
   // ---- the kernels table -----------------------------------------------------------
 
-  /** A sortable, filterable table: `cols` of {label, get, num}, one row per item. */
+  /**
+   * A sortable, filterable table: `cols` of {label, get, num, title}, one row
+   * per item; `nameOf` is the text the filter searches in (every name of it).
+   */
   function table(cols, items, onOpen, nameOf) {
     const thead = document.querySelector("#kernels thead");
     const tbody = document.querySelector("#kernels tbody");
@@ -569,7 +572,7 @@
       const tr = h("tr", { "data-index": i, tabindex: 0 });
       for (const c of cols) {
         const v = c.get(it);
-        tr.append(h("td", { class: c.cls || (c.num ? "num" : null), text: c.num ? fmt(v) : v == null ? "-" : String(v) }));
+        tr.append(h("td", { class: c.cls || (c.num ? "num" : null), title: c.title ? c.title(it) : null, text: c.num ? fmt(v) : v == null ? "-" : String(v) }));
       }
       tr.addEventListener("click", () => onOpen(i));
       tr.addEventListener("keydown", (e) => e.key === "Enter" && onOpen(i));
@@ -629,11 +632,16 @@
     filter();
   }
 
-  /** The name a person reads, and what tells same-named kernels apart. */
-  const SHOWN = new Map(DATA.names && DATA.report ? DATA.report.kernels.map((k, i) => [k, DATA.names[i]]) : []);
-  function display(k) {
-    return SHOWN.get(k) || k.demangled || k.name;
+  /**
+   * Each item's name in the table: as the terminal's table names it (what
+   * tells it from the others, in `DATA.names`), else its full name.
+   */
+  function shortNames(items) {
+    const shown = new Map(items.map((k, i) => [k, Array.isArray(DATA.names) ? DATA.names[i] : null]));
+    return (k) => shown.get(k) ?? (k.demangled || k.name);
   }
+  /** The full name, for the name's tooltip and the kernel's heading. */
+  const fullName = (k) => k.demangled || k.name;
 
   // ---- a capture -------------------------------------------------------------------
 
@@ -649,11 +657,12 @@
       ` · ${r.tool}`;
     summary.title = summary.textContent;
     const anyRanks = ks.some((k) => k.ranks && k.ranks.length);
+    const display = shortNames(ks);
     const cols = [
       { label: "#", num: true, get: (k) => k.rank },
       { label: "launches", num: true, get: (k) => (k.status === "not-launched" ? 0 : k.launches) },
       anyRanks ? { label: "ranks", get: (k) => ranges(k.ranks || []), sort: (k) => (k.ranks && k.ranks.length ? k.ranks[0] : null) } : null,
-      { label: "kernel", cls: "name", get: display },
+      { label: "kernel", cls: "name", get: display, title: fullName },
       { label: "SIMD", num: true, get: (k) => k.simd },
       { label: "GRF", num: true, get: (k) => k.grf },
       { label: "instrs", num: true, get: (k) => k.instructions },
@@ -670,7 +679,7 @@
     return (i, root) => {
       const k = ks[i];
       if (!k) return null;
-      root.append(h("h2", { text: `#${k.rank} ${display(k)}` }));
+      root.append(h("h2", { text: `#${k.rank} ${fullName(k)}` }));
       root.append(names(k));
       return kernelPane(root, k, DATA.isa[i]);
     };
@@ -690,8 +699,9 @@
     const byRank = (r) => new Map(r.kernels.map((k, i) => [k.rank, i]));
     const [ia, ib] = [byRank(ra), byRank(rb)];
     const val = (side, f) => (side ? sideGet(side, f) : null);
+    const display = shortNames(d.kernels);
     const cols = [
-      { label: "kernel", cls: "name", get: (k) => k.demangled },
+      { label: "kernel", cls: "name", get: display, title: fullName },
       { label: "in", get: (k) => (k.a && k.b ? "both" : k.a ? "A only" : "B only") },
       { label: "launches A", num: true, get: (k) => val(k.a, "launches") },
       { label: "launches B", num: true, get: (k) => val(k.b, "launches") },
@@ -701,11 +711,11 @@
       { label: "spill B", num: true, get: (k) => val(k.b, "spill_bytes") },
       { label: "changed", get: (k) => (k.a && k.b ? k.changed.join(", ") || "no change" : "-") },
     ];
-    table(cols, d.kernels, (i) => (location.hash = `#kernel-${i}`), (k) => `${k.name}\n${k.demangled}`);
+    table(cols, d.kernels, (i) => (location.hash = `#kernel-${i}`), (k) => `${k.name}\n${k.demangled}\n${display(k)}`);
     return (i, root) => {
       const k = d.kernels[i];
       if (!k) return null;
-      root.append(h("h2", { text: k.demangled }));
+      root.append(h("h2", { text: fullName(k) }));
       if (k.pairing) root.append(h("p", { text: k.pairing }));
       if (k.a && k.b) root.append(changeTable(k));
       const cols2 = h("div", { class: "sides" });
