@@ -382,7 +382,11 @@ fn closing_lines(out: &mut String, r: &Report, style: &TableStyle) {
             "emulated device {dev}: kernels were compiled for it but not executed"
         );
     }
-    let _ = writeln!(out, "report: {}/report.json", style.dir);
+    let _ = writeln!(
+        out,
+        "report: {0}/report.json, to browse: {0}/report.html",
+        style.dir
+    );
 }
 
 #[cfg(test)]
