@@ -75,6 +75,18 @@ fn main() {
                 hi = hi.max(b - a);
             }
             let name = String::from_utf8_lossy(&k.name);
+            let spilled = ours
+                .insts
+                .iter()
+                .map(|i| i.spilled_bytes)
+                .max()
+                .unwrap_or(0);
+            if spilled > 0 {
+                println!(
+                    "{name}: spilled values up to {spilled} bytes, peak {:?}",
+                    fo.peak
+                );
+            }
             if std::env::var("LIVENESS_DUMP").is_ok_and(|d| d == name) {
                 for i in 0..n {
                     let (t, o) = (&theirs.insts[i], &ours.insts[i]);

@@ -116,6 +116,13 @@ impl Prints {
             match classes.get(i) {
                 Some(Class::Spill) => acc.spill(inst, grf_file, true),
                 Some(Class::Fill) => acc.spill(inst, grf_file, false),
+                // IGC writes scratch block messages for spill code alone
+                // (private memory is addressed per channel): a spill or
+                // fill even where the binary does not say the kernel spills.
+                _ if scratch_block(inst) => {
+                    let write = descriptor(inst).is_some_and(|d| d & (1 << 17) != 0);
+                    acc.spill(inst, grf_file, write)
+                }
                 _ => {}
             }
             let a = p.ranges.len() as u32;
@@ -233,8 +240,8 @@ impl Footprint {
                     let bytes = (m.width(i) * m.addr_bits).div_ceil(8).max(1);
                     push(out, r * self.grf, bytes);
                 }
-                // A scratch block message reads one dword of its header.
-                _ if scratch_block(i) => push(out, r * self.grf, 4),
+                // A block message reads one dword of its header.
+                _ if scratch_block(i) || oword_block(i) => push(out, r * self.grf, 4),
                 _ if a64_atomic(i) => push(out, r * self.grf, 8 * i.es.max(1)),
                 _ => push(out, r * self.grf, len * self.grf),
             },
@@ -370,6 +377,14 @@ impl Footprint {
 /// its immediate descriptor): its header's first dword is its address.
 fn scratch_block(i: &Inst) -> bool {
     i.subop == "dc0" && descriptor(i).is_some_and(|d| d & (1 << 18) != 0)
+}
+
+/// A legacy data-port OWord block read or write (`send.dc0`, message type
+/// 0, 1 or 8): its address is one dword of its header.
+fn oword_block(i: &Inst) -> bool {
+    i.subop == "dc0"
+        && descriptor(i)
+            .is_some_and(|d| d & (1 << 18) == 0 && matches!((d >> 14) & 0x1f, 0 | 1 | 8))
 }
 
 /// A legacy data-port A64 untyped atomic on 32-bit integers (`send.dc1`,

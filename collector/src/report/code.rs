@@ -331,8 +331,8 @@ mod tests {
         }
     }
 
-    /// IGA refusing the JSON option, or JSON that does not parse or lacks
-    /// the dataflow: a reason, and the entry keeps everything else. (The
+    /// IGA refusing the JSON option, or JSON that does not parse or has no
+    /// instructions: a reason, and the entry keeps everything else. (The
     /// real IGA cannot be made to fail so: these texts stand in for it.)
     #[test]
     fn no_usable_json_gives_a_reason_and_leaves_the_rest() {
@@ -358,11 +358,11 @@ mod tests {
         let why =
             from_json(Ok(r#"{"insts":[{"kind":"I"#.into()), no_text, &k, &nk, &p).unwrap_err();
         assert!(why.contains("does not parse"), "{why}");
-        let no_defs = r#"{"version":"1.0","insts":[{"kind":"L","value":"L0000"},{"kind":"I","id":0,"op":"nop"}]}"#;
-        let why = from_json(Ok(no_defs.into()), no_text, &k, &nk, &p).unwrap_err();
+        let no_insts = r#"{"version":"1.0","platform":"xehpc"}"#;
+        let why = from_json(Ok(no_insts.into()), no_text, &k, &nk, &p).unwrap_err();
         assert_eq!(
             why,
-            "no analysis of its code: IGA's JSON has no live register totals (no `liveTotals`: IGA ignored the definitions option)"
+            "no analysis of its code: IGA's JSON has neither `insts` nor `elems`"
         );
 
         let mut entry = crate::report::KernelEntry::from_match(1, &k);
