@@ -932,3 +932,135 @@ fn hostile_binaries_give_errors_not_panics() {
         Err(NativeError::Corrupt(_))
     ));
 }
+
+/// The live registers of [`xpu_asm_collector::isa::live`], from the
+/// operands in IGA's JSON, against IGA's own dataflow (`-Xprint-defs`) of
+/// the same code: equal before every instruction of every kernel on the
+/// GPUs whose messages are LSC (pvc, Xe2, Xe3: loops, predication, SLM,
+/// atomics, scratch, spills, sub-groups, 64-bit division); on dg2 and
+/// tgllp, whose legacy data-port messages IGA decodes to the bytes they
+/// touch where xpu-asm counts most of them whole, never below IGA's.
+/// Panics naming the stack, the kernel and the first instruction that
+/// differs.
+#[test]
+fn liveness_is_igas_dataflow() {
+    for (device, source) in [("dg2", "extra"), ("tgllp", "mix")] {
+        if stack() == Stack::Neo22 {
+            let p = native::parse(&built_zebin(device, source).bytes, None).unwrap();
+            let platform = p.platform.clone().unwrap();
+            for k in &p.kernels {
+                at_least_igas(device, &platform, &k.name, &k.code);
+            }
+        }
+    }
+    let builds: &[(&str, &str)] = match stack() {
+        Stack::Neo22 => &[("pvc", "mix"), ("pvc", "extra"), ("pvc", "spill")],
+        Stack::Neo26 => &[
+            ("pvc", "mix"),
+            ("pvc", "extra"),
+            ("pvc", "spill"),
+            ("bmg", "mix"),
+            ("bmg", "extra"),
+            ("ptl", "extra"),
+        ],
+    };
+    let mut jobs = Vec::new();
+    for &(device, source) in builds {
+        let p = native::parse(&built_zebin(device, source).bytes, None).unwrap();
+        let platform = p.platform.clone().unwrap();
+        for k in p.kernels {
+            jobs.push((device, platform.clone(), k));
+        }
+    }
+    let compared: Vec<usize> = std::thread::scope(|s| {
+        let chunks: Vec<_> = jobs.chunks(jobs.len().div_ceil(2).max(1)).collect();
+        let handles: Vec<_> = chunks
+            .into_iter()
+            .map(|chunk| {
+                s.spawn(move || {
+                    chunk
+                        .iter()
+                        .map(|(d, p, k)| same_liveness(d, p, &k.name, &k.code))
+                        .sum::<usize>()
+                })
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    let n: usize = compared.iter().sum();
+    assert!(n > 3000, "{:?}: only {n} instructions compared", stack());
+}
+
+/// IGA's live bytes and ours before each instruction of a kernel.
+fn both_liveness(platform: &Platform, code: &[u8]) -> Vec<(Option<u64>, Option<u64>, String)> {
+    use xpu_asm_collector::isa::{flow, igajson};
+    let grf = if platform.iga_gen >= (1 << 24) | 4 {
+        64
+    } else {
+        32
+    };
+    let inputs = flow::Inputs {
+        classes: &[],
+        lines: None,
+        grf_bytes: grf,
+        budget: None,
+    };
+    let theirs = igajson::parse(&iga().disassemble_json(platform, code, true).unwrap()).unwrap();
+    let mut ours = igajson::parse(&iga().disassemble_json(platform, code, false).unwrap()).unwrap();
+    flow::analyze(&mut ours, &inputs);
+    assert_eq!(theirs.insts.len(), ours.insts.len());
+    theirs
+        .insts
+        .iter()
+        .zip(&ours.insts)
+        .map(|(t, o)| (t.live_bytes, o.live_bytes, format!("{} {}", t.op, t.subop)))
+        .collect()
+}
+
+/// Ours never below IGA's on a kernel.
+fn at_least_igas(device: &str, platform: &Platform, name: &[u8], code: &[u8]) {
+    let name = String::from_utf8_lossy(name);
+    for (i, (t, o, op)) in both_liveness(platform, code).into_iter().enumerate() {
+        assert!(t.is_some() && o.is_some());
+        assert!(
+            o >= t,
+            "{:?}: {device} {name}: live GRF bytes before instruction {i} ({op}): {o:?}, IGA's {t:?}",
+            stack()
+        );
+    }
+}
+
+/// Compares the two analyses on one kernel's code; the instructions
+/// compared.
+fn same_liveness(device: &str, platform: &Platform, name: &[u8], code: &[u8]) -> usize {
+    use xpu_asm_collector::isa::{flow, igajson};
+    let name = String::from_utf8_lossy(name);
+    let grf = if platform.iga_gen >= (1 << 24) | 4 {
+        64
+    } else {
+        32
+    };
+    let inputs = flow::Inputs {
+        classes: &[],
+        lines: None,
+        grf_bytes: grf,
+        budget: None,
+    };
+    let theirs = igajson::parse(&iga().disassemble_json(platform, code, true).unwrap()).unwrap();
+    let mut ours = igajson::parse(&iga().disassemble_json(platform, code, false).unwrap()).unwrap();
+    let f = flow::analyze(&mut ours, &inputs);
+    assert_eq!(f.liveness, "operands");
+    assert!(theirs.insts.iter().all(|i| i.live_bytes.is_some()));
+    assert_eq!(theirs.insts.len(), ours.insts.len(), "{device} {name}");
+    for (i, (t, o)) in theirs.insts.iter().zip(&ours.insts).enumerate() {
+        assert_eq!(
+            o.live_bytes,
+            t.live_bytes,
+            "{:?}: {device} {name}: live GRF bytes before instruction {i} ({} {})",
+            stack(),
+            t.op,
+            t.subop
+        );
+    }
+    ours.insts.len()
+}

@@ -266,10 +266,9 @@ fn show_marks_the_loops_and_pressure(c: &Capture) {
 // ---------------------------------------------------------------------------
 // Pressure
 
-/// `mix_spill` has more live values than registers: its pressure peaks in
-/// its loop, in the block of its spill and fill sends, near its budget.
-/// (IGA counts live bytes, not whole registers: the peak is under the
-/// budget by the registers only partly live.)
+/// `mix_spill` has more live values than registers: its pressure, the live
+/// registers and the spilled values held in scratch, peaks at or above its
+/// budget, in its loop, in the block of its spill and fill sends.
 #[test]
 fn the_spilling_kernel_peaks_where_its_loop_spills() {
     let dir = scratch();
@@ -279,6 +278,7 @@ fn the_spilling_kernel_peaks_where_its_loop_spills() {
     assert_eq!(f["budget"], k["grf"], "{f:#}");
     assert_eq!(u(&f["budget"]), 128);
     assert_eq!(u(&f["grf_bytes"]), 64);
+    assert_eq!(f["liveness"], "operands");
     let p = &f["peak"];
     let l = &loops(f)[u(&p["loop"]) as usize];
     assert!(
@@ -287,12 +287,29 @@ fn the_spilling_kernel_peaks_where_its_loop_spills() {
     );
     assert_eq!(l["blocks"], serde_json::json!([p["block"]]), "{f:#}");
     assert_eq!(l["peak_grf"], p["grf"]);
-    assert!(u(&p["grf"]) * 10 >= u(&f["budget"]) * 9, "{p:#}");
-    assert_eq!(u(&p["grf"]), u(&p["bytes"]).div_ceil(64));
+    // Over budget: the registers could not hold it all.
+    assert!(u(&p["grf"]) >= u(&f["budget"]), "{p:#}");
+    assert!(u(&p["live"]) <= u(&f["budget"]), "{p:#}");
+    assert!(u(&p["spilled"]) > 0, "{p:#}");
+    assert_eq!(u(&p["grf"]), u(&p["live"]) + u(&p["spilled"]));
+    let (want_live, want_spilled) = match stack() {
+        Stack::Debian12 => (116, 20),
+        Stack::Sid => (122, 6),
+    };
+    assert_eq!(
+        (u(&p["live"]), u(&p["spilled"])),
+        (want_live, want_spilled),
+        "{}: mix_spill's peak",
+        stack().name()
+    );
     let live = f["live_grf"].as_array().unwrap();
+    let spilled = f["spilled_grf"].as_array().unwrap();
     assert_eq!(live.len() as u64, u(&k["instructions"]));
-    assert_eq!(live.iter().map(u).max(), Some(u(&p["grf"])));
-    assert_eq!(live[u(&p["instruction"]) as usize], p["grf"]);
+    assert_eq!(spilled.len(), live.len());
+    let at = u(&p["instruction"]) as usize;
+    assert_eq!((&live[at], &spilled[at]), (&p["live"], &p["spilled"]));
+    let most = live.iter().zip(spilled).map(|(a, b)| u(a) + u(b)).max();
+    assert_eq!(most, Some(u(&p["grf"])));
     // The loop-free kernel's pressure is low.
     assert!(u(&c.flow("loop_none")["peak"]["grf"]) < 16);
 }

@@ -107,9 +107,14 @@ pub fn summary(k: &KernelEntry) -> Vec<String> {
         if let Some(s) = &p.source {
             let _ = write!(at, ", line {}", s.line);
         }
+        let held = if p.spilled > 0 {
+            format!("{} live, {} spilled", p.live, p.spilled)
+        } else {
+            format!("{} bytes live", p.bytes)
+        };
         out.push(format!(
-            "  pressure:     peak {} GRF{budget} ({} bytes live) at {at} ({})",
-            p.grf, p.bytes, p.class
+            "  pressure:     peak {} GRF{budget} ({held}) at {at} ({})",
+            p.grf, p.class
         ));
     }
     for i in 0..f.loops.len() {
@@ -176,7 +181,7 @@ pub fn dot(f: &Flow, title: &str) -> String {
     let node = |i: usize| {
         let b = &f.blocks[i];
         let peak = f
-            .live_grf
+            .pressure()
             .iter()
             .skip(b.first as usize)
             .take(b.instructions as usize)

@@ -535,8 +535,9 @@ impl<'a> Column<'a> {
             }
         }
         let live = f.live_grf.get(i as usize).copied().unwrap_or(0);
+        let spilled = f.spilled_grf.get(i as usize).copied().unwrap_or(0);
         let hot = f.peak.as_ref().is_some_and(|p| p.instruction == i)
-            || f.budget.is_some_and(|b| live >= b);
+            || f.budget.is_some_and(|b| live + spilled >= b);
         let n = format!("{live:>4}");
         let n = if hot { paint(c, "31", &n) } else { n };
         let marks = format!("{:<w$}", "|".repeat(chain.len()), w = self.depth);

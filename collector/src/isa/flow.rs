@@ -12,13 +12,16 @@
 //!   is inside another when its blocks are among the other's. Jumps into
 //!   the middle of a cycle (irreducible flow, which IGC does not make)
 //!   make no loop.
-//! - Register pressure is IGA's live GRF bytes before each instruction,
-//!   shown in registers (rounded up). It is an estimate: IGA's dataflow
-//!   follows every path as if any may run (a predicated or SIMD-divergent
-//!   path counts as taken), and a register's bytes count only as far as
-//!   its live parts.
+//! - Register pressure is the live GRF bytes before each instruction
+//!   ([`super::live`]'s analysis of the operands, or IGA's dataflow when its
+//!   JSON has it), shown in registers (rounded up), plus the spilled values
+//!   held in scratch memory at that point: the registers the code would
+//!   need to keep everything in registers. It is an estimate: every path
+//!   counts as one that may run (a predicated or SIMD-divergent path counts
+//!   as taken), and a register's bytes count only as far as its live parts.
 
 use super::igajson::Code;
+use super::live;
 use super::mix::{Class, Mix};
 use serde::{Deserialize, Serialize};
 
@@ -37,7 +40,16 @@ pub struct Flow {
     pub loops: Vec<Loop>,
     /// Live GRF registers before each instruction, in order.
     pub live_grf: Vec<u32>,
-    /// Where pressure peaks (the first instruction at the highest).
+    /// Spilled values held in scratch memory before each instruction, in
+    /// registers (rounded up); empty when the kernel spills nothing.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub spilled_grf: Vec<u32>,
+    /// Where the live GRF comes from: `operands` (xpu-asm's analysis of the
+    /// operands IGA decodes) or `iga` (IGA's own dataflow).
+    #[serde(default)]
+    pub liveness: String,
+    /// Where pressure (live and spilled registers) peaks (the first
+    /// instruction at the highest).
     pub peak: Option<Peak>,
     /// Whether source lines come with it (IGC's dump of a `-g` build,
     /// mapped by position).
@@ -73,7 +85,7 @@ pub struct Loop {
     /// and fill sends in `mix.spill` and `mix.fill`).
     pub instructions: u64,
     pub mix: Mix,
-    /// The highest live GRF in it.
+    /// The highest pressure in it (live and spilled registers).
     pub peak_grf: u32,
     /// The source lines of its instructions, by file then line (empty
     /// without line information).
@@ -88,7 +100,14 @@ pub struct SourceRef {
 
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Peak {
+    /// Live and spilled registers there.
     pub grf: u32,
+    /// Of which live in registers, and held in scratch memory.
+    #[serde(default)]
+    pub live: u32,
+    #[serde(default)]
+    pub spilled: u32,
+    /// Live and spilled bytes there.
     pub bytes: u64,
     pub instruction: u64,
     pub block: usize,
@@ -110,8 +129,23 @@ pub struct Inputs<'a> {
 }
 
 /// The flow of `code`.
-pub fn analyze(code: &Code, inputs: &Inputs) -> Flow {
+pub fn analyze(code: &mut Code, inputs: &Inputs) -> Flow {
     let mut blocks = make_blocks(code);
+    let liveness = if code.insts.iter().all(|i| i.live_bytes.is_some()) {
+        "iga"
+    } else {
+        let extents: Vec<(usize, usize)> = blocks
+            .iter()
+            .map(|b| (b.first as usize, b.instructions as usize))
+            .collect();
+        let succs: Vec<Vec<usize>> = blocks.iter().map(|b| b.succs.clone()).collect();
+        let cfg = live::Blocks {
+            extents: &extents,
+            succs: &succs,
+        };
+        live::compute(code, &cfg, inputs.classes, inputs.grf_bytes);
+        "operands"
+    };
     let loops = find_loops(&blocks);
     for (i, l) in loops.iter().enumerate() {
         // Inner loops come later: the last assignment is the innermost.
@@ -125,17 +159,27 @@ pub fn analyze(code: &Code, inputs: &Inputs) -> Flow {
         .iter()
         .map(|i| i.live_bytes.unwrap_or(0).div_ceil(grf) as u32)
         .collect();
+    let spilled_grf: Vec<u32> = if code.insts.iter().any(|i| i.spilled_bytes > 0) {
+        code.insts
+            .iter()
+            .map(|i| i.spilled_bytes.div_ceil(grf) as u32)
+            .collect()
+    } else {
+        Vec::new()
+    };
     let mut flow = Flow {
         iga_json: code.version.clone(),
         grf_bytes: inputs.grf_bytes,
         budget: inputs.budget,
         live_grf,
+        spilled_grf,
+        liveness: liveness.to_string(),
         lines: inputs.lines.is_some(),
         ..Flow::default()
     };
     flow.loops = loops
         .into_iter()
-        .map(|l| fill_loop(l, &blocks, &flow.live_grf, inputs))
+        .map(|l| fill_loop(l, &blocks, &flow.pressure(), inputs))
         .collect();
     flow.blocks = blocks;
     flow.peak = peak(code, &flow, inputs);
@@ -164,7 +208,10 @@ fn make_blocks(code: &Code) -> Vec<Block> {
         // IGA 2's edges lack a block's fall-through into the next when the
         // block ends without a branch: its own and the computed ones both.
         let mut succs = successors(code, &blocks, i);
-        for &s in code.blocks[i].succs.iter().flatten() {
+        // IGA 2 also lists the next block after the end of the thread.
+        let ends = blocks[i].instructions > 0
+            && code.insts[(blocks[i].first + blocks[i].instructions - 1) as usize].eot;
+        for &s in code.blocks[i].succs.iter().flatten().filter(|_| !ends) {
             if s < n && !succs.contains(&s) {
                 succs.push(s);
             }
@@ -376,7 +423,7 @@ fn peak(code: &Code, flow: &Flow, inputs: &Inputs) -> Option<Peak> {
         .insts
         .iter()
         .enumerate()
-        .map(|(i, x)| (i, x.live_bytes.unwrap_or(0)))
+        .map(|(i, x)| (i, x.live_bytes.unwrap_or(0) + x.spilled_bytes))
         .fold(None, |best: Option<(usize, u64)>, (i, b)| match best {
             Some((_, bb)) if bb >= b => best,
             _ => Some((i, b)),
@@ -386,8 +433,12 @@ fn peak(code: &Code, flow: &Flow, inputs: &Inputs) -> Option<Peak> {
         .iter()
         .position(|b| (at as u64) >= b.first && (at as u64) < b.first + b.instructions)
         .unwrap_or(0);
+    let live = flow.live_grf[at];
+    let spilled = flow.spilled_grf.get(at).copied().unwrap_or(0);
     Some(Peak {
-        grf: flow.live_grf[at],
+        grf: live + spilled,
+        live,
+        spilled,
         bytes,
         instruction: at as u64,
         block,
@@ -398,6 +449,15 @@ fn peak(code: &Code, flow: &Flow, inputs: &Inputs) -> Option<Peak> {
 }
 
 impl Flow {
+    /// Live and spilled registers before each instruction.
+    pub fn pressure(&self) -> Vec<u32> {
+        let mut p = self.live_grf.clone();
+        for (x, s) in p.iter_mut().zip(&self.spilled_grf) {
+            *x += s;
+        }
+        p
+    }
+
     /// The innermost loop of instruction `i`.
     pub fn loop_of(&self, i: u64) -> Option<usize> {
         let b = self
@@ -435,7 +495,7 @@ mod tests {
 
     #[test]
     fn nested_loops_are_found_with_their_figures() {
-        let code = parse(NESTED).unwrap();
+        let mut code = parse(NESTED).unwrap();
         let classes = [
             Class::Mov,
             Class::Alu,
@@ -452,7 +512,7 @@ mod tests {
         };
         let lines = [None, src(3), src(5), src(5), src(3), src(7)];
         let f = analyze(
-            &code,
+            &mut code,
             &Inputs {
                 classes: &classes,
                 lines: Some(&lines),
@@ -499,9 +559,9 @@ mod tests {
         let json = r#"{"version":"2.0","elems":[{"kind":"L","id":0,"symbol":"L0000"},
           {"kind":"I","id":0,"op":"mov","liveTotals":{"r":32}},
           {"kind":"I","id":1,"op":"send","opts":["EOT"],"liveTotals":{"r":32}}]}"#;
-        let code = parse(json).unwrap();
+        let mut code = parse(json).unwrap();
         let f = analyze(
-            &code,
+            &mut code,
             &Inputs {
                 classes: &[Class::Mov, Class::SendOther],
                 lines: None,

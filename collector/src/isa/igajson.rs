@@ -1,9 +1,10 @@
-//! IGA's JSON of a kernel (`-Xprint-json -Xprint-defs`, the C API's
-//! `IGA_FORMATTING_OPT_PRINT_JSON | IGA_FORMATTING_OPT_PRINT_DEFS`), read
-//! into what the analysis of [`super::flow`] needs: the blocks in order,
-//! each with its first instruction (and, from IGA 2's JSON, its
-//! successors), and per instruction its opcode, whether it is predicated,
-//! the labels it jumps to, and the live GRF bytes of IGA's dataflow.
+//! IGA's JSON of a kernel (`-Xprint-json`, the C API's
+//! `IGA_FORMATTING_OPT_PRINT_JSON`), read into what the analysis of
+//! [`super::flow`] and [`super::live`] needs: the blocks in order, each with
+//! its first instruction (and, from IGA 2's JSON, its successors), and per
+//! instruction its opcode, execution size, whether it is predicated, the
+//! labels it jumps to, its register operands, and (when IGA was asked for
+//! its dataflow, `-Xprint-defs`) the live GRF bytes of that dataflow.
 //!
 //! Two versions exist. IGC 1's IGA writes version 1.0: `insts`, the blocks
 //! as `{"kind":"L","value":"L0312"}` before their instructions, no edges.
@@ -11,7 +12,13 @@
 //! "symbol":"L0312","preds":[0],"succs":[2,3]}` (an absent list is empty).
 //! In both, an instruction is `{"kind":"I","id":N,"op":...,"pred":...,
 //! "srcs":[{"kind":"LB","target":"L0384"},...],"opts":["EOT"],
-//! "liveTotals":{"r":BYTES,...}}`.
+//! "liveTotals":{"r":BYTES,...}}`. Operands differ in spelling: version
+//! 1.0 writes a register `{"rn":"r","r":N,"sr":S}` and a region
+//! `{"Vt":V,"Wi":W,"Hz":H}` (a destination's `{"Hz":H}`), a send's address
+//! `{"kind":"AD","addr":{"reg":..,"len":N},"offset":IMM}`; version 2.0
+//! leaves out a zero `r` or `sr`, writes `{"v":V,"w":W,"h":H}`, and
+//! `{"kind":"AD","areg":..,"alen":N,"aoff":IMM}`. Both give a send's data
+//! registers as `{"kind":"DA","reg":..,"len":N}`.
 
 use serde::de::IgnoredAny;
 use serde::Deserialize;
@@ -41,13 +48,55 @@ pub struct Block {
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Inst {
     pub op: String,
+    /// Its subfunction or message (`ugm.d32x4.a64`, `8x8`, `nop`, ...).
+    pub subop: String,
+    /// Its execution size (channels).
+    pub es: u32,
     pub predicated: bool,
+    /// Its destination, when it writes a register.
+    pub dst: Option<Operand>,
+    /// Its sources (labels and immediates as [`Operand::Other`]).
+    pub srcs: Vec<Operand>,
     /// The labels it may jump to (`LB` operands).
     pub targets: Vec<String>,
     /// Ends the thread (`{EOT}`).
     pub eot: bool,
-    /// Live GRF bytes at this instruction (IGA's `liveTotals.r`).
+    /// Live GRF bytes at this instruction (IGA's `liveTotals.r`, or
+    /// [`super::live`]'s).
     pub live_bytes: Option<u64>,
+    /// Bytes of spilled values held in scratch memory at this instruction
+    /// (from [`super::live`]).
+    pub spilled_bytes: u64,
+}
+
+/// One operand, as far as register liveness needs it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Operand {
+    /// A register region (`r12.2<8;8,1>:f`): GRF when `grf`.
+    Region {
+        grf: bool,
+        reg: u32,
+        sub: u32,
+        /// Vertical stride, width, horizontal stride (a destination's
+        /// horizontal stride alone, as `(0, 0, h)`).
+        rgn: Option<(u32, u32, u32)>,
+        /// Its type's size in bits, when the JSON names a type.
+        bits: Option<u32>,
+    },
+    /// A send's data registers (`r10:4`): `reg` is `None` for `null`.
+    Data { reg: Option<u32>, len: u32 },
+    /// A send's address registers, and the message's immediate offset.
+    Address {
+        reg: Option<u32>,
+        len: u32,
+        offset: i64,
+        surface: String,
+    },
+    /// An immediate value (a send's descriptors are the last two).
+    Immediate(u64),
+    /// A label, an indirect region or an architecture register other than
+    /// GRF: no GRF it names.
+    Other,
 }
 
 #[derive(Deserialize)]
@@ -63,14 +112,20 @@ struct Doc {
 #[derive(Deserialize)]
 struct Elem {
     kind: String,
+    /// Version 2.0's block id (from 1), which `succs` name.
+    id: Option<i64>,
     /// Version 1.0's label.
     value: Option<String>,
     /// Version 2.0's label.
     symbol: Option<String>,
     succs: Option<Vec<usize>>,
     op: Option<String>,
+    subop: Option<String>,
+    es: Option<u32>,
     #[serde(default)]
     pred: Option<IgnoredAny>,
+    #[serde(default)]
+    dst: Option<Src>,
     #[serde(default)]
     srcs: Option<Vec<Src>>,
     #[serde(default)]
@@ -83,6 +138,51 @@ struct Elem {
 struct Src {
     kind: Option<String>,
     target: Option<String>,
+    /// An immediate's value, as IGA writes it (`0x20F3100`, `-8`, `1.5`).
+    value: Option<serde_json::Value>,
+    reg: Option<Reg>,
+    rgn: Option<Rgn>,
+    #[serde(rename = "type")]
+    ty: Option<String>,
+    len: Option<u32>,
+    /// Version 1.0's address and immediate offset.
+    addr: Option<Addr>,
+    offset: Option<i64>,
+    surf: Option<Surf>,
+    /// Version 2.0's address, its length, immediate offset and surface.
+    areg: Option<Reg>,
+    alen: Option<u32>,
+    aoff: Option<i64>,
+    stype: Option<String>,
+}
+
+#[derive(Deserialize)]
+struct Reg {
+    rn: Option<String>,
+    r: Option<u32>,
+    sr: Option<u32>,
+}
+
+#[derive(Deserialize)]
+struct Rgn {
+    #[serde(rename = "Vt", alias = "v")]
+    vt: Option<serde_json::Value>,
+    #[serde(rename = "Wi", alias = "w")]
+    wi: Option<serde_json::Value>,
+    #[serde(rename = "Hz", alias = "h")]
+    hz: Option<serde_json::Value>,
+}
+
+#[derive(Deserialize)]
+struct Addr {
+    reg: Option<Reg>,
+    len: Option<u32>,
+}
+
+#[derive(Deserialize)]
+struct Surf {
+    #[serde(rename = "type")]
+    ty: Option<String>,
 }
 
 #[derive(Deserialize)]
@@ -97,8 +197,6 @@ pub enum JsonError {
     Syntax(String),
     #[error("IGA's JSON has neither `insts` nor `elems`")]
     NoInstructions,
-    #[error("IGA's JSON has no live register totals (no `liveTotals`: IGA ignored the definitions option)")]
-    NoLiveTotals,
 }
 
 /// Reads IGA's JSON of one kernel.
@@ -111,19 +209,36 @@ pub fn parse(json: &str) -> Result<Code, JsonError> {
         platform: doc.platform,
         ..Code::default()
     };
+    let mut ids = std::collections::HashMap::new();
+    let mut succ_ids = Vec::new();
     for e in elems {
         match e.kind.as_str() {
-            "L" => code.blocks.push(Block {
-                label: e.symbol.or(e.value).unwrap_or_default(),
-                first: code.insts.len(),
-                succs: has_edges.then(|| e.succs.unwrap_or_default()),
-            }),
+            "L" => {
+                if let Some(id) = e.id {
+                    ids.insert(id, code.blocks.len());
+                }
+                succ_ids.push(e.succs.clone());
+                code.blocks.push(Block {
+                    label: e.symbol.or(e.value).unwrap_or_default(),
+                    first: code.insts.len(),
+                    succs: None,
+                });
+            }
             "I" => code.insts.push(inst(e)),
             _ => {}
         }
     }
-    if !code.insts.is_empty() && code.insts.iter().all(|i| i.live_bytes.is_none()) {
-        return Err(JsonError::NoLiveTotals);
+    if has_edges {
+        // Successors by block index, from IGA's block ids.
+        for (b, succs) in code.blocks.iter_mut().zip(succ_ids) {
+            b.succs = Some(
+                succs
+                    .unwrap_or_default()
+                    .iter()
+                    .filter_map(|id| ids.get(&(*id as i64)).copied())
+                    .collect(),
+            );
+        }
     }
     if code.blocks.first().map_or(true, |b| b.first != 0) && !code.insts.is_empty() {
         // Instructions before any label: a block of their own.
@@ -140,20 +255,99 @@ pub fn parse(json: &str) -> Result<Code, JsonError> {
 }
 
 fn inst(e: Elem) -> Inst {
-    let targets = e
-        .srcs
-        .unwrap_or_default()
-        .into_iter()
+    let srcs = e.srcs.unwrap_or_default();
+    let targets = srcs
+        .iter()
         .filter(|s| s.kind.as_deref() == Some("LB"))
-        .filter_map(|s| s.target)
+        .filter_map(|s| s.target.clone())
         .collect();
     Inst {
         op: e.op.unwrap_or_default(),
+        subop: e.subop.unwrap_or_default(),
+        es: e.es.unwrap_or(1),
         predicated: e.pred.is_some(),
+        dst: e.dst.map(operand),
+        srcs: srcs.into_iter().map(operand).collect(),
         targets,
         eot: e.opts.unwrap_or_default().iter().any(|o| o == "EOT"),
         live_bytes: e.live.and_then(|l| l.r),
+        spilled_bytes: 0,
     }
+}
+
+/// A GRF register's number (`None`: `null` or another file).
+fn grf(r: &Option<Reg>) -> Option<u32> {
+    let r = r.as_ref()?;
+    (r.rn.as_deref() == Some("r")).then(|| r.r.unwrap_or(0))
+}
+
+/// A region number (`VxH` and the like, which are not: `None`).
+fn num(v: &Option<serde_json::Value>) -> Option<u32> {
+    v.as_ref()?.as_u64().map(|n| n as u32)
+}
+
+fn operand(s: Src) -> Operand {
+    match s.kind.as_deref() {
+        Some("RD") | Some("MACRO") | Some("MA") => {
+            let Some(reg) = s.reg.as_ref() else {
+                return Operand::Other;
+            };
+            let rgn = s
+                .rgn
+                .as_ref()
+                .and_then(|g| match (num(&g.vt), num(&g.wi), num(&g.hz)) {
+                    (Some(v), Some(w), Some(h)) => Some((v, w, h)),
+                    (None, None, Some(h)) => Some((0, 0, h)),
+                    _ => None,
+                });
+            Operand::Region {
+                grf: reg.rn.as_deref() == Some("r"),
+                reg: reg.r.unwrap_or(0),
+                sub: reg.sr.unwrap_or(0),
+                rgn,
+                bits: s.ty.as_deref().and_then(type_bits),
+            }
+        }
+        Some("DA") => Operand::Data {
+            reg: grf(&s.reg),
+            len: s.len.unwrap_or(0),
+        },
+        Some("AD") => {
+            let (reg, len) = match &s.addr {
+                Some(a) => (grf(&a.reg), a.len.unwrap_or(0)),
+                None => (grf(&s.areg), s.alen.unwrap_or(0)),
+            };
+            Operand::Address {
+                reg,
+                len,
+                offset: s.offset.or(s.aoff).unwrap_or(0),
+                surface: s.surf.and_then(|f| f.ty).or(s.stype).unwrap_or_default(),
+            }
+        }
+        Some("IM") => s
+            .value
+            .as_ref()
+            .and_then(|v| v.as_str())
+            .and_then(|v| match v.strip_prefix("0x") {
+                Some(h) => u64::from_str_radix(h, 16).ok(),
+                None => v.parse::<i64>().ok().map(|n| n as u64),
+            })
+            .map_or(Operand::Other, Operand::Immediate),
+        _ => Operand::Other,
+    }
+}
+
+/// The size in bits of a type IGA names (`None`: not a register type).
+pub fn type_bits(t: &str) -> Option<u32> {
+    Some(match t {
+        "u2" | "s2" => 2,
+        "u4" | "s4" | "e2m1" => 4,
+        "b" | "ub" | "bf8" | "hf8" => 8,
+        "w" | "uw" | "hf" | "bf" => 16,
+        "d" | "ud" | "f" | "tf32" => 32,
+        "q" | "uq" | "df" => 64,
+        _ => return None,
+    })
 }
 
 #[cfg(test)]
@@ -183,9 +377,9 @@ mod tests {
         assert_eq!(c.insts[1].live_bytes, Some(70));
 
         let v2 = r#"{"version":"2.0","platform":"xe2","elems":[
-          {"kind":"L","id":0,"symbol":"L0000","succs":[1]},
+          {"kind":"L","id":1,"symbol":"L0000","succs":[2]},
           {"kind":"I","id":0,"op":"mov","liveTotals":{"r":64}},
-          {"kind":"L","id":1,"symbol":"L0016","preds":[0]},
+          {"kind":"L","id":2,"symbol":"L0016","preds":[1]},
           {"kind":"I","id":1,"op":"send","opts":["EOT"],"liveTotals":{"r":64}}
         ]}"#;
         let c = parse(v2).unwrap();
@@ -207,10 +401,6 @@ mod tests {
         assert_eq!(
             parse("{\"version\":\"1.0\"}"),
             Err(JsonError::NoInstructions)
-        );
-        assert_eq!(
-            parse(r#"{"insts":[{"kind":"I","op":"mov"}]}"#),
-            Err(JsonError::NoLiveTotals)
         );
     }
 }

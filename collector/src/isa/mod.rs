@@ -10,6 +10,7 @@ pub mod flow;
 pub mod header;
 pub mod igajson;
 pub mod line;
+pub mod live;
 pub mod mix;
 pub mod source;
 

@@ -5,7 +5,8 @@
 //! IGC's dump is analysed from the same binary, so both sources give the
 //! same figures.
 //!
-//! IGA disassembles the kernel's code to JSON with its dataflow; each
+//! IGA disassembles the kernel's code to JSON (its operands decoded), and
+//! [`crate::isa::live`] computes which registers are live; each
 //! instruction is classified from the ISA text shown for the kernel (its
 //! instructions mapped to IGA's by position, which also brings the source
 //! lines of a `-g` dump), or from IGA's own text when the two do not line
@@ -35,17 +36,24 @@ use xpu_asm_record::read::ProcessRecord;
 pub const NO_FLOW_ENV: &str = "XPU_ASM_NO_FLOW";
 
 /// Kernels of more code than this many bytes (default
-/// [`DEFAULT_MAX_CODE_BYTES`]) are not analysed: IGA's dataflow grows faster
-/// than the code (with IGC 1's IGA about 3 s for 1,300 instructions, 20
-/// KiB, and for 2,800, 38 KiB).
+/// [`DEFAULT_MAX_CODE_BYTES`]) are not analysed.
 pub const MAX_CODE_ENV: &str = "XPU_ASM_FLOW_MAX_BYTES";
-pub const DEFAULT_MAX_CODE_BYTES: usize = 64 << 10;
+pub const DEFAULT_MAX_CODE_BYTES: usize = 1 << 20;
+
+/// Set to `iga`: live registers from IGA's own dataflow (`-Xprint-defs`)
+/// instead of xpu-asm's analysis of the operands: to compare the two. IGA's
+/// dataflow follows one path per use and grows faster than the code (with
+/// IGC 1's IGA about 1.7 s for 1,000 instructions, 16 KiB).
+pub const LIVENESS_ENV: &str = "XPU_ASM_LIVENESS";
 
 /// IGA's JSON of each distinct kernel code (by platform and SHA-256 of the
 /// code), made once however many kernels have that code (the same module
 /// in many processes, ranks or builds).
-#[derive(Default)]
-struct JsonCache(Mutex<HashMap<CodeKey, Arc<JsonCell>>>);
+struct JsonCache {
+    codes: Mutex<HashMap<CodeKey, Arc<JsonCell>>>,
+    /// IGA's dataflow asked for ([`LIVENESS_ENV`]).
+    dataflow: bool,
+}
 
 /// A code: its platform's `iga_gen` and its SHA-256.
 type CodeKey = (u32, [u8; 32]);
@@ -57,10 +65,10 @@ impl JsonCache {
     fn json(&self, iga: &Iga, platform: &Platform, code: &[u8]) -> Result<String, IgaError> {
         let key = (platform.iga_gen, Sha256::digest(code).into());
         let cell = {
-            let mut map = self.0.lock().unwrap_or_else(|e| e.into_inner());
+            let mut map = self.codes.lock().unwrap_or_else(|e| e.into_inner());
             Arc::clone(map.entry(key).or_default())
         };
-        cell.get_or_init(|| iga.disassemble_json(platform, code))
+        cell.get_or_init(|| iga.disassemble_json(platform, code, self.dataflow))
             .clone()
     }
 }
@@ -108,7 +116,10 @@ pub fn read_flows(
         .collect();
     let iga = Igas {
         iga: OnceLock::new(),
-        cache: JsonCache::default(),
+        cache: JsonCache {
+            codes: Mutex::default(),
+            dataflow: std::env::var(LIVENESS_ENV).is_ok_and(|v| v == "iga"),
+        },
         max_code: std::env::var(MAX_CODE_ENV)
             .ok()
             .and_then(|v| v.parse().ok())
@@ -179,7 +190,7 @@ fn analyse(k: &KernelMatch, program: &Program, igas: &Igas) -> Outcome {
     })?;
     if kernel.code.len() > igas.max_code {
         return Err(format!(
-            "not analysed: its code is {} bytes, more than {} ({MAX_CODE_ENV}; IGA's dataflow takes seconds for kernels this large)",
+            "not analysed: its code is {} bytes, more than {} ({MAX_CODE_ENV})",
             kernel.code.len(),
             igas.max_code
         ));
@@ -204,7 +215,7 @@ pub fn from_json(
     platform: &Platform,
 ) -> Outcome {
     let json = json.map_err(|e| format!("IGA gave no JSON of its code: {e}"))?;
-    let code = igajson::parse(&json).map_err(|e| format!("no analysis of its code: {e}"))?;
+    let mut code = igajson::parse(&json).map_err(|e| format!("no analysis of its code: {e}"))?;
     let n = code.insts.len();
     let shown = k
         .chosen_file()
@@ -235,7 +246,7 @@ pub fn from_json(
         },
         budget: k.header().and_then(|h| h.grf).or(kernel.grf),
     };
-    Ok(flow::analyze(&code, &inputs))
+    Ok(flow::analyze(&mut code, &inputs))
 }
 
 /// Each instruction's class in ISA text, and (`with_lines`, when it has
@@ -320,8 +331,8 @@ mod tests {
         }
     }
 
-    /// IGA refusing the JSON option, or JSON that does not parse or lacks
-    /// the dataflow: a reason, and the entry keeps everything else. (The
+    /// IGA refusing the JSON option, or JSON that does not parse or has no
+    /// instructions: a reason, and the entry keeps everything else. (The
     /// real IGA cannot be made to fail so: these texts stand in for it.)
     #[test]
     fn no_usable_json_gives_a_reason_and_leaves_the_rest() {
@@ -347,11 +358,11 @@ mod tests {
         let why =
             from_json(Ok(r#"{"insts":[{"kind":"I"#.into()), no_text, &k, &nk, &p).unwrap_err();
         assert!(why.contains("does not parse"), "{why}");
-        let no_defs = r#"{"version":"1.0","insts":[{"kind":"L","value":"L0000"},{"kind":"I","id":0,"op":"nop"}]}"#;
-        let why = from_json(Ok(no_defs.into()), no_text, &k, &nk, &p).unwrap_err();
+        let no_insts = r#"{"version":"1.0","platform":"xehpc"}"#;
+        let why = from_json(Ok(no_insts.into()), no_text, &k, &nk, &p).unwrap_err();
         assert_eq!(
             why,
-            "no analysis of its code: IGA's JSON has no live register totals (no `liveTotals`: IGA ignored the definitions option)"
+            "no analysis of its code: IGA's JSON has neither `insts` nor `elems`"
         );
 
         let mut entry = crate::report::KernelEntry::from_match(1, &k);

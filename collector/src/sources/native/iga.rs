@@ -341,17 +341,24 @@ impl Iga {
         self.format(platform, code, TEXT_OPTS)
     }
 
-    /// IGA's JSON of `code` with its dataflow (`-Xprint-json
-    /// -Xprint-defs`): the blocks with their predecessors and successors,
-    /// and per instruction its syntax, definitions, uses and live register
-    /// totals. Its instructions are those of [`Iga::disassemble`], in the
+    /// IGA's JSON of `code` (`-Xprint-json`): the blocks with their
+    /// predecessors and successors, and per instruction its syntax and
+    /// operands; with `dataflow` (`-Xprint-defs`), also IGA's definitions,
+    /// uses and live register totals, which take IGA seconds on a large
+    /// kernel. Its instructions are those of [`Iga::disassemble`], in the
     /// same order.
-    pub fn disassemble_json(&self, platform: &Platform, code: &[u8]) -> Result<String, IgaError> {
-        self.format(
-            platform,
-            code,
-            TEXT_OPTS | FORMATTING_OPT_PRINT_JSON | FORMATTING_OPT_PRINT_DEFS,
-        )
+    pub fn disassemble_json(
+        &self,
+        platform: &Platform,
+        code: &[u8],
+        dataflow: bool,
+    ) -> Result<String, IgaError> {
+        let defs = if dataflow {
+            FORMATTING_OPT_PRINT_DEFS
+        } else {
+            0
+        };
+        self.format(platform, code, TEXT_OPTS | FORMATTING_OPT_PRINT_JSON | defs)
     }
 
     /// `code` disassembled for `platform` with IGA's formatting options

@@ -192,6 +192,9 @@
       blocks,
       loops,
       live: Array.isArray(a.live_grf) ? a.live_grf : null,
+      spilled: Array.isArray(a.spilled_grf) && a.spilled_grf.length === (a.live_grf || []).length ? a.spilled_grf : null,
+      peakLive: peak ? peak.live : undefined,
+      peakSpilled: peak ? peak.spilled : undefined,
       budget: a.budget,
       peak: peak ? peak.grf : undefined,
       peakAt: peak ? peak.instruction : undefined,
@@ -351,8 +354,10 @@
     const W = 900;
     const H = 160;
     const pad = 30;
-    const peak = flow.peak != null ? flow.peak : Math.max(...live);
-    const peakAt = flow.peakAt != null ? flow.peakAt : live.indexOf(Math.max(...live));
+    // Pressure: live registers, and with spilled values those held in scratch.
+    const demand = flow.spilled ? live.map((v, i) => v + (Number(flow.spilled[i]) || 0)) : live;
+    const peak = flow.peak != null ? flow.peak : Math.max(...demand);
+    const peakAt = flow.peakAt != null ? flow.peakAt : demand.indexOf(Math.max(...demand));
     const top = Math.max(peak, flow.budget || 0, 1) * 1.1;
     const x = (i) => pad + ((W - 2 * pad) * i) / Math.max(1, n - 1);
     const y = (v) => H - pad + -((H - 2 * pad) * v) / top;
@@ -371,11 +376,15 @@
     }
     const pts = live.map((v, i) => `${x(i).toFixed(1)},${y(v).toFixed(1)}`).join(" ");
     g.append(svg("polyline", { class: "live", points: pts }));
+    if (flow.spilled) {
+      const dpts = demand.map((v, i) => `${x(i).toFixed(1)},${y(v).toFixed(1)}`).join(" ");
+      g.append(svg("polyline", { class: "demand", points: dpts }));
+    }
     for (const [cls, list] of [["spill", marks.spill], ["fill", marks.fill]]) {
       for (const i of list) g.append(svg("line", { class: `site ${cls}`, x1: x(i), y1: H - pad, x2: x(i), y2: pad / 2, "data-instruction": i }));
     }
     g.append(svg("circle", { class: "peak", cx: x(peakAt), cy: y(peak), r: 4 }));
-    g.append(svg("text", { class: "peak-label", x: Math.min(x(peakAt) + 6, W - 150), y: y(peak) - 6, text: `peak ${peak} GRF at instruction ${peakAt}` }));
+    g.append(svg("text", { class: "peak-label", x: Math.min(x(peakAt) + 6, W - (flow.peakSpilled ? 290 : 150)), y: y(peak) - 6, text: `peak ${peak} GRF at instruction ${peakAt}${flow.peakSpilled ? ` (${flow.peakLive} live, ${flow.peakSpilled} spilled)` : ""}` }));
     g.addEventListener("click", (ev) => {
       const r = g.getBoundingClientRect();
       const i = Math.round(((ev.clientX - r.left) * (W / r.width) - pad) / ((W - 2 * pad) / Math.max(1, n - 1)));
