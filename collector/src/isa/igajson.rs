@@ -138,8 +138,10 @@ struct Elem {
 struct Src {
     kind: Option<String>,
     target: Option<String>,
-    /// An immediate's value, as IGA writes it (`0x20F3100`, `-8`, `1.5`).
-    value: Option<serde_json::Value>,
+    /// An immediate's value, from what IGA writes (`0x20F3100`, `-8`; not
+    /// `1.5`).
+    #[serde(default, deserialize_with = "immediate")]
+    value: Option<u64>,
     reg: Option<Reg>,
     rgn: Option<Rgn>,
     #[serde(rename = "type")]
@@ -165,12 +167,75 @@ struct Reg {
 
 #[derive(Deserialize)]
 struct Rgn {
-    #[serde(rename = "Vt", alias = "v")]
-    vt: Option<serde_json::Value>,
-    #[serde(rename = "Wi", alias = "w")]
-    wi: Option<serde_json::Value>,
-    #[serde(rename = "Hz", alias = "h")]
-    hz: Option<serde_json::Value>,
+    #[serde(rename = "Vt", alias = "v", default, deserialize_with = "number")]
+    vt: Option<u32>,
+    #[serde(rename = "Wi", alias = "w", default, deserialize_with = "number")]
+    wi: Option<u32>,
+    #[serde(rename = "Hz", alias = "h", default, deserialize_with = "number")]
+    hz: Option<u32>,
+}
+
+/// An immediate's bits: hexadecimal (`0x20F3100`) or a decimal integer.
+fn immediate<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<u64>, D::Error> {
+    struct V;
+    impl<'de> serde::de::Visitor<'de> for V {
+        type Value = Option<u64>;
+        fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+            f.write_str("an immediate value")
+        }
+        fn visit_str<E>(self, v: &str) -> Result<Self::Value, E> {
+            Ok(match v.strip_prefix("0x") {
+                Some(h) => u64::from_str_radix(h, 16).ok(),
+                None => v.parse::<i64>().ok().map(|n| n as u64),
+            })
+        }
+        fn visit_u64<E>(self, v: u64) -> Result<Self::Value, E> {
+            Ok(Some(v))
+        }
+        fn visit_i64<E>(self, v: i64) -> Result<Self::Value, E> {
+            Ok(Some(v as u64))
+        }
+        fn visit_f64<E>(self, _: f64) -> Result<Self::Value, E> {
+            Ok(None)
+        }
+        fn visit_unit<E>(self) -> Result<Self::Value, E> {
+            Ok(None)
+        }
+        fn visit_bool<E>(self, _: bool) -> Result<Self::Value, E> {
+            Ok(None)
+        }
+    }
+    d.deserialize_any(V)
+}
+
+/// A number, or `None` for anything else (`"VxH"`, `null`).
+fn number<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<u32>, D::Error> {
+    struct V;
+    impl<'de> serde::de::Visitor<'de> for V {
+        type Value = Option<u32>;
+        fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+            f.write_str("a region number")
+        }
+        fn visit_u64<E>(self, v: u64) -> Result<Self::Value, E> {
+            Ok(u32::try_from(v).ok())
+        }
+        fn visit_i64<E>(self, v: i64) -> Result<Self::Value, E> {
+            Ok(u32::try_from(v).ok())
+        }
+        fn visit_f64<E>(self, _: f64) -> Result<Self::Value, E> {
+            Ok(None)
+        }
+        fn visit_str<E>(self, _: &str) -> Result<Self::Value, E> {
+            Ok(None)
+        }
+        fn visit_unit<E>(self) -> Result<Self::Value, E> {
+            Ok(None)
+        }
+        fn visit_bool<E>(self, _: bool) -> Result<Self::Value, E> {
+            Ok(None)
+        }
+    }
+    d.deserialize_any(V)
 }
 
 #[derive(Deserialize)]
@@ -281,25 +346,17 @@ fn grf(r: &Option<Reg>) -> Option<u32> {
     (r.rn.as_deref() == Some("r")).then(|| r.r.unwrap_or(0))
 }
 
-/// A region number (`VxH` and the like, which are not: `None`).
-fn num(v: &Option<serde_json::Value>) -> Option<u32> {
-    v.as_ref()?.as_u64().map(|n| n as u32)
-}
-
 fn operand(s: Src) -> Operand {
     match s.kind.as_deref() {
         Some("RD") | Some("MACRO") | Some("MA") => {
             let Some(reg) = s.reg.as_ref() else {
                 return Operand::Other;
             };
-            let rgn = s
-                .rgn
-                .as_ref()
-                .and_then(|g| match (num(&g.vt), num(&g.wi), num(&g.hz)) {
-                    (Some(v), Some(w), Some(h)) => Some((v, w, h)),
-                    (None, None, Some(h)) => Some((0, 0, h)),
-                    _ => None,
-                });
+            let rgn = s.rgn.as_ref().and_then(|g| match (g.vt, g.wi, g.hz) {
+                (Some(v), Some(w), Some(h)) => Some((v, w, h)),
+                (None, None, Some(h)) => Some((0, 0, h)),
+                _ => None,
+            });
             Operand::Region {
                 grf: reg.rn.as_deref() == Some("r"),
                 reg: reg.r.unwrap_or(0),
@@ -324,15 +381,7 @@ fn operand(s: Src) -> Operand {
                 surface: s.surf.and_then(|f| f.ty).or(s.stype).unwrap_or_default(),
             }
         }
-        Some("IM") => s
-            .value
-            .as_ref()
-            .and_then(|v| v.as_str())
-            .and_then(|v| match v.strip_prefix("0x") {
-                Some(h) => u64::from_str_radix(h, 16).ok(),
-                None => v.parse::<i64>().ok().map(|n| n as u64),
-            })
-            .map_or(Operand::Other, Operand::Immediate),
+        Some("IM") => s.value.map_or(Operand::Other, Operand::Immediate),
         _ => Operand::Other,
     }
 }

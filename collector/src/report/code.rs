@@ -58,19 +58,33 @@ struct JsonCache {
 /// A code: its platform's `iga_gen` and its SHA-256.
 type CodeKey = (u32, [u8; 32]);
 
-/// One code's JSON, made by the first kernel that needs it.
-type JsonCell = OnceLock<Result<String, IgaError>>;
+/// One code's JSON, read, made by the first kernel that needs it (or why
+/// there is none).
+type JsonCell = OnceLock<Result<Arc<igajson::Code>, String>>;
 
 impl JsonCache {
-    fn json(&self, iga: &Iga, platform: &Platform, code: &[u8]) -> Result<String, IgaError> {
+    fn code(
+        &self,
+        iga: &Iga,
+        platform: &Platform,
+        code: &[u8],
+    ) -> Result<Arc<igajson::Code>, String> {
         let key = (platform.iga_gen, Sha256::digest(code).into());
         let cell = {
             let mut map = self.codes.lock().unwrap_or_else(|e| e.into_inner());
             Arc::clone(map.entry(key).or_default())
         };
-        cell.get_or_init(|| iga.disassemble_json(platform, code, self.dataflow))
-            .clone()
+        cell.get_or_init(|| {
+            read_json(iga.disassemble_json(platform, code, self.dataflow)).map(Arc::new)
+        })
+        .clone()
     }
+}
+
+/// IGA's JSON (or its error), read.
+fn read_json(json: Result<String, IgaError>) -> Result<igajson::Code, String> {
+    let json = json.map_err(|e| format!("IGA gave no JSON of its code: {e}"))?;
+    igajson::parse(&json).map_err(|e| format!("no analysis of its code: {e}"))
 }
 
 /// A kernel's analysis, or why there is none.
@@ -200,9 +214,9 @@ fn analyse(k: &KernelMatch, program: &Program, igas: &Igas) -> Outcome {
         .get_or_init(|| Iga::load().map_err(|e| e.to_string()))
         .as_ref()
         .map_err(|e| format!("no analysis of its code: {e}"))?;
-    let json = igas.cache.json(iga, platform, &kernel.code);
+    let code = igas.cache.code(iga, platform, &kernel.code)?;
     let text = || iga.disassemble(platform, &kernel.code);
-    from_json(json, text, k, kernel, platform)
+    from_code((*code).clone(), text, k, kernel, platform)
 }
 
 /// The analysis from IGA's JSON (or its error), with the ISA text shown for
@@ -214,8 +228,17 @@ pub fn from_json(
     kernel: &NativeKernel,
     platform: &Platform,
 ) -> Outcome {
-    let json = json.map_err(|e| format!("IGA gave no JSON of its code: {e}"))?;
-    let mut code = igajson::parse(&json).map_err(|e| format!("no analysis of its code: {e}"))?;
+    from_code(read_json(json)?, iga_text, k, kernel, platform)
+}
+
+/// [`from_json`] of the JSON read.
+fn from_code(
+    mut code: igajson::Code,
+    iga_text: impl FnOnce() -> Result<String, IgaError>,
+    k: &KernelMatch,
+    kernel: &NativeKernel,
+    platform: &Platform,
+) -> Outcome {
     let n = code.insts.len();
     let shown = k
         .chosen_file()
