@@ -49,8 +49,9 @@
 #              all comes from native module binaries (100 modules of 100
 #              kernels, bench/gen_native_capture.py): IGA's disassembly of
 #              every kernel, time and peak memory
-#   reading    the analysis of each kernel's code (`flow`: IGA's JSON with its
-#              dataflow, blocks, loops, live GRF): `collect` of the capture of
+#   reading    the analysis of each kernel's code (`flow`: IGA's JSON of it,
+#              and the collector's own liveness over its operands: blocks,
+#              loops, live GRF): `collect` of the capture of
 #              `binaries` (10,000 launched kernels, 100 distinct codes) with
 #              and without it (XPU_ASM_NO_FLOW=1), interleaved: the time it
 #              adds; then the same on one module of 100 kernels (100
@@ -1275,7 +1276,7 @@ if "bin_wall_s" in res or "bin_skipped" in res:
               f"CPU {f('bin_cpu_s', '{:.2f}')} s, peak RSS {float(res['bin_maxrss_kib']) / 1024:.0f} MiB, matched {g('bin_0_matched')}")
 if "read_many_added_s" in res or "read_skipped" in res:
     print()
-    print("8b. The analysis of each kernel's code (flow: IGA's JSON with its dataflow), added to collect")
+    print("8b. The analysis of each kernel's code (flow: IGA's JSON and the collector's liveness), added to collect")
     if "read_skipped" in res:
         print(f"   skipped: {g('read_skipped')}")
     else:

@@ -1007,7 +1007,8 @@ fn both_liveness(platform: &Platform, code: &[u8]) -> Vec<(Option<u64>, Option<u
     };
     let theirs = igajson::parse(&iga().disassemble_json(platform, code, true).unwrap()).unwrap();
     let mut ours = igajson::parse(&iga().disassemble_json(platform, code, false).unwrap()).unwrap();
-    flow::analyze(&mut ours, &inputs);
+    let f = flow::analyze(&mut ours, &inputs);
+    assert_eq!(f.liveness, "operands");
     assert_eq!(theirs.insts.len(), ours.insts.len());
     theirs
         .insts
@@ -1033,34 +1034,16 @@ fn at_least_igas(device: &str, platform: &Platform, name: &[u8], code: &[u8]) {
 /// Compares the two analyses on one kernel's code; the instructions
 /// compared.
 fn same_liveness(device: &str, platform: &Platform, name: &[u8], code: &[u8]) -> usize {
-    use xpu_asm_collector::isa::{flow, igajson};
     let name = String::from_utf8_lossy(name);
-    let grf = if platform.iga_gen >= (1 << 24) | 4 {
-        64
-    } else {
-        32
-    };
-    let inputs = flow::Inputs {
-        classes: &[],
-        lines: None,
-        grf_bytes: grf,
-        budget: None,
-    };
-    let theirs = igajson::parse(&iga().disassemble_json(platform, code, true).unwrap()).unwrap();
-    let mut ours = igajson::parse(&iga().disassemble_json(platform, code, false).unwrap()).unwrap();
-    let f = flow::analyze(&mut ours, &inputs);
-    assert_eq!(f.liveness, "operands");
-    assert!(theirs.insts.iter().all(|i| i.live_bytes.is_some()));
-    assert_eq!(theirs.insts.len(), ours.insts.len(), "{device} {name}");
-    for (i, (t, o)) in theirs.insts.iter().zip(&ours.insts).enumerate() {
+    let both = both_liveness(platform, code);
+    for (i, (t, o, op)) in both.iter().enumerate() {
+        assert!(t.is_some(), "{device} {name}: IGA gave no live totals");
         assert_eq!(
-            o.live_bytes,
-            t.live_bytes,
-            "{:?}: {device} {name}: live GRF bytes before instruction {i} ({} {})",
-            stack(),
-            t.op,
-            t.subop
+            o,
+            t,
+            "{:?}: {device} {name}: live GRF bytes before instruction {i} ({op})",
+            stack()
         );
     }
-    ours.insts.len()
+    both.len()
 }
