@@ -136,7 +136,7 @@ pub fn igc1_module_hash(spirv: &[u8]) -> u64 {
     if !rest.is_empty() {
         let mut last = [0u8; 4];
         last[..rest.len()].copy_from_slice(rest);
-        (a, hi, lo) = mix(a ^ u32::from_le_bytes(last), hi, lo);
+        (_, hi, lo) = mix(a ^ u32::from_le_bytes(last), hi, lo);
     }
     (u64::from(hi) << 32) | u64::from(lo)
 }
