@@ -121,14 +121,11 @@ fn module_jobs(dir: &Path, rec: &ProcessRecord, folder: &DumpFolder) -> Vec<Modu
         if attempts.is_empty() {
             continue;
         }
-        let device = m
-            .device
-            .and_then(|d| rec.devices.get(&d))
-            .map(|d| Device {
-                product: None,
-                device_id: Some(d.device_id),
-                ip_version: d.ip_version,
-            });
+        let device = m.device.and_then(|d| rec.devices.get(&d)).map(|d| Device {
+            product: None,
+            device_id: Some(d.device_id),
+            ip_version: d.ip_version,
+        });
         let job = by_binary.entry(file.to_string()).or_insert(ModuleJob {
             binary: dir.join(file),
             device,
@@ -216,17 +213,31 @@ mod tests {
     #[test]
     fn line_information_is_told_from_the_spirv() {
         // OpCapability Addresses; OpLine %file 7 3.
-        assert!(spirv_has_lines(&module(&[0x0002_0011, 4, 0x0004_0008, 1, 7, 3])));
+        assert!(spirv_has_lines(&module(&[
+            0x0002_0011,
+            4,
+            0x0004_0008,
+            1,
+            7,
+            3
+        ])));
         // OpExtInstImport %1 "OpenCL.DebugInfo.100".
         let mut name = b"OpenCL.DebugInfo.100\0\0\0\0".to_vec();
         name.truncate(24);
         let mut words = vec![0x0008_000b, 1];
-        words.extend(name.chunks(4).map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]])));
+        words.extend(
+            name.chunks(4)
+                .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]])),
+        );
         assert!(spirv_has_lines(&module(&words)));
         // OpExtInstImport %1 "OpenCL.std": no lines.
         let std_name = b"OpenCL.std\0\0";
         let mut words = vec![0x0005_000b, 1];
-        words.extend(std_name.chunks(4).map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]])));
+        words.extend(
+            std_name
+                .chunks(4)
+                .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]])),
+        );
         assert!(!spirv_has_lines(&module(&words)));
         // A zero word count ends the walk; not SPIR-V at all is no lines.
         assert!(!spirv_has_lines(&module(&[0, 0x0004_0008])));
