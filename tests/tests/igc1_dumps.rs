@@ -345,9 +345,7 @@ fn a_light_capture_of_g_builds_says_how_to_get_source_lines() {
         Stack::Debian12 => {
             assert!(warned, "{}", light.ctx());
             assert!(scale["source"].is_null(), "{scale:#}");
-            let mut cmd_env = vec![];
-            cmd_env.push(("IGC_ShaderDumpEnable", "1"));
-            let full = capture(tmp.path(), "g-full", "-g", &cmd_env);
+            let full = capture(tmp.path(), "g-full", "-g", &[("IGC_ShaderDumpEnable", "1")]);
             let fr = full.report();
             let k = fr["kernels"]
                 .as_array()
