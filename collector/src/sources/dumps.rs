@@ -667,7 +667,6 @@ pub fn scan_dumps(
         // Every path was scanned above.
         folders.push(f.unwrap_or_default());
     }
-    super::light::verify_from_binaries(dir, recs, &mut folders, stop, warnings)?;
     Ok((locations, folders))
 }
 
