@@ -198,10 +198,13 @@ fn set_dump_env(
         };
         set_one(name, ours, mine, current, isa_binary, &mut owned, &mut env);
     }
-    if light {
-        for (name, ours) in IGC1_DUMP_ENV {
-            let mine = owned_before.iter().any(|o| o == name);
+    for (name, ours) in IGC1_DUMP_ENV {
+        let mine = owned_before.iter().any(|o| o == name);
+        if light {
             set_one(name, ours, mine, getenv(name), false, &mut owned, &mut env);
+        } else if mine {
+            // A parent process of this run had light dumps; this one not.
+            unsetenv(name);
         }
     }
     setenv(OWNED_ENV, &owned.join(","));
