@@ -59,7 +59,9 @@
 #              10,000 distinct codes would add
 #   sycl       the real SYCL workload (tests/sycl/ops.py in the venv of
 #              scripts/sycl-venv.sh, created if missing: 1.4 GB) run plain,
-#              under xpu-asm-run (default), and with --isa binary,
+#              under xpu-asm-run (default: IGC 1's light dumps), with IGC's
+#              full dumps (IGC_ShaderDumpEnable=1, the default before), and
+#              with --isa binary,
 #              interleaved: wall and CPU time, IGC dump bytes; each as the
 #              median of its per-round ratios to the plain run of that round
 #   sycl-sid   the same on the other stack, inside the Debian sid root
@@ -828,16 +830,22 @@ if want sycl; then
     else
         SYCL_OUT="$WORK/sycl-out"
         for ((r = 0; r < SYCL_ROUNDS; r++)); do
-            for v in plain default binary; do
+            for v in plain default full binary; do
                 log "sycl: $v ($((r + 1))/$SYCL_ROUNDS)"
                 rm -rf "$SYCL_OUT"
                 cmd=("$VENV/bin/python" "$ROOT/tests/sycl/ops.py" 20)
+                full=()
                 case $v in
                 default) cmd=("$RUNNER" --emulate pvc -q -o "$SYCL_OUT" -- "${cmd[@]}") ;;
+                # IGC 1's full dumps, as xpu-asm-run had them before its light ones.
+                full)
+                    full=(IGC_ShaderDumpEnable=1)
+                    cmd=("$RUNNER" --emulate pvc -q -o "$SYCL_OUT" -- "${cmd[@]}")
+                    ;;
                 binary) cmd=("$RUNNER" --emulate pvc -q --isa binary -o "$SYCL_OUT" -- "${cmd[@]}") ;;
                 esac
                 env -u SYCL_CACHE_PERSISTENT -u NEO_CACHE_PERSISTENT -u l0_cache_dir -u IGC_ShaderDumpEnable \
-                    ONEAPI_DEVICE_SELECTOR=level_zero:gpu LD_LIBRARY_PATH="$VENV/lib" PYTHONNOUSERSITE=1 \
+                    "${full[@]}" ONEAPI_DEVICE_SELECTOR=level_zero:gpu LD_LIBRARY_PATH="$VENV/lib" PYTHONNOUSERSITE=1 \
                     PYTHONDONTWRITEBYTECODE=1 /usr/bin/time -f "%e %U %S" -o "$WORK/time.txt" "${cmd[@]}" >/dev/null ||
                     log "sycl: $v failed (status $?)"
                 read -r wall user sys <"$WORK/time.txt"
@@ -854,7 +862,7 @@ if want sycl; then
         python3 - "$RESULTS" >>"$RESULTS" <<'PY'
 import statistics, sys
 res = dict(l.rstrip("\n").split("=", 1) for l in open(sys.argv[1]) if "=" in l)
-for v in ("plain", "default", "binary"):
+for v in ("plain", "default", "full", "binary"):
     for k in ("wall_s", "cpu_s", "dump_bytes", "modules_bytes"):
         vals = [float(x) for key, x in res.items()
                 if key.startswith(f"sycl_{v}_") and key.endswith("_" + k) and key.split("_")[2].isdigit()]
@@ -870,6 +878,12 @@ for v in ("plain", "default", "binary"):
             r += 1
         if ratios:
             print(f"sycl_{v}_ratio={statistics.median(ratios):g}")
+        r, cpu = 0, []
+        while f"sycl_{v}_{r}_cpu_s" in res and f"sycl_plain_{r}_cpu_s" in res:
+            cpu.append(float(res[f"sycl_{v}_{r}_cpu_s"]) / float(res[f"sycl_plain_{r}_cpu_s"]))
+            r += 1
+        if cpu:
+            print(f"sycl_{v}_cpu_ratio={statistics.median(cpu):g}")
     m = res.get(f"sycl_{v}_0_matched")
     if m:
         print(f"sycl_{v}_matched={m}")
@@ -1290,17 +1304,18 @@ if "sycl_plain_wall_s" in res or "sycl_skipped" in res:
     if "sycl_skipped" in res:
         print(f"   skipped: {g('sycl_skipped')}")
     else:
-        print(f"   {'run':<26} {'wall s':>7} {'[quartiles]':>12} {'ratio':>7} {'CPU s':>7} {'IGC dumps':>10} {'binaries':>9} {'matched':>8}")
+        print(f"   {'run':<26} {'wall s':>7} {'[quartiles]':>12} {'ratio':>7} {'CPU s':>7} {'CPU x':>6} {'IGC dumps':>10} {'binaries':>9} {'matched':>8}")
         for v, title in (("plain", "plain (no xpu-asm)"), ("default", "xpu-asm-run (dumps)"),
-                         ("binary", "xpu-asm-run --isa binary")):
+                         ("full", "  IGC_ShaderDumpEnable=1"), ("binary", "xpu-asm-run --isa binary")):
             if f"sycl_{v}_wall_s" not in res:
                 continue
             dump = f"{float(res[f'sycl_{v}_dump_bytes']) / 1e6:.1f} MB" if f"sycl_{v}_dump_bytes" in res else "-"
             mods = f"{float(res[f'sycl_{v}_modules_bytes']) / 1e3:.0f} KB" if f"sycl_{v}_modules_bytes" in res else "-"
             quart = f"{f(f'sycl_{v}_wall_s_q1', '{:.2f}')}-{f(f'sycl_{v}_wall_s_q3', '{:.2f}')}"
             ratio = f(f"sycl_{v}_ratio", "{:.3f}") if v != "plain" else ""
+            cpu = f(f"sycl_{v}_cpu_ratio", "{:.3f}") if v != "plain" else ""
             print(f"   {title:<26} {f(f'sycl_{v}_wall_s', '{:.2f}'):>7} {quart:>12} {ratio:>7} "
-                  f"{f(f'sycl_{v}_cpu_s', '{:.2f}'):>7} {dump:>10} {mods:>9} {g(f'sycl_{v}_matched', ''):>8}")
+                  f"{f(f'sycl_{v}_cpu_s', '{:.2f}'):>7} {cpu:>6} {dump:>10} {mods:>9} {g(f'sycl_{v}_matched', ''):>8}")
 if "ssid_plain_wall_s" in res or "ssid_skipped" in res:
     print()
     print("10. The sid stack's SYCL workload (inside the sid root: NEO 26, IGC 2; tests/sycl/dpnp_ops.py on")

@@ -125,7 +125,7 @@ fn scan_sources(
     warnings: &mut Vec<String>,
 ) -> Result<Sources, CollectError> {
     let recs = &recorded.recs;
-    let (locations, folders) = scan_dumps(
+    let (locations, mut folders) = scan_dumps(
         dir,
         recs,
         &recorded.state.final_binary,
@@ -134,6 +134,9 @@ fn scan_sources(
         warnings,
     )
     .map_err(|_| CollectError::Interrupted(dir.to_path_buf()))?;
+    // IGC 1's light dumps: the kept attempts from the module binaries.
+    crate::sources::light::verify_from_binaries(dir, recs, &mut folders, stop, warnings)
+        .map_err(|_| CollectError::Interrupted(dir.to_path_buf()))?;
     progress("disassembling module binaries");
     let requests = binary_requests(&inputs(recs, &folders));
     let binaries = ModuleBinaries::prepare(dir, &requests, stop);

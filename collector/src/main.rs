@@ -369,6 +369,15 @@ fn child_command(a: &RunArgs, interposer: &Path, dir: &Path) -> ChildCommand {
         IsaMode::Binary => env.push((xpu_asm_record::ISA_ENV.into(), "binary".into())),
         IsaMode::Dump => unset.push(xpu_asm_record::ISA_ENV.into()),
     }
+    // IGC 1 alone here: its light dumps (record::IGC_ENV); the
+    // interposer falls back to the full ones wherever this is not set.
+    let igc1 = a.isa == IsaMode::Dump
+        && a.report.keep != xpu_asm_collector::report::files::Keep::All
+        && xpu_asm_collector::sources::native::iga::only_igc() == Some(1);
+    match igc1 {
+        true => env.push((xpu_asm_record::IGC_ENV.into(), "1".into())),
+        false => unset.push(xpu_asm_record::IGC_ENV.into()),
+    }
     // `--keep all` keeps every file IGC wrote: IGC then writes them all.
     match a.report.keep {
         xpu_asm_collector::report::files::Keep::All => {

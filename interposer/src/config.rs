@@ -8,8 +8,8 @@ use std::ffi::{CStr, CString};
 use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::OnceLock;
 use xpu_asm_record::{
-    ranks, DUMPS_DIR, DUMPS_ENV, DUMP_ENV, DUMP_FILTER, DUMP_FILTER_ENV, ISA_ENV, OUT_ENV,
-    OWNED_ENV,
+    ranks, DUMPS_DIR, DUMPS_ENV, DUMP_ENV, DUMP_FILTER, DUMP_FILTER_ENV, IGC1_DUMP_ENV, IGC_ENV,
+    ISA_ENV, OUT_ENV, OWNED_ENV,
 };
 
 pub struct Config {
@@ -31,6 +31,9 @@ pub struct Config {
     /// `XPU_ASM_ISA=binary`: ISA from module binaries only, so the IGC dump
     /// and cache variables are left as the user has them.
     pub isa_binary: bool,
+    /// IGC 1's light dumps ([`IGC_ENV`]): IGC writes only the `.asm` and
+    /// `.dat` files, and the interposer each SPIR-V module's `.spv`.
+    pub igc1_light: bool,
 }
 
 static CONFIG: OnceLock<Option<Config>> = OnceLock::new();
@@ -66,6 +69,14 @@ fn getenv(name: &str) -> Option<String> {
     }
     // SAFETY: non-null result of getenv is a NUL-terminated string.
     Some(unsafe { CStr::from_ptr(p) }.to_string_lossy().into_owned())
+}
+
+fn unsetenv(name: &str) {
+    if let Ok(n) = CString::new(name) {
+        // SAFETY: a valid C string; this runs in the constructor, before
+        // the program starts threads of its own.
+        unsafe { libc::unsetenv(n.as_ptr()) };
+    }
 }
 
 fn setenv(name: &str, value: &str) {
@@ -126,7 +137,7 @@ fn load() -> Option<Config> {
     );
     let ours_abs = format!("{}/{ours_rel}", out.trim_end_matches('/'));
     let isa_binary = getenv(ISA_ENV).is_some_and(|v| v == "binary");
-    let env = set_dump_env(&owned_before, &ours_abs, isa_binary);
+    let (env, igc1_light) = set_dump_env(&owned_before, &ours_abs, isa_binary);
     let dump_abs = env
         .iter()
         .find(|(n, _, _)| n == "IGC_DumpToCustomDir")
@@ -146,41 +157,37 @@ fn load() -> Option<Config> {
         token,
         rank: ranks::from_env(getenv),
         isa_binary,
+        igc1_light,
     })
 }
 
 /// Sets each variable of [`DUMP_ENV`] that the user did not set (none with
 /// `--isa binary`), lists them in [`OWNED_ENV`] for child processes, and
-/// returns what the record says of each: `(name, value, set_by_user)`.
-/// `ours_abs` is this process's dump folder.
+/// returns what the record says of each: `(name, value, set_by_user)`, and
+/// whether IGC 1 makes light dumps ([`light_dumps`]). `ours_abs` is this
+/// process's dump folder.
 fn set_dump_env(
     owned_before: &[String],
     ours_abs: &str,
     isa_binary: bool,
-) -> Vec<(String, String, bool)> {
+) -> (Vec<(String, String, bool)>, bool) {
     // `--keep all`: IGC writes every dump file, unfiltered.
     let all_dumps = getenv(DUMPS_ENV).is_some_and(|v| v == "all");
+    let light = light_dumps(owned_before, isa_binary, all_dumps);
     let mut owned = Vec::new();
     let mut env = Vec::new();
     for (name, default) in DUMP_ENV {
         let mine = owned_before.iter().any(|o| o == name);
         let current = getenv(name);
         if name == DUMP_FILTER_ENV && !isa_binary {
-            // A filter of the user's stays one, next to ours: IGC writes
-            // what either matches.
-            let user = current.and_then(|v| if mine { users_filter(&v) } else { Some(v) });
-            match user {
-                Some(u) => {
-                    setenv(name, &format!("{u}|{DUMP_FILTER}"));
-                    owned.push(name);
-                    env.push((name.to_string(), u, true));
-                }
-                None if all_dumps => {}
-                None => {
-                    setenv(name, DUMP_FILTER);
-                    owned.push(name);
-                    env.push((name.to_string(), DUMP_FILTER.to_string(), false));
-                }
+            set_filter(mine, current, all_dumps, &mut owned, &mut env);
+            continue;
+        }
+        if name == "IGC_ShaderDumpEnable" && light {
+            // Replaced by IGC 1's light variables below; one a parent
+            // process of this run set goes.
+            if mine {
+                unsetenv(name);
             }
             continue;
         }
@@ -189,20 +196,79 @@ fn set_dump_env(
         } else {
             default
         };
-        match current {
-            Some(v) if !mine => env.push((name.to_string(), v, true)),
-            // No dumps wanted: IGC's and the caches' settings stay the
-            // user's (a cache hit still has its binary).
-            _ if isa_binary => {}
-            _ => {
-                setenv(name, ours);
-                owned.push(name);
-                env.push((name.to_string(), ours.to_string(), false));
-            }
+        set_one(name, ours, mine, current, isa_binary, &mut owned, &mut env);
+    }
+    for (name, ours) in IGC1_DUMP_ENV {
+        let mine = owned_before.iter().any(|o| o == name);
+        if light {
+            set_one(name, ours, mine, getenv(name), false, &mut owned, &mut env);
+        } else if mine {
+            // A parent process of this run had light dumps; this one not.
+            unsetenv(name);
         }
     }
     setenv(OWNED_ENV, &owned.join(","));
-    env
+    (env, light)
+}
+
+/// Whether IGC 1 gets [`IGC1_DUMP_ENV`] in place of
+/// `IGC_ShaderDumpEnable`: `xpu-asm-run` said NEO loads IGC 1
+/// ([`IGC_ENV`]), dumps are wanted, not all of them (`--keep all`), and the
+/// user did not set `IGC_ShaderDumpEnable` (their value, either way, keeps
+/// IGC's full dumps or none).
+fn light_dumps(owned_before: &[String], isa_binary: bool, all_dumps: bool) -> bool {
+    let users_enable = getenv("IGC_ShaderDumpEnable").is_some()
+        && !owned_before.iter().any(|o| o == "IGC_ShaderDumpEnable");
+    !isa_binary && !all_dumps && !users_enable && getenv(IGC_ENV).is_some_and(|v| v == "1")
+}
+
+/// One variable: the user's value kept, or ours set (none with `--isa
+/// binary`, which leaves IGC's and the caches' settings as the user has
+/// them: a cache hit still has its binary).
+fn set_one<'a>(
+    name: &'a str,
+    ours: &str,
+    mine: bool,
+    current: Option<String>,
+    isa_binary: bool,
+    owned: &mut Vec<&'a str>,
+    env: &mut Vec<(String, String, bool)>,
+) {
+    match current {
+        Some(v) if !mine => env.push((name.to_string(), v, true)),
+        _ if isa_binary => {}
+        _ => {
+            setenv(name, ours);
+            owned.push(name);
+            env.push((name.to_string(), ours.to_string(), false));
+        }
+    }
+}
+
+/// IGC's dump filter: a filter of the user's stays one, next to ours (IGC
+/// writes what either matches); none of ours with `--keep all`.
+fn set_filter(
+    mine: bool,
+    current: Option<String>,
+    all_dumps: bool,
+    owned: &mut Vec<&'static str>,
+    env: &mut Vec<(String, String, bool)>,
+) {
+    let name = DUMP_FILTER_ENV;
+    let user = current.and_then(|v| if mine { users_filter(&v) } else { Some(v) });
+    match user {
+        Some(u) => {
+            setenv(name, &format!("{u}|{DUMP_FILTER}"));
+            owned.push(name);
+            env.push((name.to_string(), u, true));
+        }
+        None if all_dumps => {}
+        None => {
+            setenv(name, DUMP_FILTER);
+            owned.push(name);
+            env.push((name.to_string(), DUMP_FILTER.to_string(), false));
+        }
+    }
 }
 
 /// The user's part of a filter a parent process of this run set: `None`

@@ -55,6 +55,27 @@ fn errno_str() -> String {
     std::io::Error::last_os_error().to_string()
 }
 
+/// Writes `dir/name` unless a file of that size is there: under a
+/// temporary name, then renamed, so the final name never holds half a file.
+pub fn write_once(dir: &str, name: &str, bytes: &[u8]) -> Result<(), String> {
+    let path = format!("{dir}/{name}");
+    if std::fs::metadata(&path).is_ok_and(|m| m.len() == bytes.len() as u64) {
+        return Ok(());
+    }
+    std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {dir}: {e}"))?;
+    // SAFETY: getpid has no preconditions.
+    let pid = unsafe { libc::getpid() };
+    let tmp = format!("{dir}/.{name}.{pid}.tmp");
+    std::fs::write(&tmp, bytes).map_err(|e| {
+        let _ = std::fs::remove_file(&tmp);
+        format!("cannot write {tmp}: {e}")
+    })?;
+    std::fs::rename(&tmp, &path).map_err(|e| {
+        let _ = std::fs::remove_file(&tmp);
+        format!("cannot rename {tmp} to {path}: {e}")
+    })
+}
+
 /// A diagnostic on stderr, for conditions the user must know about (the
 /// record could not be created). Never on the launch path.
 pub fn warn(msg: &str) {
@@ -266,23 +287,7 @@ impl Output {
         if self.saved.contains(sha) {
             return Ok(rel);
         }
-        let path = format!("{}/{name}", self.modules_dir);
-        let same_size = std::fs::metadata(&path).is_ok_and(|m| m.len() == bytes.len() as u64);
-        if !same_size {
-            std::fs::create_dir_all(&self.modules_dir)
-                .map_err(|e| format!("cannot create {}: {e}", self.modules_dir))?;
-            // SAFETY: getpid has no preconditions.
-            let pid = unsafe { libc::getpid() };
-            let tmp = format!("{}/.{name}.{pid}.tmp", self.modules_dir);
-            std::fs::write(&tmp, bytes).map_err(|e| {
-                let _ = std::fs::remove_file(&tmp);
-                format!("cannot write {tmp}: {e}")
-            })?;
-            std::fs::rename(&tmp, &path).map_err(|e| {
-                let _ = std::fs::remove_file(&tmp);
-                format!("cannot rename {tmp} to {path}: {e}")
-            })?;
-        }
+        write_once(&self.modules_dir, &name, bytes)?;
         self.saved.insert(sha.to_string());
         Ok(rel)
     }

@@ -350,6 +350,9 @@ pub fn module_built(
     } = m;
     // Hashed before the lock is taken: a module can be megabytes.
     let first = inputs.first();
+    if let ([input], crate::ffi::ZE_MODULE_FORMAT_IL_SPIRV) = (inputs, format) {
+        write_igc1_spv(input.bytes);
+    }
     let sha = first.map(|i| sha256_hex(i.bytes)).unwrap_or_default();
     let binary = hash_binary(format, first, &sha, binary);
     let rebuilt = rebuilt.map(|r| r.map(|b| (b, sha256_hex(b))));
@@ -371,6 +374,21 @@ pub fn module_built(
         line.extend_from_slice(b"}\n");
         r.out.event(&line, true);
     });
+}
+
+/// With IGC 1's light dumps ([`Config::igc1_light`]), the module's SPIR-V
+/// as IGC's full dumps would have written it: `OCL_asm<hash>.spv` in the
+/// dump folder, where the collector ties IGC's module hash to the module.
+fn write_igc1_spv(spirv: &[u8]) {
+    let Some(cfg) = config::get().filter(|c| c.igc1_light) else {
+        return;
+    };
+    let name = xpu_asm_record::igc1_spv_file_name(spirv);
+    if let Err(e) = crate::output::write_once(&cfg.dump_dir_abs, &name, spirv) {
+        crate::output::warn(&format!(
+            "cannot write {name}: {e}; the collector takes that module's ISA from its binary"
+        ));
+    }
 }
 
 /// `binary` with its SHA-256: a native module's binary is its input, whose

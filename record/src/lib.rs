@@ -87,6 +87,66 @@ pub const DUMP_ENV: [(&str, &str); 6] = [
     ("SYCL_CACHE_PERSISTENT", "0"),
 ];
 
+/// Set by `xpu-asm-run` to `1` when the only IGC that this system's NEO
+/// can load is IGC 1 (`libigc.so.1`, and no `libigc.so.2` where NEO looks):
+/// the interposer then sets [`IGC1_DUMP_ENV`] in place of
+/// `IGC_ShaderDumpEnable` and writes each SPIR-V module's `.spv` itself
+/// ([`igc1_spv_file_name`]). Unset (a program run under `LD_PRELOAD`
+/// alone, IGC 2, both IGCs there): IGC's full dumps, as before.
+pub const IGC_ENV: &str = "XPU_ASM_IGC";
+
+/// What IGC 1 gets in place of `IGC_ShaderDumpEnable=1` (see [`IGC_ENV`]):
+/// `EnableVISAOutput` writes exactly the `.asm` files, `EnableVISABinary`
+/// exactly each attempt's machine code (`.dat`), and
+/// `EnableVISADumpCommonISA` gives the `.asm` the vISA variable names the
+/// full dumps have, writing nothing more. IGC 1 writes no `.spv` and no
+/// `.kernbin` then, and its `.asm` have no `// Line` comments (IGC 1 emits
+/// source locations only under `ShaderDumpEnable`).
+pub const IGC1_DUMP_ENV: [(&str, &str); 3] = [
+    ("IGC_EnableVISAOutput", "1"),
+    ("IGC_EnableVISABinary", "1"),
+    ("IGC_EnableVISADumpCommonISA", "1"),
+];
+
+/// IGC 1's 64-bit hash of a module's SPIR-V, which names its dump files
+/// (`OCL_asm<hash as 16 hex digits>...`): `iSTD::HashFromBuffer` of IGC's
+/// iStdLib, Bob Jenkins' 96-bit mix over the little-endian 32-bit words
+/// (a last partial word zero-padded), the hash being the mix's last two
+/// words. `bench/igc_hash.py` is the same in Python.
+pub fn igc1_module_hash(spirv: &[u8]) -> u64 {
+    fn mix(mut a: u32, mut b: u32, mut c: u32) -> (u32, u32, u32) {
+        a = a.wrapping_sub(b).wrapping_sub(c) ^ (c >> 13);
+        b = b.wrapping_sub(c).wrapping_sub(a) ^ (a << 8);
+        c = c.wrapping_sub(a).wrapping_sub(b) ^ (b >> 13);
+        a = a.wrapping_sub(b).wrapping_sub(c) ^ (c >> 12);
+        b = b.wrapping_sub(c).wrapping_sub(a) ^ (a << 16);
+        c = c.wrapping_sub(a).wrapping_sub(b) ^ (b >> 5);
+        a = a.wrapping_sub(b).wrapping_sub(c) ^ (c >> 3);
+        b = b.wrapping_sub(c).wrapping_sub(a) ^ (a << 10);
+        c = c.wrapping_sub(a).wrapping_sub(b) ^ (b >> 15);
+        (a, b, c)
+    }
+    let (mut a, mut hi, mut lo) = (0x428A_2F98u32, 0x7137_4491u32, 0xB5C0_FBCFu32);
+    let mut words = spirv.chunks_exact(4);
+    for w in words.by_ref() {
+        let d = u32::from_le_bytes([w[0], w[1], w[2], w[3]]);
+        (a, hi, lo) = mix(a ^ d, hi, lo);
+    }
+    let rest = words.remainder();
+    if !rest.is_empty() {
+        let mut last = [0u8; 4];
+        last[..rest.len()].copy_from_slice(rest);
+        (_, hi, lo) = mix(a ^ u32::from_le_bytes(last), hi, lo);
+    }
+    (u64::from(hi) << 32) | u64::from(lo)
+}
+
+/// `OCL_asm<hash>.spv`: the name IGC 1's full dumps give a module's SPIR-V
+/// ([`igc1_module_hash`]).
+pub fn igc1_spv_file_name(spirv: &[u8]) -> String {
+    format!("OCL_asm{:016x}.spv", igc1_module_hash(spirv))
+}
+
 /// `H-P-T`: what a process's record files and dump folder are named after.
 /// `token` is random per process (8 hex digits).
 pub fn process_stem(host: &str, pid: u32, token: &str) -> String {
@@ -252,3 +312,51 @@ pub fn decode_slot(slot: &[u8]) -> Option<(u64, u64)> {
 pub mod ranks;
 #[cfg(feature = "read")]
 pub mod read;
+
+#[cfg(test)]
+mod igc1_hash_tests {
+    use super::*;
+
+    /// The `.spv` files IGC 1.0.12504 dumped for the collector's test data
+    /// (`collector/tests/data/gen.sh`): each one's name is the hash of its
+    /// bytes.
+    #[test]
+    fn the_hash_names_every_spv_igc_1_dumped() {
+        let data = concat!(env!("CARGO_MANIFEST_DIR"), "/../collector/tests/data");
+        let mut checked = Vec::new();
+        for sub in ["pvc", "dg2-retry"] {
+            let dir = std::path::Path::new(data).join(sub);
+            let mut names: Vec<String> = std::fs::read_dir(&dir)
+                .expect("the collector's test data")
+                .map(|e| e.expect("entry").file_name().into_string().expect("ASCII"))
+                .filter(|n| n.ends_with(".spv"))
+                .collect();
+            names.sort();
+            for n in names {
+                let bytes = std::fs::read(dir.join(&n)).expect("read");
+                assert_eq!(igc1_spv_file_name(&bytes), n, "{sub}/{n}");
+                checked.push(n);
+            }
+        }
+        assert_eq!(
+            checked,
+            [
+                "OCL_asm0ffa4fea61191b0a.spv",
+                "OCL_asm16db3a16823c3d45.spv",
+                "OCL_asm6f30f910931b48ea.spv",
+                "OCL_asm16db3a16823c3d45.spv",
+            ]
+        );
+    }
+
+    /// The same values as `bench/igc_hash.py`, a partial last word included.
+    #[test]
+    fn short_inputs_hash_as_the_python_does() {
+        assert_eq!(igc1_module_hash(b""), 0x7137_4491_b5c0_fbcf);
+        assert_eq!(
+            igc1_module_hash(b"\x03\x02\x23\x07\x00"),
+            0x7183_17ef_a6ac_3599
+        );
+        assert_eq!(igc1_module_hash(b"abcdefgh"), 0xb7f9_208c_1622_d592);
+    }
+}

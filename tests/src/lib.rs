@@ -28,16 +28,28 @@ pub fn temp_dir(what: &str) -> tempfile::TempDir {
 
 /// Removes from `cmd` what the test's own environment could add to a run:
 /// an outer xpu-asm run's variables (`LD_PRELOAD`, `XPU_ASM_OUT`,
-/// `XPU_ASM_OWNED`), IGC's dump settings and NEO's no-hardware keys.
+/// `XPU_ASM_OWNED`, `XPU_ASM_IGC`), IGC's dump settings and NEO's no-hardware keys.
 pub fn hermetic(cmd: &mut Command) {
     cmd.env_remove("LD_PRELOAD")
         .env_remove(record::OUT_ENV)
         .env_remove(record::OWNED_ENV);
-    for (name, _) in record::DUMP_ENV {
+    for (name, _) in record::DUMP_ENV.iter().chain(&record::IGC1_DUMP_ENV) {
         cmd.env_remove(name);
     }
+    cmd.env_remove(record::IGC_ENV);
     for (name, _) in neo_env() {
         cmd.env_remove(name);
+    }
+}
+
+/// For a capture of `-g` builds that checks their source lines: IGC 1
+/// writes `// Line` comments only in its full dumps, which xpu-asm-run
+/// replaces by light ones on the Debian 12 stack (`XPU_ASM_IGC`) unless
+/// the user sets `IGC_ShaderDumpEnable=1`, as this does there; IGC 2's
+/// dumps have them anyway.
+pub fn with_source_lines(cmd: &mut Command) {
+    if stack() == Stack::Debian12 {
+        cmd.env("IGC_ShaderDumpEnable", "1");
     }
 }
 

@@ -94,7 +94,14 @@ impl Run {
 }
 
 fn run(mut cmd: Command, out: &Path) -> Run {
+    // What `with_source_lines` set stays set.
+    let lines = cmd
+        .get_envs()
+        .any(|(k, v)| k == "IGC_ShaderDumpEnable" && v.is_some());
     hermetic(&mut cmd);
+    if lines {
+        with_source_lines(&mut cmd);
+    }
     let shown = shell_words(&cmd);
     let output = run_with_timeout(&mut cmd);
     Run {
@@ -154,6 +161,9 @@ fn capture(
     if !build_flags.is_empty() {
         cmd.args(["--build-flags", build_flags]);
     }
+    if build_flags.contains("-g") {
+        with_source_lines(&mut cmd);
+    }
     cmd.args(steps).current_dir(&work);
     let r = run(cmd, &out);
     r.assert_status(0);
@@ -165,7 +175,8 @@ fn capture(
 }
 
 /// The a/b workload, both modules built with ocloc `-options OPTIONS` and
-/// created with build flags `flags`.
+/// created with build flags `flags` (`-g`: with their source lines, see
+/// [`with_source_lines`]).
 fn capture_ab(dir: &Path, tag: &str, options: &str, flags: &str) -> Capture {
     let c = capture(
         dir,

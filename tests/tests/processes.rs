@@ -19,7 +19,7 @@ use std::process::{Child, Command, Output, Stdio};
 use std::sync::mpsc::{self, Receiver};
 use std::time::{Duration, Instant};
 use tempfile::TempDir;
-use xpu_asm_tests::record::{DUMP_ENV, DUMP_FILTER, OUT_ENV, OWNED_ENV};
+use xpu_asm_tests::record::{DUMP_ENV, DUMP_FILTER, IGC1_DUMP_ENV, IGC_ENV, OUT_ENV, OWNED_ENV};
 use xpu_asm_tests::*;
 
 // ---------------------------------------------------------------------------
@@ -1072,7 +1072,12 @@ fn fork_after_launches_keeps_the_records_apart() {
 /// The variables the interposer documents (docs/internals.md, "Environment set at
 /// load") plus the two xpu-asm-run sets: nothing else may differ.
 fn documented_vars() -> BTreeSet<String> {
-    let mut v: BTreeSet<String> = DUMP_ENV.iter().map(|(n, _)| n.to_string()).collect();
+    let mut v: BTreeSet<String> = DUMP_ENV
+        .iter()
+        .chain(&IGC1_DUMP_ENV)
+        .map(|(n, _)| n.to_string())
+        .collect();
+    v.insert(IGC_ENV.to_string());
     v.insert(OWNED_ENV.to_string());
     v.insert(OUT_ENV.to_string());
     v.insert("LD_PRELOAD".to_string());
@@ -1269,7 +1274,7 @@ fn environment_differs_only_by_the_documented_variables() {
             "{name}: IGC_DumpToCustomDir={dump:?} is not under {want_prefix}\n{}",
             traced.ctx()
         );
-        let want: BTreeMap<String, String> = [
+        let mut want: BTreeMap<String, String> = [
             ("IGC_ShaderDumpEnable", "1".to_string()),
             ("IGC_DumpToCustomDir", dump.clone()),
             ("IGC_ShaderDumpRegexFilter", DUMP_FILTER.to_string()),
@@ -1283,6 +1288,21 @@ fn environment_differs_only_by_the_documented_variables() {
         .into_iter()
         .map(|(k, v)| (k.to_string(), v))
         .collect();
+        if stack() == Stack::Debian12 {
+            // IGC 1 alone: its light dumps in place of ShaderDumpEnable.
+            want.remove("IGC_ShaderDumpEnable");
+            let mut owned: Vec<&str> = DUMP_ENV
+                .map(|(n, _)| n)
+                .into_iter()
+                .filter(|n| *n != "IGC_ShaderDumpEnable")
+                .collect();
+            for (n, v) in IGC1_DUMP_ENV {
+                want.insert(n.to_string(), v.to_string());
+                owned.push(n);
+            }
+            want.insert(OWNED_ENV.to_string(), owned.join(","));
+            want.insert(IGC_ENV.to_string(), "1".to_string());
+        }
         assert_eq!(ours, want, "{name}: our variables\n{}", traced.ctx());
         assert_nothing_recorded(&traced);
     }

@@ -66,7 +66,7 @@ pub fn choose_among(cands: &[&AsmFile]) -> Option<(usize, String)> {
         return Some((
             best,
             format!(
-                "its machine code (.dat) is byte-identical to the final binary IGC emitted (.kernbin); {others} other attempt(s) listed"
+                "its machine code (.dat) is byte-identical to the final binary IGC emitted (.kernbin, or the module binary with IGC 1's light dumps); {others} other attempt(s) listed"
             ),
         ));
     }

@@ -125,7 +125,7 @@ fn native_device(key: &BinaryKey) -> Option<Device> {
 
 /// `modules/<hex>.bin`: the only form of file the collector reads from a
 /// record (a record is input, and input may be hostile).
-fn safe_module_file(file: &str) -> bool {
+pub(super) fn safe_module_file(file: &str) -> bool {
     let p = Path::new(file);
     let parts: Vec<Component> = p.components().collect();
     matches!(parts.as_slice(), [Component::Normal(d), Component::Normal(f)]

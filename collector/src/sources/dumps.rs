@@ -232,6 +232,22 @@ impl DumpFolder {
             .collect()
     }
 
+    /// Indices into `asm` of the files of the module whose SPIR-V has
+    /// SHA-256 `sha`, in the folder's order.
+    pub fn module_asm_indices(&self, sha: &str) -> Vec<usize> {
+        let idx = self.index();
+        self.indices(self.hashes(sha), |h| idx.module(&self.asm, h))
+    }
+
+    /// The `OCL_asm<hash>.spv` of the module whose SPIR-V has SHA-256
+    /// `sha`, when the folder has it.
+    pub fn spv_path(&self, sha: &str) -> Option<PathBuf> {
+        self.hashes(sha)
+            .iter()
+            .map(|h| self.path.join(format!("OCL_asm{h}.spv")))
+            .find(|p| p.is_file())
+    }
+
     pub fn has_module(&self, sha: &str) -> bool {
         self.spv_by_sha.contains_key(&sha.to_ascii_lowercase())
     }

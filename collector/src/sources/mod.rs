@@ -10,6 +10,7 @@
 
 pub mod binaries;
 pub mod dumps;
+pub mod light;
 pub mod native;
 
 use crate::isa::header::AsmHeader;

@@ -534,6 +534,17 @@ fn system_igcs() -> &'static [(&'static Igc, PathBuf)] {
     IGCS_HERE.get_or_init(|| installed_igcs(&library_dirs()))
 }
 
+/// The major version of the IGC that NEO loads when this system has one
+/// IGC only (`libigc.so.1` or `libigc.so.2`, looked for as NEO's dynamic
+/// loading would: NEO's run path, then the loader's folders); `None` when
+/// it has none, or both (then which one NEO opens is not told here).
+pub fn only_igc() -> Option<u32> {
+    match system_igcs() {
+        [(igc, _)] => Some(igc.major),
+        _ => None,
+    }
+}
+
 /// The IGCs this system has, newest first, each with the path of its
 /// compiler library where NEO's dynamic loading finds it: the first of
 /// NEO's run path (when NEO has one), then `search`.
