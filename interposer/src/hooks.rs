@@ -40,9 +40,13 @@ macro_rules! hook {
 
             /// # Safety
             /// Same contract as the Level Zero function it stands in for.
+            #[inline(always)]
             pub unsafe extern "C" fn hook<const S: usize>($($arg: $ty),*) -> ZeResult {
                 let p = REAL.loaded(S);
-                if p == 0 {
+                // Slots other than 0 are set before their hook is handed
+                // out (a table entry or a `dlsym` answer): only the
+                // exported symbol can get here first.
+                if S == 0 && p == 0 {
                     // SAFETY: same arguments.
                     return unsafe { first_call::<S>($($arg),*) };
                 }
@@ -52,7 +56,7 @@ macro_rules! hook {
                 // Inner hooks (guard held) and a switched-off interposer only
                 // forward: kept free of anything that would stop the compiler
                 // from making this a plain jump to the real function.
-                match Guard::enter_if(state::enabled()) {
+                match Guard::enter_if(state::enabled) {
                     // SAFETY: forwarding the caller's arguments unchanged.
                     None => unsafe { real($($arg),*) },
                     Some(guard) => {
@@ -86,18 +90,25 @@ macro_rules! hook {
             #[inline(never)]
             #[allow(unused_variables, clippy::too_many_arguments)]
             unsafe extern "C" fn record<const S: usize>($($arg: $ty),*) -> ZeResult {
-                let _guard = Guard::taken();
+                let guard = Guard::taken();
                 // SAFETY: `hook` checked that slot S is set, with a function
                 // of this signature.
                 let real: F = unsafe { std::mem::transmute::<usize, F>(REAL.loaded(S)) };
                 $( no_panic(|| $before); )?
                 // SAFETY: forwarding the caller's arguments unchanged.
                 let result = unsafe { real($($arg),*) };
-                $( if result == ZE_RESULT_SUCCESS { no_panic(|| $after); } )?
-                $( if result != ZE_RESULT_SUCCESS {
+                if result == ZE_RESULT_SUCCESS {
+                    $( no_panic(|| $after); )?
+                    drop(guard);
+                    // A constant: the result needs no register of its own
+                    // across the recording.
+                    return ZE_RESULT_SUCCESS;
+                }
+                $(
                     let $failed_result = result;
                     no_panic(|| $failed);
-                } )?
+                )?
+                drop(guard);
                 result
             }
 

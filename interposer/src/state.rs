@@ -607,8 +607,48 @@ fn unknown_counter() -> Option<&'static Counter> {
 }
 
 /// One kernel appended to a command list (the launch path).
+///
+/// The common case, a known kernel on an immediate list, with both handles
+/// in the first entry they can be in (see [`HandleMap::first`]): one atomic
+/// add, no call and no loop. An append to a regular list (or a graph being
+/// captured) is [`append_regular`]'s; anything else (an unknown kernel, an
+/// entry further on) is [`launch_slow`]'s.
 #[inline(always)]
 pub fn launch(list: usize, kernel: usize) {
+    let c = match MAPS.kernels.first(kernel) {
+        Some(c) if c != 0 => c,
+        _ => return launch_slow(list, kernel),
+    };
+    // SAFETY: counters live in mappings that are never unmapped (a fork
+    // child replaces them in place).
+    let c = unsafe { &*(c as *const Counter) };
+    match MAPS.lists.first(list) {
+        Some(0) => {
+            c.immediate.fetch_add(1, Relaxed);
+        }
+        Some(l) => append_slow(l, c, list),
+        None => launch_slow(list, kernel),
+    }
+}
+
+/// [`launch`] past its common cases. `extern "C"` (a panic cannot leave
+/// it) and out of line, so that the launch path keeps no unwinding or
+/// spill code for it.
+#[cold]
+#[inline(never)]
+extern "C" fn launch_slow(list: usize, kernel: usize) {
+    crate::guard::no_panic(|| launch_any(list, kernel));
+}
+
+/// [`append_regular`] for [`launch`], as [`launch_slow`] is.
+#[inline(never)]
+extern "C" fn append_slow(state: usize, c: &'static Counter, list: usize) {
+    crate::guard::no_panic(|| append_regular(state, c, list));
+}
+
+/// One kernel appended to any list: counted as launched on an immediate
+/// list, remembered on a regular one (or a graph being captured).
+fn launch_any(list: usize, kernel: usize) {
     // A known kernel implies the record exists (kernels are registered in it).
     let Some(c) = counter_of(kernel) else { return };
     let l = MAPS.lists.get(list);
@@ -620,9 +660,7 @@ pub fn launch(list: usize, kernel: usize) {
 }
 
 /// An append to a regular list (or to a graph being captured): counted as
-/// appended now, as launched when the list (the graph) is executed. Kept
-/// out of line so that the immediate path, the common one, stays small.
-#[inline(never)]
+/// appended now, as launched when the list (the graph) is executed.
 fn append_regular(state: usize, c: &'static Counter, list: usize) {
     if state == probe() {
         return launch_while_capturing(list, c);
