@@ -109,18 +109,6 @@ mod flag {
 pub struct Guard(());
 
 impl Guard {
-    /// `None` when this thread is already inside a hook, or else when
-    /// `wanted()` is false. The flag is read first: an inner hook finds it
-    /// held and forwards, asking nothing else.
-    #[inline(always)]
-    pub fn enter_if(wanted: impl FnOnce() -> bool) -> Option<Guard> {
-        if flag::held() || !wanted() {
-            return None;
-        }
-        flag::set();
-        Some(Guard(()))
-    }
-
     /// The guard that an earlier [`enter`](Self::enter) took and
     /// `mem::forget` handed over; released when this one drops.
     #[inline(always)]
@@ -131,7 +119,11 @@ impl Guard {
     /// `None` when this thread is already inside a hook.
     #[inline(always)]
     pub fn enter() -> Option<Guard> {
-        Self::enter_if(|| true)
+        if flag::held() {
+            return None;
+        }
+        flag::set();
+        Some(Guard(()))
     }
 }
 

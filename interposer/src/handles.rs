@@ -125,6 +125,10 @@ impl HandleMap {
         }
     }
 
+    /// Where a map's current table is in a `HandleMap` (for
+    /// `direct::load_word`, whose word [`first_in`](Self::first_in) takes).
+    pub const TABLE_OFFSET: usize = std::mem::offset_of!(HandleMap, table);
+
     /// [`get`](Self::get) as far as the first entry `key` can be in
     /// answers: its value (0 when that entry is free: `key` has no value),
     /// or `None` when another key holds it. Most lookups end there (a table
@@ -132,7 +136,23 @@ impl HandleMap {
     /// loop and no call.
     #[inline(always)]
     pub fn first(&self, key: usize) -> Option<usize> {
-        let p = self.table.load(Ordering::Acquire);
+        // SAFETY: the current table of this map.
+        unsafe { Self::first_in(self.table_word(), key) }
+    }
+
+    /// The word [`first_in`](Self::first_in) takes, read in Rust.
+    #[inline(always)]
+    pub fn table_word(&self) -> usize {
+        self.table.load(Ordering::Acquire) as usize
+    }
+
+    /// [`first`](Self::first) in `table`.
+    ///
+    /// # Safety
+    /// `table` is a word read (acquire) from the table field of a map.
+    #[inline(always)]
+    pub unsafe fn first_in(table: usize, key: usize) -> Option<usize> {
+        let p = table as *const Slot;
         // SAFETY: tables are never freed once published; start is below
         // the table's capacity, and its entries follow the header.
         let s = unsafe {

@@ -23,6 +23,7 @@
 //! (a fork) before they count.
 
 use crate::config::{self, Config};
+use crate::direct::load_word;
 use crate::handles::HandleMap;
 use crate::output::{Counter, Output};
 use sha2::{Digest, Sha256};
@@ -615,20 +616,36 @@ fn unknown_counter() -> Option<&'static Counter> {
 /// entry further on) is [`launch_slow`]'s.
 #[inline(always)]
 pub fn launch(list: usize, kernel: usize) {
-    let c = match MAPS.kernels.first(kernel) {
+    let (kernels, lists) = tables();
+    // SAFETY: the maps' current tables.
+    let c = match unsafe { HandleMap::first_in(kernels, kernel) } {
         Some(c) if c != 0 => c,
         _ => return launch_slow(list, kernel),
     };
     // SAFETY: counters live in mappings that are never unmapped (a fork
     // child replaces them in place).
     let c = unsafe { &*(c as *const Counter) };
-    match MAPS.lists.first(list) {
+    // SAFETY: as above.
+    match unsafe { HandleMap::first_in(lists, list) } {
         Some(0) => {
             c.immediate.fetch_add(1, Relaxed);
         }
         Some(l) => append_slow(l, c, list),
         None => launch_slow(list, kernel),
     }
+}
+
+/// The current tables of the kernel and command list maps, each read
+/// (acquire) in one instruction (`direct::load_word`).
+#[inline(always)]
+fn tables() -> (usize, usize) {
+    use std::mem::offset_of;
+    const K: usize = offset_of!(Maps, kernels) + HandleMap::TABLE_OFFSET;
+    const L: usize = offset_of!(Maps, lists) + HandleMap::TABLE_OFFSET;
+    (
+        load_word!(MAPS, K, MAPS.kernels.table_word()),
+        load_word!(MAPS, L, MAPS.lists.table_word()),
+    )
 }
 
 /// [`launch`] past its common cases. `extern "C"` (a panic cannot leave
