@@ -121,7 +121,7 @@ impl HandleMap {
     pub fn get(&self, key: usize) -> usize {
         match self.first(key) {
             Some(v) => v,
-            None => self.probe(key),
+            None => self.further(key),
         }
     }
 
@@ -169,23 +169,31 @@ impl HandleMap {
         }
     }
 
-    /// [`get`](Self::get) from the first entry on, in the current table.
+    /// [`get`](Self::get) from the first entry on, in the current table:
+    /// for a key that [`first`](Self::first) did not answer. Out of line,
+    /// and `extern "C"` (it cannot unwind: nothing in it panics), so that a
+    /// caller keeps no unwinding code for it.
     #[cold]
     #[inline(never)]
-    fn probe(&self, key: usize) -> usize {
-        let t = self.table();
-        let mask = t.mask();
-        let mut i = t.start(key);
-        loop {
-            let s = t.slot(i);
-            let k = s.key.load(Ordering::Acquire);
-            if k == key {
-                return s.val.load(Ordering::Acquire);
+    pub extern "C" fn further(&self, key: usize) -> usize {
+        let p = self.table.load(Ordering::Acquire) as *const Slot;
+        // SAFETY: tables are never freed once published; every index is
+        // masked to the capacity, and the entries follow the header.
+        unsafe {
+            let t = Table(std::slice::from_raw_parts(p, HEADER));
+            let mask = t.mask();
+            let mut i = t.start(key);
+            loop {
+                let s = &*p.add(HEADER + i);
+                let k = s.key.load(Ordering::Acquire);
+                if k == key {
+                    return s.val.load(Ordering::Acquire);
+                }
+                if k == 0 {
+                    return 0;
+                }
+                i = (i + 1) & mask;
             }
-            if k == 0 {
-                return 0;
-            }
-            i = (i + 1) & mask;
         }
     }
 

@@ -611,41 +611,62 @@ fn unknown_counter() -> Option<&'static Counter> {
 ///
 /// The common case, a known kernel on an immediate list, with both handles
 /// in the first entry they can be in (see [`HandleMap::first`]): one atomic
-/// add, no call and no loop. An append to a regular list (or a graph being
-/// captured) is [`append_regular`]'s; anything else (an unknown kernel, an
-/// entry further on) is [`launch_slow`]'s.
+/// add, no call and no loop. A handle further on costs a call
+/// ([`kernel_further`], [`list_further`]), an append to a regular list (or
+/// a graph being captured) is [`append_regular`]'s, a kernel never seen
+/// created [`launch_slow`]'s. Each of them ends the launch, so that nothing
+/// is kept across their calls.
 #[inline(always)]
 pub fn launch(list: usize, kernel: usize) {
-    let (kernels, lists) = tables();
-    // SAFETY: the maps' current tables.
-    let c = match unsafe { HandleMap::first_in(kernels, kernel) } {
-        Some(c) if c != 0 => c,
-        _ => return launch_slow(list, kernel),
-    };
+    const K: usize = std::mem::offset_of!(Maps, kernels) + HandleMap::TABLE_OFFSET;
+    // The map's current table, read (acquire) in one instruction.
+    let kernels = load_word!(MAPS, K, MAPS.kernels.table_word());
+    // SAFETY: the kernel map's current table.
+    match unsafe { HandleMap::first_in(kernels, kernel) } {
+        Some(0) => launch_slow(list, kernel),
+        Some(c) => launch_on(c, list),
+        None => kernel_further(list, kernel),
+    }
+}
+
+/// [`launch`] of the kernel whose counter is at `c`, on `list`.
+#[inline(always)]
+fn launch_on(c: usize, list: usize) {
+    const L: usize = std::mem::offset_of!(Maps, lists) + HandleMap::TABLE_OFFSET;
     // SAFETY: counters live in mappings that are never unmapped (a fork
     // child replaces them in place).
     let c = unsafe { &*(c as *const Counter) };
-    // SAFETY: as above.
+    let lists = load_word!(MAPS, L, MAPS.lists.table_word());
+    // SAFETY: the list map's current table.
     match unsafe { HandleMap::first_in(lists, list) } {
         Some(0) => {
             c.immediate.fetch_add(1, Relaxed);
         }
         Some(l) => append_slow(l, c, list),
-        None => launch_slow(list, kernel),
+        None => list_further(c, list),
     }
 }
 
-/// The current tables of the kernel and command list maps, each read
-/// (acquire) in one instruction (`direct::load_word`).
-#[inline(always)]
-fn tables() -> (usize, usize) {
-    use std::mem::offset_of;
-    const K: usize = offset_of!(Maps, kernels) + HandleMap::TABLE_OFFSET;
-    const L: usize = offset_of!(Maps, lists) + HandleMap::TABLE_OFFSET;
-    (
-        load_word!(MAPS, K, MAPS.kernels.table_word()),
-        load_word!(MAPS, L, MAPS.lists.table_word()),
-    )
+/// [`launch`] of a kernel past its first entry.
+#[cold]
+#[inline(never)]
+extern "C" fn kernel_further(list: usize, kernel: usize) {
+    match MAPS.kernels.further(kernel) {
+        0 => launch_slow(list, kernel),
+        c => launch_on(c, list),
+    }
+}
+
+/// [`launch`] of a known kernel on a list past its first entry.
+#[cold]
+#[inline(never)]
+extern "C" fn list_further(c: &'static Counter, list: usize) {
+    match MAPS.lists.further(list) {
+        0 => {
+            c.immediate.fetch_add(1, Relaxed);
+        }
+        l => append_slow(l, c, list),
+    }
 }
 
 /// [`launch`] past its common cases. `extern "C"` (a panic cannot leave
