@@ -28,22 +28,48 @@ mod flag {
         ".popsection",
     );
 
-    /// Sets the flag; returns its previous value.
+    /// This thread's offset of the flag from its thread pointer: the same
+    /// for the whole thread, so the compiler may load it once for several
+    /// accesses (`pure`).
     #[inline(always)]
-    pub fn swap_in() -> bool {
-        let prev: u32;
-        // SAFETY: reads and writes this thread's own TLS byte.
+    fn offset() -> usize {
+        let off: usize;
+        // SAFETY: reads the GOT entry the dynamic linker filled at load.
         unsafe {
             core::arch::asm!(
                 "mov {off}, qword ptr [rip + xpu_asm_guard_held@GOTTPOFF]",
-                "movzx {prev:e}, byte ptr fs:[{off}]",
+                off = out(reg) off,
+                options(pure, nomem, nostack, preserves_flags),
+            );
+        }
+        off
+    }
+
+    #[inline(always)]
+    pub fn held() -> bool {
+        let v: u32;
+        // SAFETY: reads this thread's own TLS byte.
+        unsafe {
+            core::arch::asm!(
+                "movzx {v:e}, byte ptr fs:[{off}]",
+                off = in(reg) offset(),
+                v = out(reg) v,
+                options(pure, readonly, nostack, preserves_flags),
+            );
+        }
+        v != 0
+    }
+
+    #[inline(always)]
+    pub fn set() {
+        // SAFETY: writes this thread's own TLS byte.
+        unsafe {
+            core::arch::asm!(
                 "mov byte ptr fs:[{off}], 1",
-                off = out(reg) _,
-                prev = out(reg) prev,
+                off = in(reg) offset(),
                 options(nostack, preserves_flags),
             );
         }
-        prev != 0
     }
 
     #[inline(always)]
@@ -51,9 +77,8 @@ mod flag {
         // SAFETY: writes this thread's own TLS byte.
         unsafe {
             core::arch::asm!(
-                "mov {off}, qword ptr [rip + xpu_asm_guard_held@GOTTPOFF]",
                 "mov byte ptr fs:[{off}], 0",
-                off = out(reg) _,
+                off = in(reg) offset(),
                 options(nostack, preserves_flags),
             );
         }
@@ -67,8 +92,12 @@ mod flag {
         static HELD: Cell<bool> = const { Cell::new(false) };
     }
     #[inline(always)]
-    pub fn swap_in() -> bool {
-        HELD.with(|h| h.replace(true))
+    pub fn held() -> bool {
+        HELD.with(|h| h.get())
+    }
+    #[inline(always)]
+    pub fn set() {
+        HELD.with(|h| h.set(true));
     }
     #[inline(always)]
     pub fn clear() {
@@ -80,16 +109,6 @@ mod flag {
 pub struct Guard(());
 
 impl Guard {
-    /// `None` when `wanted` is false or this thread is already inside a hook.
-    #[inline(always)]
-    pub fn enter_if(wanted: bool) -> Option<Guard> {
-        if wanted {
-            Self::enter()
-        } else {
-            None
-        }
-    }
-
     /// The guard that an earlier [`enter`](Self::enter) took and
     /// `mem::forget` handed over; released when this one drops.
     #[inline(always)]
@@ -100,11 +119,11 @@ impl Guard {
     /// `None` when this thread is already inside a hook.
     #[inline(always)]
     pub fn enter() -> Option<Guard> {
-        if flag::swap_in() {
-            None
-        } else {
-            Some(Guard(()))
+        if flag::held() {
+            return None;
         }
+        flag::set();
+        Some(Guard(()))
     }
 }
 

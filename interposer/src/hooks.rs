@@ -6,8 +6,10 @@
 //! others are installed into DDI tables and returned from `dlsym` (see
 //! `tables.rs` and `dlsym.rs`), each with the real function it replaced.
 //! Order inside a hook: the reentrancy guard (held: just forward), the real
-//! call, the recording, the real result returned unchanged.
+//! call, the recording, the real result returned unchanged. A hook records
+//! whenever its slot is set (see `hook` below): recording is on then.
 
+use crate::direct::load_word;
 use crate::ffi::*;
 use crate::guard::{no_panic, Guard};
 use crate::queries::capture_graph;
@@ -40,19 +42,24 @@ macro_rules! hook {
 
             /// # Safety
             /// Same contract as the Level Zero function it stands in for.
+            #[inline(always)]
             pub unsafe extern "C" fn hook<const S: usize>($($arg: $ty),*) -> ZeResult {
-                let p = REAL.loaded(S);
-                if p == 0 {
+                let p = load_word!(REAL, Real::slot_offset(S), REAL.loaded(S));
+                // A hook whose slot is set records: slot 0 is set once
+                // recording is known to be on (`first_call`), the others
+                // are handed out only then (tables, `dlsym`, functions by
+                // name). So only the exported symbol gets here unset.
+                if S == 0 && p == 0 {
                     // SAFETY: same arguments.
                     return unsafe { first_call::<S>($($arg),*) };
                 }
                 // SAFETY: slot S only ever holds a function of this signature
                 // (found under this function's name or in its table entry).
                 let real: F = unsafe { std::mem::transmute::<usize, F>(p) };
-                // Inner hooks (guard held) and a switched-off interposer only
-                // forward: kept free of anything that would stop the compiler
-                // from making this a plain jump to the real function.
-                match Guard::enter_if(state::enabled()) {
+                // Inner hooks (guard held) only forward: kept free of
+                // anything that would stop the compiler from making this a
+                // plain jump to the real function.
+                match Guard::enter() {
                     // SAFETY: forwarding the caller's arguments unchanged.
                     None => unsafe { real($($arg),*) },
                     Some(guard) => {
@@ -65,8 +72,10 @@ macro_rules! hook {
             }
 
             /// Slot 0 (the exported symbol) before its real function is
-            /// known: find it, then go on as usual. Other slots are set
-            /// before their hook is handed out, so they never get here.
+            /// set: with recording on, set it and go on as usual; else
+            /// (off, or not known yet: a call from another library's
+            /// constructor, before this one's read the configuration) only
+            /// forward, leaving the slot unset.
             ///
             /// `extern "C"` like the hook, so that the hook's call is a tail
             /// jump (no frame of its own; also for `record`).
@@ -74,6 +83,15 @@ macro_rules! hook {
             #[inline(never)]
             #[allow(clippy::too_many_arguments)]
             unsafe extern "C" fn first_call<const S: usize>($($arg: $ty),*) -> ZeResult {
+                if !state::enabled() {
+                    let f = REAL.forward();
+                    if f == 0 {
+                        return ZE_RESULT_ERROR_UNINITIALIZED;
+                    }
+                    // SAFETY: the next definition of this function's name,
+                    // of its signature; the caller's arguments unchanged.
+                    return unsafe { std::mem::transmute::<usize, F>(f)($($arg),*) };
+                }
                 if REAL.get(S) == 0 {
                     return ZE_RESULT_ERROR_UNINITIALIZED;
                 }
@@ -86,18 +104,26 @@ macro_rules! hook {
             #[inline(never)]
             #[allow(unused_variables, clippy::too_many_arguments)]
             unsafe extern "C" fn record<const S: usize>($($arg: $ty),*) -> ZeResult {
-                let _guard = Guard::taken();
+                let guard = Guard::taken();
+                let p = load_word!(REAL, Real::slot_offset(S), REAL.loaded(S));
                 // SAFETY: `hook` checked that slot S is set, with a function
                 // of this signature.
-                let real: F = unsafe { std::mem::transmute::<usize, F>(REAL.loaded(S)) };
+                let real: F = unsafe { std::mem::transmute::<usize, F>(p) };
                 $( no_panic(|| $before); )?
                 // SAFETY: forwarding the caller's arguments unchanged.
                 let result = unsafe { real($($arg),*) };
-                $( if result == ZE_RESULT_SUCCESS { no_panic(|| $after); } )?
-                $( if result != ZE_RESULT_SUCCESS {
+                if result == ZE_RESULT_SUCCESS {
+                    $( no_panic(|| $after); )?
+                    drop(guard);
+                    // A constant: the result needs no register of its own
+                    // across the recording.
+                    return ZE_RESULT_SUCCESS;
+                }
+                $(
                     let $failed_result = result;
                     no_panic(|| $failed);
-                } )?
+                )?
+                drop(guard);
                 result
             }
 

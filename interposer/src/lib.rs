@@ -43,6 +43,7 @@
 #![deny(unsafe_op_in_unsafe_fn)]
 
 pub mod config;
+mod direct;
 #[cfg(target_arch = "x86_64")]
 pub mod dlsym;
 pub mod ffi;

@@ -17,6 +17,9 @@ pub const SLOTS: usize = 6;
 pub struct Real {
     pub name: &'static CStr,
     ptrs: [AtomicUsize; SLOTS],
+    /// The next definition of the exported symbol, for a hook that only
+    /// forwards (see [`forward`](Self::forward)); 0 until looked up.
+    next: AtomicUsize,
 }
 
 impl Real {
@@ -24,7 +27,14 @@ impl Real {
         Real {
             name,
             ptrs: [const { AtomicUsize::new(0) }; SLOTS],
+            next: AtomicUsize::new(0),
         }
+    }
+
+    /// Where slot `slot`'s real function is in a `Real` (for
+    /// `direct::load_word`).
+    pub const fn slot_offset(slot: usize) -> usize {
+        std::mem::offset_of!(Real, ptrs) + slot * std::mem::size_of::<AtomicUsize>()
     }
 
     /// The real function of `slot`, resolving slot 0 on first use.
@@ -41,8 +51,23 @@ impl Real {
     #[cold]
     #[inline(never)]
     fn resolve_export(&self) -> usize {
-        let found = next_symbol(self.name) as usize;
+        let found = self.forward();
         self.ptrs[0].store(found, Ordering::Release);
+        found
+    }
+
+    /// The function the exported symbol stands in for, found as slot 0's
+    /// is but without setting slot 0: for a hook that only forwards (a hook
+    /// whose slot is set records, see `hooks.rs`).
+    #[cold]
+    #[inline(never)]
+    pub fn forward(&self) -> usize {
+        let p = self.next.load(Ordering::Acquire);
+        if p != 0 {
+            return p;
+        }
+        let found = next_symbol(self.name) as usize;
+        self.next.store(found, Ordering::Release);
         found
     }
 

@@ -23,6 +23,7 @@
 //! (a fork) before they count.
 
 use crate::config::{self, Config};
+use crate::direct::load_word;
 use crate::handles::HandleMap;
 use crate::output::{Counter, Output};
 use sha2::{Digest, Sha256};
@@ -625,8 +626,85 @@ fn unknown_counter() -> Option<&'static Counter> {
 }
 
 /// One kernel appended to a command list (the launch path).
+///
+/// The common case, a known kernel on an immediate list, with both handles
+/// in the first entry they can be in (see [`HandleMap::first`]): one atomic
+/// add, no call and no loop. A handle further on costs a call
+/// ([`kernel_further`], [`list_further`]), an append to a regular list (or
+/// a graph being captured) is [`append_regular`]'s, a kernel never seen
+/// created [`launch_slow`]'s. Each of them ends the launch, so that nothing
+/// is kept across their calls.
 #[inline(always)]
 pub fn launch(list: usize, kernel: usize) {
+    const K: usize = std::mem::offset_of!(Maps, kernels) + HandleMap::TABLE_OFFSET;
+    // The map's current table, read (acquire) in one instruction.
+    let kernels = load_word!(MAPS, K, MAPS.kernels.table_word());
+    // SAFETY: the kernel map's current table.
+    match unsafe { HandleMap::first_in(kernels, kernel) } {
+        Some(0) => launch_slow(list, kernel),
+        Some(c) => launch_on(c, list),
+        None => kernel_further(list, kernel),
+    }
+}
+
+/// [`launch`] of the kernel whose counter is at `c`, on `list`.
+#[inline(always)]
+fn launch_on(c: usize, list: usize) {
+    const L: usize = std::mem::offset_of!(Maps, lists) + HandleMap::TABLE_OFFSET;
+    // SAFETY: counters live in mappings that are never unmapped (a fork
+    // child replaces them in place).
+    let c = unsafe { &*(c as *const Counter) };
+    let lists = load_word!(MAPS, L, MAPS.lists.table_word());
+    // SAFETY: the list map's current table.
+    match unsafe { HandleMap::first_in(lists, list) } {
+        Some(0) => {
+            c.immediate.fetch_add(1, Relaxed);
+        }
+        Some(l) => append_slow(l, c, list),
+        None => list_further(c, list),
+    }
+}
+
+/// [`launch`] of a kernel past its first entry.
+#[cold]
+#[inline(never)]
+extern "C" fn kernel_further(list: usize, kernel: usize) {
+    match MAPS.kernels.further(kernel) {
+        0 => launch_slow(list, kernel),
+        c => launch_on(c, list),
+    }
+}
+
+/// [`launch`] of a known kernel on a list past its first entry.
+#[cold]
+#[inline(never)]
+extern "C" fn list_further(c: &'static Counter, list: usize) {
+    match MAPS.lists.further(list) {
+        0 => {
+            c.immediate.fetch_add(1, Relaxed);
+        }
+        l => append_slow(l, c, list),
+    }
+}
+
+/// [`launch`] past its common cases. `extern "C"` (a panic cannot leave
+/// it) and out of line, so that the launch path keeps no unwinding or
+/// spill code for it.
+#[cold]
+#[inline(never)]
+extern "C" fn launch_slow(list: usize, kernel: usize) {
+    crate::guard::no_panic(|| launch_any(list, kernel));
+}
+
+/// [`append_regular`] for [`launch`], as [`launch_slow`] is.
+#[inline(never)]
+extern "C" fn append_slow(state: usize, c: &'static Counter, list: usize) {
+    crate::guard::no_panic(|| append_regular(state, c, list));
+}
+
+/// One kernel appended to any list: counted as launched on an immediate
+/// list, remembered on a regular one (or a graph being captured).
+fn launch_any(list: usize, kernel: usize) {
     // A known kernel implies the record exists (kernels are registered in it).
     let Some(c) = counter_of(kernel) else { return };
     let l = MAPS.lists.get(list);
@@ -638,9 +716,7 @@ pub fn launch(list: usize, kernel: usize) {
 }
 
 /// An append to a regular list (or to a graph being captured): counted as
-/// appended now, as launched when the list (the graph) is executed. Kept
-/// out of line so that the immediate path, the common one, stays small.
-#[inline(never)]
+/// appended now, as launched when the list (the graph) is executed.
 fn append_regular(state: usize, c: &'static Counter, list: usize) {
     if state == probe() {
         return launch_while_capturing(list, c);

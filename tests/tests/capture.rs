@@ -53,6 +53,7 @@ per_way!(
     sigterm_loses_nothing,
     abnormal_ends_lose_nothing,
     forked_child_has_its_own_record,
+    switched_off_only_forwards,
 );
 
 /// A test's own folder; `out` is what `XPU_ASM_OUT` names.
@@ -241,6 +242,41 @@ fn regular_list_counts_each_execution(via: &str) {
     let output = run(&s, &args(via, false, &["reg:a:scale:3:4"]));
     assert_stdout(&output, &["reg a scale 3 4"]);
     assert_counts(&only_record(&s.out), &[(SCALE, &sha_a(), 12, 3)]);
+}
+
+/// Preloaded without `XPU_ASM_OUT` (recording off), every hook only
+/// forwards: the same launches as with recording on all reach the driver
+/// and succeed (the workload checks each call and prints its step lines),
+/// and nothing is written.
+fn switched_off_only_forwards(via: &str) {
+    let s = scratch();
+    let imm = format!("imm:a:{VECTOR_ADD}:5");
+    let a = args(via, false, &[&imm, "reg:a:scale:3:4", "coop:a:scale:2"]);
+    let a: Vec<&str> = a.iter().map(String::as_str).collect();
+    let mut cmd = workload_command(&s.out, &a);
+    trace(&mut cmd, &s.out);
+    cmd.env_remove(xpu_asm_record::OUT_ENV);
+    let shown = shell_words(&cmd);
+    let output = run_with_timeout(&mut cmd);
+    assert!(
+        output.status.success(),
+        "the workload failed under the interposer switched off\n{}",
+        describe(&shown, &output, &s.out)
+    );
+    assert_stdout(
+        &output,
+        &[
+            &format!("imm a {VECTOR_ADD} 5"),
+            "reg a scale 3 4",
+            "coop a scale 2",
+        ],
+    );
+    assert_eq!(
+        list_files(&s.out),
+        Vec::<String>::new(),
+        "the interposer switched off wrote files\n{}",
+        describe(&shown, &output, &s.out)
+    );
 }
 
 /// A reset list holds only what was appended after the reset: 4 appends,
