@@ -89,44 +89,76 @@ fn parse_header_line(line: &[u8], h: &mut AsmHeader) {
         }
         return;
     }
-    if !line.starts_with(b"//.") {
+    let Some(rest) = line.strip_prefix(b"//.") else {
         return;
-    }
-    let text = String::from_utf8_lossy(line);
-    let field = |prefix: &str| text.strip_prefix(prefix).map(str::trim);
-    if let Some(v) = field("//.platform ") {
-        h.platform = Some(v.to_string());
-    } else if let Some(v) = field("//.thread_config ") {
-        for part in v.split(',') {
-            let Some((k, val)) = part.trim().split_once('=') else {
-                continue;
-            };
-            let val = leading_number(val);
-            match k.trim() {
-                "numGRF" => h.grf = val.and_then(|n| u32::try_from(n).ok()),
-                "numAcc" => h.acc = val.and_then(|n| u32::try_from(n).ok()),
-                "numSWSB" => h.swsb = val.and_then(|n| u32::try_from(n).ok()),
-                _ => {}
+    };
+    // The field's name is ASCII: matched on the bytes, and only its value
+    // decoded (as the whole line decoded would have it: the name is whole
+    // characters).
+    let Some((field, value)) = FIELDS
+        .iter()
+        .find_map(|&(name, f)| rest.strip_prefix(name.as_bytes()).map(|v| (f, v)))
+    else {
+        return;
+    };
+    let text = String::from_utf8_lossy(value);
+    let v = text.trim();
+    match field {
+        Field::Platform => h.platform = Some(v.to_string()),
+        Field::ThreadConfig => {
+            for part in v.split(',') {
+                let Some((k, val)) = part.trim().split_once('=') else {
+                    continue;
+                };
+                let val = leading_number(val);
+                match k.trim() {
+                    "numGRF" => h.grf = val.and_then(|n| u32::try_from(n).ok()),
+                    "numAcc" => h.acc = val.and_then(|n| u32::try_from(n).ok()),
+                    "numSWSB" => h.swsb = val.and_then(|n| u32::try_from(n).ok()),
+                    _ => {}
+                }
             }
         }
-    } else if let Some(v) = field("//.instCount") {
-        h.instructions = leading_number(v);
-    } else if let Some(v) = field("//.RA type") {
-        h.ra_type = Some(v.to_string()).filter(|s| !s.is_empty());
-    } else if let Some(v) = field("//.spill size") {
-        h.spill_bytes = leading_number(v);
-    } else if let Some(v) = field("//.spill GRF est. ref count") {
-        h.spill_grf_refs = leading_number(v);
-    } else if let Some(v) = field("//.spill flag store") {
-        h.spill_flag_stores = leading_number(v);
-    } else if let Some(v) = field("//.spill flag load") {
-        h.spill_flag_loads = leading_number(v);
-    } else if let Some(v) = field("//.private memory size") {
-        h.private_memory_bytes = leading_number(v);
-    } else if let Some(v) = field("//.git-hash") {
-        h.igc_git_hash = Some(v.to_string()).filter(|s| !s.is_empty());
+        Field::InstCount => h.instructions = leading_number(v),
+        Field::RaType => h.ra_type = Some(v.to_string()).filter(|s| !s.is_empty()),
+        Field::SpillSize => h.spill_bytes = leading_number(v),
+        Field::SpillGrfRefs => h.spill_grf_refs = leading_number(v),
+        Field::SpillFlagStores => h.spill_flag_stores = leading_number(v),
+        Field::SpillFlagLoads => h.spill_flag_loads = leading_number(v),
+        Field::PrivateMemory => h.private_memory_bytes = leading_number(v),
+        Field::GitHash => h.igc_git_hash = Some(v.to_string()).filter(|s| !s.is_empty()),
     }
 }
+
+/// The header fields read, after `//.`.
+#[derive(Clone, Copy)]
+enum Field {
+    Platform,
+    ThreadConfig,
+    InstCount,
+    RaType,
+    SpillSize,
+    SpillGrfRefs,
+    SpillFlagStores,
+    SpillFlagLoads,
+    PrivateMemory,
+    GitHash,
+}
+
+/// Each field by the text after `//.` that starts its line, in the order
+/// they are tried (the first that starts the line is the one).
+const FIELDS: [(&str, Field); 10] = [
+    ("platform ", Field::Platform),
+    ("thread_config ", Field::ThreadConfig),
+    ("instCount", Field::InstCount),
+    ("RA type", Field::RaType),
+    ("spill size", Field::SpillSize),
+    ("spill GRF est. ref count", Field::SpillGrfRefs),
+    ("spill flag store", Field::SpillFlagStores),
+    ("spill flag load", Field::SpillFlagLoads),
+    ("private memory size", Field::PrivateMemory),
+    ("git-hash", Field::GitHash),
+];
 
 fn leading_number(s: &str) -> Option<u64> {
     let s = s.trim();
