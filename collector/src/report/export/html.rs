@@ -193,7 +193,11 @@ fn read_one(
                 id: Some(id.clone()),
                 bytes: bytes.len() as u64,
                 note: None,
-                classes: Some(class_letters(&String::from_utf8_lossy(&bytes))),
+                // Decoded only when not UTF-8 already (IGC writes ASCII).
+                classes: Some(match std::str::from_utf8(&bytes) {
+                    Ok(text) => class_letters(text),
+                    Err(_) => class_letters(&String::from_utf8_lossy(&bytes)),
+                }),
             };
             (
                 r,
@@ -363,6 +367,9 @@ struct ScriptSafe<'a> {
 
 impl ScriptSafe<'_> {
     fn escape(&mut self, buf: &[u8]) -> std::io::Result<()> {
+        if memchr::memchr(0xE2, buf).is_none() {
+            return self.escape_ascii_marks(buf);
+        }
         let mut start = 0;
         let mut i = 0;
         while i < buf.len() {
@@ -392,6 +399,23 @@ impl ScriptSafe<'_> {
             self.inner.write_all(esc)?;
             i += len;
             start = i;
+        }
+        self.inner.write_all(&buf[start..])
+    }
+
+    /// [`ScriptSafe::escape`] of text without a line separator: only `<`,
+    /// `>` and `&` to escape, found by memchr3.
+    fn escape_ascii_marks(&mut self, buf: &[u8]) -> std::io::Result<()> {
+        let mut start = 0;
+        for i in memchr::memchr3_iter(b'<', b'>', b'&', buf) {
+            let esc: &[u8] = match buf[i] {
+                b'<' => b"\\u003c",
+                b'>' => b"\\u003e",
+                _ => b"\\u0026",
+            };
+            self.inner.write_all(&buf[start..i])?;
+            self.inner.write_all(esc)?;
+            start = i + 1;
         }
         self.inner.write_all(&buf[start..])
     }
@@ -602,6 +626,27 @@ mod tests {
             html_text("<b a=\"x\">&'\n"),
             "&lt;b a=&quot;x&quot;&gt;&amp;&#39;\u{fffd}"
         );
+    }
+
+    /// The streamed escaping is [`script_json`]'s, however the text is cut
+    /// into writes (a line separator cut in two included).
+    #[test]
+    fn streamed_escaping_is_script_json() {
+        let text = "{\"a\":\"</script>&<!--\u{2028}x\u{2029}\u{2027}é€\"}\u{2028}";
+        let want = script_json(text);
+        let bytes = text.as_bytes();
+        for step in 1..=bytes.len() {
+            let mut out = Vec::new();
+            let mut safe = ScriptSafe {
+                inner: &mut out,
+                held: Vec::new(),
+            };
+            for chunk in bytes.chunks(step) {
+                safe.write_all(chunk).unwrap();
+            }
+            safe.finish().unwrap();
+            assert_eq!(String::from_utf8(out).unwrap(), want, "writes of {step}");
+        }
     }
 
     #[test]
