@@ -470,9 +470,9 @@ fn fill_to(
             break;
         };
         let name = &rest[start + 2..start + 2 + len];
-        w.write_all(rest[..start].as_bytes())?;
+        w.write_all(&rest.as_bytes()[..start])?;
         if !value(name, w)? {
-            w.write_all(rest[start..start + 4 + len].as_bytes())?;
+            w.write_all(&rest.as_bytes()[start..start + 4 + len])?;
         }
         rest = &rest[start + 4 + len..];
     }
