@@ -176,9 +176,10 @@ struct Listed {
 }
 
 /// Stage 4: the report, and its files: `asm/` filled on a thread of its
-/// own (links into one folder go no faster from more threads) while
-/// everything else is done here, including writing the report as if every
-/// link will succeed; it is written again in the rare case one does not.
+/// own (links into one folder go no faster from more threads) from as
+/// soon as the kernels are ranked, while everything else is done here,
+/// including writing the report and its page as if every link will
+/// succeed; they are written again in the rare case one does not.
 fn make_report(
     dir: &Path,
     opts: &Options,
@@ -189,32 +190,16 @@ fn make_report(
 ) -> Result<Report, CollectError> {
     let interrupted = || CollectError::Interrupted(dir.to_path_buf());
     let ranked = entries::rank(&matching.launched, opts.filter.as_ref());
-    progress("reading ISA");
-    let analyses = read_isa(&matching, &ranked.order, stop);
-    progress("reading the kernels' code");
-    let flows = crate::report::code::read_flows(
-        dir,
-        &recorded.recs,
-        &matching.launched,
-        &ranked.order,
-        stop,
-    );
-    if stop() {
-        return Err(interrupted());
-    }
     let links = asm_links(&matching, &ranked);
-    progress("copying ISA files");
     let report_path = dir.join(REPORT_FILE);
     let base_warnings = warnings.len();
-    let listed = Listed {
-        matching,
-        ranked,
-        analyses,
-        flows,
-    };
     let (copied, done) = copy_asm_beside(dir, &links, stop, || {
+        let listed = read_listed(dir, &recorded, matching, ranked, stop, progress);
+        if stop() {
+            return Err(interrupted());
+        }
         let parts = (recorded, sources, listed);
-        assemble(
+        let (report, written) = assemble(
             dir,
             opts,
             parts,
@@ -223,17 +208,25 @@ fn make_report(
             stop,
             progress,
             &report_path,
-        )
+        )?;
+        let page = (!stop()).then(|| page_beside(dir, &report, &links, progress));
+        Ok((report, written, page))
     });
-    let (mut report, written) = done?;
+    let (mut report, written, page) = done?;
     let copied = copied.map_err(|_| interrupted())?;
     let rewrite = apply_copies(&mut report, &links, copied, base_warnings);
     let mut written = if rewrite { None } else { written };
     if stop() {
         return Err(interrupted());
     }
-    progress("writing report.html");
-    if let Err(e) = html::write_capture_page(dir, &report) {
+    let page = match page {
+        Some(page) if !rewrite => page,
+        _ => {
+            progress("writing report.html");
+            html::write_capture_page_pending(dir, &report, &|_| None)
+        }
+    };
+    if let Err(e) = page.and_then(|p| p.commit()) {
         // Said in the report, written again.
         report
             .warnings
@@ -245,6 +238,55 @@ fn make_report(
         None => write_report(&report_path, &report)?.commit()?,
     }
     Ok(report)
+}
+
+/// The listed kernels' ISA and code read, on every core (beside `asm/`
+/// being filled).
+fn read_listed(
+    dir: &Path,
+    recorded: &Recorded,
+    matching: Matching,
+    ranked: Ranked,
+    stop: Stop,
+    progress: &dyn Fn(&str),
+) -> Listed {
+    progress("reading ISA");
+    let analyses = read_isa(&matching, &ranked.order, stop);
+    progress("reading the kernels' code");
+    let flows = crate::report::code::read_flows(
+        dir,
+        &recorded.recs,
+        &matching.launched,
+        &ranked.order,
+        stop,
+    );
+    Listed {
+        matching,
+        ranked,
+        analyses,
+        flows,
+    }
+}
+
+/// The page of `report`, written next to its place (not yet in it) while
+/// `asm/` is filled: each linked kernel's text read from the file its copy
+/// is made of, the same bytes.
+fn page_beside(
+    dir: &Path,
+    report: &Report,
+    links: &[Link],
+    progress: &dyn Fn(&str),
+) -> Result<Pending, CollectError> {
+    progress("writing report.html");
+    let mut files: Vec<Option<&Path>> = vec![None; report.kernels.len()];
+    for l in links {
+        if let Some(f) = files.get_mut(l.entry) {
+            *f = Some(l.path.as_path());
+        }
+    }
+    html::write_capture_page_pending(dir, report, &|i| {
+        files.get(i).copied().flatten().map(Path::to_path_buf)
+    })
 }
 
 /// Source lines and mix of each listed launched kernel: read with its

@@ -164,6 +164,7 @@ pub fn distinct(names: &[String], max: usize) -> Vec<String> {
         .iter()
         .map(|(n, _)| Parsed::of(&strip_trailing_params(n)))
         .collect();
+    let index = Index::of(&parsed);
     names
         .iter()
         .zip(&parts)
@@ -174,7 +175,7 @@ pub fn distinct(names: &[String], max: usize) -> Vec<String> {
             }
             let room = max.saturating_sub(suffix.chars().count()).max(8);
             let short = match &parsed[i] {
-                Some(p) => p.shortest(i, &parsed, room),
+                Some(p) => p.shortest(&index, room),
                 None => shorten(name, room),
             };
             format!("{short}{suffix}")
@@ -213,27 +214,16 @@ impl Parsed {
     }
 
     /// The fewest trailing components that no kernel of another path ends in.
-    fn unique_tail(&self, all: &[Option<Parsed>], me: usize) -> usize {
+    fn unique_tail(&self, index: &Index) -> usize {
         let n = self.path.len();
         (1..=n)
-            .find(|&k| {
-                let tail = &self.path[n - k..];
-                all.iter().enumerate().all(|(j, o)| {
-                    // Those of the same path differ by their arguments.
-                    j == me
-                        || o.as_ref().map_or(true, |o| {
-                            o.path == self.path
-                                || o.path.len() < k
-                                || o.path[o.path.len() - k..] != *tail
-                        })
-                })
-            })
+            .find(|&k| index.tails.get(&self.path[n - k..]).is_some_and(|t| !t.1))
             .unwrap_or(n)
     }
 
     /// The first form that fits `room`, else [`shorten`] of the last.
-    fn shortest(&self, me: usize, all: &[Option<Parsed>], room: usize) -> String {
-        let k = self.unique_tail(all, me);
+    fn shortest(&self, index: &Index, room: usize) -> String {
+        let k = self.unique_tail(index);
         let path = self.path[self.path.len() - k..].join("::");
         let with = |args: &[String]| format!("{path}<{}>", args.join(", "));
         let Some(args) = &self.args else {
@@ -244,17 +234,11 @@ impl Parsed {
             return all_args;
         }
         // The arguments that differ among the kernels of this innermost name.
-        let base = self.path.last();
-        let others: Vec<&Vec<String>> = all
-            .iter()
-            .flatten()
-            .filter(|o| o.path.last() == base)
-            .filter_map(|o| o.args.as_ref())
-            .collect();
+        let at = self.path.last().and_then(|b| index.args.get(b.as_str()));
         let differing: Vec<String> = args
             .iter()
             .enumerate()
-            .filter(|(i, a)| others.iter().any(|o| o.get(*i) != Some(*a)))
+            .filter(|(i, _)| at.and_then(|at| at.get(*i)).is_some_and(|p| p.differs))
             .map(|(_, a)| a.clone())
             .collect();
         // None differs (one kernel of this name): its leading arguments.
@@ -276,6 +260,71 @@ impl Parsed {
             _ => with(keep),
         };
         shorten(&short, room)
+    }
+}
+
+/// What [`Parsed::shortest`] asks of all the names, found once (asked of
+/// every other name for each, it made the table of 100,000 kernels take
+/// minutes).
+struct Index<'a> {
+    /// Each trailing run of components of a path: whether more than one
+    /// path ends in it (the first path seen with it, and that).
+    tails: std::collections::HashMap<&'a [String], (&'a [String], bool)>,
+    /// Each innermost name with template arguments: per argument
+    /// position, whether its kernels' arguments there are not all the same
+    /// (one lacks it, or two differ).
+    args: std::collections::HashMap<&'a str, Vec<Position<'a>>>,
+}
+
+struct Position<'a> {
+    first: &'a str,
+    /// Kernels of the name that have an argument here.
+    with: usize,
+    differs: bool,
+}
+
+impl<'a> Index<'a> {
+    fn of(parsed: &'a [Option<Parsed>]) -> Index<'a> {
+        let mut tails: std::collections::HashMap<&[String], (&[String], bool)> =
+            std::collections::HashMap::new();
+        let mut args: std::collections::HashMap<&str, (usize, Vec<Position>)> =
+            std::collections::HashMap::new();
+        for p in parsed.iter().flatten() {
+            let n = p.path.len();
+            for k in 1..=n {
+                let t = tails.entry(&p.path[n - k..]).or_insert((&p.path, false));
+                t.1 |= t.0 != p.path.as_slice();
+            }
+            let (Some(base), Some(a)) = (p.path.last(), &p.args) else {
+                continue;
+            };
+            let (kernels, at) = args.entry(base.as_str()).or_default();
+            *kernels += 1;
+            for (i, v) in a.iter().enumerate() {
+                match at.get_mut(i) {
+                    Some(pos) => {
+                        pos.with += 1;
+                        pos.differs |= pos.first != v.as_str();
+                    }
+                    None => at.push(Position {
+                        first: v,
+                        with: 1,
+                        differs: false,
+                    }),
+                }
+            }
+        }
+        let args = args
+            .into_iter()
+            .map(|(base, (kernels, mut at))| {
+                for pos in &mut at {
+                    // A kernel of the name without an argument here.
+                    pos.differs |= pos.with < kernels;
+                }
+                (base, at)
+            })
+            .collect();
+        Index { tails, args }
     }
 }
 

@@ -89,44 +89,76 @@ fn parse_header_line(line: &[u8], h: &mut AsmHeader) {
         }
         return;
     }
-    if !line.starts_with(b"//.") {
+    let Some(rest) = line.strip_prefix(b"//.") else {
         return;
-    }
-    let text = String::from_utf8_lossy(line);
-    let field = |prefix: &str| text.strip_prefix(prefix).map(str::trim);
-    if let Some(v) = field("//.platform ") {
-        h.platform = Some(v.to_string());
-    } else if let Some(v) = field("//.thread_config ") {
-        for part in v.split(',') {
-            let Some((k, val)) = part.trim().split_once('=') else {
-                continue;
-            };
-            let val = leading_number(val);
-            match k.trim() {
-                "numGRF" => h.grf = val.and_then(|n| u32::try_from(n).ok()),
-                "numAcc" => h.acc = val.and_then(|n| u32::try_from(n).ok()),
-                "numSWSB" => h.swsb = val.and_then(|n| u32::try_from(n).ok()),
-                _ => {}
+    };
+    // The field's name is ASCII: matched on the bytes, and only its value
+    // decoded (as the whole line decoded would have it: the name is whole
+    // characters).
+    let Some((field, value)) = FIELDS
+        .iter()
+        .find_map(|&(name, f)| rest.strip_prefix(name.as_bytes()).map(|v| (f, v)))
+    else {
+        return;
+    };
+    let text = String::from_utf8_lossy(value);
+    let v = text.trim();
+    match field {
+        Field::Platform => h.platform = Some(v.to_string()),
+        Field::ThreadConfig => {
+            for part in v.split(',') {
+                let Some((k, val)) = part.trim().split_once('=') else {
+                    continue;
+                };
+                let val = leading_number(val);
+                match k.trim() {
+                    "numGRF" => h.grf = val.and_then(|n| u32::try_from(n).ok()),
+                    "numAcc" => h.acc = val.and_then(|n| u32::try_from(n).ok()),
+                    "numSWSB" => h.swsb = val.and_then(|n| u32::try_from(n).ok()),
+                    _ => {}
+                }
             }
         }
-    } else if let Some(v) = field("//.instCount") {
-        h.instructions = leading_number(v);
-    } else if let Some(v) = field("//.RA type") {
-        h.ra_type = Some(v.to_string()).filter(|s| !s.is_empty());
-    } else if let Some(v) = field("//.spill size") {
-        h.spill_bytes = leading_number(v);
-    } else if let Some(v) = field("//.spill GRF est. ref count") {
-        h.spill_grf_refs = leading_number(v);
-    } else if let Some(v) = field("//.spill flag store") {
-        h.spill_flag_stores = leading_number(v);
-    } else if let Some(v) = field("//.spill flag load") {
-        h.spill_flag_loads = leading_number(v);
-    } else if let Some(v) = field("//.private memory size") {
-        h.private_memory_bytes = leading_number(v);
-    } else if let Some(v) = field("//.git-hash") {
-        h.igc_git_hash = Some(v.to_string()).filter(|s| !s.is_empty());
+        Field::InstCount => h.instructions = leading_number(v),
+        Field::RaType => h.ra_type = Some(v.to_string()).filter(|s| !s.is_empty()),
+        Field::SpillSize => h.spill_bytes = leading_number(v),
+        Field::SpillGrfRefs => h.spill_grf_refs = leading_number(v),
+        Field::SpillFlagStores => h.spill_flag_stores = leading_number(v),
+        Field::SpillFlagLoads => h.spill_flag_loads = leading_number(v),
+        Field::PrivateMemory => h.private_memory_bytes = leading_number(v),
+        Field::GitHash => h.igc_git_hash = Some(v.to_string()).filter(|s| !s.is_empty()),
     }
 }
+
+/// The header fields read, after `//.`.
+#[derive(Clone, Copy)]
+enum Field {
+    Platform,
+    ThreadConfig,
+    InstCount,
+    RaType,
+    SpillSize,
+    SpillGrfRefs,
+    SpillFlagStores,
+    SpillFlagLoads,
+    PrivateMemory,
+    GitHash,
+}
+
+/// Each field by the text after `//.` that starts its line, in the order
+/// they are tried (the first that starts the line is the one).
+const FIELDS: [(&str, Field); 10] = [
+    ("platform ", Field::Platform),
+    ("thread_config ", Field::ThreadConfig),
+    ("instCount", Field::InstCount),
+    ("RA type", Field::RaType),
+    ("spill size", Field::SpillSize),
+    ("spill GRF est. ref count", Field::SpillGrfRefs),
+    ("spill flag store", Field::SpillFlagStores),
+    ("spill flag load", Field::SpillFlagLoads),
+    ("private memory size", Field::PrivateMemory),
+    ("git-hash", Field::GitHash),
+];
 
 fn leading_number(s: &str) -> Option<u64> {
     let s = s.trim();
@@ -139,20 +171,6 @@ pub fn read_header(path: &Path) -> std::io::Result<AsmHeader> {
     parse_header(File::open(path)?, HEADER_MAX_BYTES)
 }
 
-/// Passes on what it reads, keeping a copy.
-struct Recording<'a, R> {
-    inner: R,
-    seen: &'a mut Vec<u8>,
-}
-
-impl<R: Read> Read for Recording<'_, R> {
-    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
-        let n = self.inner.read(buf)?;
-        self.seen.extend_from_slice(&buf[..n]);
-        Ok(n)
-    }
-}
-
 /// Reads the header of the `.asm` file at `path` and, when its `//.kernel`
 /// name is one `launched` holds, goes on reading the same open file to the
 /// end for its [`super::analyze`]: a launched kernel's file is opened
@@ -163,26 +181,86 @@ pub fn read_header_and_analysis(
     path: &Path,
     launched: &HashSet<&[u8]>,
 ) -> std::io::Result<(AsmHeader, Option<super::Analysis>)> {
-    let file = File::open(path)?;
+    header_and_analysis(&File::open(path)?, launched)
+}
+
+/// [`read_header_and_analysis`] of the open file `file`.
+pub fn header_and_analysis(
+    file: &File,
+    launched: &HashSet<&[u8]>,
+) -> std::io::Result<(AsmHeader, Option<super::Analysis>)> {
     super::with_buffer(|bytes| {
-        let header = parse_header(
-            Recording {
-                inner: &file,
-                seen: &mut *bytes,
-            },
-            HEADER_MAX_BYTES,
-        )?;
+        let header = read_header_into(file, bytes, HEADER_MAX_BYTES as usize)?;
         let wanted = header
             .kernel
             .as_deref()
             .is_some_and(|k| launched.contains(k));
         let analysis = if wanted {
-            super::analyze_rest(&file, bytes).ok().flatten()
+            super::analyze_rest(file, bytes).ok().flatten()
         } else {
             None
         };
         Ok((header, analysis))
     })
+}
+
+/// [`parse_header`] of `file` (from its offset, at most `max` bytes), read
+/// [`HEADER_READ_CHUNK`] at a time onto the end of the empty `bytes`,
+/// which keeps what was read; the lines are parsed where they were read.
+fn read_header_into(file: &File, bytes: &mut Vec<u8>, max: usize) -> std::io::Result<AsmHeader> {
+    let mut h = AsmHeader::default();
+    // The current line starts at `start`; no `\n` in `start..scanned`.
+    let (mut start, mut scanned) = (0, 0);
+    // All `max` bytes, or the whole file, are in `bytes`.
+    let mut all_read = false;
+    loop {
+        let end = match memchr::memchr(b'\n', &bytes[scanned..]) {
+            Some(i) => Some(scanned + i),
+            None if all_read => None,
+            None => {
+                scanned = bytes.len();
+                let want = HEADER_READ_CHUNK.min(max - bytes.len());
+                if want == 0 || super::read_some(file, bytes, want)? == 0 {
+                    all_read = true;
+                }
+                continue;
+            }
+        };
+        // At the cap, as `parse_header` says it: every byte up to it read.
+        let capped = all_read && bytes.len() >= max;
+        let (line, complete) = match end {
+            Some(e) => (&bytes[start..e], true),
+            None if start == bytes.len() => {
+                h.truncated = capped;
+                break;
+            }
+            None => (&bytes[start..], false),
+        };
+        let mut line = line;
+        while let [rest @ .., b'\n' | b'\r'] = line {
+            line = rest;
+        }
+        if !line.starts_with(b"//") {
+            break;
+        }
+        if !complete && capped {
+            h.truncated = true;
+            break;
+        }
+        parse_header_line(line, &mut h);
+        match end {
+            Some(e) => {
+                start = e + 1;
+                scanned = start;
+            }
+            None => {
+                // The file's last line: nothing after it.
+                h.truncated = capped;
+                break;
+            }
+        }
+    }
+    Ok(h)
 }
 
 #[cfg(test)]
@@ -208,6 +286,45 @@ mod tests {
         let h = parse_header(&text[..], 1000).unwrap();
         assert_eq!(h.kernel.as_deref(), Some(&b"k"[..]));
         assert!(h.truncated);
+    }
+
+    /// The header read in chunks where it is parsed is the header
+    /// [`parse_header`] reads, at and around the cap and the chunks' ends.
+    #[test]
+    fn header_read_in_place_is_the_streamed_one() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut texts: Vec<Vec<u8>> = vec![
+            b"".to_vec(),
+            b"//.kernel k".to_vec(),
+            b"//.kernel k\n".to_vec(),
+            b"//.kernel k\r\n//.instCount 7\r\r\n    mov\n".to_vec(),
+            b"\n//.kernel k\n".to_vec(),
+            b"//.kernel a\n//.kernel b\n//.platform \xffX\n".to_vec(),
+        ];
+        for len in [100, 4095, 4096, 4097, 8191, 8192, 9000] {
+            for tail in [&b""[..], b"\n", b"\n  add (1|M0)\n", b"x"] {
+                let mut t = b"//.kernel k\n".to_vec();
+                while t.len() < len {
+                    t.extend_from_slice(b"//.declare V1 (1) rf=r size=4\n");
+                }
+                t.truncate(len);
+                t.extend_from_slice(tail);
+                texts.push(t);
+            }
+        }
+        for (i, t) in texts.iter().enumerate() {
+            let p = dir.path().join(format!("{i}.asm"));
+            std::fs::write(&p, t).unwrap();
+            for max in [1000, 4096, 8192, 64 * 1024] {
+                let want = parse_header(&t[..], max as u64).unwrap();
+                let f = File::open(&p).unwrap();
+                let mut bytes = Vec::new();
+                let got = read_header_into(&f, &mut bytes, max).unwrap();
+                assert_eq!(got, want, "text {i}, cap {max}");
+                // What was read is the file's start, and the rest follows.
+                assert_eq!(&t[..bytes.len()], &bytes[..], "text {i}, cap {max}");
+            }
+        }
     }
 
     #[test]

@@ -194,9 +194,10 @@ pub fn classify(instruction: &str) -> Class {
     while i < b.len() && b[i].is_ascii_whitespace() {
         i += 1;
     }
-    // Predicate: `(W)`, `(f0.0)`, `(W&~f2.0)`.
+    // Predicate: `(W)`, `(f0.0)`, `(W&~f2.0)`: a few bytes, found without
+    // a call.
     if b.get(i) == Some(&b'(') {
-        if let Some(end) = memchr::memchr(b')', &b[i..]) {
+        if let Some(end) = b[i..].iter().position(|&c| c == b')') {
             i += end + 1;
             while i < b.len() && b[i].is_ascii_whitespace() {
                 i += 1;
@@ -258,6 +259,25 @@ fn sfid(op: &str) -> &str {
     before_dot(rest)
 }
 
+/// Whether `needle` occurs in `haystack`: [`str::contains`] without
+/// building a searcher, for the short comments of instructions (built per
+/// call, it cost more than the search).
+fn has(haystack: &str, needle: &str) -> bool {
+    let (h, n) = (haystack.as_bytes(), needle.as_bytes());
+    let Some((&first, rest)) = n.split_first() else {
+        return true;
+    };
+    let mut at = 0;
+    while let Some(i) = memchr::memchr(first, &h[at..]) {
+        let start = at + i + 1;
+        if h[start..].starts_with(rest) {
+            return true;
+        }
+        at = start;
+    }
+    false
+}
+
 /// `op` up to its first dot: `load` of `load.ugm.d32.a64`.
 fn before_dot(op: &str) -> &str {
     match op.bytes().position(|c| c == b'.') {
@@ -301,8 +321,8 @@ fn memory_class(kind: Kind, op: &str, line: &str) -> Class {
 fn with_memory(kind: Kind, memory: Memory, comment: &str) -> Class {
     match kind {
         Kind::Fence => Class::Sync,
-        Kind::Store if comment.contains("spill") => Class::Spill,
-        Kind::Load if comment.contains("fill") => Class::Fill,
+        Kind::Store if has(comment, "spill") => Class::Spill,
+        Kind::Load if has(comment, "fill") => Class::Fill,
         Kind::Load => Class::Load(memory),
         Kind::Store => Class::Store(memory),
         Kind::Atomic => Class::Atomic(memory),
@@ -333,30 +353,30 @@ fn classify_send(opcode: &str, line: &str) -> Class {
     }
     let data_port = matches!(sfid, "dc0" | "dc1" | "dc2" | "ugm" | "ugml" | "tgm" | "slm")
         || sfid.starts_with("hdc");
-    if c.contains("barrier") || c.contains("fence") {
+    if has(c, "barrier") || has(c, "fence") {
         return Class::Sync;
     }
     if !data_port {
         return Class::SendOther;
     }
-    if c.contains("scratch space spill") {
+    if has(c, "scratch space spill") {
         return Class::Spill;
     }
-    if c.contains("scratch space fill") {
+    if has(c, "scratch space fill") {
         return Class::Fill;
     }
-    let memory = if sfid == "slm" || c.contains("slm") || c.contains("SLM") {
+    let memory = if sfid == "slm" || has(c, "slm") || has(c, "SLM") {
         Memory::Slm
-    } else if c.contains("scratch") {
+    } else if has(c, "scratch") {
         Memory::Scratch
     } else {
         Memory::Global
     };
-    if c.contains("atomic") {
+    if has(c, "atomic") {
         Class::Atomic(memory)
-    } else if c.contains("read") || c.contains("load") {
+    } else if has(c, "read") || has(c, "load") {
         Class::Load(memory)
-    } else if c.contains("write") || c.contains("store") {
+    } else if has(c, "write") || has(c, "store") {
         Class::Store(memory)
     } else {
         Class::SendOther
@@ -400,6 +420,26 @@ mod tests {
         ];
         for (line, want) in cases {
             assert_eq!(classify(line), *want, "{line}");
+        }
+    }
+
+    #[test]
+    fn has_is_contains() {
+        let hays = [
+            "",
+            "s",
+            "spil",
+            "spill",
+            "xspillx",
+            "sspill",
+            "scratch space fill: x",
+            "ssss",
+            "é spill é",
+        ];
+        for h in hays {
+            for n in ["", "s", "spill", "fill", "ss", "scratch space fill", "é"] {
+                assert_eq!(has(h, n), h.contains(n), "{h:?} {n:?}");
+            }
         }
     }
 

@@ -94,29 +94,39 @@ pub fn analyze_rest(f: &std::fs::File, bytes: &mut Vec<u8>) -> std::io::Result<O
 /// KiB. Into the buffer's spare room: zeroing it first (`resize`) cost as
 /// much as a tenth of the collection's CPU time.
 fn read_to_length(f: &std::fs::File, bytes: &mut Vec<u8>, len: usize) -> std::io::Result<()> {
-    let mut filled = bytes.len();
-    let len = len.max(filled);
-    bytes.reserve_exact(len - filled);
-    while filled < len {
-        let spare = &mut bytes.spare_capacity_mut()[..len - filled];
-        // SAFETY: `spare` is writable memory of `spare.len()` bytes owned
-        // by `bytes`; read(2) writes at most that many into it.
-        let n = unsafe { libc::read(f.as_raw_fd(), spare.as_mut_ptr().cast(), spare.len()) };
-        match n {
-            0 => break,
-            n if n > 0 => {
-                filled += n as usize;
-                // SAFETY: read(2) initialised the `n` bytes after the old
-                // length, within the capacity reserved above.
-                unsafe { bytes.set_len(filled) };
-            }
-            _ => {
-                let e = std::io::Error::last_os_error();
-                if e.kind() != std::io::ErrorKind::Interrupted {
-                    return Err(e);
-                }
-            }
+    let len = len.max(bytes.len());
+    while bytes.len() < len {
+        if read_some(f, bytes, len - bytes.len())? == 0 {
+            break;
         }
     }
     Ok(())
+}
+
+/// One read(2) of `f` of at most `want` bytes onto the end of `bytes`
+/// (into its spare room, not zeroed first), retried when interrupted: how
+/// many it read, 0 at the end of the file.
+pub(crate) fn read_some(
+    f: &std::fs::File,
+    bytes: &mut Vec<u8>,
+    want: usize,
+) -> std::io::Result<usize> {
+    bytes.reserve_exact(want);
+    loop {
+        let spare = &mut bytes.spare_capacity_mut()[..want];
+        // SAFETY: `spare` is writable memory of `spare.len()` bytes owned
+        // by `bytes`; read(2) writes at most that many into it.
+        let n = unsafe { libc::read(f.as_raw_fd(), spare.as_mut_ptr().cast(), spare.len()) };
+        if n >= 0 {
+            let n = n as usize;
+            // SAFETY: read(2) initialised the `n` bytes after the old
+            // length, within the capacity reserved above.
+            unsafe { bytes.set_len(bytes.len() + n) };
+            return Ok(n);
+        }
+        let e = std::io::Error::last_os_error();
+        if e.kind() != std::io::ErrorKind::Interrupted {
+            return Err(e);
+        }
+    }
 }

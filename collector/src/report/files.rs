@@ -213,6 +213,7 @@ pub fn copy_asm(dir: &Path, links: &[Link], stop: &dyn Fn() -> bool) -> Result<C
         });
     }
     let mut done = Vec::with_capacity(links.len());
+    let mut folders = Folders::open(&asm_dir);
     for l in links {
         if stop() {
             return Err(Stopped);
@@ -220,16 +221,98 @@ pub fn copy_asm(dir: &Path, links: &[Link], stop: &dyn Fn() -> bool) -> Result<C
         let dest = asm_dir.join(&l.file);
         // A file outside the capture (a dump folder the user chose) is
         // copied: a hard link would let an edit of the copy change it.
-        done.push(if l.path.starts_with(dir) {
-            link_or_copy(&l.path, &dest)
-        } else {
+        done.push(if !l.path.starts_with(dir) {
             copy_fresh(&l.path, &dest)
+        } else if folders.link(&l.path, &l.file) {
+            Ok(())
+        } else {
+            link_or_copy(&l.path, &dest)
         });
     }
     Ok(Copied {
         links: done,
         warnings,
     })
+}
+
+/// The folders links are made between, open: `asm/` and the last few
+/// dump folders linked from. A link made through them skips looking up
+/// each folder of both paths again (100,000 links into `asm/` are the
+/// collection's longest serial step).
+struct Folders {
+    asm: Option<std::os::fd::OwnedFd>,
+    /// Most recently used last.
+    from: Vec<(PathBuf, std::os::fd::OwnedFd)>,
+}
+
+/// Dump folders kept open at most.
+const OPEN_FOLDERS: usize = 16;
+
+impl Folders {
+    fn open(asm_dir: &Path) -> Folders {
+        Folders {
+            asm: open_dir(asm_dir),
+            from: Vec::new(),
+        }
+    }
+
+    /// Makes `asm/<file>` a hard link to `src` (linkat(2), as
+    /// [`std::fs::hard_link`] does: a symbolic link is not followed). False
+    /// when not made, for any reason: the caller then does what it does
+    /// without these folders.
+    fn link(&mut self, src: &Path, file: &str) -> bool {
+        use std::os::fd::AsRawFd;
+        use std::os::unix::ffi::OsStrExt;
+        let (Some(asm), Some(parent), Some(name)) = (&self.asm, src.parent(), src.file_name())
+        else {
+            return false;
+        };
+        let at = match self.from.iter().position(|(p, _)| p == parent) {
+            Some(i) => {
+                let f = self.from.remove(i);
+                self.from.push(f);
+                self.from.len() - 1
+            }
+            None => {
+                let Some(fd) = open_dir(parent) else {
+                    return false;
+                };
+                if self.from.len() == OPEN_FOLDERS {
+                    self.from.remove(0);
+                }
+                self.from.push((parent.to_path_buf(), fd));
+                self.from.len() - 1
+            }
+        };
+        let (Ok(name), Ok(file)) = (
+            std::ffi::CString::new(name.as_bytes()),
+            std::ffi::CString::new(file),
+        ) else {
+            return false;
+        };
+        // SAFETY: two open folder descriptors and two NUL-terminated names.
+        let r = unsafe {
+            libc::linkat(
+                self.from[at].1.as_raw_fd(),
+                name.as_ptr(),
+                asm.as_raw_fd(),
+                file.as_ptr(),
+                0,
+            )
+        };
+        r == 0
+    }
+}
+
+/// `path` opened as a folder (for the `*at` calls), not through a link.
+fn open_dir(path: &Path) -> Option<std::os::fd::OwnedFd> {
+    use std::os::unix::fs::OpenOptionsExt;
+    std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_DIRECTORY | libc::O_NOFOLLOW)
+        .open(path)
+        .ok()
+        .map(std::os::fd::OwnedFd::from)
 }
 
 /// A copy of `src` at `dest`, replacing whatever `dest` is.

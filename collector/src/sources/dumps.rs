@@ -23,13 +23,14 @@
 
 use super::{AsmFile, AsmName, IsaSource, IsaSourceKind, Lookup, Status};
 use crate::capture::layout::Stopped;
-use crate::isa::header::{read_header_and_analysis, AsmHeader};
+use crate::isa::header::{header_and_analysis, AsmHeader};
 use crate::names::short_sha;
 use rayon::prelude::*;
 use sha2::{Digest, Sha256};
 use std::collections::{BTreeMap, HashSet};
 use std::fs::File;
 use std::io::Read;
+use std::os::fd::OwnedFd;
 use std::path::{Component, Path, PathBuf};
 use std::sync::{Arc, OnceLock};
 use xpu_asm_record::read::{Module, ProcessRecord};
@@ -44,6 +45,18 @@ fn re(cell: &'static OnceLock<regex::Regex>, pattern: &str) -> &'static regex::R
 
 /// `OCL_asm6f30f910931b48ea_1_simd32_entry_0001.asm` and lenient variants.
 pub fn parse_asm_file_name(name: &str) -> Option<AsmName> {
+    // What the pattern ends with, checked first: most names are not.
+    if !name.ends_with(".asm") {
+        return None;
+    }
+    if name.is_ascii() {
+        return asm_name_of_ascii(name);
+    }
+    asm_name_by_pattern(name)
+}
+
+/// [`parse_asm_file_name`] by its patterns.
+fn asm_name_by_pattern(name: &str) -> Option<AsmName> {
     static RE: OnceLock<regex::Regex> = OnceLock::new();
     static SIMD: OnceLock<regex::Regex> = OnceLock::new();
     static ENTRY: OnceLock<regex::Regex> = OnceLock::new();
@@ -66,9 +79,84 @@ pub fn parse_asm_file_name(name: &str) -> Option<AsmName> {
     })
 }
 
+/// What [`parse_asm_file_name`]'s patterns find in the ASCII `name`
+/// (ending in `.asm`), found without them (a regex search per file was a
+/// tenth of a folder's scan): the leftmost `asm` at the start or after `_`
+/// followed by 8 or more hex digits, then `_` or the end, with no `.`
+/// before the final `.asm`; `_<digits>` after the hash is the retry when
+/// followed by `_` or the end; `_simd<N>` and `_entry_<N>` (each followed
+/// by `_` or the end) after it.
+fn asm_name_of_ascii(name: &str) -> Option<AsmName> {
+    let b = name.as_bytes();
+    let body_end = b.len() - ".asm".len();
+    let digits = |from: usize, to: usize| {
+        from + b[from..to]
+            .iter()
+            .take_while(|c| c.is_ascii_digit())
+            .count()
+    };
+    let starts = (b.starts_with(b"asm").then_some(3))
+        .into_iter()
+        .chain(every(b, b"_asm").map(|i| i + 4));
+    for q in starts {
+        if q > body_end || memchr::memchr(b'.', &b[q..body_end]).is_some() {
+            continue;
+        }
+        let h_end = q + b[q..body_end]
+            .iter()
+            .take_while(|c| matches!(c, b'0'..=b'9' | b'a'..=b'f'))
+            .count();
+        if h_end - q < 8 || (h_end < body_end && b[h_end] != b'_') {
+            continue;
+        }
+        // `_<digits>` then `_` or the end: the retry; else all is the rest.
+        let d_end = if h_end < body_end {
+            digits(h_end + 1, body_end)
+        } else {
+            h_end
+        };
+        let (retry, rest) = if d_end > h_end + 1 && (d_end == body_end || b[d_end] == b'_') {
+            (name[h_end + 1..d_end].parse().ok(), &name[d_end..body_end])
+        } else {
+            (None, &name[h_end..body_end])
+        };
+        return Some(AsmName {
+            hash: name[q..h_end].to_string(),
+            retry: retry.unwrap_or(0),
+            simd: numbered(rest, "_simd"),
+            entry: numbered(rest, "_entry_"),
+        });
+    }
+    None
+}
+
+/// The number after the first `key` of `rest` that digits follow, then
+/// `_` or the end (as the pattern `key(\d+)(?:_|$)` finds it, for ASCII).
+fn numbered(rest: &str, key: &str) -> Option<u32> {
+    let b = rest.as_bytes();
+    every(b, key.as_bytes()).find_map(|i| {
+        let from = i + key.len();
+        let end = from + b[from..].iter().take_while(|c| c.is_ascii_digit()).count();
+        (end > from && (end == b.len() || b[end] == b'_')).then(|| rest[from..end].parse().ok())
+    })?
+}
+
+/// Every place `needle` starts in `haystack`, overlapping ones too.
+fn every<'a>(haystack: &'a [u8], needle: &'a [u8]) -> impl Iterator<Item = usize> + 'a {
+    let mut at = 0;
+    std::iter::from_fn(move || {
+        let i = at + memchr::memmem::find(haystack.get(at..)?, needle)?;
+        at = i + 1;
+        Some(i)
+    })
+}
+
 /// `OCL_asm<hash>.spv` -> hash
 pub fn parse_spv_file_name(name: &str) -> Option<String> {
     static RE: OnceLock<regex::Regex> = OnceLock::new();
+    if !name.ends_with(".spv") {
+        return None;
+    }
     re(&RE, r"(?:^|_)asm([0-9a-f]{8,})\.spv$")
         .captures(name)
         .map(|c| c[1].to_string())
@@ -77,6 +165,9 @@ pub fn parse_spv_file_name(name: &str) -> Option<String> {
 /// `OCL_asm<hash>_entry_<NNNN>.kernbin` -> hash
 pub fn parse_kernbin_file_name(name: &str) -> Option<String> {
     static RE: OnceLock<regex::Regex> = OnceLock::new();
+    if !name.ends_with(".kernbin") {
+        return None;
+    }
     re(&RE, r"(?:^|_)asm([0-9a-f]{8,})_entry_\d+\.kernbin$")
         .captures(name)
         .map(|c| c[1].to_string())
@@ -276,7 +367,9 @@ pub fn scan_folder(
         return Ok(f);
     };
     let files = list_files(entries, &mut f);
-    let scanned = read_files(&files, launched, stop);
+    let folder = open_folder_fd(&f.path);
+    let scanned = read_files(&files, folder.as_ref(), launched, stop);
+    drop(folder);
     let kernbins = put_together(&mut f, files, scanned, known_final)?;
     verify_final_binaries(&mut f, &kernbins, stop)?;
     Ok(f)
@@ -364,6 +457,7 @@ enum Scanned {
 /// The files' contents, read on every core.
 fn read_files(
     files: &[(String, PathBuf)],
+    folder: Option<&OwnedFd>,
     launched: &HashSet<&[u8]>,
     stop: &(dyn Fn() -> bool + Sync),
 ) -> Vec<Scanned> {
@@ -375,7 +469,8 @@ fn read_files(
             } else if let Some(hash) = parse_spv_file_name(name) {
                 Scanned::Spv(hash, sha256_file(p))
             } else if let Some(asm_name) = parse_asm_file_name(name) {
-                Scanned::Asm(asm_name, read_header_and_analysis(p, launched))
+                let read = open_in(folder, name, p).and_then(|f| header_and_analysis(&f, launched));
+                Scanned::Asm(asm_name, read)
             } else if name.ends_with(".asm") {
                 Scanned::OtherAsm
             } else if let Some(hash) = parse_kernbin_file_name(name) {
@@ -385,6 +480,40 @@ fn read_files(
             }
         })
         .collect()
+}
+
+/// The folder at `path`, open for [`open_in`] (not through a link: then
+/// files are opened by their paths).
+fn open_folder_fd(path: &Path) -> Option<OwnedFd> {
+    use std::os::unix::fs::OpenOptionsExt;
+    File::options()
+        .read(true)
+        .custom_flags(libc::O_DIRECTORY | libc::O_NOFOLLOW)
+        .open(path)
+        .ok()
+        .map(OwnedFd::from)
+}
+
+/// The file `name` of `folder` opened for reading, as [`File::open`] of
+/// its `path` opens it, without looking up each folder of the path again
+/// (100,000 opens of a scan); by its path when that does not go.
+fn open_in(folder: Option<&OwnedFd>, name: &str, path: &Path) -> std::io::Result<File> {
+    use std::os::fd::{AsRawFd, FromRawFd};
+    if let (Some(dir), Ok(c)) = (folder, std::ffi::CString::new(name)) {
+        // SAFETY: an open folder and a NUL-terminated name.
+        let fd = unsafe {
+            libc::openat(
+                dir.as_raw_fd(),
+                c.as_ptr(),
+                libc::O_RDONLY | libc::O_CLOEXEC,
+            )
+        };
+        if fd >= 0 {
+            // SAFETY: `fd` was just opened and is owned by nothing else.
+            return Ok(unsafe { File::from_raw_fd(fd) });
+        }
+    }
+    File::open(path)
 }
 
 /// The files read, put together in file order, exactly as one pass over
@@ -801,7 +930,7 @@ pub fn find_in_dumps<'a>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::isa::header::{read_header, HEADER_READ_CHUNK};
+    use crate::isa::header::{read_header, read_header_and_analysis, HEADER_READ_CHUNK};
 
     #[test]
     fn asm_file_names() {
@@ -835,6 +964,54 @@ mod tests {
             parse_kernbin_file_name("OCL_asm60d3638d7dda8598_entry_0002.kernbin").as_deref(),
             Some("60d3638d7dda8598")
         );
+    }
+
+    /// ASCII names are parsed without the patterns as the patterns parse
+    /// them: names made of every combination of the pieces IGC's (and odd)
+    /// names are made of.
+    #[test]
+    fn asm_names_parse_as_the_patterns_say() {
+        let pieces = [
+            "",
+            "OCL_",
+            "asm",
+            "_asm",
+            "0123456789abcdef",
+            "abc",
+            "deadbeef9",
+            "_1",
+            "_12",
+            "_1x",
+            "_99999999999",
+            "_simd",
+            "_simd32",
+            "_simd8x",
+            "_entry_",
+            "_entry_0001",
+            "_entry_entry_7",
+            "_simd_simd16",
+            "_",
+            "x",
+            ".",
+            "A",
+        ];
+        let mut n = 0;
+        for a in pieces {
+            for b in pieces {
+                for c in pieces {
+                    for d in ["", "_simd32_entry_0001", "_entry_2_simd16", "_0"] {
+                        let name = format!("{a}{b}{c}{d}.asm");
+                        assert_eq!(
+                            parse_asm_file_name(&name),
+                            asm_name_by_pattern(&name),
+                            "{name}"
+                        );
+                        n += parse_asm_file_name(&name).is_some() as usize;
+                    }
+                }
+            }
+        }
+        assert!(n >= 512, "{n}");
     }
 
     /// The interposer's `IGC_ShaderDumpRegexFilter` lets IGC write exactly

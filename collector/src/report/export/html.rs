@@ -13,7 +13,7 @@
 //! opened. The script sets text only; the page's Content-Security-Policy
 //! allows its own script and style (by hash) and no network at all.
 
-use crate::capture::files::write_atomic;
+use crate::capture::files::{write_pending, Pending};
 use crate::capture::layout::CollectError;
 use crate::isa::{self, mix, mix::Mix, Line};
 use crate::report::{KernelEntry, Report};
@@ -21,7 +21,7 @@ use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 use std::io::Write;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 const TEMPLATE: &str = include_str!("html/template.html");
 const SCRIPT: &str = include_str!("html/page.js");
@@ -118,6 +118,16 @@ pub const MAX_PAGE_ISA_KERNELS: usize = 2000;
 /// in report order until [`MAX_PAGE_ISA_BYTES`]: element ids
 /// `{prefix}-{index}`.
 pub fn read_isa(dir: &Path, kernels: &[KernelEntry], prefix: &str) -> (Vec<IsaRef>, Vec<IsaText>) {
+    read_isa_from(dir, kernels, prefix, &|_| None)
+}
+
+/// [`read_isa`], reading kernel `i`'s text from `file(i)` when it says.
+fn read_isa_from(
+    dir: &Path,
+    kernels: &[KernelEntry],
+    prefix: &str,
+    file: &(dyn Fn(usize) -> Option<PathBuf> + Sync),
+) -> (Vec<IsaRef>, Vec<IsaText>) {
     let mut refs = Vec::with_capacity(kernels.len());
     let mut texts = Vec::new();
     let mut total = 0usize;
@@ -131,7 +141,10 @@ pub fn read_isa(dir: &Path, kernels: &[KernelEntry], prefix: &str) -> (Vec<IsaRe
         let read: Vec<(IsaRef, Option<IsaText>)> = chunk
             .par_iter()
             .enumerate()
-            .map(|(i, k)| read_one(dir, k, format!("{prefix}-{}", c * 256 + i)))
+            .map(|(i, k)| {
+                let n = c * 256 + i;
+                read_one(dir, k, file(n), format!("{prefix}-{n}"))
+            })
             .collect();
         for (k, (r, t)) in chunk.iter().zip(read) {
             match t {
@@ -166,18 +179,28 @@ fn left_out(k: &KernelEntry, total: usize) -> IsaRef {
     }
 }
 
-/// One kernel's ISA text, read and compressed, as element `id`.
-fn read_one(dir: &Path, k: &KernelEntry, id: String) -> (IsaRef, Option<IsaText>) {
+/// One kernel's ISA text, read (from `file` when given) and compressed,
+/// as element `id`.
+fn read_one(
+    dir: &Path,
+    k: &KernelEntry,
+    file: Option<PathBuf>,
+    id: String,
+) -> (IsaRef, Option<IsaText>) {
     let Some(rel) = k.asm_copy.as_deref().or(k.asm.as_deref()) else {
         return (IsaRef::default(), None);
     };
-    match read_capped(&dir.join(rel)) {
+    match read_capped(&file.unwrap_or_else(|| dir.join(rel))) {
         Ok(bytes) => {
             let r = IsaRef {
                 id: Some(id.clone()),
                 bytes: bytes.len() as u64,
                 note: None,
-                classes: Some(class_letters(&String::from_utf8_lossy(&bytes))),
+                // Decoded only when not UTF-8 already (IGC writes ASCII).
+                classes: Some(match std::str::from_utf8(&bytes) {
+                    Ok(text) => class_letters(text),
+                    Err(_) => class_letters(&String::from_utf8_lossy(&bytes)),
+                }),
             };
             (
                 r,
@@ -223,7 +246,41 @@ fn gzip(bytes: &[u8]) -> Vec<u8> {
 
 /// The page of the capture `dir` whose report is `report`.
 pub fn capture_page(dir: &Path, report: &Report) -> String {
-    let (isa, texts) = read_isa(dir, &report.kernels, "isa");
+    let mut out = Vec::new();
+    // Writing into a Vec cannot fail.
+    let _ = write_capture_page_to(&mut out, dir, report, &|_| None);
+    // Made of UTF-8 pieces only.
+    String::from_utf8(out).unwrap_or_default()
+}
+
+/// Writes the page of the capture `dir` as `dir/report.html`.
+pub fn write_capture_page(dir: &Path, report: &Report) -> Result<(), CollectError> {
+    write_capture_page_pending(dir, report, &|_| None)?.commit()
+}
+
+/// The page of the capture `dir`, written next to `dir/report.html`, to
+/// be put in place by [`Pending::commit`]. The ISA text of kernel `i` of
+/// the report is read from `file(i)` when it says (the file its `asm/`
+/// copy is being made of: the same bytes), else from the copy or file the
+/// entry names.
+pub fn write_capture_page_pending(
+    dir: &Path,
+    report: &Report,
+    file: &(dyn Fn(usize) -> Option<PathBuf> + Sync),
+) -> Result<Pending, CollectError> {
+    write_pending(&dir.join(PAGE_FILE), |w| {
+        write_capture_page_to(w, dir, report, file)
+    })
+}
+
+/// The page of the capture `dir`, streamed to `w`.
+fn write_capture_page_to(
+    w: &mut dyn Write,
+    dir: &Path,
+    report: &Report,
+    file: &(dyn Fn(usize) -> Option<PathBuf> + Sync),
+) -> std::io::Result<()> {
+    let (isa, texts) = read_isa_from(dir, &report.kernels, "isa", file);
     let data = CaptureData {
         kind: "capture",
         dir: dir.display().to_string(),
@@ -233,65 +290,197 @@ pub fn capture_page(dir: &Path, report: &Report) -> String {
         isa,
     };
     let title = format!("xpu-asm: {}", dir.display());
-    render(&Page {
-        title: &title,
-        data: &data,
-        isa: texts,
-    })
-}
-
-/// Writes the page of the capture `dir` as `dir/report.html`.
-pub fn write_capture_page(dir: &Path, report: &Report) -> Result<(), CollectError> {
-    write_atomic(&dir.join(PAGE_FILE), capture_page(dir, report).as_bytes())
+    render_to(
+        w,
+        &Page {
+            title: &title,
+            data: &data,
+            isa: texts,
+        },
+    )
 }
 
 /// The page: the template with its style, data, ISA texts and script.
 pub fn render<T: Serialize>(p: &Page<'_, T>) -> String {
-    let data = script_json(&serde_json::to_string(p.data).unwrap_or_else(|_| "null".into()));
-    let isa_len: usize = p.isa.iter().map(|t| t.gzip.len() * 4 / 3 + 80).sum();
-    let mut isa = String::with_capacity(isa_len);
-    for t in &p.isa {
-        // Ids are ours (`isa-3`), base64 has no markup characters.
-        isa.push_str("<script type=\"application/x-gzip-base64\" id=\"");
-        isa.push_str(&html_text(&t.id));
-        isa.push_str("\">");
-        base64_into(&t.gzip, &mut isa);
-        isa.push_str("</script>\n");
-    }
+    let mut out = Vec::new();
+    // Writing into a Vec cannot fail.
+    let _ = render_to(&mut out, p);
+    String::from_utf8(out).unwrap_or_default()
+}
+
+/// [`render`], streamed to `w`: the data is serialized and made safe for
+/// its element on the way, never held whole (a capture's is hundreds of
+/// MB).
+pub fn render_to<T: Serialize>(w: &mut dyn Write, p: &Page<'_, T>) -> std::io::Result<()> {
     let tool = format!("xpu-asm-run {}", env!("CARGO_PKG_VERSION"));
     let title = html_text(p.title);
-    let (mut data, mut isa) = (Some(data), Some(isa));
-    fill(TEMPLATE, |name| match name {
-        "CSP" => Some(csp()),
-        "TOOL" => Some(tool.clone()),
-        "TITLE" => Some(title.clone()),
-        "STYLE" => Some(STYLE.to_string()),
-        "DATA" => data.take(),
-        "ISA" => isa.take(),
-        "SCRIPT" => Some(SCRIPT.to_string()),
-        _ => None,
+    let (mut data, mut isa) = (true, true);
+    fill_to(w, TEMPLATE, |name, w| {
+        match name {
+            "CSP" => w.write_all(csp().as_bytes())?,
+            "TOOL" => w.write_all(tool.as_bytes())?,
+            "TITLE" => w.write_all(title.as_bytes())?,
+            "STYLE" => w.write_all(STYLE.as_bytes())?,
+            "DATA" if std::mem::take(&mut data) => write_data(w, p.data)?,
+            "ISA" if std::mem::take(&mut isa) => write_isa(w, &p.isa)?,
+            "SCRIPT" => w.write_all(SCRIPT.as_bytes())?,
+            _ => return Ok(false),
+        }
+        Ok(true)
     })
+}
+
+/// `data` as JSON made safe inside a `<script>` element ([`script_json`]).
+fn write_data<T: Serialize>(w: &mut dyn Write, data: &T) -> std::io::Result<()> {
+    let mut safe = ScriptSafe {
+        inner: w,
+        held: Vec::new(),
+    };
+    {
+        // Large writes to escape: the serializer's many small ones gathered.
+        let mut b = std::io::BufWriter::with_capacity(64 << 10, &mut safe);
+        serde_json::to_writer(&mut b, data)?;
+        b.flush()?;
+    }
+    safe.finish()
+}
+
+/// The ISA texts' elements, one a line.
+fn write_isa(w: &mut dyn Write, texts: &[IsaText]) -> std::io::Result<()> {
+    let mut b64 = String::new();
+    for t in texts {
+        // Ids are ours (`isa-3`), base64 has no markup characters.
+        w.write_all(b"<script type=\"application/x-gzip-base64\" id=\"")?;
+        w.write_all(html_text(&t.id).as_bytes())?;
+        w.write_all(b"\">")?;
+        b64.clear();
+        base64_into(&t.gzip, &mut b64);
+        w.write_all(b64.as_bytes())?;
+        w.write_all(b"</script>\n")?;
+    }
+    Ok(())
+}
+
+/// Passes JSON text on with what [`script_json`] escapes escaped. A line
+/// separator cut between two writes is held until the next.
+struct ScriptSafe<'a> {
+    inner: &'a mut dyn Write,
+    /// The start of a separator (`E2`, or `E2 80`) that ended a write.
+    held: Vec<u8>,
+}
+
+impl ScriptSafe<'_> {
+    fn escape(&mut self, buf: &[u8]) -> std::io::Result<()> {
+        if memchr::memchr(0xE2, buf).is_none() {
+            return self.escape_ascii_marks(buf);
+        }
+        let mut start = 0;
+        let mut i = 0;
+        while i < buf.len() {
+            let (esc, len): (&[u8], usize) = match buf[i] {
+                b'<' => (b"\\u003c", 1),
+                b'>' => (b"\\u003e", 1),
+                b'&' => (b"\\u0026", 1),
+                0xE2 => match buf.get(i + 1..i + 3) {
+                    Some([0x80, 0xA8]) => (b"\\u2028", 3),
+                    Some([0x80, 0xA9]) => (b"\\u2029", 3),
+                    None if buf[i + 1..].iter().all(|&b| b == 0x80) => {
+                        self.inner.write_all(&buf[start..i])?;
+                        self.held.extend_from_slice(&buf[i..]);
+                        return Ok(());
+                    }
+                    _ => {
+                        i += 1;
+                        continue;
+                    }
+                },
+                _ => {
+                    i += 1;
+                    continue;
+                }
+            };
+            self.inner.write_all(&buf[start..i])?;
+            self.inner.write_all(esc)?;
+            i += len;
+            start = i;
+        }
+        self.inner.write_all(&buf[start..])
+    }
+
+    /// [`ScriptSafe::escape`] of text without a line separator: only `<`,
+    /// `>` and `&` to escape, found by memchr3.
+    fn escape_ascii_marks(&mut self, buf: &[u8]) -> std::io::Result<()> {
+        let mut start = 0;
+        for i in memchr::memchr3_iter(b'<', b'>', b'&', buf) {
+            let esc: &[u8] = match buf[i] {
+                b'<' => b"\\u003c",
+                b'>' => b"\\u003e",
+                _ => b"\\u0026",
+            };
+            self.inner.write_all(&buf[start..i])?;
+            self.inner.write_all(esc)?;
+            start = i + 1;
+        }
+        self.inner.write_all(&buf[start..])
+    }
+
+    /// Writes what is held (the end of the text).
+    fn finish(mut self) -> std::io::Result<()> {
+        let held = std::mem::take(&mut self.held);
+        self.inner.write_all(&held)
+    }
+}
+
+impl Write for ScriptSafe<'_> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        if self.held.is_empty() {
+            self.escape(buf)?;
+        } else {
+            let mut joined = std::mem::take(&mut self.held);
+            joined.extend_from_slice(buf);
+            self.escape(&joined)?;
+        }
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.inner.flush()
+    }
 }
 
 /// `template` with each `{{NAME}}` replaced by `value(NAME)`, in one pass:
 /// what is put in is never read again.
+#[cfg(test)]
 fn fill(template: &str, mut value: impl FnMut(&str) -> Option<String>) -> String {
-    let mut out = String::with_capacity(template.len());
+    let mut out = Vec::new();
+    let _ = fill_to(&mut out, template, |name, w| match value(name) {
+        Some(v) => w.write_all(v.as_bytes()).map(|_| true),
+        None => Ok(false),
+    });
+    String::from_utf8(out).unwrap_or_default()
+}
+
+/// `template` written to `w` with each `{{NAME}}` replaced by what
+/// `value(NAME, w)` writes (false: nothing, the placeholder stays), in one
+/// pass: what is put in is never read again.
+fn fill_to(
+    w: &mut dyn Write,
+    template: &str,
+    mut value: impl FnMut(&str, &mut dyn Write) -> std::io::Result<bool>,
+) -> std::io::Result<()> {
     let mut rest = template;
     while let Some(start) = rest.find("{{") {
         let Some(len) = rest[start + 2..].find("}}") else {
             break;
         };
         let name = &rest[start + 2..start + 2 + len];
-        out.push_str(&rest[..start]);
-        match value(name) {
-            Some(v) => out.push_str(&v),
-            None => out.push_str(&rest[start..start + 4 + len]),
+        w.write_all(&rest.as_bytes()[..start])?;
+        if !value(name, w)? {
+            w.write_all(&rest.as_bytes()[start..start + 4 + len])?;
         }
         rest = &rest[start + 4 + len..];
     }
-    out.push_str(rest);
-    out
+    w.write_all(rest.as_bytes())
 }
 
 /// The page's policy: its own script and style only (by their hashes),
@@ -441,6 +630,27 @@ mod tests {
             html_text("<b a=\"x\">&'\n"),
             "&lt;b a=&quot;x&quot;&gt;&amp;&#39;\u{fffd}"
         );
+    }
+
+    /// The streamed escaping is [`script_json`]'s, however the text is cut
+    /// into writes (a line separator cut in two included).
+    #[test]
+    fn streamed_escaping_is_script_json() {
+        let text = "{\"a\":\"</script>&<!--\u{2028}x\u{2029}\u{2027}é€\"}\u{2028}";
+        let want = script_json(text);
+        let bytes = text.as_bytes();
+        for step in 1..=bytes.len() {
+            let mut out = Vec::new();
+            let mut safe = ScriptSafe {
+                inner: &mut out,
+                held: Vec::new(),
+            };
+            for chunk in bytes.chunks(step) {
+                safe.write_all(chunk).unwrap();
+            }
+            safe.finish().unwrap();
+            assert_eq!(String::from_utf8(out).unwrap(), want, "writes of {step}");
+        }
     }
 
     #[test]
