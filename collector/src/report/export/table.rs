@@ -79,14 +79,8 @@ struct Columns {
 
 impl Columns {
     fn of(r: &Report, width: usize) -> Columns {
-        let ranks: Vec<String> = r
-            .kernels
-            .iter()
-            .map(|k| xpu_asm_record::ranks::ranges(&k.ranks))
-            .collect();
-        let ranks_w = ranks_width(&ranks);
+        let (ranks, ranks_w, name_w) = name_column(r, width);
         let full = display_names(r, names::escape_for_terminal);
-        let name_w = name_width(r, width, ranks_w, &full);
         let names = names::distinct(&full, name_w);
         Columns {
             name_w,
@@ -188,6 +182,14 @@ pub const DEFAULT_WIDTH: usize = 120;
 /// apart by [`names::distinct`] at that table's name width), but not
 /// escaped: for the page, which sets names as text.
 pub fn short_names(r: &Report) -> Vec<String> {
+    let (_, _, name_w) = name_column(r, DEFAULT_WIDTH);
+    names::distinct(&display_names(r, str::to_string), name_w)
+}
+
+/// Each kernel's ranks as the table shows them, their column's width, and
+/// the name column's width in a table `width` wide (from the escaped
+/// names, as the terminal shows them).
+fn name_column(r: &Report, width: usize) -> (Vec<String>, Option<usize>, usize) {
     let ranks: Vec<String> = r
         .kernels
         .iter()
@@ -195,8 +197,8 @@ pub fn short_names(r: &Report) -> Vec<String> {
         .collect();
     let ranks_w = ranks_width(&ranks);
     let escaped = display_names(r, names::escape_for_terminal);
-    let name_w = name_width(r, DEFAULT_WIDTH, ranks_w, &escaped);
-    names::distinct(&display_names(r, str::to_string), name_w)
+    let name_w = name_width(r, width, ranks_w, &escaped);
+    (ranks, ranks_w, name_w)
 }
 
 /// Each kernel's name (as `shown` makes it of the demangled name);
