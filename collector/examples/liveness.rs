@@ -35,11 +35,7 @@ fn main() {
             eprintln!("{f}: no platform");
             continue;
         };
-        let grf = if platform.iga_gen >= (1 << 24) | 4 {
-            64
-        } else {
-            32
-        };
+        let grf = platform.grf_bytes();
         for k in &program.kernels {
             let t = Instant::now();
             let with = iga

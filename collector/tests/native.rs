@@ -994,11 +994,7 @@ fn liveness_is_igas_dataflow() {
 /// IGA's live bytes and ours before each instruction of a kernel.
 fn both_liveness(platform: &Platform, code: &[u8]) -> Vec<(Option<u64>, Option<u64>, String)> {
     use xpu_asm_collector::isa::{flow, igajson};
-    let grf = if platform.iga_gen >= (1 << 24) | 4 {
-        64
-    } else {
-        32
-    };
+    let grf = platform.grf_bytes();
     let inputs = flow::Inputs {
         classes: &[],
         lines: None,

@@ -178,10 +178,10 @@ pub fn dot(f: &Flow, title: &str) -> String {
     let _ = writeln!(out, "digraph cfg {{");
     let _ = writeln!(out, "  label=\"{}\";", escape(title));
     let _ = writeln!(out, "  node [shape=box, fontname=monospace];");
+    let pressure = f.pressure();
     let node = |i: usize| {
         let b = &f.blocks[i];
-        let peak = f
-            .pressure()
+        let peak = pressure
             .iter()
             .skip(b.first as usize)
             .take(b.instructions as usize)

@@ -177,9 +177,10 @@ pub fn analyze(code: &mut Code, inputs: &Inputs) -> Flow {
         lines: inputs.lines.is_some(),
         ..Flow::default()
     };
+    let pressure = flow.pressure();
     flow.loops = loops
         .into_iter()
-        .map(|l| fill_loop(l, &blocks, &flow.pressure(), inputs))
+        .map(|l| fill_loop(l, &blocks, &pressure, inputs))
         .collect();
     flow.blocks = blocks;
     flow.peak = peak(code, &flow, inputs);

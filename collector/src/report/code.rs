@@ -43,7 +43,7 @@ pub const DEFAULT_MAX_CODE_BYTES: usize = 1 << 20;
 /// Set to `iga`: live registers from IGA's own dataflow (`-Xprint-defs`)
 /// instead of xpu-asm's analysis of the operands: to compare the two. IGA's
 /// dataflow follows one path per use and grows faster than the code (with
-/// IGC 1's IGA about 1.7 s for 1,000 instructions, 16 KiB).
+/// IGC 1's IGA about 1.7 s for 1,338 instructions, 16 KiB).
 pub const LIVENESS_ENV: &str = "XPU_ASM_LIVENESS";
 
 /// IGA's JSON of each distinct kernel code (by platform and SHA-256 of the
@@ -89,9 +89,6 @@ fn read_json(json: Result<String, IgaError>) -> Result<igajson::Code, String> {
 
 /// A kernel's analysis, or why there is none.
 pub type Outcome = Result<Flow, String>;
-
-/// `IGA_XE_HPC`: from PVC on, GRF registers are 64 bytes.
-const IGA_XE_HPC: u32 = (1 << 24) | 4;
 
 /// A kernel's module binary: its key and saved file, or why there is none.
 type Wanted = Result<(BinaryKey, String), String>;
@@ -262,11 +259,7 @@ fn from_code(
     let inputs = Inputs {
         classes: &classes,
         lines: source_lines.as_deref(),
-        grf_bytes: if platform.iga_gen >= IGA_XE_HPC {
-            64
-        } else {
-            32
-        },
+        grf_bytes: platform.grf_bytes(),
         budget: k.header().and_then(|h| h.grf).or(kernel.grf),
     };
     Ok(flow::analyze(&mut code, &inputs))
@@ -349,7 +342,7 @@ mod tests {
 
     fn platform() -> Platform {
         Platform {
-            iga_gen: IGA_XE_HPC,
+            iga_gen: (1 << 24) | 4, // IGA_XE_HPC: PVC
             name: "PVC".into(),
         }
     }

@@ -422,6 +422,15 @@ impl Device {
 }
 
 impl Platform {
+    /// Bytes per GRF register: 64 from PVC (Xe-HPC) on, 32 before.
+    pub fn grf_bytes(&self) -> u32 {
+        if self.iga_gen >= IGA_XE_HPC {
+            64
+        } else {
+            32
+        }
+    }
+
     fn new(iga_gen: u32, name: &str) -> Platform {
         Platform {
             iga_gen,
