@@ -190,7 +190,7 @@ fn parse_fail_on(s: &str) -> Result<FailOn, String> {
     parse_conditions(s).map(FailOn)
 }
 
-#[derive(Debug, Args)]
+#[derive(Debug, Clone, Args)]
 pub struct RunArgs {
     /// Capture folder [default: ./xpu-asm-<command>-<YYYYmmdd-HHMMSS>]
     ///
@@ -226,14 +226,18 @@ pub struct RunArgs {
 
     /// Where kernels' ISA comes from
     ///
-    /// dump (default): IGC's .asm dumps of this run's compilations (the
-    /// richest text: vISA header, source lines of -g builds), and for every
-    /// kernel they lack (native modules, cache hits) IGA's disassembly of
-    /// the module's binary, which is always saved. binary: no IGC dumps at
-    /// all (faster: no dump cost at compile time, no dump files); every
-    /// kernel's ISA is disassembled from its module's binary, and NEO's and
-    /// SYCL's persistent caches are left as the user set them.
-    #[arg(long, value_enum, value_name = "FROM", default_value_t = IsaMode::Dump)]
+    /// auto (default): binary where the driver's compiler is IGC 2 (NEO
+    /// 24 and later, whose compiler cache a plain run uses: a dump would
+    /// compile every kernel again), dump elsewhere and when
+    /// IGC_ShaderDumpEnable is set. dump: IGC's .asm dumps of this run's
+    /// compilations (with the vISA header's register-allocation figures),
+    /// and for every kernel they lack (native modules, cache hits) IGA's
+    /// disassembly of the module's binary, which is always saved. binary:
+    /// no IGC dumps at all; every kernel's ISA is disassembled from its
+    /// module's binary (the code the driver ran; source lines from its
+    /// line tables, spill sizes from its metadata), and NEO's and SYCL's
+    /// persistent caches are left as the user set them.
+    #[arg(long, value_enum, value_name = "FROM", default_value_t = IsaMode::Auto)]
     pub isa: IsaMode,
 
     #[command(flatten)]
@@ -247,11 +251,27 @@ pub struct RunArgs {
 /// `--isa`: where kernels' ISA comes from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
 pub enum IsaMode {
-    /// IGC's dumps first, module binaries for what they lack.
+    /// `binary` where NEO's compiler is IGC 2 alone, else `dump`
+    /// ([`IsaMode::resolve`]).
     #[default]
+    Auto,
+    /// IGC's dumps first, module binaries for what they lack.
     Dump,
     /// Module binaries only; IGC dumps nothing.
     Binary,
+}
+
+impl IsaMode {
+    /// The mode `auto` stands for: `binary` when the only IGC here is
+    /// `igc` 2 or later (`only_igc`) and the user did not ask IGC for dumps
+    /// (`users_dump`), else `dump`; other modes as they are.
+    pub fn resolve(self, only_igc: Option<u32>, users_dump: bool) -> IsaMode {
+        match self {
+            IsaMode::Auto if !users_dump && only_igc.is_some_and(|m| m >= 2) => IsaMode::Binary,
+            IsaMode::Auto => IsaMode::Dump,
+            other => other,
+        }
+    }
 }
 
 #[derive(Debug, Args)]
@@ -395,6 +415,18 @@ mod tests {
     }
 
     #[test]
+    fn auto_is_binary_with_igc_2_alone_unless_dumps_are_asked_for() {
+        use IsaMode::*;
+        assert_eq!(Auto.resolve(Some(2), false), Binary);
+        assert_eq!(Auto.resolve(Some(3), false), Binary);
+        assert_eq!(Auto.resolve(Some(2), true), Dump);
+        assert_eq!(Auto.resolve(Some(1), false), Dump);
+        assert_eq!(Auto.resolve(None, false), Dump);
+        assert_eq!(Dump.resolve(Some(2), false), Dump);
+        assert_eq!(Binary.resolve(Some(1), true), Binary);
+    }
+
+    #[test]
     fn bad_input_is_refused_before_anything_runs() {
         assert!(parse(&[]).is_err());
         assert!(parse(&["sh"]).is_err());
@@ -402,7 +434,11 @@ mod tests {
         assert!(parse(&["--emulate", "../x", "--", "true"]).is_err());
         assert!(parse(&["--keep", "some", "--", "true"]).is_err());
         assert!(parse(&["--isa", "dumps-and-more", "--", "true"]).is_err());
-        assert_eq!(parse(&["--", "true"]).unwrap().run.isa, IsaMode::Dump);
+        assert_eq!(parse(&["--", "true"]).unwrap().run.isa, IsaMode::Auto);
+        assert_eq!(
+            parse(&["--isa", "dump", "--", "true"]).unwrap().run.isa,
+            IsaMode::Dump
+        );
         assert_eq!(
             parse(&["--isa", "binary", "--", "true"]).unwrap().run.isa,
             IsaMode::Binary

@@ -404,6 +404,7 @@ fn assemble(
         kernels,
         totals,
         filter: opts.filter.as_ref().map(|r| r.as_str().to_string()),
+        isa: run.as_ref().and_then(|r| r.isa.clone()),
         dumps: dumps_info(opts.keep, &state, after),
         warnings,
     };

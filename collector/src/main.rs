@@ -251,6 +251,14 @@ fn cmd_merge(out: &Path, dirs: &[std::path::PathBuf], args: &ReportArgs) -> i32 
 /// `xpu-asm-run -- cmd`: runs the command under the interposer, then
 /// collects (for a job's rank: the last rank to end collects).
 fn cmd_run(a: &RunArgs) -> Result<i32, LaunchError> {
+    let resolved = RunArgs {
+        isa: a.isa.resolve(
+            xpu_asm_collector::sources::native::iga::only_igc(),
+            launch::users_dump_enable(),
+        ),
+        ..a.clone()
+    };
+    let a = &resolved;
     let interposer = launch::resolve_interposer(
         a.interposer.as_deref(),
         std::env::var_os(launch::INTERPOSER_ENV),
@@ -367,11 +375,11 @@ fn child_command(a: &RunArgs, interposer: &Path, dir: &Path) -> ChildCommand {
     let mut unset = launch::inherited_owned_vars();
     match a.isa {
         IsaMode::Binary => env.push((xpu_asm_record::ISA_ENV.into(), "binary".into())),
-        IsaMode::Dump => unset.push(xpu_asm_record::ISA_ENV.into()),
+        IsaMode::Dump | IsaMode::Auto => unset.push(xpu_asm_record::ISA_ENV.into()),
     }
     // IGC 1 alone here: its light dumps (record::IGC_ENV); the
     // interposer falls back to the full ones wherever this is not set.
-    let igc1 = a.isa == IsaMode::Dump
+    let igc1 = a.isa != IsaMode::Binary
         && a.report.keep != xpu_asm_collector::report::files::Keep::All
         && xpu_asm_collector::sources::native::iga::only_igc() == Some(1);
     match igc1 {

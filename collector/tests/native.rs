@@ -613,11 +613,20 @@ fn cross_check_built(which: &str, b: &Built, expected: &[&str]) -> usize {
             // space (PVC) or in stateless private memory (DG2). IGC's
             // header speaks of the stack only.
             assert_eq!(
-                k.scratch_bytes.or(k.private_memory_bytes),
+                k.scratch_bytes.or(k.stateless_private_bytes),
                 Some(32768),
                 "{which}"
             );
             assert_eq!(ht.private_memory_bytes, k.scratch_bytes, "{which}");
+        }
+        // The binary's private memory in scratch space is IGC's figure
+        // (IGC 2's `private_size`); IGC 1's zebins do not give it.
+        if p.format == native::Format::Zebin {
+            let expected = match stack() {
+                Stack::Neo26 => ht.private_memory_bytes,
+                Stack::Neo22 => None,
+            };
+            assert_eq!(k.private_memory_bytes, expected, "{which}: {shown}");
         }
     }
     compared

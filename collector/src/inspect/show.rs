@@ -406,6 +406,7 @@ fn interleaved(
     // A source line's header waits for its first instruction.
     let mut pending: Option<(u32, String)> = None;
     let mut any_line = false;
+    let classifier = isa::mix::Classifier::of_text(text);
     for l in isa::lines(text) {
         match l {
             Line::File(f) => file = f.to_string(),
@@ -434,7 +435,7 @@ fn interleaved(
                     let _ = writeln!(out, "{}", paint(c, "36", &head));
                 }
                 let prefix = column.as_mut().map(|col| col.next(out, c));
-                instruction(out, prefix.as_deref(), i, c);
+                instruction(out, prefix.as_deref(), (i, classifier.classify(i)), c);
             }
             Line::Other => {}
         }
@@ -470,8 +471,12 @@ fn source_head(
 
 /// One instruction, in IGC's alignment (an 8-column predicate field),
 /// spills and fills in red.
-fn instruction(out: &mut String, prefix: Option<&str>, i: &str, c: bool) {
-    let class = isa::mix::classify(i);
+fn instruction(
+    out: &mut String,
+    prefix: Option<&str>,
+    (i, class): (&str, isa::mix::Class),
+    c: bool,
+) {
     let i = names::escape_for_terminal(i.trim_end());
     let line = if i.starts_with('(') {
         i

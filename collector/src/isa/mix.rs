@@ -185,6 +185,50 @@ pub fn count(text: &str) -> Mix {
     m
 }
 
+/// Classifies the instructions of one kernel's ISA text: [`classify`],
+/// and, for a kernel whose scratch space holds spills only, its scratch
+/// loads and stores as fills and spills. IGC's dumps annotate those
+/// (`scratch space spill: ...`), IGA's text of a binary does not: with
+/// this both texts of one code count alike.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Classifier {
+    spills_only: bool,
+}
+
+impl Classifier {
+    /// For a kernel that spills `spill_bytes` and keeps `private_bytes` of
+    /// private memory in scratch space: scratch holds spills only when it
+    /// spills and has no such private memory.
+    pub fn new(spill_bytes: Option<u64>, private_bytes: Option<u64>) -> Classifier {
+        Classifier {
+            spills_only: spill_bytes.unwrap_or(0) > 0 && private_bytes.unwrap_or(0) == 0,
+        }
+    }
+
+    /// From the header of `text` (`//.spill size`, `//.private memory size`).
+    pub fn of_text(text: &str) -> Classifier {
+        match super::header::parse_header(text.as_bytes(), 1 << 20) {
+            Ok(h) => Classifier::new(h.spill_bytes, h.private_memory_bytes),
+            Err(_) => Classifier::default(),
+        }
+    }
+
+    /// The class of `instruction`, a line of this kernel's text.
+    pub fn classify(&self, instruction: &str) -> Class {
+        self.adjust(classify(instruction))
+    }
+
+    /// `c` with scratch loads and stores as fills and spills where scratch
+    /// holds spills only.
+    pub fn adjust(&self, c: Class) -> Class {
+        match c {
+            Class::Store(Memory::Scratch) if self.spills_only => Class::Spill,
+            Class::Load(Memory::Scratch) if self.spills_only => Class::Fill,
+            other => other,
+        }
+    }
+}
+
 /// The class of one instruction line (predicate, opcode, operands,
 /// comment).
 pub fn classify(instruction: &str) -> Class {
@@ -386,6 +430,34 @@ fn classify_send(opcode: &str, line: &str) -> Class {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn scratch_of_a_kernel_that_only_spills_is_spills_and_fills() {
+        let store =
+            "(W)     store.ugm.d32x16t.a32.wb.wb (1|M0)  ss[a0.2][r5:1+0x40]  r6:2  {A@1,$3}";
+        let load = "(W)     load.ugm.d32x16t.a32.ca.ca (1|M0)  r8:2  ss[a0.2][r5:1+0x40]  {$4}";
+        assert_eq!(classify(store), Class::Store(Memory::Scratch));
+        assert_eq!(classify(load), Class::Load(Memory::Scratch));
+        let spills = Classifier::new(Some(64), None);
+        assert_eq!(spills.classify(store), Class::Spill);
+        assert_eq!(spills.classify(load), Class::Fill);
+        // Private memory in scratch, or no spill: scratch stays scratch.
+        for k in [
+            Classifier::new(Some(64), Some(32)),
+            Classifier::new(None, None),
+            Classifier::new(Some(0), None),
+        ] {
+            assert_eq!(k.classify(store), Class::Store(Memory::Scratch));
+            assert_eq!(k.classify(load), Class::Load(Memory::Scratch));
+        }
+        let text = format!("//.kernel k\n//.spill size 64\n\n{store}\n");
+        assert_eq!(Classifier::of_text(&text), spills);
+        let text = format!("//.kernel k\n//.spill size 64\n//.private memory size 32\n\n{store}\n");
+        assert_eq!(
+            Classifier::of_text(&text),
+            Classifier::new(Some(64), Some(32))
+        );
+    }
     use Memory::*;
 
     #[test]

@@ -31,10 +31,11 @@ pub struct Analysis {
 pub fn analyze(text: &str) -> Analysis {
     let mut src = source::Builder::default();
     let mut mix = mix::Mix::default();
+    let classifier = mix::Classifier::of_text(text);
     for l in lines(text) {
         src.add(l);
         if let Line::Instruction(i) = l {
-            mix.add(i);
+            mix.add_class(classifier.classify(i));
         }
     }
     Analysis {

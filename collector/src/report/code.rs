@@ -17,7 +17,7 @@ use crate::isa::flow::{self, Flow, Inputs, SourceRef};
 use crate::isa::header::AsmHeader;
 use crate::isa::igajson;
 use crate::isa::line::{lines, Line};
-use crate::isa::mix::{classify, Class, Memory};
+use crate::isa::mix::{classify, Class, Classifier};
 use crate::matching::KernelMatch;
 use crate::sources::binaries::{read_and_parse, request, BinaryKey, Parsed};
 use crate::sources::native::iga::{Iga, IgaError};
@@ -306,15 +306,9 @@ fn infer_spills(classes: &mut [Class], header: Option<&AsmHeader>, kernel: &Nati
     let private = kernel
         .private_memory_bytes
         .or(header.and_then(|h| h.private_memory_bytes));
-    if spills.unwrap_or(0) == 0 || private.unwrap_or(0) != 0 {
-        return;
-    }
+    let classifier = Classifier::new(spills, private);
     for c in classes {
-        *c = match *c {
-            Class::Store(Memory::Scratch) => Class::Spill,
-            Class::Load(Memory::Scratch) => Class::Fill,
-            other => other,
-        };
+        *c = classifier.adjust(*c);
     }
 }
 

@@ -343,6 +343,7 @@ mod tests {
             unlaunched_compiled: 3,
             unlaunched_listed: false,
             filter: Some("x|y".into()),
+            isa: None,
             dumps: DumpsInfo {
                 keep: "asm".into(),
                 before: Usage { bytes: 1, files: 2 },

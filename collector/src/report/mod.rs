@@ -228,6 +228,10 @@ pub struct Report {
     pub unlaunched_compiled: u64,
     pub unlaunched_listed: bool,
     pub filter: Option<String>,
+    /// `binary` when the run took every kernel's ISA from its module's
+    /// binary (`--isa binary`, the default with IGC 2): IGC dumped nothing.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub isa: Option<String>,
     pub dumps: DumpsInfo,
     pub warnings: Vec<String>,
 }

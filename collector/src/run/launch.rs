@@ -543,6 +543,14 @@ pub fn inherited_owned_vars() -> Vec<OsString> {
     v
 }
 
+/// Whether the user asked IGC for its dumps (`IGC_ShaderDumpEnable` set
+/// and not 0, and not set by an outer xpu-asm run).
+pub fn users_dump_enable() -> bool {
+    const NAME: &str = "IGC_ShaderDumpEnable";
+    std::env::var_os(NAME).is_some_and(|v| v != "0")
+        && !inherited_owned_vars().iter().any(|n| n == NAME)
+}
+
 // ---- signals ----------------------------------------------------------
 
 const PHASE_IDLE: u8 = 0;

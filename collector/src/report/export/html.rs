@@ -62,10 +62,11 @@ pub fn classes() -> Vec<&'static str> {
 /// One letter per instruction of `text`: its class among [`classes`].
 pub fn class_letters(text: &str) -> String {
     let names = classes();
+    let classifier = mix::Classifier::of_text(text);
     isa::lines(text)
         .filter_map(|l| match l {
             Line::Instruction(i) => {
-                let field = mix::classify(i).field();
+                let field = classifier.classify(i).field();
                 let n = names.iter().position(|f| *f == field).unwrap_or(0);
                 Some(char::from(b'a' + n as u8))
             }

@@ -357,7 +357,12 @@ fn closing_lines(out: &mut String, r: &Report, style: &TableStyle) {
         );
     }
     let d = &r.dumps;
-    if d.before != d.after {
+    if r.isa.as_deref() == Some("binary") && d.before.files == 0 {
+        let _ = writeln!(
+            out,
+            "ISA: IGA's disassembly of the module binaries the driver ran; IGC dumped nothing (--isa dump for its dumps)"
+        );
+    } else if d.before != d.after {
         let _ = writeln!(
             out,
             "dumps: {} in {} files, {} in {} files after pruning (--keep {}; --keep all keeps everything)",

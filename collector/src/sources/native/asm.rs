@@ -13,8 +13,8 @@ use std::fmt::Write;
 /// comes from (`//.source module-binary (<format>[, fat binary member
 /// <entry>])`), then `disassembly`, IGA's text, unchanged.
 ///
-/// IGC's `//.private memory size` (private memory on the stack) is not
-/// written: a binary gives the scratch space, stack and spills together.
+/// `//.private memory size` is IGC's figure as the binary's metadata
+/// repeats it (zebin `private_size`); patch-token binaries do not give it.
 pub fn render_asm(kernel: &NativeKernel, program: &Program, disassembly: &str) -> String {
     let mut s = String::with_capacity(disassembly.len() + 512);
     s.push_str("//.kernel ");
@@ -37,7 +37,10 @@ pub fn render_asm(kernel: &NativeKernel, program: &Program, disassembly: &str) -
     if let Some(v) = kernel.spill_bytes {
         let _ = writeln!(s, "//.spill size {v}");
     }
-    if let Some(v) = kernel.private_memory_bytes {
+    if let Some(v) = kernel.private_memory_bytes.filter(|&v| v > 0) {
+        let _ = writeln!(s, "//.private memory size {v}");
+    }
+    if let Some(v) = kernel.stateless_private_bytes {
         let _ = writeln!(s, "//.stateless private memory size {v}");
     }
     if let Some(v) = kernel.scratch_bytes {
@@ -187,7 +190,8 @@ mod tests {
             simd: Some(32),
             grf: Some(256),
             spill_bytes: Some(128),
-            private_memory_bytes: Some(64),
+            private_memory_bytes: Some(32),
+            stateless_private_bytes: Some(64),
             scratch_bytes: Some(192),
             slm_bytes: Some(0),
         };
@@ -207,7 +211,7 @@ mod tests {
         assert_eq!(h.grf, Some(256));
         assert_eq!(h.instructions, Some(2));
         assert_eq!(h.spill_bytes, Some(128));
-        assert_eq!(h.private_memory_bytes, None);
+        assert_eq!(h.private_memory_bytes, Some(32));
         assert!(text.contains("//.stateless private memory size 64\n"));
         assert!(text.contains("//.scratch size 192\n"));
         assert!(text.contains("//.source module-binary (zebin, fat binary member 64.12.60.7)\n"));

@@ -199,7 +199,7 @@ fn tokens(list: &[u8], k: &mut NativeKernel) -> Result<(), String> {
     }
     // NEO takes a size of 0 as no private memory; a size per SIMT lane is
     // the SIMD width times that per hardware thread.
-    k.private_memory_bytes = private.filter(|&(n, _)| n > 0).map(|(n, simt)| {
+    k.stateless_private_bytes = private.filter(|&(n, _)| n > 0).map(|(n, simt)| {
         let lanes = if simt { k.simd.unwrap_or(1) } else { 1 };
         u64::from(n) * u64::from(lanes)
     });
@@ -270,7 +270,8 @@ mod tests {
         assert_eq!((k.simd, k.grf), (Some(16), Some(256)));
         assert_eq!(k.scratch_bytes, Some(64));
         // 96 bytes per SIMT lane, 16 lanes.
-        assert_eq!(k.private_memory_bytes, Some(96 * 16));
+        assert_eq!(k.stateless_private_bytes, Some(96 * 16));
+        assert_eq!(k.private_memory_bytes, None);
         assert_eq!(k.slm_bytes, Some(1024));
         assert_eq!(prog.kernels[1].name, b"second");
         assert_eq!(prog.kernels[1].simd, None);

@@ -53,13 +53,18 @@ pub struct NativeKernel {
     /// Spill memory per thread in bytes (zebin `spill_size`; patch tokens
     /// do not give it apart from [`scratch_bytes`](Self::scratch_bytes)).
     pub spill_bytes: Option<u64>,
-    /// Stateless private memory per hardware thread in bytes (zebin
-    /// `private_size` or its `private_space` buffer; patch tokens: the
-    /// stateless private memory allocation, when not 0), a size per SIMT
-    /// lane multiplied by the SIMD width. Not what IGC's dumps call
-    /// `//.private memory size`: that is private memory on the stack, part
-    /// of [`scratch_bytes`](Self::scratch_bytes).
+    /// Private memory per thread in bytes, what IGC's dumps call
+    /// `//.private memory size` (zebin `private_size`, IGC's
+    /// `PerThreadPrivateMemoryUsage`, when the kernel has no stateless
+    /// private memory; patch tokens do not give it apart from
+    /// [`stateless_private_bytes`](Self::stateless_private_bytes)): private
+    /// memory in scratch space, part of [`scratch_bytes`](Self::scratch_bytes).
     pub private_memory_bytes: Option<u64>,
+    /// Stateless private memory per hardware thread in bytes (zebin: its
+    /// `global` `private_space` buffer; patch tokens: the stateless private
+    /// memory allocation, when not 0), a size per SIMT lane multiplied by
+    /// the SIMD width.
+    pub stateless_private_bytes: Option<u64>,
     /// Scratch space per thread in bytes, spills and private stack
     /// together (zebin: the `scratch` per-thread memory buffers; patch
     /// tokens: the media VFE state's per-thread scratch space).

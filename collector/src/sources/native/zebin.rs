@@ -58,7 +58,11 @@ pub(crate) fn parse(bytes: &[u8], device: Option<&Device>) -> Result<Program, Na
             } else {
                 1
             };
-            k.private_memory_bytes = i.private.map(|n| n.saturating_mul(u64::from(lanes)));
+            // IGC's header gives private memory in scratch space only.
+            k.private_memory_bytes = i.private.filter(|_| i.stateless_private.is_none());
+            k.stateless_private_bytes = i
+                .stateless_private
+                .map(|n| n.saturating_mul(u64::from(lanes)));
             k.slm_bytes = i.slm;
             k.scratch_bytes = i.scratch;
         }
@@ -266,10 +270,14 @@ struct Info {
     simd: Option<u32>,
     grf: Option<u32>,
     spill: Option<u64>,
+    /// `execution_env`'s `private_size`.
     private: Option<u64>,
     slm: Option<u64>,
     scratch: Option<u64>,
-    /// `private` is per SIMT lane (`is_simt_thread`), not per thread.
+    /// The size of the `global` buffer used as `private_space`.
+    stateless_private: Option<u64>,
+    /// `stateless_private` is per SIMT lane (`is_simt_thread`), not per
+    /// thread.
     private_per_lane: bool,
 }
 
@@ -343,6 +351,7 @@ fn ze_info(text: &str) -> HashMap<Vec<u8>, Info> {
             ("execution_env", "private_size") => info.private = num(),
             ("execution_env", "slm_size") => info.slm = num(),
             ("per_thread_memory_buffers", "type") => r.buffer.0 = Some(unquote(value)),
+            ("per_thread_memory_buffers", "usage") => r.buffer.3 = Some(unquote(value)),
             ("per_thread_memory_buffers", "size") => r.buffer.1 = num(),
             ("per_thread_memory_buffers", "is_simt_thread") => r.buffer.2 = value == "true",
             _ => {}
@@ -360,21 +369,23 @@ struct InfoReader {
     /// The kernel's key being read (`execution_env`, ...), or empty.
     section: String,
     /// A per-thread memory buffer being read: its type, its size, whether
-    /// the size is per SIMT lane.
-    buffer: (Option<String>, Option<u64>, bool),
+    /// the size is per SIMT lane, its usage.
+    buffer: (Option<String>, Option<u64>, bool, Option<String>),
 }
 
 impl InfoReader {
     fn end_buffer(&mut self) {
-        let (t, size, simt) = std::mem::take(&mut self.buffer);
+        let (t, size, simt, usage) = std::mem::take(&mut self.buffer);
         let (Some((_, _, info)), Some(t), Some(size)) = (&mut self.kernel, t.as_deref(), size)
         else {
             return;
         };
-        match t {
-            "scratch" => info.scratch = Some(info.scratch.unwrap_or(0).saturating_add(size)),
-            "private_space" if info.private.is_none() => {
-                info.private = Some(size);
+        match (t, usage.as_deref()) {
+            ("scratch", _) => info.scratch = Some(info.scratch.unwrap_or(0).saturating_add(size)),
+            ("global", Some("private_space")) | ("private_space", _)
+                if info.stateless_private.is_none() =>
+            {
+                info.stateless_private = Some(size);
                 info.private_per_lane = simt;
             }
             _ => {}
@@ -420,7 +431,7 @@ mod tests {
 
     #[test]
     fn ze_info_fields_per_kernel() {
-        let text = "---\nversion:         '1.20'\nkernels:\n  - name:            first\n    execution_env:\n      grf_count:       256\n      simd_size:       16\n      slm_size:        512\n      spill_size:      64\n      private_size:    32\n    payload_arguments:\n      - arg_type:        global_id_offset\n        offset:          0\n        size:            12\n    per_thread_memory_buffers:\n      - type:            scratch\n        usage:           spill_fill_space\n        size:            128\n      - type:            private_space\n        usage:           private_space\n        size:            32\n  - name:            'sec''ond'\n    execution_env:\n      simd_size:       32\nfunctions:\n  - name:            f\n    execution_env:\n      simd_size:       8\n...\n";
+        let text = "---\nversion:         '1.20'\nkernels:\n  - name:            first\n    execution_env:\n      grf_count:       256\n      simd_size:       16\n      slm_size:        512\n      spill_size:      64\n      private_size:    32\n    payload_arguments:\n      - arg_type:        global_id_offset\n        offset:          0\n        size:            12\n    per_thread_memory_buffers:\n      - type:            scratch\n        usage:           spill_fill_space\n        size:            128\n      - type:            global\n        usage:           private_space\n        size:            16\n        is_simt_thread:  true\n  - name:            'sec''ond'\n    execution_env:\n      simd_size:       32\nfunctions:\n  - name:            f\n    execution_env:\n      simd_size:       8\n...\n";
         let info = ze_info(text);
         assert_eq!(info.len(), 2, "{info:?}");
         let first = &info[&b"first".to_vec()];
@@ -433,7 +444,8 @@ mod tests {
                 private: Some(32),
                 slm: Some(512),
                 scratch: Some(128),
-                private_per_lane: false,
+                stateless_private: Some(16),
+                private_per_lane: true,
             }
         );
         assert_eq!(info[&b"sec'ond".to_vec()].simd, Some(32));
