@@ -388,6 +388,8 @@ fn assemble(
     let waited = capture::waited(dir);
     let processes = entries::process_entries(&recs, &locations, &folders, run.as_ref(), &waited);
     let by_rank = entries::launches_by_rank(&recs);
+    // `binary` when every process ran so (records of a merge included).
+    let isa = (!recs.is_empty() && recs.iter().all(|r| r.isa_binary)).then(|| "binary".to_string());
     drop((folders, recs));
     let (kernels, totals, unlaunched_compiled) = kernels(listed, opts, links, &by_rank);
     // The copying's warnings, if any, will go before pruning's.
@@ -404,7 +406,7 @@ fn assemble(
         kernels,
         totals,
         filter: opts.filter.as_ref().map(|r| r.as_str().to_string()),
-        isa: run.as_ref().and_then(|r| r.isa.clone()),
+        isa,
         dumps: dumps_info(opts.keep, &state, after),
         warnings,
     };

@@ -114,8 +114,35 @@ pub fn assert_ranks_launched(run: &Run, r: &Value, n: u64) {
 /// Every rank compiled the same SPIR-V the same way: each kernel's `.asm`
 /// files (in each rank's dump folder, found by their `//.kernel` line) are
 /// listed once, each had by the `n` ranks, and no warning says the ranks
-/// compiled differently.
+/// compiled differently. On sid the default takes every kernel's ISA from
+/// its module's binary: one candidate each, from the binary all ranks
+/// saved once, and no rank has a dump folder.
 pub fn assert_candidates_once(run: &Run, r: &Value, n: u64) {
+    match crate::stack() {
+        crate::Stack::Debian12 => assert_dump_candidates_once(run, r, n),
+        crate::Stack::Sid => assert_binary_candidates_once(run, r),
+    }
+    let w = r["warnings"].to_string();
+    assert!(!w.contains("compiled it differently"), "{w}\n{}", run.ctx());
+}
+
+/// [`assert_candidates_once`] of a capture whose ISA came from module
+/// binaries (`--isa binary`, the default on sid).
+fn assert_binary_candidates_once(run: &Run, r: &Value) {
+    assert_eq!(r["isa"], "binary", "{}", run.ctx());
+    for p in r["processes"].as_array().into_iter().flatten() {
+        assert_eq!(p["dump_dir_exists"], false, "{p}\n{}", run.ctx());
+    }
+    for k in r["kernels"].as_array().into_iter().flatten() {
+        let c = k["asm_candidates"].as_array().cloned().unwrap_or_default();
+        assert_eq!(c.len(), 1, "{k}\n{}", run.ctx());
+        assert_eq!(c[0]["source"], "module-binary", "{k}\n{}", run.ctx());
+        assert_eq!(k["isa_source"], "module-binary", "{k}\n{}", run.ctx());
+    }
+}
+
+/// [`assert_candidates_once`] of a capture with IGC's dumps.
+fn assert_dump_candidates_once(run: &Run, r: &Value, n: u64) {
     // kernel name -> file name -> ranks' folders holding it
     let mut files: BTreeMap<String, BTreeMap<String, u64>> = BTreeMap::new();
     for p in r["processes"].as_array().into_iter().flatten() {
@@ -172,8 +199,6 @@ pub fn assert_candidates_once(run: &Run, r: &Value, n: u64) {
         );
         assert_eq!(listed, want, "candidates of {name}\n{}", run.ctx());
     }
-    let w = r["warnings"].to_string();
-    assert!(!w.contains("compiled it differently"), "{w}\n{}", run.ctx());
 }
 
 pub fn u(v: &Value) -> u64 {

@@ -44,6 +44,11 @@ fn capture(
     let neo_cache = s.root.join(format!("{name}.neo-cache"));
     std::fs::create_dir_all(&neo_cache).expect("a cache folder");
     let mut cmd = Command::new(xpu_asm_run());
+    // IGC's dumps on both stacks unless told otherwise (sid's default is
+    // `binary`): these captures set binaries beside IGC's dumps.
+    if !options.contains(&"--isa") {
+        cmd.args(["--isa", "dump"]);
+    }
     cmd.args(["--emulate", "pvc", "--json", "-o"])
         .arg(&out)
         .args(options)

@@ -41,11 +41,12 @@ fn workload_args(options: &str, flags: &str) -> Vec<String> {
     args
 }
 
-/// `xpu-asm-run --emulate pvc -o DIR/TAG -- workload ...`, with `env` set.
+/// `xpu-asm-run --isa dump --emulate pvc -o DIR/TAG -- workload ...`,
+/// with `env` set (IGC's dumps on both stacks: sid's default is `binary`).
 fn capture(dir: &Path, tag: &str, options: &str, env: &[(&str, &str)]) -> Run {
     let out = dir.join(tag);
     let mut cmd = Command::new(xpu_asm_run());
-    cmd.args(["--emulate", "pvc", "--quiet", "-o"])
+    cmd.args(["--isa", "dump", "--emulate", "pvc", "--quiet", "-o"])
         .arg(&out)
         .arg("--")
         .arg(workload())

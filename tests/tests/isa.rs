@@ -148,6 +148,11 @@ fn capture(
     let work = dir.join(format!("{tag}-work"));
     std::fs::create_dir_all(&work).expect("a work folder");
     let mut cmd = Command::new(xpu_asm_run());
+    // IGC's dumps on both stacks unless told otherwise (sid's default is
+    // `binary`): these captures are of what IGC's dumps say.
+    if !extra.contains(&"--isa") {
+        cmd.args(["--isa", "dump"]);
+    }
     cmd.args(["--emulate", "pvc", "--quiet"])
         .args(extra)
         .arg("-o")

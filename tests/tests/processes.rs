@@ -707,7 +707,8 @@ fn second_ctrl_c_stops_collecting_promptly_and_collect_finishes_later() {
         &["ready", "scanning@1"],
         &xpu_argv(
             &s,
-            &["--emulate", "pvc"],
+            // The padding is dump files: IGC's dumps on both stacks.
+            &["--isa", "dump", "--emulate", "pvc"],
             &["sh".to_string(), script.display().to_string()],
         ),
     );
@@ -872,8 +873,8 @@ fn shell_script_with_parallel_workloads_and_exec() {
     }
 }
 
-/// Each process has its own record and its own dump folder, with the ISA of
-/// what it launched.
+/// Each process has its own record and (with IGC's dumps: Debian 12's
+/// default) its own dump folder, with the ISA of what it launched.
 fn assert_own_records_and_dumps(r: &Run, procs: &[Value]) {
     let pids: BTreeSet<u32> = procs.iter().map(|p| u(&p["pid"]) as u32).collect();
     assert_eq!(
@@ -892,6 +893,14 @@ fn assert_own_records_and_dumps(r: &Run, procs: &[Value]) {
         "one dump folder per process\n{}",
         r.ctx()
     );
+    if stack() == Stack::Sid {
+        // The default there: every kernel's ISA from its module's binary.
+        assert_eq!(r.report()["isa"], "binary", "{}", r.ctx());
+        for p in procs {
+            assert_eq!(p["dump_dir_exists"], false, "{}", r.ctx());
+        }
+        return;
+    }
     for p in procs {
         let d = p["dump_dir"].as_str().unwrap_or("");
         assert_eq!(p["dump_dir_exists"], true, "{}", r.ctx());
@@ -1078,6 +1087,7 @@ fn documented_vars() -> BTreeSet<String> {
         .map(|(n, _)| n.to_string())
         .collect();
     v.insert(IGC_ENV.to_string());
+    v.insert(xpu_asm_record::ISA_ENV.to_string());
     v.insert(OWNED_ENV.to_string());
     v.insert(OUT_ENV.to_string());
     v.insert("LD_PRELOAD".to_string());
@@ -1267,6 +1277,22 @@ fn environment_differs_only_by_the_documented_variables() {
             traced.ctx()
         );
         let out = traced.out.canonicalize().expect("the capture folder");
+        if stack() == Stack::Sid {
+            // IGC 2 alone: every kernel's ISA from its module's binary, and
+            // IGC's and the caches' settings as the user has them.
+            let want: BTreeMap<String, String> = [
+                (xpu_asm_record::ISA_ENV, "binary".to_string()),
+                (OWNED_ENV, String::new()),
+                (OUT_ENV, out.display().to_string()),
+                ("LD_PRELOAD", interposer.clone()),
+            ]
+            .into_iter()
+            .map(|(k, v)| (k.to_string(), v))
+            .collect();
+            assert_eq!(ours, want, "{name}: our variables\n{}", traced.ctx());
+            assert_nothing_recorded(&traced);
+            continue;
+        }
         let dump = ours.get("IGC_DumpToCustomDir").cloned().unwrap_or_default();
         let want_prefix = format!("{}/dumps/", out.display());
         assert!(

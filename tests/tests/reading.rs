@@ -75,6 +75,11 @@ impl Capture {
 fn capture(dir: &Path, tag: &str, options: &str, flags: &str, extra: &[&str]) -> Capture {
     let out = dir.join(tag);
     let mut cmd = Command::new(xpu_asm_run());
+    // IGC's dumps on both stacks unless told otherwise (sid's default is
+    // `binary`).
+    if !extra.contains(&"--isa") {
+        cmd.args(["--isa", "dump"]);
+    }
     cmd.args(["--emulate", "pvc", "--quiet"])
         .args(extra)
         .arg("-o")

@@ -228,14 +228,24 @@ const BASE_KERNELS: [(&str, u64, u64); 2] = [(SCALE, 3, 3), (SCALE_V2, 4, 2)];
 /// A real capture in `s.out`, dumps kept whole.
 fn base_capture(s: &Scratch) -> Base {
     let mut cmd = Command::new(xpu_asm_run());
-    cmd.args(["-q", "--keep", "all", "--emulate", "pvc", "-o"])
-        .arg(&s.out)
-        .arg("--")
-        .arg(workload())
-        .args(["--via", "ddi", "--module"])
-        .arg(format!("a={}", spirv("a").display()))
-        .args(["imm:a:scale:3", "reg:a:scale_v2:2:2"])
-        .current_dir(&s.root);
+    // IGC's dumps on both stacks: hostile dump files are among the cases.
+    cmd.args([
+        "-q",
+        "--keep",
+        "all",
+        "--isa",
+        "dump",
+        "--emulate",
+        "pvc",
+        "-o",
+    ])
+    .arg(&s.out)
+    .arg("--")
+    .arg(workload())
+    .args(["--via", "ddi", "--module"])
+    .arg(format!("a={}", spirv("a").display()))
+    .args(["imm:a:scale:3", "reg:a:scale_v2:2:2"])
+    .current_dir(&s.root);
     hermetic(&mut cmd);
     let shown = shell_words(&cmd);
     let output = run_with_timeout(&mut cmd);

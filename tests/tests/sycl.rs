@@ -517,6 +517,11 @@ fn run_ops_collected(
 ) -> xpu_asm_collector::report::Report {
     let venv = venv();
     let mut cmd = Command::new(xpu_asm_run());
+    // IGC's dumps on both stacks unless told otherwise (sid's default is
+    // `binary`).
+    if !options.contains(&"--isa") {
+        cmd.args(["--isa", "dump"]);
+    }
     cmd.args(["--emulate", "pvc", "--json", "-o"])
         .arg(out)
         .args(options)

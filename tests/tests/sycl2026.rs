@@ -481,11 +481,11 @@ fn assert_matched(p: &Platform, ran: &Ran, r: &Report, dump: bool) -> BTreeMap<S
     instructions
 }
 
-/// `--isa dump`, the default: IGC's dumps of this run's compilations, and
-/// the binaries of native modules.
+/// `--isa dump`: IGC's dumps of this run's compilations, and the binaries
+/// of native modules.
 fn isa_dump(p: &Platform) {
     let s = Scratch::new(p, "dump");
-    let (ran, r) = run_collected(p, &s, "dump", &[], &[]);
+    let (ran, r) = run_collected(p, &s, "dump", &["--isa", "dump"], &[]);
     assert_counts(p, &ran, &r);
     assert_matched(p, &ran, &r, true);
     assert!(
@@ -511,6 +511,23 @@ fn isa_binary(p: &Platform) {
     );
 }
 
+/// The default on this stack (NEO 26 with IGC 2 alone): every kernel's ISA
+/// from its module's binary, as `--isa binary`, and IGC dumps nothing.
+fn isa_default(p: &Platform) {
+    let s = Scratch::new(p, "default");
+    let (ran, r) = run_collected(p, &s, "default", &[], &[]);
+    assert_eq!(r.isa.as_deref(), Some("binary"), "{}", ran.ctx());
+    assert_counts(p, &ran, &r);
+    assert_matched(p, &ran, &r, false);
+    assert_eq!(
+        r.dumps.before.files,
+        0,
+        "IGC dumped by default: {:?}\n{}",
+        r.dumps,
+        ran.ctx()
+    );
+}
+
 /// SYCL's persistent cache kept on by the user: the second run creates
 /// every module of a kernel SYCL built native, from the cache, and those
 /// kernels get their ISA from these binaries, with the instructions of the
@@ -524,7 +541,7 @@ fn sycl_cache(p: &Platform) {
         ("SYCL_CACHE_PERSISTENT", Path::new("1")),
         ("SYCL_CACHE_DIR", cache.as_path()),
     ];
-    let (first_ran, first) = run_collected(p, &s, "first", &[], &env);
+    let (first_ran, first) = run_collected(p, &s, "first", &["--isa", "dump"], &env);
     assert_counts(p, &first_ran, &first);
     let first_instr = assert_matched(p, &first_ran, &first, true);
     assert!(
@@ -533,7 +550,7 @@ fn sycl_cache(p: &Platform) {
         cache.display()
     );
 
-    let (second_ran, second) = run_collected(p, &s, "second", &[], &env);
+    let (second_ran, second) = run_collected(p, &s, "second", &["--isa", "dump"], &env);
     assert_counts(p, &second_ran, &second);
     let rec = only_record(&second_ran.dir.join("xpu"));
     let built = second_ran.ur.sycl_built();
@@ -604,6 +621,11 @@ fn v2_bmg_isa_dump_exact_counts_all_matched() {
 #[test]
 fn v2_bmg_isa_binary_exact_counts_all_matched() {
     isa_binary(&BMG);
+}
+
+#[test]
+fn v2_bmg_default_is_binary_exact_counts_all_matched() {
+    isa_default(&BMG);
 }
 
 #[test]

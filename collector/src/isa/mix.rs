@@ -205,12 +205,26 @@ impl Classifier {
         }
     }
 
-    /// From the header of `text` (`//.spill size`, `//.private memory size`).
+    /// From the header of `text`: its `//.spill size` and `//.private
+    /// memory size` lines, among the comment lines it starts with (the two
+    /// fields [`super::header::AsmHeader`] reads, read here alone).
     pub fn of_text(text: &str) -> Classifier {
-        match super::header::parse_header(text.as_bytes(), 1 << 20) {
-            Ok(h) => Classifier::new(h.spill_bytes, h.private_memory_bytes),
-            Err(_) => Classifier::default(),
+        let number = |v: &str| {
+            let digits = v.trim_start();
+            let end = digits
+                .find(|c: char| !c.is_ascii_digit())
+                .unwrap_or(digits.len());
+            digits[..end].parse::<u64>().ok()
+        };
+        let (mut spill, mut private) = (None, None);
+        for l in text.lines().take_while(|l| l.starts_with("//")) {
+            if let Some(v) = l.strip_prefix("//.spill size") {
+                spill = number(v);
+            } else if let Some(v) = l.strip_prefix("//.private memory size") {
+                private = number(v);
+            }
         }
+        Classifier::new(spill, private)
     }
 
     /// The class of `instruction`, a line of this kernel's text.
