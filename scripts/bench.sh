@@ -910,7 +910,7 @@ paired_summary() { # section prefix
 import statistics, sys
 res = dict(l.rstrip("\n").split("=", 1) for l in open(sys.argv[1]) if "=" in l)
 pre = sys.argv[2]
-for v in ("plain", "default", "binary"):
+for v in ("plain", "default", "binary", "dump", "full"):
     for k in ("wall_s", "cpu_s", "dump_bytes", "dump_files"):
         vals = [float(x) for key, x in res.items()
                 if key.startswith(f"{pre}_{v}_") and key.endswith("_" + k) and key[len(pre) + len(v) + 2:].split("_")[0].isdigit()]
@@ -960,13 +960,14 @@ import json, os, resource, shutil, subprocess, sys, time
 r, runner, venv, ops_py, out_dir = int(sys.argv[1]), sys.argv[2], sys.argv[3], sys.argv[4], sys.argv[5]
 ops = ["1", "matmul=7", "add=2", "sin=3", "sum=4", "where=5", "astype=6"]
 base = [venv + "/bin/python", ops_py] + ops
-variants = ["plain", "default", "binary"]
-for v in variants[r % 3:] + variants[:r % 3]:
+variants = ["plain", "default", "binary", "dump"]
+for v in variants[r % 4:] + variants[:r % 4]:
     out = f"{out_dir}/out"
     shutil.rmtree(out, ignore_errors=True)
     cmd = {"plain": base,
            "default": [runner, "-q", "-o", out, "--"] + base,
-           "binary": [runner, "-q", "--isa", "binary", "-o", out, "--"] + base}[v]
+           "binary": [runner, "-q", "--isa", "binary", "-o", out, "--"] + base,
+           "dump": [runner, "-q", "--isa", "dump", "-o", out, "--"] + base}[v]
     t0, c0 = time.time(), resource.getrusage(resource.RUSAGE_CHILDREN)
     ok = subprocess.run(cmd, stdout=subprocess.DEVNULL).returncode == 0
     c1 = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -984,7 +985,7 @@ for v in variants[r % 3:] + variants[:r % 3]:
         print(f"ssid_{v}_{r}_dump_files={rep['dumps']['before']['files']}")
 PY
         for ((r = 0; r < SYCL_ROUNDS; r++)); do
-            log "sycl-sid: round $((r + 1))/$SYCL_ROUNDS (plain, default, --isa binary)"
+            log "sycl-sid: round $((r + 1))/$SYCL_ROUNDS (plain, default, --isa binary, --isa dump)"
             # shellcheck disable=SC2086
             sid_run env -i PATH="$SID_PATH" HOME="$SD" $SID_NEO ProductFamilyOverride=bmg \
                 ONEAPI_DEVICE_SELECTOR=level_zero:gpu LD_LIBRARY_PATH="$SVENV/lib" \
@@ -1324,8 +1325,8 @@ if "ssid_plain_wall_s" in res or "ssid_skipped" in res:
         print(f"   skipped: {g('ssid_skipped')}")
     else:
         print(f"   {'run':<26} {'wall s':>7} {'ratio':>7} {'[quartiles]':>13} {'CPU s':>7} {'CPU ratio':>9} {'IGC dumps':>10} {'files':>6} {'matched':>8}")
-        for v, title in (("plain", "plain (no xpu-asm)"), ("default", "xpu-asm-run (dumps)"),
-                         ("binary", "xpu-asm-run --isa binary")):
+        for v, title in (("plain", "plain (no xpu-asm)"), ("default", "xpu-asm-run (default)"),
+                         ("binary", "xpu-asm-run --isa binary"), ("dump", "xpu-asm-run --isa dump")):
             if f"ssid_{v}_wall_s" not in res:
                 continue
             dump = f"{float(res[f'ssid_{v}_dump_bytes']) / 1e6:.2f} MB" if f"ssid_{v}_dump_bytes" in res else "-"

@@ -590,17 +590,36 @@ pub struct Finished {
     pub overran: Option<String>,
 }
 
+/// Spawns `cmd`, again while the executable is busy (ETXTBSY): a program a
+/// test has just written can be held open for writing by a child another
+/// test thread forked meanwhile, until that child execs.
+fn spawn_retrying(cmd: &mut Command) -> std::io::Result<std::process::Child> {
+    let mut tries = 0;
+    loop {
+        match cmd.spawn() {
+            Err(e) if e.raw_os_error() == Some(libc_etxtbsy()) && tries < 50 => {
+                tries += 1;
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            r => return r,
+        }
+    }
+}
+
+/// `ETXTBSY` on Linux.
+const fn libc_etxtbsy() -> i32 {
+    26
+}
+
 /// Runs `cmd` with stdin closed, capturing its output; after `timeout` it is
 /// stopped as `how` says.
 pub fn run_until(cmd: &mut Command, timeout: Duration, how: Overrun) -> Finished {
     let shown = format!("{cmd:?}");
     let start = Instant::now();
-    let mut child = cmd
-        .stdin(Stdio::null())
+    cmd.stdin(Stdio::null())
         .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap_or_else(|e| panic!("cannot start {shown}: {e}"));
+        .stderr(Stdio::piped());
+    let mut child = spawn_retrying(cmd).unwrap_or_else(|e| panic!("cannot start {shown}: {e}"));
     let mut so = child.stdout.take().expect("stdout was piped");
     let mut se = child.stderr.take().expect("stderr was piped");
     let t_out = std::thread::spawn(move || {
