@@ -1,0 +1,217 @@
+//! A disassembly's source comments, from its kernel's line table: what
+//! IGC's `.asm` dumps write before each instruction, `// File: <path>` and
+//! `// Line <N>:  <text>`, written the same way (vISA's
+//! `G4_BB::emitInstructionSourceLineMapping`):
+//!
+//! * a `// File:` when the instruction's file is not the last one named,
+//!   a `// Line` when its line is not the last one written and not 0 (an
+//!   instruction of line 0, or without one, stays under the line above);
+//! * the text is the file's line with the whitespace at both ends taken
+//!   away; none (`// Line 13`, no colon) when the file cannot be read or
+//!   the line is empty, `invalid line number` past its end.
+//!
+//! IGC's dumps and its DWARF take an instruction's line from two places
+//! (its vISA instruction's location, the LLVM instruction its vISA
+//! instruction came from): they agree on the kernel's body, but not on its
+//! prologue (the payload loads before the first row marked
+//! `prologue_end`). DWARF gives it the function's first line; the dumps
+//! give the instructions up to the first load none (vISA made them
+//! without a location), and the rest the line and file of the kernel's
+//! last instruction (vISA made them after the kernel's code, with the
+//! location it had last seen). What is written here is what the dumps say.
+
+use super::dwarf::{LineRow, LineTable};
+use std::collections::HashMap;
+use std::fmt::Write;
+use std::sync::{Arc, Mutex};
+
+/// Source files read for their lines, each once.
+#[derive(Debug, Default)]
+pub struct SourceFiles {
+    /// Path -> its lines (`None`: it cannot be read).
+    files: Mutex<HashMap<String, Option<Arc<Vec<String>>>>>,
+}
+
+/// Source files larger than this are not read (IGC reads any size; a line
+/// table naming a file of gigabytes is not one of source).
+const MAX_SOURCE_BYTES: u64 = 64 << 20;
+
+impl SourceFiles {
+    /// What IGC quotes for line `n` of `path` (`G4_Kernel::getDebugSrcLine`):
+    /// the line as read (`\n` ends a line), `""` when the file cannot be
+    /// read, `invalid line number` for a line it does not have.
+    fn line(&self, path: &str, n: u32) -> String {
+        let lines = {
+            let mut files = self.files.lock().unwrap_or_else(|e| e.into_inner());
+            files
+                .entry(path.to_string())
+                .or_insert_with(|| read_lines(path).map(Arc::new))
+                .clone()
+        };
+        let Some(lines) = lines else {
+            return String::new();
+        };
+        match (n as usize).checked_sub(1).and_then(|i| lines.get(i)) {
+            Some(l) => l.clone(),
+            None => "invalid line number".into(),
+        }
+    }
+}
+
+/// The lines of a source file, read as `std::getline` does; `None` when
+/// it is not a regular file of an absolute path that can be read (the
+/// compiler read a relative one from the program's folder, not known
+/// here).
+fn read_lines(path: &str) -> Option<Vec<String>> {
+    let p = std::path::Path::new(path);
+    if !p.is_absolute() {
+        return None;
+    }
+    let meta = std::fs::metadata(p).ok()?;
+    if !meta.is_file() || meta.len() > MAX_SOURCE_BYTES {
+        return None;
+    }
+    let bytes = std::fs::read(p).ok()?;
+    let mut lines: Vec<String> = bytes
+        .split(|&b| b == b'\n')
+        .map(|l| String::from_utf8_lossy(l).into_owned())
+        .collect();
+    // A last `\n` ends the last line; it does not begin another.
+    if bytes.last() == Some(&b'\n') || bytes.is_empty() {
+        lines.pop();
+    }
+    Some(lines)
+}
+
+/// The byte offset of each instruction of `code`, and whether it is a send
+/// (16 bytes each, 8 when compacted: bit 29 of the first dword; the opcode
+/// in bits 0..7, `send` 0x31 and `sendc` 0x32).
+fn instructions(code: &[u8]) -> Vec<(u64, bool)> {
+    let mut out = Vec::with_capacity(code.len() / 12);
+    let mut at = 0usize;
+    while let Some(w) = code.get(at..at + 4) {
+        let dword = u32::from_le_bytes([w[0], w[1], w[2], w[3]]);
+        let size = if dword & (1 << 29) != 0 { 8 } else { 16 };
+        if at + size > code.len() {
+            break;
+        }
+        out.push((at as u64, matches!(dword & 0x7f, 0x31 | 0x32)));
+        at += size;
+    }
+    out
+}
+
+/// The file (index in the table's files) and line of each instruction, as
+/// IGC's dumps give them (see the module's comment).
+fn locations(table: &LineTable, code: &[(u64, bool)]) -> Vec<(Option<usize>, u32)> {
+    let row_at = |offset: u64| -> Option<&LineRow> {
+        let i = table.rows.partition_point(|r| r.offset <= offset);
+        i.checked_sub(1).map(|i| &table.rows[i])
+    };
+    let prologue_end = table.rows.iter().find(|r| r.prologue_end).map(|r| r.offset);
+    let last = table
+        .rows
+        .iter()
+        .rev()
+        .find(|r| r.line != 0 && r.file.is_some())
+        .map(|r| (r.file, r.line));
+    let mut loaded = false;
+    code.iter()
+        .map(|&(offset, send)| {
+            if prologue_end.is_some_and(|end| offset < end) {
+                loaded |= send;
+                return match (loaded, last) {
+                    (true, Some(l)) => l,
+                    _ => (None, 0),
+                };
+            }
+            row_at(offset).map_or((None, 0), |r| (r.file, r.line))
+        })
+        .collect()
+}
+
+/// `disassembly` (IGA's text of `code`) with the source comments of
+/// `table` before its instructions; `None` when the text's instructions
+/// are not those of the code (then no line can be placed).
+pub(crate) fn annotate(
+    disassembly: &str,
+    code: &[u8],
+    table: &LineTable,
+    sources: &SourceFiles,
+) -> Option<String> {
+    use crate::isa::line::{classify, Line};
+    let code = instructions(code);
+    let count = disassembly
+        .lines()
+        .filter(|l| matches!(classify(l), Line::Instruction(_)))
+        .count();
+    if count != code.len() {
+        return None;
+    }
+    let mut at = locations(table, &code).into_iter();
+    let mut out = String::with_capacity(disassembly.len() + disassembly.len() / 4);
+    let (mut last_file, mut last_line): (Option<usize>, u32) = (None, 0);
+    for l in disassembly.lines() {
+        if matches!(classify(l), Line::Instruction(_)) {
+            if let Some((file, line)) = at.next() {
+                comments(
+                    &mut out,
+                    table,
+                    sources,
+                    (file, line),
+                    (&mut last_file, &mut last_line),
+                );
+            }
+        }
+        out.push_str(l);
+        out.push('\n');
+    }
+    Some(out)
+}
+
+/// The comments before an instruction of `file` and `line`, given the
+/// last file and line written (updated).
+fn comments(
+    out: &mut String,
+    table: &LineTable,
+    sources: &SourceFiles,
+    (file, line): (Option<usize>, u32),
+    (last_file, last_line): (&mut Option<usize>, &mut u32),
+) {
+    if let Some(f) = file.filter(|_| file != *last_file) {
+        out.push_str("\n// File: ");
+        push_line_safe(out, &table.files[f]);
+        out.push('\n');
+        *last_file = file;
+    }
+    if line != *last_line && line != 0 {
+        let _ = write!(out, "\n// Line {line}");
+        if let Some(f) = file {
+            // The text is one line of the file: it has no `\n`.
+            let text = sources.line(&table.files[f], line);
+            if !text.is_empty() {
+                out.push_str(":  ");
+                out.push_str(trim_c_space(&text));
+            }
+        }
+        out.push('\n');
+        *last_line = line;
+    }
+}
+
+/// `s` without the characters C's `isspace` takes at either end.
+fn trim_c_space(s: &str) -> &str {
+    s.trim_matches(|c| matches!(c, ' ' | '\t' | '\n' | '\x0b' | '\x0c' | '\r'))
+}
+
+/// Appends `text` with `\n` and `\r` written as those two characters, so
+/// that it stays on one line.
+fn push_line_safe(s: &mut String, text: &str) {
+    for c in text.chars() {
+        match c {
+            '\n' => s.push_str("\\n"),
+            '\r' => s.push_str("\\r"),
+            c => s.push(c),
+        }
+    }
+}
