@@ -109,11 +109,14 @@ fn locations(table: &LineTable, code: &[(u64, bool)]) -> Vec<(Option<usize>, u32
         i.checked_sub(1).map(|i| &table.rows[i])
     };
     let prologue_end = table.rows.iter().find(|r| r.prologue_end).map(|r| r.offset);
+    // Of the kernel's code: a line table can go on past it, into the
+    // functions it calls.
+    let end = code.last().map_or(0, |&(offset, _)| offset + 1);
     let last = table
         .rows
         .iter()
         .rev()
-        .find(|r| r.line != 0 && r.file.is_some())
+        .find(|r| r.offset < end && r.line != 0 && r.file.is_some())
         .map(|r| (r.file, r.line));
     let mut loaded = false;
     code.iter()
