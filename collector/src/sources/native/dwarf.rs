@@ -335,3 +335,113 @@ fn merge(into: &mut LineTable, more: LineTable) {
     }));
     into.rows.sort_by_key(|r| r.offset);
 }
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+    use crate::sources::native::parse;
+
+    /// The workload's loops module built with `-g` by ocloc 26.27 (IGC
+    /// 2.40) in /tmp/xpu-asm-dwarf (tests/data/gen-neo26.sh): three kernels,
+    /// the first two relocated against one nameless symbol.
+    pub(crate) const LOOPS_G: &[u8] =
+        include_bytes!("../../../tests/data/module-binaries/loops_g.pvc.zebin");
+    pub(crate) const LOOPS_CL: &str = "/tmp/xpu-asm-dwarf/kernels_loops.cl";
+
+    fn table(bytes: &[u8], kernel: &str) -> LineTable {
+        let p = parse(bytes, None).unwrap();
+        let k = p
+            .kernels
+            .iter()
+            .find(|k| k.name == kernel.as_bytes())
+            .unwrap();
+        k.lines
+            .clone()
+            .unwrap_or_else(|| panic!("{kernel} has no lines"))
+    }
+
+    fn rows(t: &LineTable) -> Vec<(u64, u32, bool)> {
+        t.rows
+            .iter()
+            .map(|r| (r.offset, r.line, r.prologue_end))
+            .collect()
+    }
+
+    #[test]
+    fn each_kernel_has_its_own_rows_by_offset_in_its_code() {
+        let one = table(LOOPS_G, "loop_one");
+        assert_eq!(one.files, [LOOPS_CL]);
+        assert_eq!(
+            rows(&one),
+            [
+                (0, 12, false),
+                (0x158, 13, true),
+                (0x1c0, 16, false),
+                (0x1d0, 13, false),
+                (0x200, 14, false),
+                (0x230, 16, false),
+                (0x290, 17, false),
+                (0x2a0, 16, false),
+                (0x2a8, 16, false),
+                (0x2b8, 17, false),
+                (0x2d0, 16, false),
+                (0x300, 18, false),
+                (0x310, 19, false),
+                (0x378, 0, false),
+            ]
+        );
+        assert!(one.rows[..13].iter().all(|r| r.file == Some(0)));
+        assert_eq!(one.rows[13].file, None);
+        // The two kernels whose sequences are relocated against one
+        // nameless symbol get theirs by their units' subprograms; the third
+        // by its symbol. Each starts at its own first line.
+        for (kernel, first, end) in [("loop_none", 6, 0x2d0), ("loop_nested", 22, 0x438)] {
+            let t = table(LOOPS_G, kernel);
+            assert_eq!(t.files, [LOOPS_CL], "{kernel}");
+            assert_eq!(t.rows[0].line, first, "{kernel}");
+            assert_eq!(t.rows.last().map(|r| r.offset), Some(end), "{kernel}");
+        }
+    }
+
+    #[test]
+    fn a_zebin_without_debug_info_has_no_lines() {
+        let a = include_bytes!("../../../tests/data/module-binaries/module_a.pvc.zebin");
+        let p = parse(a, None).unwrap();
+        assert_eq!(p.kernels.len(), 2);
+        assert!(p.kernels.iter().all(|k| k.lines.is_none()));
+    }
+
+    /// The bytes of section `name` of a zebin: (offset, size).
+    fn section_range(b: &[u8], name: &str) -> (usize, usize) {
+        let f = ElfFile64::<Endianness>::parse(b).unwrap();
+        let (o, s) = f.section_by_name(name).unwrap().file_range().unwrap();
+        (o as usize, s as usize)
+    }
+
+    #[test]
+    fn broken_dwarf_costs_the_lines_not_the_kernels() {
+        for (section, fill) in [
+            (".debug_line", 0xff),
+            (".debug_line", 0x00),
+            (".debug_info", 0xff),
+            (".debug_abbrev", 0x07),
+            (".rela.debug_line", 0xff),
+            (".rela.debug_info", 0x41),
+        ] {
+            let mut b = LOOPS_G.to_vec();
+            let (o, s) = section_range(&b, section);
+            b[o..o + s].fill(fill);
+            let p = parse(&b, None).unwrap_or_else(|e| panic!("{section} {fill:#x}: {e}"));
+            assert_eq!(p.kernels.len(), 3, "{section} {fill:#x}");
+            for k in &p.kernels {
+                if let Some(t) = &k.lines {
+                    assert!(t.rows.windows(2).all(|w| w[0].offset <= w[1].offset));
+                    assert!(t
+                        .rows
+                        .iter()
+                        .all(|r| r.file.is_none_or(|f| f < t.files.len())));
+                }
+            }
+        }
+    }
+}

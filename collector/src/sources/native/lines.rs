@@ -37,6 +37,17 @@ pub struct SourceFiles {
 const MAX_SOURCE_BYTES: u64 = 64 << 20;
 
 impl SourceFiles {
+    /// Files whose lines are these, whatever is on disk (for tests).
+    #[cfg(test)]
+    pub(crate) fn with(files: &[(&str, Option<&str>)]) -> SourceFiles {
+        let s = SourceFiles::default();
+        for (path, text) in files {
+            let lines = text.map(|t| Arc::new(t.lines().map(str::to_string).collect()));
+            s.files.lock().unwrap().insert(path.to_string(), lines);
+        }
+        s
+    }
+
     /// What IGC quotes for line `n` of `path` (`G4_Kernel::getDebugSrcLine`):
     /// the line as read (`\n` ends a line), `""` when the file cannot be
     /// read, `invalid line number` for a line it does not have.
@@ -216,5 +227,151 @@ fn push_line_safe(s: &mut String, text: &str) {
             '\r' => s.push_str("\\r"),
             c => s.push(c),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::isa::source;
+    use crate::sources::native::dwarf::tests::{LOOPS_CL, LOOPS_G};
+    use crate::sources::native::{parse, NativeKernel};
+
+    const CL: &str = include_str!("../../../../tests/workload/kernels_loops.cl");
+
+    fn kernel(name: &str) -> NativeKernel {
+        let p = parse(LOOPS_G, None).unwrap();
+        p.kernels
+            .into_iter()
+            .find(|k| k.name == name.as_bytes())
+            .unwrap()
+    }
+
+    /// A stand-in for IGA's text of `k`: a label, then one line per
+    /// instruction.
+    fn text(k: &NativeKernel) -> String {
+        let n = instructions(&k.code).len();
+        let mut t = String::from("L0:\n");
+        for i in 0..n {
+            let _ = writeln!(t, "        nop // {i}");
+        }
+        t
+    }
+
+    fn counts(s: &source::Source) -> (Vec<(u32, u64)>, u64) {
+        let lines = s.lines.iter().map(|l| (l.line, l.instructions)).collect();
+        (lines, s.no_line)
+    }
+
+    /// IGC 2.40's dumps of this module give loop_none and loop_one these
+    /// instructions per line (the prologue: 6 without a line, the rest
+    /// under the closing brace); loop_nested's dump gives lines 26 and 28
+    /// 9 and 21, where DWARF has no row for 4 instructions that the dump
+    /// puts under 28 (their vISA instructions map to no LLVM instruction)
+    /// and so leaves them under 26, the row before them.
+    #[test]
+    fn instructions_per_line_are_those_of_igcs_dumps() {
+        let files = SourceFiles::with(&[(LOOPS_CL, Some(CL))]);
+        for (name, want) in [
+            ("loop_none", vec![(7, 11), (8, 10), (9, 24)]),
+            (
+                "loop_one",
+                vec![(13, 11), (14, 5), (16, 16), (17, 3), (18, 1), (19, 24)],
+            ),
+            (
+                "loop_nested",
+                vec![
+                    (23, 14),
+                    (26, 13),
+                    (28, 17),
+                    (29, 2),
+                    (30, 1),
+                    (32, 5),
+                    (33, 24),
+                ],
+            ),
+        ] {
+            let k = kernel(name);
+            let out = annotate(&text(&k), &k.code, k.lines.as_ref().unwrap(), &files).unwrap();
+            let s = source::parse(&out).unwrap();
+            assert_eq!(s.files, [LOOPS_CL], "{name}");
+            assert_eq!(counts(&s), (want, 6), "{name}:\n{out}");
+            let file: Vec<&str> = CL.lines().collect();
+            for l in &s.lines {
+                assert_eq!(l.text, file[l.line as usize - 1].trim(), "{name}");
+            }
+        }
+    }
+
+    #[test]
+    fn comments_are_written_as_igc_writes_them() {
+        let k = kernel("loop_one");
+        let files = SourceFiles::with(&[(LOOPS_CL, Some(CL))]);
+        let out = annotate(&text(&k), &k.code, k.lines.as_ref().unwrap(), &files).unwrap();
+        let head: Vec<&str> = out.lines().skip(6).take(6).collect();
+        assert_eq!(
+            head,
+            [
+                "        nop // 5",
+                "",
+                &format!("// File: {LOOPS_CL}"),
+                "",
+                "// Line 19:  }",
+                "        nop // 6",
+            ]
+        );
+        assert!(
+            out.contains("\n// Line 13:  size_t i = get_global_id(0);\n        nop // 23\n"),
+            "{out}"
+        );
+    }
+
+    #[test]
+    fn a_file_that_cannot_be_read_gives_lines_without_text() {
+        let k = kernel("loop_one");
+        let t = k.lines.as_ref().unwrap();
+        // IGC writes `// Line N` alone (no colon) for a file it cannot read.
+        let unread = SourceFiles::with(&[(LOOPS_CL, None)]);
+        let out = annotate(&text(&k), &k.code, t, &unread).unwrap();
+        assert!(out.contains("\n// Line 13\n"), "{out}");
+        assert!(!out.contains("// Line 13:"), "{out}");
+        // A file shorter than the lines: IGC's words for it.
+        let short = SourceFiles::with(&[(LOOPS_CL, Some("a\n  \n"))]);
+        let out = annotate(&text(&k), &k.code, t, &short).unwrap();
+        assert!(
+            out.contains("\n// Line 13:  invalid line number\n"),
+            "{out}"
+        );
+        // A relative path is not read (the compiler read it from a folder
+        // not known here).
+        assert_eq!(SourceFiles::default().line("kernels_loops.cl", 1), "");
+    }
+
+    #[test]
+    fn a_text_of_other_instructions_gets_no_lines() {
+        let k = kernel("loop_one");
+        let t = k.lines.as_ref().unwrap();
+        let fewer = text(&k).replacen("        nop // 0\n", "", 1);
+        assert_eq!(annotate(&fewer, &k.code, t, &SourceFiles::default()), None);
+    }
+
+    #[test]
+    fn source_files_are_read_as_getline_reads_them() {
+        let dir = tempfile::tempdir().unwrap();
+        let f = dir.path().join("k.cl");
+        std::fs::write(&f, "one\r\n\n  three \nfour").unwrap();
+        let s = SourceFiles::default();
+        let p = f.to_str().unwrap();
+        assert_eq!(
+            [
+                s.line(p, 1),
+                s.line(p, 2),
+                s.line(p, 3),
+                s.line(p, 4),
+                s.line(p, 5)
+            ],
+            ["one\r", "", "  three ", "four", "invalid line number"]
+        );
+        assert_eq!(s.line(dir.path().to_str().unwrap(), 1), "");
     }
 }
