@@ -35,6 +35,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     }
     let start = Instant::now();
     let iga = Iga::load()?;
+    let sources = native::SourceFiles::default();
     let load = start.elapsed();
     let mut work: Vec<(Platform, NativeKernel)> = Vec::new();
     let mut instructions = 0usize;
@@ -54,7 +55,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         for k in &p.kernels {
             let text = iga.disassemble(&platform, &k.code)?;
             if print {
-                print!("{}", native::render_asm(k, p, &text));
+                print!("{}", native::render_asm(k, p, &text, &sources));
             }
             instructions += native::instructions(&text).len();
             work.push((platform.clone(), k.clone()));

@@ -567,7 +567,7 @@ fn cross_check_built(which: &str, b: &Built, expected: &[&str]) -> usize {
     for k in &p.kernels {
         let shown = String::from_utf8_lossy(&k.name);
         let text = iga().disassemble(&platform, &k.code).unwrap();
-        let ours = render_asm(k, &p, &text);
+        let ours = render_asm(k, &p, &text, &native::SourceFiles::default());
         let all = igc_asms(&b.dumps, &k.name, k.simd.unwrap());
         let a = instructions(&ours);
         let theirs = all.iter().find(|t| instructions(t) == a).unwrap_or(&all[0]);

@@ -336,6 +336,36 @@ fn kernels_built_with_g_have_their_source_lines() {
     }
 }
 
+/// The same `-g` modules from the module binaries alone (`--isa binary`):
+/// on sid, IGC 2's zebins carry DWARF line tables, and every kernel has the
+/// `source` its dump gives (files, lines, text, counts, the prolog's
+/// instructions without a line); on Debian 12 the binaries are patch-token
+/// programs without line tables, and `source` is null.
+#[test]
+fn binaries_built_with_g_have_the_dumps_source_lines() {
+    let dir = scratch();
+    let g = capture_ab(dir.path(), "g", "-g", "-g");
+    let modules = [("a", spirv_with("a", "-g")), ("b", spirv_with("b", "-g"))];
+    let bin = capture(
+        dir.path(),
+        "g-bin",
+        &modules,
+        "-g",
+        &AB_STEPS,
+        &["--isa", "binary"],
+    );
+    for (i, (name, _, _)) in AB_KERNELS.iter().enumerate() {
+        let (d, b) = (&g.report["kernels"][i], &bin.report["kernels"][i]);
+        assert_eq!((&d["name"], &b["name"]), (&(*name).into(), &(*name).into()));
+        assert_eq!(b["isa_source"], "module-binary", "{name}");
+        assert!(d["source"].is_object(), "{name}: {d:#}");
+        match stack() {
+            Stack::Sid => assert_eq!(b["source"], d["source"], "{name}"),
+            Stack::Debian12 => assert!(b["source"].is_null(), "{name}: {b:#}"),
+        }
+    }
+}
+
 // ---------------------------------------------------------------------------
 // Instruction mix
 

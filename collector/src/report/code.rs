@@ -9,7 +9,7 @@
 //! [`crate::isa::live`] computes which registers are live; each
 //! instruction is classified from the ISA text shown for the kernel (its
 //! instructions mapped to IGA's by position, which also brings the source
-//! lines of a `-g` dump), or from IGA's own text when the two do not line
+//! lines of a `-g` build), or from IGA's own text when the two do not line
 //! up. When no analysis can be made, the kernel keeps everything else and
 //! `flow_reason` says why.
 
@@ -22,7 +22,6 @@ use crate::matching::KernelMatch;
 use crate::sources::binaries::{read_and_parse, request, BinaryKey, Parsed};
 use crate::sources::native::iga::{Iga, IgaError};
 use crate::sources::native::{NativeKernel, Platform, Program};
-use crate::sources::IsaSourceKind;
 use rayon::prelude::*;
 use sha2::{Digest, Sha256};
 use std::collections::{BTreeMap, HashMap};
@@ -239,10 +238,10 @@ fn from_code(
     let n = code.insts.len();
     let shown = k
         .chosen_file()
-        .and_then(|f| std::fs::read_to_string(&f.path).ok().map(|t| (t, f.source)))
-        .map(|(t, source)| (instructions(&t, source == IsaSourceKind::IgcDump), source));
+        .and_then(|f| std::fs::read_to_string(&f.path).ok())
+        .map(|t| instructions(&t, true));
     let (mut classes, source_lines) = match shown {
-        Some(((classes, lines), _)) if classes.len() == n => (classes, lines),
+        Some((classes, lines)) if classes.len() == n => (classes, lines),
         _ => {
             let t = iga_text().map_err(|e| format!("IGA gave no text of its code: {e}"))?;
             let (classes, _) = instructions(&t, false);
@@ -266,7 +265,8 @@ fn from_code(
 }
 
 /// Each instruction's class in ISA text, and (`with_lines`, when it has
-/// line information) its source line.
+/// line information: IGC's dump of a `-g` build, or the disassembly of a
+/// binary with DWARF line tables) its source line.
 #[allow(clippy::type_complexity)]
 fn instructions(text: &str, with_lines: bool) -> (Vec<Class>, Option<Vec<Option<SourceRef>>>) {
     let mut classes = Vec::new();

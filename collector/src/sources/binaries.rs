@@ -387,13 +387,14 @@ impl ModuleBinaries {
             .collect();
         let (jobs, folders) = out.jobs(dir, &binaries, &parsed);
         let iga: OnceLock<Result<Iga, String>> = OnceLock::new();
+        let sources = native::SourceFiles::default();
         let done: Vec<Outcome> = jobs
             .par_iter()
             .map(|j| {
                 if stop() {
                     return Err((Status::IgaFailed, "collection was interrupted".into()));
                 }
-                disassemble(&folders[j.folder], &j.from, &iga)
+                disassemble(&folders[j.folder], &j.from, &iga, &sources)
             })
             .collect();
         for (j, o) in jobs.iter().zip(done) {
@@ -498,7 +499,12 @@ fn not_in_binary(file: &str, program: &Program) -> String {
 
 /// Disassembles one kernel, or reads back the file an earlier collection
 /// wrote.
-fn disassemble(folder: &IsaFolder, from: &Pick, iga: &OnceLock<Result<Iga, String>>) -> Outcome {
+fn disassemble(
+    folder: &IsaFolder,
+    from: &Pick,
+    iga: &OnceLock<Result<Iga, String>>,
+    sources: &native::SourceFiles,
+) -> Outcome {
     let (program, kernel) = (from.program, from.kernel);
     let file_name = IsaFolder::file_name(&kernel.name);
     let path = folder.path.join(&file_name);
@@ -553,7 +559,7 @@ fn disassemble(folder: &IsaFolder, from: &Pick, iga: &OnceLock<Result<Iga, Strin
             format!("IGA refused the kernel's code: {e}"),
         )
     })?;
-    let asm = native::render_asm(kernel, program, &text);
+    let asm = native::render_asm(kernel, program, &text, sources);
     if let Some(e) = &folder.error {
         return Err((Status::IgaFailed, e.clone()));
     }

@@ -13,3 +13,12 @@ for dev in bmg ptl tgllp; do
     -output "module_a_$dev" -output_no_suffix >/dev/null)
   cp "$tmp/module_a_$dev.bin" "$here/module-binaries/module_a.$dev.zebin"
 done
+# The loops module of the workload built with -g, for the DWARF reader's
+# tests: compiled in a folder of a fixed name, /tmp/xpu-asm-dwarf, which
+# its line tables name (DW_AT_comp_dir), whatever the checkout's path.
+mkdir -p /tmp/xpu-asm-dwarf
+cp "$here/../../../tests/workload/kernels_loops.cl" /tmp/xpu-asm-dwarf/
+(cd /tmp/xpu-asm-dwarf && ocloc compile -q -file kernels_loops.cl -device pvc -options -g \
+  -output loops_g -output_no_suffix >/dev/null)
+cp /tmp/xpu-asm-dwarf/loops_g.bin "$here/module-binaries/loops_g.pvc.zebin"
+rm -rf /tmp/xpu-asm-dwarf

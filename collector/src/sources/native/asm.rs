@@ -1,6 +1,7 @@
 //! The text of a disassembled kernel, in the style of IGC's `.asm` dumps,
 //! and the instructions of any such text.
 
+use super::lines::SourceFiles;
 use super::program::{NativeKernel, Program};
 use std::collections::HashSet;
 use std::fmt::Write;
@@ -11,11 +12,19 @@ use std::fmt::Write;
 /// its own for what IGC's header does not say (`//.simd`, `//.scratch size`,
 /// `//.stateless private memory size`, `//.slm size`) and where the text
 /// comes from (`//.source module-binary (<format>[, fat binary member
-/// <entry>])`), then `disassembly`, IGA's text, unchanged.
+/// <entry>])`), then `disassembly`, IGA's text, with IGC's `// File:` and
+/// `// Line N:  <text>` comments before the instructions of each source
+/// line when the kernel has a line table (the text read from the file
+/// through `sources`), else unchanged.
 ///
 /// `//.private memory size` is IGC's figure as the binary's metadata
 /// repeats it (zebin `private_size`); patch-token binaries do not give it.
-pub fn render_asm(kernel: &NativeKernel, program: &Program, disassembly: &str) -> String {
+pub fn render_asm(
+    kernel: &NativeKernel,
+    program: &Program,
+    disassembly: &str,
+    sources: &SourceFiles,
+) -> String {
     let mut s = String::with_capacity(disassembly.len() + 512);
     s.push_str("//.kernel ");
     // The name is written as is: IGC's dumps put the raw bytes there too,
@@ -64,9 +73,18 @@ pub fn render_asm(kernel: &NativeKernel, program: &Program, disassembly: &str) -
         }
     }
     s.push('\n');
-    s.push_str(disassembly);
-    if !disassembly.ends_with('\n') {
-        s.push('\n');
+    let annotated = kernel
+        .lines
+        .as_ref()
+        .and_then(|t| super::lines::annotate(disassembly, &kernel.code, t, sources));
+    match annotated {
+        Some(text) => s.push_str(&text),
+        None => {
+            s.push_str(disassembly);
+            if !disassembly.ends_with('\n') {
+                s.push('\n');
+            }
+        }
     }
     s
 }
@@ -165,7 +183,7 @@ mod tests {
             kernels: vec![],
         };
         let body = "(W) mov (8|M0) r1.0<1>:ud 0x0:ud\n";
-        let text = render_asm(&k, &p, body);
+        let text = render_asm(&k, &p, body, &SourceFiles::default());
         assert_eq!(instructions(&text), instructions(body), "{text}");
         let h = crate::isa::header::parse_header(text.as_bytes(), 1 << 20).unwrap();
         assert_eq!(
@@ -194,6 +212,7 @@ mod tests {
             stateless_private_bytes: Some(64),
             scratch_bytes: Some(192),
             slm_bytes: Some(0),
+            lines: None,
         };
         let p = Program {
             format: Format::Zebin,
@@ -204,7 +223,8 @@ mod tests {
             fat_entry: Some("64.12.60.7".into()),
             kernels: vec![],
         };
-        let text = render_asm(&k, &p, "L0:\n(W) mov (8|M0) r1.0<1>:ud 0x0:ud\n(W) nop\n");
+        let body = "L0:\n(W) mov (8|M0) r1.0<1>:ud 0x0:ud\n(W) nop\n";
+        let text = render_asm(&k, &p, body, &SourceFiles::default());
         let h = crate::isa::header::parse_header(text.as_bytes(), 1 << 20).unwrap();
         assert_eq!(h.kernel.as_deref(), Some(&b"_ZTS3foo"[..]));
         assert_eq!(h.platform.as_deref(), Some("PVCXT"));

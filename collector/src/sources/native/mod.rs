@@ -6,7 +6,8 @@
 //!
 //! * zebin: ELF, machine 205 (Intel GT); code in `.text.<kernel>`, per-kernel
 //!   metadata in the `.ze_info` YAML section, the platform in the
-//!   `.note.intelgt.compat` notes ([`Format::Zebin`]);
+//!   `.note.intelgt.compat` notes ([`Format::Zebin`]), the source lines in
+//!   its DWARF (`.debug_line`, when built with `-g`; [`LineTable`]);
 //! * NEO's patch-token program binary, magic `CTNI`, bare
 //!   ([`Format::PatchTokens`]) or inside NEO's ELF wrapper (`e_type`
 //!   0xff04, section `Intel(R) OpenCL Device Binary`,
@@ -17,8 +18,10 @@
 //!   [`Program::fat_entry`] names it.
 //!
 //! Disassembly is IGA's, in-process ([`iga::Iga`]); [`render_asm`] writes it
-//! under a header in the style of IGC's, and [`instructions`] reduces either
-//! text to its instructions for comparing the two.
+//! under a header in the style of IGC's, with IGC's `// File:` and
+//! `// Line` comments where a zebin has DWARF line tables (`-g`; see
+//! `lines`), and [`instructions`] reduces either text to its instructions
+//! for comparing the two.
 //!
 //! Every reader checks every size against the bytes it has: hostile input
 //! gives [`NativeError::Corrupt`], never a panic, and nothing is allocated
@@ -26,13 +29,17 @@
 
 mod ar;
 mod asm;
+mod dwarf;
 pub mod iga;
+mod lines;
 mod patchtokens;
 mod platform;
 mod program;
 mod zebin;
 
 pub use asm::{instructions, render_asm};
+pub use dwarf::{LineRow, LineTable};
+pub use lines::SourceFiles;
 pub use platform::{ip_version, Device, Platform};
 pub use program::{Format, NativeError, NativeKernel, Program};
 

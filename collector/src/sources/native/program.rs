@@ -73,6 +73,10 @@ pub struct NativeKernel {
     /// itself (zebin `slm_size`; patch tokens: the local surface's inline
     /// size).
     pub slm_bytes: Option<u64>,
+    /// Where each source line's instructions are in [`code`](Self::code):
+    /// the DWARF line table of a zebin built with line information (`-g`,
+    /// `-gline-tables-only`); `None` without one.
+    pub lines: Option<super::dwarf::LineTable>,
 }
 
 /// What [`super::parse`] found in a module binary.

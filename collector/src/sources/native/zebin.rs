@@ -48,7 +48,9 @@ pub(crate) fn parse(bytes: &[u8], device: Option<&Device>) -> Result<Program, Na
         .map_err(|e| NativeError::Corrupt(format!("zebin ELF: {e}")))?;
     let platform = platform(&file, bytes, device)?;
     let (mut kernels, mut info) = kernels(&file, bytes)?;
+    let mut lines = super::dwarf::line_tables(&file);
     for k in &mut kernels {
+        k.lines = lines.remove(&k.name);
         if let Some(i) = info.remove(&k.name) {
             k.simd = i.simd;
             k.grf = i.grf;
