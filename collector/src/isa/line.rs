@@ -34,13 +34,13 @@ pub fn classify(raw: &str) -> Line<'_> {
             return Line::File(f.trim_end());
         }
         if let Some(rest) = c.strip_prefix(" Line ") {
-            if let Some((n, text)) = rest.split_once(':') {
-                if let Ok(line) = n.parse::<u32>() {
-                    return Line::Source {
-                        line,
-                        text: text.trim(),
-                    };
-                }
+            // `// Line N` alone: IGC could not read the source file.
+            let (n, text) = rest.split_once(':').unwrap_or((rest.trim_end(), ""));
+            if let Ok(line) = n.parse::<u32>() {
+                return Line::Source {
+                    line,
+                    text: text.trim(),
+                };
             }
         }
         return Line::Other;
@@ -92,6 +92,9 @@ mod tests {
         assert_eq!(classify("// _main:"), Line::Other);
         assert_eq!(classify("//.kernel scale"), Line::Other);
         assert_eq!(classify("// Line x: y"), Line::Other);
+        assert_eq!(classify("// Line 7"), Line::Source { line: 7, text: "" });
+        assert_eq!(classify("// Line 7 "), Line::Source { line: 7, text: "" });
+        assert_eq!(classify("// Line 7 x"), Line::Other);
         assert_eq!(classify(""), Line::Other);
         let i = "(W)     mov (16|M0)   r127.0<1>:ud  0x0:ud    // $4";
         assert_eq!(classify(i), Line::Instruction(i));
