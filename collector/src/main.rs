@@ -289,7 +289,16 @@ fn cmd_run(a: &RunArgs) -> Result<i32, LaunchError> {
         eprintln!("xpu-asm-run: warning: {why}; running it anyway");
     }
     launch::install_signal_handlers();
-    let (pid, exit) = match launch::spawn_and_wait(&command, &env, &unset) {
+    // A rank of a job does not collect: the last one reads what all wrote.
+    let warm = match joined {
+        None => xpu_asm_collector::report::code::warm_up(&dir),
+        Some(_) => None,
+    };
+    let ran = launch::spawn_and_wait(&command, &env, &unset);
+    if let Some(w) = warm {
+        w.finish();
+    }
+    let (pid, exit) = match ran {
         Ok(r) => r,
         Err(e) => return not_started(e, a, &out, joined.as_ref(), &mut info, &save),
     };

@@ -361,6 +361,39 @@ fn dump_and_binary_sources_give_the_same_figures() {
     }
 }
 
+/// The analysis of each kernel's code begins while the command runs
+/// (IGA's JSON of each created kernel's code, from its saved module
+/// binary): the figures of the run's own report are those of a `collect`
+/// after it, which analyses every code afresh; in the stack's default mode
+/// and in the other one.
+#[test]
+fn the_analysis_begun_during_the_run_gives_the_figures_of_one_after_it() {
+    let dir = scratch();
+    let other = match stack() {
+        Stack::Debian12 => "binary",
+        Stack::Sid => "dump",
+    };
+    for (tag, extra) in [("default", vec![]), (other, vec!["--isa", other])] {
+        let c = capture(dir.path(), tag, "", "", &extra);
+        let out = c.out.to_str().unwrap();
+        let again = xpu(&["collect", "--json", out], &c.out);
+        again.assert_status(0);
+        let r: Value = serde_json::from_slice(&again.output.stdout).expect("collect's JSON");
+        let flows = |r: &Value| -> Vec<(Value, Value)> {
+            r["kernels"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|k| (k["name"].clone(), k["flow"].clone()))
+                .collect()
+        };
+        let (run, after) = (flows(&c.report), flows(&r));
+        assert_eq!(run.len(), 5, "{tag}: {run:?}");
+        assert!(run.iter().all(|(_, f)| f.is_object()), "{tag}: {run:?}");
+        assert_eq!(run, after, "{tag}");
+    }
+}
+
 /// Built with `-g`, the same kernels from IGC's dumps and from the module
 /// binaries alone (`--isa binary`). On sid, IGC 2's zebin carries DWARF line
 /// tables, and the binary's `.asm` gets IGC's `// File:` and `// Line`

@@ -19,13 +19,14 @@ use crate::isa::igajson;
 use crate::isa::line::{lines, Line};
 use crate::isa::mix::{classify, Class, Classifier};
 use crate::matching::KernelMatch;
-use crate::sources::binaries::{read_and_parse, request, BinaryKey, Parsed};
+use crate::sources::binaries::{read_and_parse, request, BinaryKey, Parsed, Request};
 use crate::sources::native::iga::{Iga, IgaError};
 use crate::sources::native::{NativeKernel, Platform, Program};
 use rayon::prelude::*;
 use sha2::{Digest, Sha256};
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 use xpu_asm_record::read::ProcessRecord;
 
@@ -78,6 +79,11 @@ impl JsonCache {
         })
         .clone()
     }
+
+    /// Forgets every code seen.
+    fn clear(&self) {
+        self.codes.lock().unwrap_or_else(|e| e.into_inner()).clear();
+    }
 }
 
 /// IGA's JSON (or its error), read.
@@ -101,7 +107,7 @@ pub fn read_flows(
     order: &[usize],
     stop: &(dyn Fn() -> bool + Sync),
 ) -> Vec<Option<Outcome>> {
-    if std::env::var_os(NO_FLOW_ENV).is_some_and(|v| !v.is_empty() && v != "0") {
+    if no_flow() {
         let why = format!("not analysed: {NO_FLOW_ENV} is set");
         return order.iter().map(|_| Some(Err(why.clone()))).collect();
     }
@@ -124,7 +130,36 @@ pub fn read_flows(
         .par_iter()
         .map(|(k, f)| (*k, read_and_parse(dir, k, f)))
         .collect();
-    let iga = Igas {
+    let iga = igas();
+    let jobs: Vec<(usize, &Wanted)> = order.iter().copied().zip(wanted).collect();
+    let flows = jobs
+        .par_iter()
+        .map(|&(i, w)| {
+            if stop() {
+                return None;
+            }
+            let k = &launched[i];
+            Some(w.as_ref().map_err(Clone::clone).and_then(|(key, _)| {
+                let program = parsed[key].as_ref().map_err(|(_, why)| why.clone())?;
+                analyse(k, program, iga)
+            }))
+        })
+        .collect();
+    // The figures are made: the codes' JSON is not needed again.
+    iga.cache.clear();
+    flows
+}
+
+/// Whether [`NO_FLOW_ENV`] asks for no analysis.
+fn no_flow() -> bool {
+    std::env::var_os(NO_FLOW_ENV).is_some_and(|v| !v.is_empty() && v != "0")
+}
+
+/// IGA and its JSON of the codes seen, one for the process: [`warm_up`]
+/// fills it while the command runs, [`read_flows`] reads (and empties) it.
+fn igas() -> &'static Igas {
+    static IGAS: OnceLock<Igas> = OnceLock::new();
+    IGAS.get_or_init(|| Igas {
         iga: OnceLock::new(),
         cache: JsonCache {
             codes: Mutex::default(),
@@ -134,20 +169,120 @@ pub fn read_flows(
             .ok()
             .and_then(|v| v.parse().ok())
             .unwrap_or(DEFAULT_MAX_CODE_BYTES),
-    };
-    let jobs: Vec<(usize, &Wanted)> = order.iter().copied().zip(wanted).collect();
-    jobs.par_iter()
-        .map(|&(i, w)| {
-            if stop() {
-                return None;
+    })
+}
+
+/// The analysis begun while the command runs ([`warm_up`]).
+pub struct WarmUp {
+    stop: Arc<AtomicBool>,
+    thread: std::thread::JoinHandle<()>,
+}
+
+impl WarmUp {
+    /// Stops it (after the code it is at) and waits for it: what it made
+    /// is there for [`read_flows`].
+    pub fn finish(self) {
+        self.stop.store(true, Ordering::Relaxed);
+        let _ = self.thread.join();
+    }
+}
+
+/// While the command runs, IGA's JSON of the code of each kernel its
+/// processes create (as their records in `dir` name them, from the module
+/// binaries saved there), at the lowest CPU priority, so that collecting
+/// after the command finds it made: the analysis of a large kernel (tens
+/// of milliseconds) then overlaps the run instead of following it. `None`
+/// when no analysis is wanted or no thread could start.
+pub fn warm_up(dir: &Path) -> Option<WarmUp> {
+    if no_flow() {
+        return None;
+    }
+    let dir = dir.to_path_buf();
+    let stop = Arc::new(AtomicBool::new(false));
+    let stopped = Arc::clone(&stop);
+    let thread = std::thread::Builder::new()
+        .name("xpu-asm-warm-up".into())
+        .spawn(move || {
+            // SAFETY: setpriority on this thread's own id has no other
+            // precondition; a failure leaves the priority as it was.
+            unsafe {
+                libc::setpriority(libc::PRIO_PROCESS, libc::gettid() as libc::id_t, 19);
             }
-            let k = &launched[i];
-            Some(w.as_ref().map_err(Clone::clone).and_then(|(key, _)| {
-                let program = parsed[key].as_ref().map_err(|(_, why)| why.clone())?;
-                analyse(k, program, &iga)
-            }))
+            let mut seen = Seen::default();
+            let mut pause = std::time::Duration::from_millis(50);
+            while !stopped.load(Ordering::Relaxed) {
+                warm_once(&dir, &mut seen, &stopped);
+                let until = std::time::Instant::now() + pause;
+                while !stopped.load(Ordering::Relaxed) && std::time::Instant::now() < until {
+                    std::thread::sleep(std::time::Duration::from_millis(10));
+                }
+                // A long run is looked at less and less often.
+                pause = (pause * 2).min(std::time::Duration::from_secs(2));
+            }
         })
-        .collect()
+        .ok()?;
+    Some(WarmUp { stop, thread })
+}
+
+/// What [`warm_once`] has done: the kernels analysed (module SHA-256,
+/// name) and the module binaries read.
+#[derive(Default)]
+struct Seen {
+    kernels: HashSet<(String, Vec<u8>)>,
+    binaries: BTreeMap<BinaryKey, Program>,
+}
+
+/// One look at the records: IGA's JSON of each kernel not yet seen.
+fn warm_once(dir: &Path, seen: &mut Seen, stop: &AtomicBool) {
+    let Ok(recs) = xpu_asm_record::read::read_dir(&dir.join(xpu_asm_record::RECORDS_DIR)) else {
+        return;
+    };
+    let igas = igas();
+    for rec in &recs {
+        for k in rec.kernels.values() {
+            if stop.load(Ordering::Relaxed) {
+                return;
+            }
+            let Some(module) = rec.modules.get(&k.module) else {
+                continue;
+            };
+            let id = (module.sha256.clone(), k.name.clone());
+            if seen.kernels.contains(&id) {
+                continue;
+            }
+            let Ok(Request {
+                key,
+                file: Some(file),
+                ..
+            }) = request(rec, module, &k.name)
+            else {
+                continue;
+            };
+            if !seen.binaries.contains_key(&key) {
+                // A binary not yet whole is read again at the next look.
+                let Ok(program) = read_and_parse(dir, &key, &file) else {
+                    continue;
+                };
+                seen.binaries.insert(key.clone(), program);
+            }
+            seen.kernels.insert(id);
+            let program = &seen.binaries[&key];
+            let (Some(kernel), Some(platform)) = (program.kernel(&k.name), &program.platform)
+            else {
+                continue;
+            };
+            if kernel.code.len() > igas.max_code {
+                continue;
+            }
+            let Ok(iga) = igas
+                .iga
+                .get_or_init(|| Iga::load().map_err(|e| e.to_string()))
+            else {
+                return;
+            };
+            let _ = igas.cache.code(iga, platform, &kernel.code);
+        }
+    }
 }
 
 /// (kernel name, module SHA-256) -> its module's binary, from the first
