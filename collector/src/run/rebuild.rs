@@ -122,7 +122,11 @@ impl Rebuild<'_> {
 /// What the child's end says: its last words on stderr, or the signal.
 fn failure(status: &std::process::ExitStatus, err: &str) -> String {
     use std::os::unix::process::ExitStatusExt;
-    let said: Vec<&str> = err.lines().filter(|l| !l.trim().is_empty()).collect();
+    let said: Vec<&str> = err
+        .lines()
+        .map(|l| l.strip_prefix("xpu-asm-run: ").unwrap_or(l))
+        .filter(|l| !l.trim().is_empty())
+        .collect();
     let tail = said[said.len().saturating_sub(3)..].join(" / ");
     match (status.signal(), tail.is_empty()) {
         (Some(sig), _) => format!(

@@ -350,8 +350,8 @@ struct Said {
     /// why -> (pids, whether collecting again may do better)
     failed: BTreeMap<String, (Vec<u32>, bool)>,
     no_compiler: Vec<u32>,
-    /// One per kernel.
-    differs: Vec<String>,
+    /// (pid, why) -> kernels
+    differs: BTreeMap<(u32, String), Vec<String>>,
 }
 
 const FULL_DUMPS: &str = "run again with IGC_ShaderDumpEnable=1 set (or --keep all)";
@@ -380,9 +380,7 @@ impl Said {
         } else {
             format!("the compile (in {rf}) gave other code than the code that ran (the kernel's code in the module binary the run saved): the program's compile had something the compile again did not (a variable the command set itself, specialization constants, another driver or device)")
         };
-        self.differs.push(format!(
-            "process {pid}: kernel {name}: its module carries line information (-g), which IGC 1's light dumps leave out, and xpu-asm-run compiled it again with IGC's full dumps for its source lines, but {why}; it is reported without source lines: for them, {FULL_DUMPS}"
-        ));
+        self.differs.entry((pid, why)).or_default().push(name);
     }
 
     fn into_warnings(self, dir: &Path, warnings: &mut Vec<String>) {
@@ -408,6 +406,15 @@ impl Said {
                 pids(&p)
             ));
         }
-        warnings.extend(self.differs);
+        for ((pid, why), mut names) in self.differs {
+            names.sort();
+            let which = match names.len() {
+                1 => format!("kernel {}", names[0]),
+                _ => format!("kernels {}", names.join(", ")),
+            };
+            warnings.push(format!(
+                "process {pid}: {which}: the module carries line information (-g), which IGC 1's light dumps leave out, and xpu-asm-run compiled it again with IGC's full dumps for the source lines, but {why}; reported without source lines: for them, {FULL_DUMPS}"
+            ));
+        }
     }
 }
