@@ -608,9 +608,11 @@ fn a_failed_compile_again_loses_nothing_and_collect_tries_again() {
     }
 }
 
-/// A job's light capture (two ranks, `mpirun`): the rank that collects
-/// compiles the module both ranks built once, and each rank's kernel has
-/// its source lines.
+/// A job's light capture (two ranks, `mpirun`, the default `--isa`): the
+/// rank that collects compiles the module both ranks built once, and the
+/// kernel has its source lines. On sid the default takes every kernel's
+/// ISA from its module binary (IGC 2 alone): no dumps, no compile again,
+/// and the binary's text has no source lines.
 #[test]
 fn a_jobs_light_capture_compiles_each_module_once() {
     require_stack();
@@ -630,8 +632,8 @@ fn a_jobs_light_capture_compiles_each_module_once() {
     let r = run(cmd, &out);
     r.assert_status(0);
     let report = r.report();
-    assert_eq!(kernel(&report, "scale")["launches"], 10, "{}", r.ctx());
-    assert!(has_lines(kernel(&report, "scale")), "{}", r.ctx());
+    let scale = kernel(&report, "scale");
+    assert_eq!(scale["launches"], 10, "{}", r.ctx());
     assert_eq!(
         source_warnings(&report),
         Vec::<String>::new(),
@@ -644,7 +646,18 @@ fn a_jobs_light_capture_compiles_each_module_once() {
         .map(|m| m["modules"].as_array().map_or(0, Vec::len))
         .collect();
     match stack() {
-        Stack::Debian12 => assert_eq!(modules, [1], "{rebuilt:#?}"),
-        Stack::Sid => assert_eq!(modules, Vec::<usize>::new(), "{rebuilt:#?}"),
+        Stack::Debian12 => {
+            assert_eq!(modules, [1], "{rebuilt:#?}");
+            assert!(has_lines(scale), "{}", r.ctx());
+            let asm = scale["asm"].as_str().expect("asm");
+            let folder = rebuilt.keys().next().expect("one");
+            assert!(asm.starts_with(&format!("dumps/{folder}/")), "{asm}");
+        }
+        Stack::Sid => {
+            assert_eq!(modules, Vec::<usize>::new(), "{rebuilt:#?}");
+            assert_eq!(report["isa"], "binary", "{}", r.ctx());
+            assert_eq!(scale["isa_source"], "module-binary", "{scale:#}");
+            assert!(scale["source"].is_null(), "{scale:#}");
+        }
     }
 }

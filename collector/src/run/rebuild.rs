@@ -48,6 +48,9 @@ impl Rebuild<'_> {
         let _ = std::fs::remove_dir_all(&folder);
         std::fs::create_dir_all(&folder)
             .map_err(|e| format!("cannot create {}: {e}", folder.display()))?;
+        // IGC takes the folder as given: absolute, whatever the child's
+        // working folder.
+        let folder = std::fs::canonicalize(&folder).unwrap_or(folder);
         let mut marker = Marker {
             schema: 1,
             modules: modules.clone(),
