@@ -288,7 +288,9 @@ pub fn child_main(folder: &Path) -> i32 {
             Ok(t) => build_one(t, &dir, m),
             Err(e) => e.clone(),
         };
-        println!("{STATUS_PREFIX}{} {}", m.key, status.replace('\n', " / "));
+        // A closed stdout (the parent gone) is no reason to panic.
+        let line = format!("{STATUS_PREFIX}{} {}\n", m.key, status.replace('\n', " / "));
+        let _ = std::io::Write::write_all(&mut std::io::stdout().lock(), line.as_bytes());
     }
     0
 }
