@@ -73,6 +73,16 @@ pub enum Sub {
     Merge(MergeArgs),
     Show(ShowArgs),
     Diff(DiffArgs),
+    /// Internal: compiles the modules of a rebuild folder (run by
+    /// collection itself, as a child process).
+    #[command(name = "__rebuild", hide = true)]
+    Rebuild(RebuildArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct RebuildArgs {
+    /// The rebuild folder, `DIR/dumps/rebuild-...`
+    pub folder: PathBuf,
 }
 
 #[derive(Debug, Args)]

@@ -12,10 +12,14 @@ use crate::isa::Analysis;
 use crate::matching::{binary_requests, match_all_listing, Matching, ProcessInput};
 use crate::report::entries::{self, Ranked};
 use crate::report::export::html::{self, PAGE_FILE};
-use crate::report::files::{copy_asm, save_state_and_prune, write_report, Copied, Keep, Link};
+use crate::report::files::{
+    copy_asm, save_state_and_prune, write_report, Copied, Dumps, Keep, Link,
+};
 use crate::report::{DumpsInfo, KernelEntry, Report, Totals, SCHEMA};
+use crate::run::rebuild::Rebuild;
 use crate::sources::binaries::ModuleBinaries;
 use crate::sources::dumps::{scan_dumps, DumpFolder, DumpLocation};
+use crate::sources::rebuilt::{source_lines, Compile, Rebuilt};
 use crate::{capture, names};
 use rayon::prelude::*;
 use std::path::Path;
@@ -37,6 +41,10 @@ pub struct Options {
     /// Set to stop promptly (a second Ctrl-C): the folder stays usable.
     pub stop: Option<&'static AtomicBool>,
     pub progress: Option<Progress>,
+    /// The `xpu-asm-run` that compiles IGC 1 light captures' `-g` modules
+    /// again for their source lines (`xpu-asm-run __rebuild`); `None`:
+    /// they are reported without, and a warning says how to get them.
+    pub rebuild: Option<std::path::PathBuf>,
 }
 
 /// Asks whether to stop (a second Ctrl-C).
@@ -66,7 +74,7 @@ pub fn collect(dir: &Path, opts: &Options) -> Result<Report, CollectError> {
     let mut warnings: Vec<String> = Vec::new();
     let recorded = read_records(dir, &progress, &mut warnings);
     go_on()?;
-    let sources = scan_sources(dir, &recorded, &stop, &progress, &mut warnings)?;
+    let sources = scan_sources(dir, opts, &recorded, &stop, &progress, &mut warnings)?;
     go_on()?;
     let matching = match_kernels(&recorded, &sources, opts.all, &progress, &mut warnings);
     make_report(
@@ -105,6 +113,8 @@ struct Sources {
     /// The module binaries, with the launched kernels the dumps lack
     /// disassembled.
     binaries: ModuleBinaries,
+    /// The folders of modules compiled again for their source lines.
+    rebuilt: Rebuilt,
 }
 
 /// The processes as the matcher sees them: each record with its dump folder.
@@ -119,24 +129,42 @@ fn inputs<'a>(recs: &'a [ProcessRecord], folders: &'a [DumpFolder]) -> Vec<Proce
 /// that the dumps lack.
 fn scan_sources(
     dir: &Path,
+    opts: &Options,
     recorded: &Recorded,
     stop: Stop,
     progress: &dyn Fn(&str),
     warnings: &mut Vec<String>,
 ) -> Result<Sources, CollectError> {
+    let interrupted = |_| CollectError::Interrupted(dir.to_path_buf());
     let recs = &recorded.recs;
-    let (locations, mut folders) = scan_dumps(
+    let known = &recorded.state.final_binary;
+    let (locations, mut folders) =
+        scan_dumps(dir, recs, known, stop, progress, warnings).map_err(interrupted)?;
+    // IGC 1's light dumps: the kept attempts from the module binaries,
+    // and the source lines of -g modules from compiling them again.
+    crate::sources::light::verify_from_binaries(dir, recs, &mut folders, stop)
+        .map_err(interrupted)?;
+    let emulate = recorded.run.as_ref().and_then(|r| r.emulate.as_deref());
+    let rebuild = opts
+        .rebuild
+        .as_deref()
+        .map(|exe| Rebuild { exe, dir, emulate });
+    let run = |modules| match &rebuild {
+        Some(r) => r.run(modules, stop),
+        None => Err(String::new()),
+    };
+    let compile: Option<Compile> = rebuild.is_some().then_some(&run);
+    let rebuilt = source_lines(
         dir,
         recs,
-        &recorded.state.final_binary,
+        &mut folders,
+        known,
+        compile,
         stop,
         progress,
         warnings,
     )
-    .map_err(|_| CollectError::Interrupted(dir.to_path_buf()))?;
-    // IGC 1's light dumps: the kept attempts from the module binaries.
-    crate::sources::light::verify_from_binaries(dir, recs, &mut folders, stop, warnings)
-        .map_err(|_| CollectError::Interrupted(dir.to_path_buf()))?;
+    .map_err(interrupted)?;
     progress("disassembling module binaries");
     let requests = binary_requests(&inputs(recs, &folders));
     let binaries = ModuleBinaries::prepare(dir, &requests, stop);
@@ -146,6 +174,7 @@ fn scan_sources(
         locations,
         folders,
         binaries,
+        rebuilt,
     })
 }
 
@@ -371,15 +400,21 @@ fn assemble(
         recs,
     } = recorded;
     let Sources {
-        locations, folders, ..
+        locations,
+        folders,
+        rebuilt,
+        ..
     } = sources;
     let (prune_warnings, after) = save_state_and_prune(
         dir,
         opts.keep,
         &dir.join(STATE_FILE),
         &mut state,
-        &folders,
-        &locations,
+        Dumps {
+            folders: &folders,
+            locations: &locations,
+            rebuilt: &rebuilt,
+        },
         &listed.matching,
         stop,
         progress,

@@ -28,6 +28,7 @@ fn main() {
         Some(Sub::Merge(a)) => cmd_merge(&a.out, &a.dirs, &a.report),
         Some(Sub::Show(a)) => cmd_show(&a),
         Some(Sub::Diff(a)) => cmd_diff(&a),
+        Some(Sub::Rebuild(a)) => xpu_asm_collector::run::rebuild::child_main(&a.folder),
         None => match cmd_run(&cli.run) {
             Ok(code) => code,
             Err(e) => {
@@ -54,6 +55,8 @@ fn options(r: &ReportArgs) -> Options {
         keep: r.keep,
         stop: Some(&launch::STOP),
         progress,
+        // Modules are compiled again (for source lines) by this binary.
+        rebuild: std::env::current_exe().ok(),
     }
 }
 

@@ -42,17 +42,6 @@ pub fn hermetic(cmd: &mut Command) {
     }
 }
 
-/// For a capture of `-g` builds that checks their source lines: IGC 1
-/// writes `// Line` comments only in its full dumps, which xpu-asm-run
-/// replaces by light ones on the Debian 12 stack (`XPU_ASM_IGC`) unless
-/// the user sets `IGC_ShaderDumpEnable=1`, as this does there; IGC 2's
-/// dumps have them anyway.
-pub fn with_source_lines(cmd: &mut Command) {
-    if stack() == Stack::Debian12 {
-        cmd.env("IGC_ShaderDumpEnable", "1");
-    }
-}
-
 const LIB_DIR: &str = "/usr/lib/x86_64-linux-gnu";
 const LOADER: &str = "libze_loader.so.1";
 const NEO_DRIVER: &str = "libze_intel_gpu.so.1";

@@ -11,7 +11,7 @@
 //! attempt and a retry with different code).
 
 use serde_json::Value;
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use xpu_asm_tests::record::read::ProcessRecord;
@@ -44,11 +44,18 @@ fn workload_args(options: &str, flags: &str) -> Vec<String> {
 /// `xpu-asm-run --isa dump --emulate pvc -o DIR/TAG -- workload ...`,
 /// with `env` set (IGC's dumps on both stacks: sid's default is `binary`).
 fn capture(dir: &Path, tag: &str, options: &str, env: &[(&str, &str)]) -> Run {
+    capture_via(dir, tag, options, env, &[])
+}
+
+/// [`capture`] of `-- PREFIX... workload ...` (`env VAR=1`: a variable the
+/// command sets itself).
+fn capture_via(dir: &Path, tag: &str, options: &str, env: &[(&str, &str)], prefix: &[&str]) -> Run {
     let out = dir.join(tag);
     let mut cmd = Command::new(xpu_asm_run());
     cmd.args(["--isa", "dump", "--emulate", "pvc", "--quiet", "-o"])
         .arg(&out)
         .arg("--")
+        .args(prefix)
         .arg(workload())
         .args(workload_args(options, options))
         .current_dir(dir);
@@ -323,52 +330,334 @@ fn the_light_capture_reports_what_the_full_dumps_report() {
     }
 }
 
-/// Line information (`-g`) in a light capture: IGC 1 wrote no `// Line`
-/// comments, and the report says how to get them (`IGC_ShaderDumpEnable=1`,
-/// with which the same capture has them). IGC 2's dumps have them anyway.
-#[test]
-fn a_light_capture_of_g_builds_says_how_to_get_source_lines() {
-    require_stack();
-    let tmp = temp_dir("igc1-lines");
-    let light = capture(tmp.path(), "g", "-g", &[]);
-    let r = light.report();
-    let warned = r["warnings"].as_array().expect("warnings").iter().any(|w| {
-        w.as_str()
-            .is_some_and(|w| w.contains("IGC_ShaderDumpEnable=1") && w.contains("source lines"))
-    });
-    let scale = r["kernels"]
+/// The kernels the workload launches, as the report names them.
+const LAUNCHED: [&str; 5] = ["mix_slm", "mix_spill", "only_in_b", "scale", "scale_v2"];
+
+fn kernel<'a>(report: &'a Value, name: &str) -> &'a Value {
+    report["kernels"]
         .as_array()
         .expect("kernels")
         .iter()
-        .find(|k| k["name"] == "scale")
-        .expect("scale");
+        .find(|k| k["name"] == name)
+        .unwrap_or_else(|| panic!("no kernel {name} in {report:#}"))
+}
+
+/// `xpu-asm-run show DIR KERNEL --lines`: its output.
+fn show_lines(out: &Path, name: &str) -> String {
+    let mut cmd = Command::new(xpu_asm_run());
+    cmd.arg("show").arg(out).args([name, "--lines"]);
+    hermetic(&mut cmd);
+    let o = run_with_timeout(&mut cmd);
+    assert!(
+        o.status.success(),
+        "{}",
+        describe(
+            &format!("xpu-asm-run show {} {name} --lines", out.display()),
+            &o,
+            out
+        )
+    );
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+/// `xpu-asm-run collect DIR` (with `env` set): the report.
+fn collect_again(out: &Path, env: &[(&str, &str)]) -> Value {
+    let mut cmd = Command::new(xpu_asm_run());
+    cmd.args(["collect", "--quiet"]).arg(out);
+    hermetic(&mut cmd);
+    cmd.envs(env.iter().copied());
+    let r = run(cmd, out);
+    r.assert_status(0);
+    r.report()
+}
+
+/// The rebuild folders of a capture (`dumps/rebuild-*`), with their
+/// markers.
+fn rebuild_folders(out: &Path) -> BTreeMap<String, Value> {
+    names(&out.join("dumps"))
+        .into_iter()
+        .filter(|n| n.starts_with("rebuild-"))
+        .map(|n| {
+            let marker = out.join("dumps").join(&n).join("xpu-asm-rebuild.json");
+            let text = std::fs::read_to_string(&marker)
+                .unwrap_or_else(|e| panic!("{}: {e}", marker.display()));
+            (n, serde_json::from_str(&text).expect("a JSON marker"))
+        })
+        .collect()
+}
+
+fn source_warnings(report: &Value) -> Vec<String> {
+    report["warnings"]
+        .as_array()
+        .expect("warnings")
+        .iter()
+        .filter_map(|w| w.as_str())
+        .filter(|w| w.contains("source lines"))
+        .map(str::to_string)
+        .collect()
+}
+
+fn has_lines(k: &Value) -> bool {
+    k["source"]["lines"]
+        .as_array()
+        .is_some_and(|l| !l.is_empty())
+}
+
+/// A light capture of `-g` builds (Debian 12) has exactly the source lines
+/// of IGC's full dumps (`IGC_ShaderDumpEnable=1` set by the user): each
+/// launched module with line information compiled again once, after the
+/// run, with the full dumps, and each kernel's `.asm` taken from it, its
+/// code being the code that ran. The same report, the same `show --lines`,
+/// no warning; `collect` again compiles nothing again. On sid (IGC 2) the
+/// default capture has IGC's full dumps, their source lines, and nothing
+/// is compiled again.
+#[test]
+fn a_light_capture_of_g_builds_has_the_full_dumps_source_lines() {
+    require_stack();
+    let tmp = temp_dir("igc1-lines");
+    let light = capture(tmp.path(), "g", "-g", &[]);
+    let full = capture(tmp.path(), "g-full", "-g", &[("IGC_ShaderDumpEnable", "1")]);
+    let (lr, fr) = (light.report(), full.report());
+    assert_eq!(
+        comparable(&lr),
+        comparable(&fr),
+        "{}\n{}",
+        light.ctx(),
+        full.ctx()
+    );
+    assert_eq!(
+        source_warnings(&lr),
+        Vec::<String>::new(),
+        "{}",
+        light.ctx()
+    );
+    assert_eq!(lr["totals"]["matched"], 5, "{}", light.ctx());
+    for name in LAUNCHED {
+        assert!(has_lines(kernel(&lr, name)), "{name}: {}", light.ctx());
+        let (l, f) = (show_lines(&light.out, name), show_lines(&full.out, name));
+        assert_eq!(l, f, "show {name} --lines");
+        assert!(l.contains("kernels_"), "{l}");
+    }
+    let rebuilt = rebuild_folders(&light.out);
+    assert_eq!(rebuild_folders(&full.out).len(), 0);
     match stack() {
         Stack::Debian12 => {
-            assert!(warned, "{}", light.ctx());
-            assert!(scale["source"].is_null(), "{scale:#}");
-            let full = capture(tmp.path(), "g-full", "-g", &[("IGC_ShaderDumpEnable", "1")]);
-            let fr = full.report();
-            let k = fr["kernels"]
-                .as_array()
-                .expect("kernels")
-                .iter()
-                .find(|k| k["name"] == "scale")
-                .expect("scale");
+            // One compile of the three modules, each built; every launched
+            // kernel's .asm is from it.
+            assert_eq!(rebuilt.len(), 1, "{rebuilt:#?}");
+            let (folder, marker) = rebuilt.iter().next().expect("one");
+            let modules = marker["modules"].as_array().expect("modules");
+            assert_eq!(modules.len(), 3, "{marker:#}");
             assert!(
-                k["source"]["lines"]
-                    .as_array()
-                    .is_some_and(|l| !l.is_empty()),
-                "{k:#}"
+                modules
+                    .iter()
+                    .all(|m| m["status"] == "built" && m["build_flags"] == "-g"),
+                "{marker:#}"
             );
+            for name in LAUNCHED {
+                let asm = kernel(&lr, name)["asm"].as_str().expect("asm").to_string();
+                assert!(
+                    asm.starts_with(&format!("dumps/{folder}/")),
+                    "{name}: {asm}"
+                );
+            }
+        }
+        Stack::Sid => assert_eq!(rebuilt.len(), 0, "{rebuilt:#?}"),
+    }
+    // Collecting again: the same report, the same compile, nothing more.
+    let listed = names(&light.out.join("dumps"));
+    let marker_time = |r: &BTreeMap<String, Value>| -> Vec<std::time::SystemTime> {
+        r.keys()
+            .map(|n| {
+                let p = light.out.join("dumps").join(n).join("xpu-asm-rebuild.json");
+                std::fs::metadata(p)
+                    .and_then(|m| m.modified())
+                    .expect("marker")
+            })
+            .collect()
+    };
+    let before = marker_time(&rebuilt);
+    let again = collect_again(&light.out, &[]);
+    assert_eq!(comparable(&again), comparable(&lr));
+    assert_eq!(source_warnings(&again), Vec::<String>::new());
+    assert_eq!(names(&light.out.join("dumps")), listed);
+    assert_eq!(rebuild_folders(&light.out), rebuilt);
+    assert_eq!(marker_time(&rebuilt), before);
+}
+
+/// Kernels whose code compiled again is not the code that ran keep their
+/// light `.asm` and are reported without source lines, and a warning names
+/// them and why: here the command sets an IGC variable itself (`env
+/// IGC_ForceOCLSIMDWidth=16 workload`), which the compile after the run
+/// cannot see, so IGC compiled SIMD16 code in the run and SIMD32 code
+/// after it. `collect` again says the same. On sid IGC 2's full dumps
+/// have the SIMD16 code's source lines, and nothing is compiled again.
+#[test]
+fn kernels_whose_code_compiled_again_differs_keep_their_light_asm_and_say_why() {
+    require_stack();
+    let tmp = temp_dir("igc1-differs");
+    let prefix = ["env", "IGC_ForceOCLSIMDWidth=16"];
+    let c = capture_via(tmp.path(), "simd16", "-g", &[], &prefix);
+    let r = c.report();
+    assert_eq!(r["totals"]["matched"], 5, "{}", c.ctx());
+    for name in LAUNCHED {
+        assert_eq!(kernel(&r, name)["simd"], 16, "{name}: {}", c.ctx());
+    }
+    let warned = source_warnings(&r);
+    let rebuilt = rebuild_folders(&c.out);
+    match stack() {
+        Stack::Debian12 => {
+            assert_eq!(warned.len(), 1, "{warned:#?}");
+            let w = &warned[0];
+            assert!(
+                w.contains(&format!("kernels {}:", LAUNCHED.join(", ")))
+                    && w.contains("gave other code than the code that ran")
+                    && w.contains("IGC_ShaderDumpEnable=1"),
+                "{w}"
+            );
+            assert_eq!(rebuilt.len(), 1, "{rebuilt:#?}");
+            let folder = rebuilt.keys().next().expect("one");
+            for name in LAUNCHED {
+                let k = kernel(&r, name);
+                assert!(k["source"].is_null(), "{k:#}");
+                let asm = k["asm"].as_str().expect("asm");
+                assert!(!asm.contains(folder.as_str()), "{name}: {asm}");
+                assert!(
+                    k["asm_choice"]
+                        .as_str()
+                        .is_some_and(|w| w.contains("is the final binary IGC emitted")),
+                    "{k:#}"
+                );
+            }
+            let again = collect_again(&c.out, &[]);
+            assert_eq!(source_warnings(&again), warned);
+            assert_eq!(comparable(&again), comparable(&r));
+            assert_eq!(rebuild_folders(&c.out), rebuilt);
         }
         Stack::Sid => {
-            assert!(!warned, "{}", light.ctx());
+            assert_eq!(warned, Vec::<String>::new());
+            assert_eq!(rebuilt.len(), 0, "{rebuilt:#?}");
+            for name in LAUNCHED {
+                assert!(has_lines(kernel(&r, name)), "{name}: {}", c.ctx());
+            }
+        }
+    }
+}
+
+/// A compile after the run that fails loses nothing: the light result,
+/// and a warning with the driver's words and the fix. Here the loader
+/// finds no driver for xpu-asm-run (`ZE_ENABLE_ALT_DRIVERS` naming none)
+/// while the command, started through `env -u`, has the real one. A failed
+/// compile leaves nothing behind, so `collect` again where the driver is
+/// compiles the modules and gives their source lines. On sid: nothing is
+/// compiled again, IGC 2's dumps have the lines.
+#[test]
+fn a_failed_compile_again_loses_nothing_and_collect_tries_again() {
+    require_stack();
+    let tmp = temp_dir("igc1-no-driver");
+    let no_driver = [("ZE_ENABLE_ALT_DRIVERS", "/nonexistent/libze_intel_gpu.so.1")];
+    let prefix = ["env", "-u", "ZE_ENABLE_ALT_DRIVERS"];
+    let c = capture_via(tmp.path(), "g", "-g", &no_driver, &prefix);
+    let r = c.report();
+    assert_eq!(r["totals"]["matched"], 5, "{}", c.ctx());
+    let warned = source_warnings(&r);
+    let figures = |r: &Value| -> Vec<Value> {
+        LAUNCHED
+            .iter()
+            .map(|n| {
+                let k = kernel(r, n);
+                serde_json::json!([
+                    k["launches"],
+                    k["simd"],
+                    k["grf"],
+                    k["instructions"],
+                    k["spill"]
+                ])
+            })
+            .collect()
+    };
+    match stack() {
+        Stack::Debian12 => {
+            assert_eq!(warned.len(), 1, "{warned:#?}");
+            let w = &warned[0];
             assert!(
-                scale["source"]["lines"]
-                    .as_array()
-                    .is_some_and(|l| !l.is_empty()),
-                "{scale:#}"
+                w.contains("compiling the module again with them failed: zeInit failed")
+                    && w.contains(&format!("xpu-asm-run collect {}", c.out.display()))
+                    && w.contains("IGC_ShaderDumpEnable=1"),
+                "{w}"
             );
+            assert_eq!(rebuild_folders(&c.out).len(), 0);
+            for name in LAUNCHED {
+                assert!(kernel(&r, name)["source"].is_null(), "{name}: {}", c.ctx());
+            }
+            let again = collect_again(&c.out, &[]);
+            assert_eq!(source_warnings(&again), Vec::<String>::new(), "{again:#}");
+            assert_eq!(rebuild_folders(&c.out).len(), 1);
+            for name in LAUNCHED {
+                assert!(has_lines(kernel(&again, name)), "{name}: {again:#}");
+            }
+            assert_eq!(figures(&again), figures(&r));
+        }
+        Stack::Sid => {
+            assert_eq!(warned, Vec::<String>::new());
+            assert_eq!(rebuild_folders(&c.out).len(), 0);
+            for name in LAUNCHED {
+                assert!(has_lines(kernel(&r, name)), "{name}: {}", c.ctx());
+            }
+        }
+    }
+}
+
+/// A job's light capture (two ranks, `mpirun`, the default `--isa`): the
+/// rank that collects compiles the module both ranks built once, and the
+/// kernel has its source lines. On sid the default takes every kernel's
+/// ISA from its module binary (IGC 2 alone): no dumps, no compile again,
+/// the source lines from the binary's DWARF line tables.
+#[test]
+fn a_jobs_light_capture_compiles_each_module_once() {
+    require_stack();
+    let tmp = temp_dir("igc1-job");
+    let out = tmp.path().join("job");
+    let mut cmd = xpu_asm_tests::jobs::command("mpirun.openmpi");
+    cmd.current_dir(tmp.path())
+        .args(["--oversubscribe", "-np", "2"])
+        .arg(xpu_asm_run())
+        .args(["--emulate", "pvc", "--quiet", "-o"])
+        .arg(&out)
+        .arg("--")
+        .arg(workload())
+        .args(["--via", "ddi", "--module"])
+        .arg(format!("a={}", spirv_with("a", "-g").display()))
+        .args(["--build-flags", "-g", "imm:a:scale:5"]);
+    let r = run(cmd, &out);
+    r.assert_status(0);
+    let report = r.report();
+    let scale = kernel(&report, "scale");
+    assert_eq!(scale["launches"], 10, "{}", r.ctx());
+    assert_eq!(
+        source_warnings(&report),
+        Vec::<String>::new(),
+        "{}",
+        r.ctx()
+    );
+    let rebuilt = rebuild_folders(&out);
+    let modules: Vec<usize> = rebuilt
+        .values()
+        .map(|m| m["modules"].as_array().map_or(0, Vec::len))
+        .collect();
+    match stack() {
+        Stack::Debian12 => {
+            assert_eq!(modules, [1], "{rebuilt:#?}");
+            assert!(has_lines(scale), "{}", r.ctx());
+            let asm = scale["asm"].as_str().expect("asm");
+            let folder = rebuilt.keys().next().expect("one");
+            assert!(asm.starts_with(&format!("dumps/{folder}/")), "{asm}");
+        }
+        Stack::Sid => {
+            assert_eq!(modules, Vec::<usize>::new(), "{rebuilt:#?}");
+            assert_eq!(report["isa"], "binary", "{}", r.ctx());
+            assert_eq!(scale["isa_source"], "module-binary", "{scale:#}");
+            assert!(has_lines(scale), "{scale:#}");
         }
     }
 }

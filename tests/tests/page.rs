@@ -63,9 +63,6 @@ fn capture(dir: &Path, tag: &str, options: &str, flags: &str) -> Run {
     }
     cmd.args(STEPS).current_dir(&work).env_remove("COLUMNS");
     hermetic(&mut cmd);
-    if options.contains("-g") {
-        with_source_lines(&mut cmd);
-    }
     let r = run(cmd, &out);
     r.assert_status(0);
     let names: Vec<(String, u64)> = r.report()["kernels"]

@@ -96,9 +96,6 @@ fn capture(dir: &Path, tag: &str, options: &str, flags: &str, extra: &[&str]) ->
     }
     cmd.args(LOOP_STEPS).args(MIX_STEPS).current_dir(dir);
     hermetic(&mut cmd);
-    if options.contains("-g") {
-        with_source_lines(&mut cmd);
-    }
     let r = run(cmd, &out);
     r.assert_status(0);
     let report = r.report();

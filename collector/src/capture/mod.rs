@@ -1,13 +1,15 @@
 //! The capture folder: its layout ([`layout`]), how its files are written
 //! ([`files`]), and the files xpu-asm-run writes there besides the report:
 //! `run.json` ([`run`]), a job's `job.json` and rank files ([`job`]),
-//! `merged.json` ([`merged`]), `collect.json` ([`state`]); and reading the
+//! `merged.json` ([`merged`]), `collect.json` ([`state`]), the folders of
+//! modules compiled again for their source lines ([`rebuilt`]); and reading the
 //! interposer's records ([`records`]).
 
 pub mod files;
 pub mod job;
 pub mod layout;
 pub mod merged;
+pub mod rebuilt;
 pub mod records;
 pub mod run;
 pub mod state;

@@ -9,9 +9,11 @@ use crate::capture::files::{
     is_real_dir, link_or_copy, prune_measured, usage, write_atomic, write_pending, Pending, Usage,
 };
 use crate::capture::layout::{strip_dir, CollectError, Stopped, ASM_DIR};
+use crate::capture::rebuilt::MARKER;
 use crate::capture::state::CollectState;
 use crate::matching::Matching;
 use crate::sources::dumps::{parse_spv_file_name, DumpFolder, DumpLocation};
+use crate::sources::rebuilt::Rebuilt;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -46,6 +48,14 @@ pub fn write_report(path: &Path, report: &Report) -> Result<Pending, CollectErro
     write_pending(path, |w| json::write(w, report))
 }
 
+/// The dump folders of a collection: each process's, where its record
+/// says, and those of modules compiled again for their source lines.
+pub struct Dumps<'a> {
+    pub folders: &'a [DumpFolder],
+    pub locations: &'a [DumpLocation],
+    pub rebuilt: &'a Rebuilt,
+}
+
 /// Measures the dumps, saves in `collect.json` what pruning is about to
 /// destroy, then prunes as `keep` says. Returns the pruning's warnings
 /// and the dumps' size after it.
@@ -55,8 +65,7 @@ pub fn save_state_and_prune(
     keep: Keep,
     state_path: &Path,
     state: &mut CollectState,
-    folders: &[DumpFolder],
-    locations: &[DumpLocation],
+    dumps: Dumps,
     matching: &Matching,
     stop: &dyn Fn() -> bool,
     progress: &dyn Fn(&str),
@@ -64,6 +73,7 @@ pub fn save_state_and_prune(
     let interrupted = || CollectError::Interrupted(dir.to_path_buf());
     let dumps_root = dir.join(xpu_asm_record::DUMPS_DIR);
     let dumps_now = usage(&dumps_root);
+    let folders = dumps.folders.iter().chain(&dumps.rebuilt.folders);
     save_state(state_path, state, folders, dumps_now)?;
     if stop() {
         return Err(interrupted());
@@ -72,17 +82,24 @@ pub fn save_state_and_prune(
         return Ok((Vec::new(), dumps_now));
     }
     progress("pruning dumps");
-    let (warnings, deleted) =
-        prune_dumps(dir, keep, locations, matching, stop).map_err(|_| interrupted())?;
+    let (mut warnings, mut deleted) =
+        prune_dumps(dir, keep, dumps.locations, matching, stop).map_err(|_| interrupted())?;
+    // A compile again keeps its .asm (each kernel's, whether taken or
+    // not: a later collection says the same) and what it was.
+    let (w, d) = prune_dumps(dir, Keep::Asm, &dumps.rebuilt.locations, matching, stop)
+        .map_err(|_| interrupted())?;
+    warnings.extend(w);
+    deleted.files += d.files;
+    deleted.bytes += d.bytes;
     Ok((warnings, dumps_now.minus(deleted)))
 }
 
 /// Saves in `collect.json` (when they changed) the dumps' size before the
 /// first pruning and the final-binary verdicts of `folders`' files.
-fn save_state(
+fn save_state<'a>(
     state_path: &Path,
     state: &mut CollectState,
-    folders: &[DumpFolder],
+    folders: impl Iterator<Item = &'a DumpFolder>,
     dumps_now: Usage,
 ) -> Result<(), CollectError> {
     let mut new_state = state.clone();
@@ -141,6 +158,7 @@ fn prune_dumps(
             .map(|n| n.to_string_lossy())
             .unwrap_or_default();
         match keep {
+            _ if name == MARKER => true,
             Keep::All => true,
             Keep::Asm => name.ends_with(".asm") || name.ends_with(".spv"),
             Keep::Launched => {

@@ -516,13 +516,20 @@ pub fn child_env(
         ),
     ];
     if let Some(dev) = emulate {
-        for (k, v) in EMULATE_ENV {
-            let v = if k == "ProductFamilyOverride" { dev } else { v };
-            env.push((k.into(), v.into()));
-        }
-        for (_, k, v) in EMULATE_PRODUCT_ENV.iter().filter(|(p, _, _)| *p == dev) {
-            env.push((k.into(), v.into()));
-        }
+        env.extend(emulate_env(dev));
+    }
+    env
+}
+
+/// NEO's no-hardware variables for device `dev` (`--emulate dev`).
+pub fn emulate_env(dev: &str) -> Vec<(OsString, OsString)> {
+    let mut env: Vec<(OsString, OsString)> = Vec::new();
+    for (k, v) in EMULATE_ENV {
+        let v = if k == "ProductFamilyOverride" { dev } else { v };
+        env.push((k.into(), v.into()));
+    }
+    for (_, k, v) in EMULATE_PRODUCT_ENV.iter().filter(|(p, _, _)| *p == dev) {
+        env.push((k.into(), v.into()));
     }
     env
 }

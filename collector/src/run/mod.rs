@@ -1,11 +1,14 @@
 //! Running a command under the interposer: one run (`xpu-asm-run -- cmd`,
 //! [`launch`]), one instance per rank of a parallel job ([`job`]), the
 //! launcher-inside form (`xpu-asm-run -- mpirun ...`, [`forward`]), and
-//! `merge` of several captures into one ([`merge`]), and the interposer the
-//! binary carries ([`interposer`]).
+//! `merge` of several captures into one ([`merge`]), the interposer the
+//! binary carries ([`interposer`]), and modules compiled again for their
+//! source lines ([`rebuild`], through Level Zero: [`ze`]).
 
 pub mod forward;
 pub mod interposer;
 pub mod job;
 pub mod launch;
 pub mod merge;
+pub mod rebuild;
+pub mod ze;

@@ -324,6 +324,14 @@ impl DumpFolder {
     }
 
     /// Indices into `asm` of the files of the module whose SPIR-V has
+    /// SHA-256 `sha` whose `//.kernel` line is exactly `name`, in the
+    /// folder's order.
+    pub fn kernel_asm_indices(&self, sha: &str, name: &[u8]) -> Vec<usize> {
+        let idx = self.index();
+        self.indices(self.hashes(sha), |h| idx.kernel(&self.asm, h, name))
+    }
+
+    /// Indices into `asm` of the files of the module whose SPIR-V has
     /// SHA-256 `sha`, in the folder's order.
     pub fn module_asm_indices(&self, sha: &str) -> Vec<usize> {
         let idx = self.index();

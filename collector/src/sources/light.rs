@@ -28,16 +28,14 @@ pub fn is_light(rec: &ProcessRecord) -> bool {
 /// For each light record's folder, the verdict on each attempt of a kernel
 /// whose module binary was saved: its `.dat` is, or is not, the binary's
 /// code for the kernel. Attempts with a verdict already (an earlier
-/// collection's) are left alone. Also warns, once, when a launched kernel's
-/// module carries line information that light dumps do not give.
+/// collection's) are left alone. (Source lines, which light dumps lack:
+/// [`super::rebuilt`].)
 pub fn verify_from_binaries(
     dir: &Path,
     recs: &[ProcessRecord],
     folders: &mut [DumpFolder],
     stop: &(dyn Fn() -> bool + Sync),
-    warnings: &mut Vec<String>,
 ) -> Result<(), Stopped> {
-    let mut lines_lost = Vec::new();
     for (rec, folder) in recs.iter().zip(folders.iter_mut()) {
         if !is_light(rec) || !folder.exists {
             continue;
@@ -57,15 +55,6 @@ pub fn verify_from_binaries(
                 folder.asm[i].final_binary = Some(same);
             }
         }
-        if launched_module_has_lines(rec, folder) {
-            lines_lost.push(rec.pid.to_string());
-        }
-    }
-    if !lines_lost.is_empty() {
-        warnings.push(format!(
-            "process {}: a launched kernel's module carries line information (-g), but its .asm has no source lines: on IGC 1, xpu-asm-run has IGC write only the .asm and .dat files (much faster), and IGC 1 writes source lines only in its full dumps; for them, run again with IGC_ShaderDumpEnable=1 set (or --keep all)",
-            lines_lost.join(", ")
-        ));
     }
     Ok(())
 }
@@ -82,10 +71,7 @@ impl ModuleJob {
     /// `(index, same)` for each attempt whose kernel the binary has and
     /// whose `.dat` could be read.
     fn verdicts(&self, folder: &DumpFolder) -> Vec<(usize, bool)> {
-        let Ok(bytes) = std::fs::read(&self.binary) else {
-            return Vec::new();
-        };
-        let Ok(program) = native::parse(&bytes, self.device.as_ref()) else {
+        let Some(program) = read_program(&self.binary, self.device.as_ref()) else {
             return Vec::new();
         };
         let mut out = Vec::new();
@@ -121,11 +107,7 @@ fn module_jobs(dir: &Path, rec: &ProcessRecord, folder: &DumpFolder) -> Vec<Modu
         if attempts.is_empty() {
             continue;
         }
-        let device = m.device.and_then(|d| rec.devices.get(&d)).map(|d| Device {
-            product: None,
-            device_id: Some(d.device_id),
-            ip_version: d.ip_version,
-        });
+        let device = module_device(rec, m);
         let job = by_binary.entry(file.to_string()).or_insert(ModuleJob {
             binary: dir.join(file),
             device,
@@ -138,25 +120,25 @@ fn module_jobs(dir: &Path, rec: &ProcessRecord, folder: &DumpFolder) -> Vec<Modu
 
 /// The saved binary of a SPIR-V module, when it is a plain
 /// `modules/<hex>.bin` (a record is input, and input may be hostile).
-fn saved_binary(m: &Module) -> Option<&str> {
+pub fn saved_binary(m: &Module) -> Option<&str> {
     let file = m.binary.as_ref()?.file.as_deref()?;
     super::binaries::safe_module_file(file).then_some(file)
 }
 
-/// Whether a module of a kernel `rec` launched has line information in its
-/// SPIR-V (the `.spv` of the dump folder).
-fn launched_module_has_lines(rec: &ProcessRecord, folder: &DumpFolder) -> bool {
-    let launched: std::collections::HashSet<u32> = rec
-        .kernels
-        .values()
-        .filter(|k| k.launches > 0)
-        .map(|k| k.module)
-        .collect();
-    rec.modules
-        .iter()
-        .filter(|(id, m)| launched.contains(id) && m.format == "spirv")
-        .filter_map(|(_, m)| folder.spv_path(&m.sha256))
-        .any(|p| std::fs::read(p).is_ok_and(|b| spirv_has_lines(&b)))
+/// The device `rec` says module `m` was built for, as the binary readers
+/// take it.
+pub fn module_device(rec: &ProcessRecord, m: &Module) -> Option<Device> {
+    m.device.and_then(|d| rec.devices.get(&d)).map(|d| Device {
+        product: None,
+        device_id: Some(d.device_id),
+        ip_version: d.ip_version,
+    })
+}
+
+/// The module binary at `path`, read: each kernel's code.
+pub fn read_program(path: &Path, device: Option<&Device>) -> Option<native::Program> {
+    let bytes = std::fs::read(path).ok()?;
+    native::parse(&bytes, device).ok()
 }
 
 /// Whether a SPIR-V module carries source positions: an `OpLine`, or an

@@ -12,6 +12,7 @@ pub mod binaries;
 pub mod dumps;
 pub mod light;
 pub mod native;
+pub mod rebuilt;
 
 use crate::isa::header::AsmHeader;
 use serde::{Deserialize, Serialize};

@@ -1,0 +1,303 @@
+//! The least of Level Zero that compiles a module: the real loader
+//! (`libze_loader.so.1`, opened at run time: xpu-asm-run itself links no
+//! Level Zero), a driver's device, a context, `zeModuleCreate`.
+
+use libloading::Library;
+use std::ffi::{c_char, c_void, CStr, CString};
+
+type Handle = *mut c_void;
+type ZeResult = u32;
+
+const ZE_INIT_FLAG_GPU_ONLY: u32 = 1;
+const STYPE_DEVICE_PROPERTIES: u32 = 0x3;
+const STYPE_CONTEXT_DESC: u32 = 0xd;
+const STYPE_MODULE_DESC: u32 = 0x1b;
+const FORMAT_IL_SPIRV: u32 = 0;
+/// The loader's name, as NEO's packages install it.
+pub const LOADER: &str = "libze_loader.so.1";
+
+/// `ze_device_properties_t` (API 1.0 on; later ones only chain more
+/// through `pNext`), with room to spare.
+#[repr(C)]
+struct DeviceProperties {
+    stype: u32,
+    p_next: *mut c_void,
+    kind: u32,
+    vendor_id: u32,
+    device_id: u32,
+    rest: [u8; 1024],
+}
+
+#[repr(C)]
+struct ContextDesc {
+    stype: u32,
+    p_next: *const c_void,
+    flags: u32,
+}
+
+#[repr(C)]
+struct ModuleDesc {
+    stype: u32,
+    p_next: *const c_void,
+    format: u32,
+    input_size: usize,
+    p_input_module: *const u8,
+    p_build_flags: *const c_char,
+    p_constants: *const c_void,
+}
+
+type InitFn = unsafe extern "C" fn(u32) -> ZeResult;
+type GetFn = unsafe extern "C" fn(Handle, *mut u32, *mut Handle) -> ZeResult;
+type DriverGetFn = unsafe extern "C" fn(*mut u32, *mut Handle) -> ZeResult;
+type PropsFn = unsafe extern "C" fn(Handle, *mut DeviceProperties) -> ZeResult;
+type ContextCreateFn = unsafe extern "C" fn(Handle, *const ContextDesc, *mut Handle) -> ZeResult;
+type ModuleCreateFn =
+    unsafe extern "C" fn(Handle, Handle, *const ModuleDesc, *mut Handle, *mut Handle) -> ZeResult;
+type DestroyFn = unsafe extern "C" fn(Handle) -> ZeResult;
+type LogStringFn = unsafe extern "C" fn(Handle, *mut usize, *mut c_char) -> ZeResult;
+
+/// The loader's entry points used here.
+pub struct Ze {
+    init: InitFn,
+    driver_get: DriverGetFn,
+    device_get: GetFn,
+    properties: PropsFn,
+    context_create: ContextCreateFn,
+    context_destroy: DestroyFn,
+    module_create: ModuleCreateFn,
+    module_destroy: DestroyFn,
+    log_string: LogStringFn,
+    log_destroy: DestroyFn,
+    _lib: Library,
+}
+
+/// A device to compile for, in a context of its driver.
+pub struct Target<'a> {
+    ze: &'a Ze,
+    context: Handle,
+    device: Handle,
+    pub device_id: u32,
+}
+
+impl Ze {
+    /// Opens the loader and initialises its GPU drivers.
+    pub fn open() -> Result<Ze, String> {
+        // SAFETY: loading runs the loader's initialisers, which only
+        // register its tables; the same library every Level Zero program
+        // loads.
+        let lib = unsafe { Library::new(LOADER) }
+            .map_err(|e| format!("cannot load the Level Zero loader {LOADER}: {e}"))?;
+        macro_rules! sym {
+            ($t:ty, $name:literal) => {{
+                // SAFETY: the prototype is ze_api.h's; the pointer is used
+                // only while `lib` lives (kept in the same struct).
+                let s: libloading::Symbol<$t> = unsafe { lib.get(concat!($name, "\0").as_bytes()) }
+                    .map_err(|e| format!("{LOADER} has no {}: {e}", $name))?;
+                *s
+            }};
+        }
+        let ze = Ze {
+            init: sym!(InitFn, "zeInit"),
+            driver_get: sym!(DriverGetFn, "zeDriverGet"),
+            device_get: sym!(GetFn, "zeDeviceGet"),
+            properties: sym!(PropsFn, "zeDeviceGetProperties"),
+            context_create: sym!(ContextCreateFn, "zeContextCreate"),
+            context_destroy: sym!(DestroyFn, "zeContextDestroy"),
+            module_create: sym!(ModuleCreateFn, "zeModuleCreate"),
+            module_destroy: sym!(DestroyFn, "zeModuleDestroy"),
+            log_string: sym!(LogStringFn, "zeModuleBuildLogGetString"),
+            log_destroy: sym!(DestroyFn, "zeModuleBuildLogDestroy"),
+            _lib: lib,
+        };
+        // SAFETY: zeInit takes flags only.
+        let r = unsafe { (ze.init)(ZE_INIT_FLAG_GPU_ONLY) };
+        if r != 0 {
+            return Err(format!(
+                "zeInit failed ({}): no Level Zero GPU driver here",
+                result_name(r)
+            ));
+        }
+        Ok(ze)
+    }
+
+    /// Every device of every driver, with its driver and PCI device id.
+    fn devices(&self) -> Result<Vec<(Handle, Handle, u32)>, String> {
+        let drivers = list(|n, p| {
+            // SAFETY: the count-then-fill protocol of zeDriverGet.
+            unsafe { (self.driver_get)(n, p) }
+        })
+        .map_err(|r| format!("zeDriverGet failed ({})", result_name(r)))?;
+        let mut out = Vec::new();
+        for d in drivers {
+            let devices = list(|n, p| {
+                // SAFETY: a live driver handle; count then fill.
+                unsafe { (self.device_get)(d, n, p) }
+            })
+            .map_err(|r| format!("zeDeviceGet failed ({})", result_name(r)))?;
+            for dev in devices {
+                let mut props = DeviceProperties {
+                    stype: STYPE_DEVICE_PROPERTIES,
+                    p_next: std::ptr::null_mut(),
+                    kind: 0,
+                    vendor_id: 0,
+                    device_id: 0,
+                    rest: [0; 1024],
+                };
+                // SAFETY: a live device and a properties struct larger
+                // than the API's.
+                if unsafe { (self.properties)(dev, &mut props) } == 0 {
+                    out.push((d, dev, props.device_id));
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    /// A context on the device with PCI id `device_id` (the first device
+    /// when `None`).
+    pub fn target(&self, device_id: Option<u32>) -> Result<Target<'_>, String> {
+        let all = self.devices()?;
+        let found = match device_id {
+            Some(id) => all.iter().find(|(_, _, d)| *d == id),
+            None => all.first(),
+        };
+        let Some(&(driver, device, id)) = found else {
+            let have: Vec<String> = all.iter().map(|(_, _, d)| format!("{d:#06x}")).collect();
+            return Err(format!(
+                "no device {} here (the drivers have: {})",
+                device_id.map_or("at all".into(), |d| format!("{d:#06x}")),
+                if have.is_empty() {
+                    "none".to_string()
+                } else {
+                    have.join(", ")
+                }
+            ));
+        };
+        let desc = ContextDesc {
+            stype: STYPE_CONTEXT_DESC,
+            p_next: std::ptr::null(),
+            flags: 0,
+        };
+        let mut context: Handle = std::ptr::null_mut();
+        // SAFETY: a live driver, a valid descriptor, a place for the handle.
+        let r = unsafe { (self.context_create)(driver, &desc, &mut context) };
+        if r != 0 {
+            return Err(format!("zeContextCreate failed ({})", result_name(r)));
+        }
+        Ok(Target {
+            ze: self,
+            context,
+            device,
+            device_id: id,
+        })
+    }
+}
+
+impl Target<'_> {
+    /// Compiles `spirv` with `flags` (then destroys the module): the
+    /// driver's build log when it fails.
+    pub fn build(&self, spirv: &[u8], flags: &str) -> Result<(), String> {
+        let flags = CString::new(flags).map_err(|_| "build flags hold a NUL byte".to_string())?;
+        let desc = ModuleDesc {
+            stype: STYPE_MODULE_DESC,
+            p_next: std::ptr::null(),
+            format: FORMAT_IL_SPIRV,
+            input_size: spirv.len(),
+            p_input_module: spirv.as_ptr(),
+            p_build_flags: flags.as_ptr(),
+            p_constants: std::ptr::null(),
+        };
+        let (mut module, mut log): (Handle, Handle) = (std::ptr::null_mut(), std::ptr::null_mut());
+        let ze = self.ze;
+        // SAFETY: live context and device, a descriptor whose pointers
+        // outlive the call, places for the handles.
+        let r =
+            unsafe { (ze.module_create)(self.context, self.device, &desc, &mut module, &mut log) };
+        let text = if log.is_null() {
+            String::new()
+        } else {
+            // SAFETY: a live build log, read then destroyed once.
+            unsafe {
+                let t = self.log_text(log);
+                (ze.log_destroy)(log);
+                t
+            }
+        };
+        if !module.is_null() {
+            // SAFETY: the module just created, destroyed once.
+            unsafe { (ze.module_destroy)(module) };
+        }
+        match r {
+            0 => Ok(()),
+            r => Err(format!(
+                "zeModuleCreate failed ({}){}",
+                result_name(r),
+                if text.trim().is_empty() {
+                    String::new()
+                } else {
+                    format!(": {}", text.trim())
+                }
+            )),
+        }
+    }
+
+    /// # Safety
+    /// `log` is a live build log.
+    unsafe fn log_text(&self, log: Handle) -> String {
+        let mut size = 0usize;
+        // SAFETY: per this function's contract; size query first.
+        if unsafe { (self.ze.log_string)(log, &mut size, std::ptr::null_mut()) } != 0 || size == 0 {
+            return String::new();
+        }
+        let mut buf = vec![0u8; size];
+        // SAFETY: a buffer of the size the driver asked for.
+        if unsafe { (self.ze.log_string)(log, &mut size, buf.as_mut_ptr().cast()) } != 0 {
+            return String::new();
+        }
+        CStr::from_bytes_until_nul(&buf)
+            .map(|c| c.to_string_lossy().into_owned())
+            .unwrap_or_default()
+    }
+}
+
+impl Drop for Target<'_> {
+    fn drop(&mut self) {
+        // SAFETY: the context this target created, destroyed once.
+        unsafe { (self.ze.context_destroy)(self.context) };
+    }
+}
+
+/// The handles a count-then-fill call gives.
+fn list(mut f: impl FnMut(*mut u32, *mut Handle) -> ZeResult) -> Result<Vec<Handle>, ZeResult> {
+    let mut n = 0u32;
+    match f(&mut n, std::ptr::null_mut()) {
+        0 => {}
+        r => return Err(r),
+    }
+    let mut v = vec![std::ptr::null_mut(); n as usize];
+    match f(&mut n, v.as_mut_ptr()) {
+        0 => {}
+        r => return Err(r),
+    }
+    v.truncate(n as usize);
+    Ok(v)
+}
+
+/// `ZE_RESULT_...` for the results a compile meets, else the number.
+fn result_name(r: ZeResult) -> String {
+    let name = match r {
+        0x7000_0001 => "ZE_RESULT_ERROR_DEVICE_LOST",
+        0x7000_0003 => "ZE_RESULT_ERROR_OUT_OF_DEVICE_MEMORY",
+        0x7000_0004 => "ZE_RESULT_ERROR_MODULE_BUILD_FAILURE",
+        0x7002_0000 => "ZE_RESULT_ERROR_DEPENDENCY_UNAVAILABLE",
+        0x7800_0001 => "ZE_RESULT_ERROR_UNINITIALIZED",
+        0x7800_0002 => "ZE_RESULT_ERROR_UNSUPPORTED_VERSION",
+        0x7800_0003 => "ZE_RESULT_ERROR_UNSUPPORTED_FEATURE",
+        0x7800_0004 => "ZE_RESULT_ERROR_INVALID_ARGUMENT",
+        0x7800_0008 => "ZE_RESULT_ERROR_INVALID_SIZE",
+        0x7800_000f => "ZE_RESULT_ERROR_INVALID_NATIVE_BINARY",
+        0x7fff_fffe => "ZE_RESULT_ERROR_UNKNOWN",
+        _ => return format!("{r:#x}"),
+    };
+    name.to_string()
+}
