@@ -280,13 +280,17 @@ fn write_capture_page_to(
     report: &Report,
     file: &(dyn Fn(usize) -> Option<PathBuf> + Sync),
 ) -> std::io::Result<()> {
-    let (isa, texts) = read_isa_from(dir, &report.kernels, "isa", file);
+    // The names made while the ISA is read (both on every core).
+    let ((isa, texts), names) = rayon::join(
+        || read_isa_from(dir, &report.kernels, "isa", file),
+        || super::table::short_names(report),
+    );
     let data = CaptureData {
         kind: "capture",
         dir: dir.display().to_string(),
         classes: classes(),
         report,
-        names: super::table::short_names(report),
+        names,
         isa,
     };
     let title = format!("xpu-asm: {}", dir.display());
