@@ -218,15 +218,14 @@ pub fn copy_asm(dir: &Path, links: &[Link], stop: &dyn Fn() -> bool) -> Result<C
         if stop() {
             return Err(Stopped);
         }
-        let dest = asm_dir.join(&l.file);
         // A file outside the capture (a dump folder the user chose) is
         // copied: a hard link would let an edit of the copy change it.
         done.push(if !l.path.starts_with(dir) {
-            copy_fresh(&l.path, &dest)
+            copy_fresh(&l.path, &asm_dir.join(&l.file))
         } else if folders.link(&l.path, &l.file) {
             Ok(())
         } else {
-            link_or_copy(&l.path, &dest)
+            link_or_copy(&l.path, &asm_dir.join(&l.file))
         });
     }
     Ok(Copied {
@@ -243,6 +242,9 @@ struct Folders {
     asm: Option<std::os::fd::OwnedFd>,
     /// Most recently used last.
     from: Vec<(PathBuf, std::os::fd::OwnedFd)>,
+    /// The two names of the last link, each NUL-terminated (reused: no
+    /// allocation per link).
+    names: (Vec<u8>, Vec<u8>),
 }
 
 /// Dump folders kept open at most.
@@ -253,6 +255,7 @@ impl Folders {
         Folders {
             asm: open_dir(asm_dir),
             from: Vec::new(),
+            names: Default::default(),
         }
     }
 
@@ -267,7 +270,7 @@ impl Folders {
         else {
             return false;
         };
-        let at = match self.from.iter().position(|(p, _)| p == parent) {
+        let at = match self.from.iter().rposition(|(p, _)| p == parent) {
             Some(i) => {
                 let f = self.from.remove(i);
                 self.from.push(f);
@@ -284,9 +287,10 @@ impl Folders {
                 self.from.len() - 1
             }
         };
-        let (Ok(name), Ok(file)) = (
-            std::ffi::CString::new(name.as_bytes()),
-            std::ffi::CString::new(file),
+        let (from_name, to_name) = &mut self.names;
+        let (Some(name), Some(file)) = (
+            c_name(from_name, name.as_bytes()),
+            c_name(to_name, file.as_bytes()),
         ) else {
             return false;
         };
@@ -302,6 +306,17 @@ impl Folders {
         };
         r == 0
     }
+}
+
+/// `name` NUL-terminated in `buf` (`None` when it holds a NUL).
+fn c_name<'a>(buf: &'a mut Vec<u8>, name: &[u8]) -> Option<&'a std::ffi::CStr> {
+    if memchr::memchr(0, name).is_some() {
+        return None;
+    }
+    buf.clear();
+    buf.extend_from_slice(name);
+    buf.push(0);
+    std::ffi::CStr::from_bytes_with_nul(buf).ok()
 }
 
 /// `path` opened as a folder (for the `*at` calls), not through a link.
