@@ -6,14 +6,15 @@
 use super::export::json;
 use super::Report;
 use crate::capture::files::{
-    is_real_dir, link_or_copy, prune_measured, usage, write_atomic, write_pending, Pending, Usage,
+    is_real_dir, link_or_copy, prune_measured, usage_knowing, write_atomic, write_pending, Pending,
+    Usage,
 };
 use crate::capture::layout::{strip_dir, CollectError, Stopped, ASM_DIR};
 use crate::capture::state::CollectState;
 use crate::matching::Matching;
 use crate::sources::dumps::{parse_spv_file_name, DumpFolder, DumpLocation};
 use serde::{Deserialize, Serialize};
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
 
 /// Which dump files survive collection.
@@ -63,7 +64,7 @@ pub fn save_state_and_prune(
 ) -> Result<(Vec<String>, Usage), CollectError> {
     let interrupted = || CollectError::Interrupted(dir.to_path_buf());
     let dumps_root = dir.join(xpu_asm_record::DUMPS_DIR);
-    let dumps_now = usage(&dumps_root);
+    let dumps_now = usage_knowing(&dumps_root, &scanned_sizes(folders));
     save_state(state_path, state, folders, dumps_now)?;
     if stop() {
         return Err(interrupted());
@@ -75,6 +76,30 @@ pub fn save_state_and_prune(
     let (warnings, deleted) =
         prune_dumps(dir, keep, locations, matching, stop).map_err(|_| interrupted())?;
     Ok((warnings, dumps_now.minus(deleted)))
+}
+
+/// The sizes the scan measured of the files of `folders`, as
+/// [`usage_knowing`] asks them: by folder and file name.
+fn scanned_sizes(
+    folders: &[DumpFolder],
+) -> impl Fn(&Path, &std::ffi::OsStr) -> Option<u64> + Sync + '_ {
+    type Sizes<'a> = (HashMap<&'a str, u64>, &'a HashMap<String, u64>);
+    let by_path: HashMap<&Path, Sizes> = folders
+        .iter()
+        .map(|f| {
+            let asm = f
+                .asm
+                .iter()
+                .filter_map(|a| Some((a.file_name.as_str(), a.size?)))
+                .collect();
+            (f.path.as_path(), (asm, &f.spv_sizes))
+        })
+        .collect();
+    move |dir: &Path, name: &std::ffi::OsStr| {
+        let name = name.to_str()?;
+        let (asm, spv) = by_path.get(dir)?;
+        asm.get(name).or_else(|| spv.get(name)).copied()
+    }
 }
 
 /// Saves in `collect.json` (when they changed) the dumps' size before the
