@@ -22,9 +22,12 @@ pub enum Layout {
     Compact,
 }
 
-/// Kernels serialized by one task, and per batch (what is held at once).
-const PER_TASK: usize = 64;
-const PER_BATCH: usize = 4096;
+/// Kernels serialized by one task, and per batch: what is held at once,
+/// about 2 MB of JSON per file (more raised the peak memory by tens of MB,
+/// each file's batches beside the other's, each task's buffer in its
+/// thread's heap).
+const PER_TASK: usize = 16;
+const PER_BATCH: usize = 1024;
 
 /// The report's fields before its kernels.
 #[derive(Serialize)]
