@@ -207,8 +207,9 @@ struct Listed {
 /// Stage 4: the report, and its files: `asm/` filled on a thread of its
 /// own (links into one folder go no faster from more threads) from as
 /// soon as the kernels are ranked, while everything else is done here,
-/// including writing the report and its page as if every link will
-/// succeed; they are written again in the rare case one does not.
+/// including writing the report and its page (side by side) as if every
+/// link will succeed; they are written again in the rare case one does
+/// not.
 fn make_report(
     dir: &Path,
     opts: &Options,
@@ -228,18 +229,17 @@ fn make_report(
             return Err(interrupted());
         }
         let parts = (recorded, sources, listed);
-        let (report, written) = assemble(
-            dir,
-            opts,
-            parts,
-            &links,
-            warnings,
-            stop,
-            progress,
-            &report_path,
-        )?;
-        let page = (!stop()).then(|| page_beside(dir, &report, &links, progress));
-        Ok((report, written, page))
+        let report = assemble(dir, opts, parts, &links, warnings, stop, progress)?;
+        if stop() {
+            return Ok((report, None, None));
+        }
+        progress("writing report.json and report.html");
+        // Side by side: each file's writes go at the speed of one core.
+        let (written, page) = rayon::join(
+            || write_report(&report_path, &report),
+            || page_beside(dir, &report, &links),
+        );
+        Ok((report, Some(written?), Some(page)))
     });
     let (mut report, written, page) = done?;
     let copied = copied.map_err(|_| interrupted())?;
@@ -300,13 +300,7 @@ fn read_listed(
 /// The page of `report`, written next to its place (not yet in it) while
 /// `asm/` is filled: each linked kernel's text read from the file its copy
 /// is made of, the same bytes.
-fn page_beside(
-    dir: &Path,
-    report: &Report,
-    links: &[Link],
-    progress: &dyn Fn(&str),
-) -> Result<Pending, CollectError> {
-    progress("writing report.html");
+fn page_beside(dir: &Path, report: &Report, links: &[Link]) -> Result<Pending, CollectError> {
     let mut files: Vec<Option<&Path>> = vec![None; report.kernels.len()];
     for l in links {
         if let Some(f) = files.get_mut(l.entry) {
@@ -380,10 +374,9 @@ fn copy_asm_beside<R>(
     })
 }
 
-/// The report, written next to `report_path` (unless told to stop): the
-/// dumps saved and pruned, the processes, and the kernels with their ISA
-/// and copies. What is no longer needed goes as soon as it is not.
-#[allow(clippy::too_many_arguments)]
+/// The report: the dumps saved and pruned, the processes, and the
+/// kernels with their ISA and copies. What is no longer needed goes as
+/// soon as it is not.
 fn assemble(
     dir: &Path,
     opts: &Options,
@@ -392,8 +385,7 @@ fn assemble(
     mut warnings: Vec<String>,
     stop: Stop,
     progress: &dyn Fn(&str),
-    report_path: &Path,
-) -> Result<(Report, Option<Pending>), CollectError> {
+) -> Result<Report, CollectError> {
     let Recorded {
         run,
         mut state,
@@ -445,12 +437,7 @@ fn assemble(
         dumps: dumps_info(opts.keep, &state, after),
         warnings,
     };
-    let written = if stop() {
-        None
-    } else {
-        Some(write_report(report_path, &report)?)
-    };
-    Ok((report, written))
+    Ok(report)
 }
 
 fn dumps_info(keep: Keep, state: &CollectState, after: Usage) -> DumpsInfo {

@@ -3,6 +3,7 @@
 //! they may hold `/`, spaces, `..`, newlines, thousands of characters or
 //! bytes that are not UTF-8, so nothing here trusts them.
 
+use rayon::prelude::*;
 use sha2::{Digest, Sha256};
 
 /// Names longer than this are not given to the demangler (its cost grows
@@ -159,14 +160,15 @@ pub fn distinct(names: &[String], max: usize) -> Vec<String> {
             _ => (n.to_string(), String::new()),
         }
     };
-    let parts: Vec<(String, String)> = names.iter().map(|n| split(n)).collect();
+    // Each name on its own on every core, the index of them all in one.
+    let parts: Vec<(String, String)> = names.par_iter().map(|n| split(n)).collect();
     let parsed: Vec<Option<Parsed>> = parts
-        .iter()
+        .par_iter()
         .map(|(n, _)| Parsed::of(&strip_trailing_params(n)))
         .collect();
     let index = Index::of(&parsed);
     names
-        .iter()
+        .par_iter()
         .zip(&parts)
         .enumerate()
         .map(|(i, (whole, (name, suffix)))| {

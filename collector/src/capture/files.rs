@@ -122,6 +122,15 @@ impl Usage {
 }
 
 pub fn usage(root: &Path) -> Usage {
+    usage_knowing(root, &|_, _| None)
+}
+
+/// [`usage`], taking the size of file `name` of folder `dir` from
+/// `known(dir, name)` when it says (files measured already), else asking.
+pub fn usage_knowing(
+    root: &Path,
+    known: &(dyn Fn(&Path, &std::ffi::OsStr) -> Option<u64> + Sync),
+) -> Usage {
     let mut u = Usage::default();
     if !is_real_dir(root) {
         return u;
@@ -143,7 +152,10 @@ pub fn usage(root: &Path) -> Usage {
         // DirEntry::metadata does not follow symlinks.
         for len in files
             .par_iter()
-            .map(|e| e.metadata().map_or(0, |m| m.len()))
+            .map(|e| match known(&d, &e.file_name()) {
+                Some(len) => len,
+                None => e.metadata().map_or(0, |m| m.len()),
+            })
             .collect::<Vec<_>>()
         {
             u.files += 1;

@@ -189,16 +189,26 @@ pub fn header_and_analysis(
     file: &File,
     launched: &HashSet<&[u8]>,
 ) -> std::io::Result<(AsmHeader, Option<super::Analysis>)> {
+    header_and_analysis_of(file, None, launched)
+}
+
+/// [`header_and_analysis`] of `file` whose metadata is `meta` when known
+/// (then not asked again).
+pub fn header_and_analysis_of(
+    file: &File,
+    meta: Option<&std::fs::Metadata>,
+    launched: &HashSet<&[u8]>,
+) -> std::io::Result<(AsmHeader, Option<super::Analysis>)> {
     super::with_buffer(|bytes| {
         let header = read_header_into(file, bytes, HEADER_MAX_BYTES as usize)?;
         let wanted = header
             .kernel
             .as_deref()
             .is_some_and(|k| launched.contains(k));
-        let analysis = if wanted {
-            super::analyze_rest(file, bytes).ok().flatten()
-        } else {
-            None
+        let analysis = match (wanted, meta) {
+            (false, _) => None,
+            (true, Some(m)) => super::analyze_rest_of(file, m, bytes).ok().flatten(),
+            (true, None) => super::analyze_rest(file, bytes).ok().flatten(),
         };
         Ok((header, analysis))
     })

@@ -76,7 +76,15 @@ pub fn with_buffer<R>(f: impl FnOnce(&mut Vec<u8>) -> R) -> R {
 /// already read into `bytes` (and `f`'s offset is right after them): reads
 /// the rest into `bytes`. `Ok(None)` as for [`analyze_file`].
 pub fn analyze_rest(f: &std::fs::File, bytes: &mut Vec<u8>) -> std::io::Result<Option<Analysis>> {
-    let meta = f.metadata()?;
+    analyze_rest_of(f, &f.metadata()?, bytes)
+}
+
+/// [`analyze_rest`] of `f` whose metadata is `meta` (not asked again).
+pub fn analyze_rest_of(
+    f: &std::fs::File,
+    meta: &std::fs::Metadata,
+    bytes: &mut Vec<u8>,
+) -> std::io::Result<Option<Analysis>> {
     if !meta.is_file() || meta.len() > MAX_ANALYZED_BYTES {
         return Ok(None);
     }

@@ -97,7 +97,8 @@ pub fn rank(launched: &[KernelMatch], filter: Option<&regex::Regex>) -> Ranked {
         .map(|k| names::demangle(&k.name))
         .collect();
     let mut order: Vec<usize> = (0..launched.len()).collect();
-    order.sort_by(|&a, &b| {
+    // Stable, as `sort_by`: the same order.
+    order.par_sort_by(|&a, &b| {
         let (ka, kb) = (&launched[a], &launched[b]);
         kb.launches
             .cmp(&ka.launches)

@@ -6,7 +6,8 @@
 use super::export::json;
 use super::Report;
 use crate::capture::files::{
-    is_real_dir, link_or_copy, prune_measured, usage, write_atomic, write_pending, Pending, Usage,
+    is_real_dir, link_or_copy, prune_measured, usage_knowing, write_atomic, write_pending, Pending,
+    Usage,
 };
 use crate::capture::layout::{strip_dir, CollectError, Stopped, ASM_DIR};
 use crate::capture::rebuilt::MARKER;
@@ -15,7 +16,7 @@ use crate::matching::Matching;
 use crate::sources::dumps::{parse_spv_file_name, DumpFolder, DumpLocation};
 use crate::sources::rebuilt::Rebuilt;
 use serde::{Deserialize, Serialize};
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
 
 /// Which dump files survive collection.
@@ -72,9 +73,9 @@ pub fn save_state_and_prune(
 ) -> Result<(Vec<String>, Usage), CollectError> {
     let interrupted = || CollectError::Interrupted(dir.to_path_buf());
     let dumps_root = dir.join(xpu_asm_record::DUMPS_DIR);
-    let dumps_now = usage(&dumps_root);
-    let folders = dumps.folders.iter().chain(&dumps.rebuilt.folders);
-    save_state(state_path, state, folders, dumps_now)?;
+    let folders = || dumps.folders.iter().chain(&dumps.rebuilt.folders);
+    let dumps_now = usage_knowing(&dumps_root, &scanned_sizes(folders()));
+    save_state(state_path, state, folders(), dumps_now)?;
     if stop() {
         return Err(interrupted());
     }
@@ -92,6 +93,29 @@ pub fn save_state_and_prune(
     deleted.files += d.files;
     deleted.bytes += d.bytes;
     Ok((warnings, dumps_now.minus(deleted)))
+}
+
+/// The sizes the scan measured of the files of `folders`, as
+/// [`usage_knowing`] asks them: by folder and file name.
+fn scanned_sizes<'a>(
+    folders: impl Iterator<Item = &'a DumpFolder>,
+) -> impl Fn(&Path, &std::ffi::OsStr) -> Option<u64> + Sync + 'a {
+    type Sizes<'a> = (HashMap<&'a str, u64>, &'a HashMap<String, u64>);
+    let by_path: HashMap<&Path, Sizes> = folders
+        .map(|f| {
+            let asm = f
+                .asm
+                .iter()
+                .filter_map(|a| Some((a.file_name.as_str(), a.size?)))
+                .collect();
+            (f.path.as_path(), (asm, &f.spv_sizes))
+        })
+        .collect();
+    move |dir: &Path, name: &std::ffi::OsStr| {
+        let name = name.to_str()?;
+        let (asm, spv) = by_path.get(dir)?;
+        asm.get(name).or_else(|| spv.get(name)).copied()
+    }
 }
 
 /// Saves in `collect.json` (when they changed) the dumps' size before the
@@ -236,15 +260,14 @@ pub fn copy_asm(dir: &Path, links: &[Link], stop: &dyn Fn() -> bool) -> Result<C
         if stop() {
             return Err(Stopped);
         }
-        let dest = asm_dir.join(&l.file);
         // A file outside the capture (a dump folder the user chose) is
         // copied: a hard link would let an edit of the copy change it.
         done.push(if !l.path.starts_with(dir) {
-            copy_fresh(&l.path, &dest)
+            copy_fresh(&l.path, &asm_dir.join(&l.file))
         } else if folders.link(&l.path, &l.file) {
             Ok(())
         } else {
-            link_or_copy(&l.path, &dest)
+            link_or_copy(&l.path, &asm_dir.join(&l.file))
         });
     }
     Ok(Copied {
@@ -261,6 +284,9 @@ struct Folders {
     asm: Option<std::os::fd::OwnedFd>,
     /// Most recently used last.
     from: Vec<(PathBuf, std::os::fd::OwnedFd)>,
+    /// The two names of the last link, each NUL-terminated (reused: no
+    /// allocation per link).
+    names: (Vec<u8>, Vec<u8>),
 }
 
 /// Dump folders kept open at most.
@@ -271,6 +297,7 @@ impl Folders {
         Folders {
             asm: open_dir(asm_dir),
             from: Vec::new(),
+            names: Default::default(),
         }
     }
 
@@ -285,7 +312,7 @@ impl Folders {
         else {
             return false;
         };
-        let at = match self.from.iter().position(|(p, _)| p == parent) {
+        let at = match self.from.iter().rposition(|(p, _)| p == parent) {
             Some(i) => {
                 let f = self.from.remove(i);
                 self.from.push(f);
@@ -302,9 +329,10 @@ impl Folders {
                 self.from.len() - 1
             }
         };
-        let (Ok(name), Ok(file)) = (
-            std::ffi::CString::new(name.as_bytes()),
-            std::ffi::CString::new(file),
+        let (from_name, to_name) = &mut self.names;
+        let (Some(name), Some(file)) = (
+            c_name(from_name, name.as_bytes()),
+            c_name(to_name, file.as_bytes()),
         ) else {
             return false;
         };
@@ -320,6 +348,17 @@ impl Folders {
         };
         r == 0
     }
+}
+
+/// `name` NUL-terminated in `buf` (`None` when it holds a NUL).
+fn c_name<'a>(buf: &'a mut Vec<u8>, name: &[u8]) -> Option<&'a std::ffi::CStr> {
+    if memchr::memchr(0, name).is_some() {
+        return None;
+    }
+    buf.clear();
+    buf.extend_from_slice(name);
+    buf.push(0);
+    std::ffi::CStr::from_bytes_with_nul(buf).ok()
 }
 
 /// `path` opened as a folder (for the `*at` calls), not through a link.

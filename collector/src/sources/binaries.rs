@@ -530,6 +530,7 @@ fn disassemble(
         source: IsaSourceKind::ModuleBinary,
         binary: Some(Box::new(origin.clone())),
         analysis,
+        size: None,
     };
     // Written by an earlier collection: the same bytes give the same text.
     if folder.existing.contains(&file_name) {

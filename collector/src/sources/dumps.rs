@@ -23,11 +23,11 @@
 
 use super::{AsmFile, AsmName, IsaSource, IsaSourceKind, Lookup, Status};
 use crate::capture::layout::Stopped;
-use crate::isa::header::{header_and_analysis, AsmHeader};
+use crate::isa::header::{header_and_analysis_of, AsmHeader};
 use crate::names::short_sha;
 use rayon::prelude::*;
 use sha2::{Digest, Sha256};
-use std::collections::{BTreeMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::fs::File;
 use std::io::Read;
 use std::os::fd::OwnedFd;
@@ -223,6 +223,8 @@ pub struct DumpFolder {
     pub asm: Vec<AsmFile>,
     /// `.asm` files whose name has no module hash.
     pub other_asm: usize,
+    /// The size of each `.spv` the scan hashed, by file name.
+    pub spv_sizes: HashMap<String, u64>,
     pub warnings: Vec<String>,
     index: OnceLock<AsmIndex>,
 }
@@ -451,11 +453,9 @@ fn list_files(entries: std::fs::ReadDir, f: &mut DumpFolder) -> Vec<(String, Pat
 // Nearly every item is an `Asm`: boxing it would only add allocations.
 #[allow(clippy::large_enum_variant)]
 enum Scanned {
-    Spv(String, std::io::Result<String>),
-    Asm(
-        AsmName,
-        std::io::Result<(AsmHeader, Option<crate::isa::Analysis>)>,
-    ),
+    /// Its module hash; its SHA-256 and size.
+    Spv(String, std::io::Result<(String, u64)>),
+    Asm(AsmName, std::io::Result<AsmRead>),
     OtherAsm,
     Kernbin(String),
     Other,
@@ -475,10 +475,9 @@ fn read_files(
             if stop() {
                 Scanned::Stopped
             } else if let Some(hash) = parse_spv_file_name(name) {
-                Scanned::Spv(hash, sha256_file(p))
+                Scanned::Spv(hash, sha256_file_sized(p))
             } else if let Some(asm_name) = parse_asm_file_name(name) {
-                let read = open_in(folder, name, p).and_then(|f| header_and_analysis(&f, launched));
-                Scanned::Asm(asm_name, read)
+                Scanned::Asm(asm_name, read_asm(folder, name, p, launched))
             } else if name.ends_with(".asm") {
                 Scanned::OtherAsm
             } else if let Some(hash) = parse_kernbin_file_name(name) {
@@ -488,6 +487,26 @@ fn read_files(
             }
         })
         .collect()
+}
+
+/// What the scan read of one `.asm`: its header, its analysis (when its
+/// kernel was launched), its size (when known).
+type AsmRead = (AsmHeader, Option<crate::isa::Analysis>, Option<u64>);
+
+/// The `.asm` `name` of `folder` (at `path`) read: its header, and its
+/// analysis when `launched` names its kernel; its size from the open
+/// file, which the analysis needs as well.
+fn read_asm(
+    folder: Option<&OwnedFd>,
+    name: &str,
+    path: &Path,
+    launched: &HashSet<&[u8]>,
+) -> std::io::Result<AsmRead> {
+    let f = open_in(folder, name, path)?;
+    let meta = f.metadata().ok();
+    let (header, analysis) = header_and_analysis_of(&f, meta.as_ref(), launched)?;
+    let size = meta.filter(|m| m.is_file()).map(|m| m.len());
+    Ok((header, analysis, size))
 }
 
 /// The folder at `path`, open for [`open_in`] (not through a link: then
@@ -544,7 +563,8 @@ fn put_together(
         let shown_file = format!("{}/{name}", f.shown);
         match scanned {
             Scanned::Stopped => return Err(Stopped),
-            Scanned::Spv(hash, Ok(sha)) => {
+            Scanned::Spv(hash, Ok((sha, size))) => {
+                f.spv_sizes.insert(name.clone(), size);
                 f.spv_by_sha
                     .entry(sha.clone())
                     .or_default()
@@ -572,21 +592,21 @@ fn asm_file(
     shown_file: String,
     file_name: String,
     name: AsmName,
-    read: std::io::Result<(AsmHeader, Option<crate::isa::Analysis>)>,
+    read: std::io::Result<AsmRead>,
     known_final: &BTreeMap<String, bool>,
 ) -> AsmFile {
-    let (header, analysis) = match read {
-        Ok((h, analysis)) => {
+    let (header, analysis, size) = match read {
+        Ok((h, analysis, size)) => {
             if h.kernel.is_none() {
                 f.warnings.push(format!(
                     "{shown_file}: no `//.kernel` line in its header; cannot tell its kernel, ignored"
                 ));
             }
-            (Some(h), analysis.map(Arc::new))
+            (Some(h), analysis.map(Arc::new), size)
         }
         Err(e) => {
             f.warnings.push(format!("{shown_file}: cannot read: {e}"));
-            (None, None)
+            (None, None, None)
         }
     };
     let final_binary = known_final.get(&shown_file).copied();
@@ -600,6 +620,7 @@ fn asm_file(
         source: IsaSourceKind::IgcDump,
         binary: None,
         analysis,
+        size,
     }
 }
 
@@ -662,17 +683,24 @@ fn read_small(p: &Path) -> std::io::Result<Vec<u8>> {
 
 /// Lower-case hex SHA-256 of a file, read in chunks.
 pub fn sha256_file(p: &Path) -> std::io::Result<String> {
+    sha256_file_sized(p).map(|(sha, _)| sha)
+}
+
+/// [`sha256_file`], and how many bytes the file has (all of them read).
+fn sha256_file_sized(p: &Path) -> std::io::Result<(String, u64)> {
     let mut file = File::open(p)?;
     let mut h = Sha256::new();
     let mut buf = vec![0u8; 1 << 16];
+    let mut size = 0u64;
     loop {
         let n = file.read(&mut buf)?;
         if n == 0 {
             break;
         }
+        size += n as u64;
         h.update(&buf[..n]);
     }
-    Ok(xpu_asm_record::hex(&h.finalize()))
+    Ok((xpu_asm_record::hex(&h.finalize()), size))
 }
 
 /// Where a process's dumps are, as its record says.
@@ -1086,6 +1114,7 @@ mod tests {
             source: IsaSourceKind::IgcDump,
             binary: None,
             analysis: None,
+            size: None,
         }
     }
 

@@ -141,4 +141,7 @@ pub struct AsmFile {
     /// Source lines and mix, when read with the header (files of the
     /// kernels the records say were launched); else read when needed.
     pub analysis: Option<Arc<crate::isa::Analysis>>,
+    /// Its size, when the scan measured it (the dumps' usage is counted
+    /// from it rather than asked again of every file).
+    pub size: Option<u64>,
 }

@@ -16,6 +16,7 @@
 use crate::capture::files::{write_pending, Pending};
 use crate::capture::layout::CollectError;
 use crate::isa::{self, mix, mix::Mix, Line};
+use crate::report::export::pieces::{self, Layout};
 use crate::report::{KernelEntry, Report};
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
@@ -90,15 +91,20 @@ pub struct Page<'a, T: Serialize> {
     pub isa: Vec<IsaText>,
 }
 
-/// The data of a capture's page.
+/// The data of a capture's page: these fields, then `report`, then those
+/// of [`CaptureTail`] ([`write_capture_data`]).
 #[derive(Serialize)]
-struct CaptureData<'a> {
+struct CaptureHead {
     /// `capture` (a `diff`'s page says `diff`).
     kind: &'static str,
     dir: String,
     /// The names of the instruction classes of [`IsaRef::classes`].
     classes: Vec<&'static str>,
-    report: &'a Report,
+}
+
+/// The data of a capture's page after its report.
+#[derive(Serialize)]
+struct CaptureTail {
     /// Each kernel's name as the terminal table names it (told apart from
     /// the others, not escaped), in `report.kernels` order.
     names: Vec<String>,
@@ -281,24 +287,41 @@ fn write_capture_page_to(
     report: &Report,
     file: &(dyn Fn(usize) -> Option<PathBuf> + Sync),
 ) -> std::io::Result<()> {
-    let (isa, texts) = read_isa_from(dir, &report.kernels, "isa", file);
-    let data = CaptureData {
+    // The names made while the ISA is read (both on every core).
+    let ((isa, texts), names) = rayon::join(
+        || read_isa_from(dir, &report.kernels, "isa", file),
+        || super::table::short_names(report),
+    );
+    let head = CaptureHead {
         kind: "capture",
         dir: dir.display().to_string(),
         classes: classes(),
-        report,
-        names: super::table::short_names(report),
-        isa,
     };
+    let tail = CaptureTail { names, isa };
     let title = format!("xpu-asm: {}", dir.display());
-    render_to(
-        w,
-        &Page {
-            title: &title,
-            data: &data,
-            isa: texts,
-        },
-    )
+    render_with(w, &title, &texts, &mut |w| {
+        write_capture_data(w, &head, report, &tail)
+    })
+}
+
+/// The capture page's data: what serializing one object of the fields of
+/// `head`, then `report`, then those of `tail` writes, the report written
+/// in [`pieces`] (its kernels on every core).
+fn write_capture_data(
+    w: &mut dyn Write,
+    head: &CaptureHead,
+    report: &Report,
+    tail: &CaptureTail,
+) -> std::io::Result<()> {
+    let (head, tail) = (serde_json::to_vec(head)?, serde_json::to_vec(tail)?);
+    let (Some(head), Some(tail)) = (head.strip_suffix(b"}"), tail.strip_prefix(b"{")) else {
+        return Err(std::io::Error::other("a page's fields are not an object"));
+    };
+    w.write_all(head)?;
+    w.write_all(b",\"report\":")?;
+    pieces::write_report(w, report, Layout::Compact)?;
+    w.write_all(b",")?;
+    w.write_all(tail)
 }
 
 /// The page: the template with its style, data, ISA texts and script.
@@ -313,17 +336,32 @@ pub fn render<T: Serialize>(p: &Page<'_, T>) -> String {
 /// its element on the way, never held whole (a capture's is hundreds of
 /// MB).
 pub fn render_to<T: Serialize>(w: &mut dyn Write, p: &Page<'_, T>) -> std::io::Result<()> {
+    render_with(w, p.title, &p.isa, &mut |w| {
+        // Large writes to escape: the serializer's many small ones gathered.
+        let mut b = std::io::BufWriter::with_capacity(64 << 10, w);
+        serde_json::to_writer(&mut b, p.data)?;
+        b.flush()
+    })
+}
+
+/// [`render_to`] of a page whose data `json` writes.
+fn render_with(
+    w: &mut dyn Write,
+    title: &str,
+    isa: &[IsaText],
+    json: &mut dyn FnMut(&mut dyn Write) -> std::io::Result<()>,
+) -> std::io::Result<()> {
     let tool = format!("xpu-asm-run {}", env!("CARGO_PKG_VERSION"));
-    let title = html_text(p.title);
-    let (mut data, mut isa) = (true, true);
+    let title = html_text(title);
+    let (mut data, mut texts) = (true, true);
     fill_to(w, TEMPLATE, |name, w| {
         match name {
             "CSP" => w.write_all(csp().as_bytes())?,
             "TOOL" => w.write_all(tool.as_bytes())?,
             "TITLE" => w.write_all(title.as_bytes())?,
             "STYLE" => w.write_all(STYLE.as_bytes())?,
-            "DATA" if std::mem::take(&mut data) => write_data(w, p.data)?,
-            "ISA" if std::mem::take(&mut isa) => write_isa(w, &p.isa)?,
+            "DATA" if std::mem::take(&mut data) => write_data(w, json)?,
+            "ISA" if std::mem::take(&mut texts) => write_isa(w, isa)?,
             "SCRIPT" => w.write_all(SCRIPT.as_bytes())?,
             _ => return Ok(false),
         }
@@ -331,18 +369,17 @@ pub fn render_to<T: Serialize>(w: &mut dyn Write, p: &Page<'_, T>) -> std::io::R
     })
 }
 
-/// `data` as JSON made safe inside a `<script>` element ([`script_json`]).
-fn write_data<T: Serialize>(w: &mut dyn Write, data: &T) -> std::io::Result<()> {
+/// The JSON `json` writes, made safe inside a `<script>` element
+/// ([`script_json`]).
+fn write_data(
+    w: &mut dyn Write,
+    json: &mut dyn FnMut(&mut dyn Write) -> std::io::Result<()>,
+) -> std::io::Result<()> {
     let mut safe = ScriptSafe {
         inner: w,
         held: Vec::new(),
     };
-    {
-        // Large writes to escape: the serializer's many small ones gathered.
-        let mut b = std::io::BufWriter::with_capacity(64 << 10, &mut safe);
-        serde_json::to_writer(&mut b, data)?;
-        b.flush()?;
-    }
+    json(&mut safe)?;
     safe.finish()
 }
 
@@ -605,6 +642,49 @@ fn base64_decode(s: &str) -> Option<Vec<u8>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn capture_data_in_pieces_is_the_whole_serialized() {
+        #[derive(Serialize)]
+        struct Whole<'a> {
+            kind: &'static str,
+            dir: String,
+            classes: Vec<&'static str>,
+            report: &'a Report,
+            names: Vec<String>,
+            isa: Vec<IsaRef>,
+        }
+        let report = pieces::rich_report(70);
+        let head = CaptureHead {
+            kind: "capture",
+            dir: "/tmp/a\"b<".into(),
+            classes: classes(),
+        };
+        let one = IsaRef {
+            id: Some("isa-0".into()),
+            bytes: 3,
+            note: None,
+            classes: Some("ab".into()),
+        };
+        let tail = CaptureTail {
+            names: vec!["a<b>".into(); 70],
+            isa: vec![one; 70],
+        };
+        let mut out = Vec::new();
+        write_capture_data(&mut out, &head, &report, &tail).unwrap();
+        let whole = Whole {
+            kind: head.kind,
+            dir: head.dir.clone(),
+            classes: head.classes.clone(),
+            report: &report,
+            names: tail.names.clone(),
+            isa: tail.isa.clone(),
+        };
+        assert_eq!(
+            String::from_utf8(out).unwrap(),
+            serde_json::to_string(&whole).unwrap()
+        );
+    }
 
     #[test]
     fn base64_round_trips() {

@@ -9,7 +9,8 @@ pub fn write(w: &mut dyn Write, report: &Report) -> std::io::Result<()> {
     // A buffer of a type the serializer knows: its many small writes are
     // copies into it, not calls through `dyn Write`.
     let mut b = std::io::BufWriter::with_capacity(64 << 10, w);
-    serde_json::to_writer_pretty(&mut b, report)?;
+    // Its kernels serialized on every core.
+    super::pieces::write_report(&mut b, report, super::pieces::Layout::Pretty)?;
     b.write_all(b"\n")?;
     b.flush()
 }

@@ -3,4 +3,5 @@
 
 pub mod html;
 pub mod json;
+pub mod pieces;
 pub mod table;

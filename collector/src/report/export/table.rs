@@ -3,6 +3,8 @@
 use crate::names;
 use crate::report::{KernelEntry, Report};
 use crate::sources::{IsaSourceKind, Status};
+use rayon::prelude::*;
+use std::collections::HashMap;
 use std::fmt::Write;
 
 /// How the table is drawn.
@@ -203,16 +205,18 @@ fn name_column(r: &Report, width: usize) -> (Vec<String>, Option<usize>, usize) 
 
 /// Each kernel's name (as `shown` makes it of the demangled name);
 /// same-named kernels of different modules told apart by module.
-fn display_names(r: &Report, shown: impl Fn(&str) -> String) -> Vec<String> {
-    let mut seen = std::collections::BTreeMap::new();
+fn display_names(r: &Report, shown: impl Fn(&str) -> String + Sync) -> Vec<String> {
+    // Counted by hash: long names that share long prefixes (a capture's
+    // 100,000) cost a tree many comparisons.
+    let mut seen: HashMap<&str, usize> = HashMap::with_capacity(r.kernels.len());
     for k in &r.kernels {
-        *seen.entry(&k.demangled).or_insert(0usize) += 1;
+        *seen.entry(k.demangled.as_str()).or_insert(0) += 1;
     }
     r.kernels
-        .iter()
+        .par_iter()
         .map(|k| {
             let mut display = shown(&k.demangled);
-            if seen.get(&k.demangled).copied().unwrap_or(0) > 1 {
+            if seen.get(k.demangled.as_str()).copied().unwrap_or(0) > 1 {
                 let sha = k.module_sha256.as_deref().unwrap_or("");
                 display.push_str(&format!(" [module {}]", sha.get(..8).unwrap_or(sha)));
             }
