@@ -209,15 +209,19 @@ pub fn warm_up(dir: &Path) -> Option<WarmUp> {
                 libc::setpriority(libc::PRIO_PROCESS, libc::gettid() as libc::id_t, 19);
             }
             let mut seen = Seen::default();
-            let mut pause = std::time::Duration::from_millis(50);
+            let start = std::time::Instant::now();
             while !stopped.load(Ordering::Relaxed) {
                 warm_once(&dir, &mut seen, &stopped);
+                // Every 50 ms at first; a long run is looked at less often
+                // (a tenth of the time it has run, up to a second).
+                let pause = (start.elapsed() / 10).clamp(
+                    std::time::Duration::from_millis(50),
+                    std::time::Duration::from_secs(1),
+                );
                 let until = std::time::Instant::now() + pause;
                 while !stopped.load(Ordering::Relaxed) && std::time::Instant::now() < until {
                     std::thread::sleep(std::time::Duration::from_millis(10));
                 }
-                // A long run is looked at less and less often.
-                pause = (pause * 2).min(std::time::Duration::from_secs(2));
             }
         })
         .ok()?;
