@@ -498,31 +498,27 @@ fn isa_dump(p: &Platform) {
 
 /// `--isa binary`: no IGC dump, every kernel from its module's binary.
 fn isa_binary(p: &Platform) {
-    let s = Scratch::new(p, "binary");
-    let (ran, r) = run_collected(p, &s, "binary", &["--isa", "binary"], &[]);
-    assert_counts(p, &ran, &r);
-    assert_matched(p, &ran, &r, false);
-    assert_eq!(
-        r.dumps.before.files,
-        0,
-        "IGC dumped with --isa binary: {:?}\n{}",
-        r.dumps,
-        ran.ctx()
-    );
+    from_binaries(p, "binary", &["--isa", "binary"]);
 }
 
 /// The default on this stack (NEO 26 with IGC 2 alone): every kernel's ISA
 /// from its module's binary, as `--isa binary`, and IGC dumps nothing.
 fn isa_default(p: &Platform) {
-    let s = Scratch::new(p, "default");
-    let (ran, r) = run_collected(p, &s, "default", &[], &[]);
-    assert_eq!(r.isa.as_deref(), Some("binary"), "{}", ran.ctx());
+    from_binaries(p, "default", &[]);
+}
+
+/// A run with `options` (named `name`) that takes every kernel's ISA from
+/// its module's binary: exact counts, all matched, no IGC dump.
+fn from_binaries(p: &Platform, name: &str, options: &[&str]) {
+    let s = Scratch::new(p, name);
+    let (ran, r) = run_collected(p, &s, name, options, &[]);
+    assert_eq!(r.isa.as_deref(), Some("binary"), "{name}\n{}", ran.ctx());
     assert_counts(p, &ran, &r);
     assert_matched(p, &ran, &r, false);
     assert_eq!(
         r.dumps.before.files,
         0,
-        "IGC dumped by default: {:?}\n{}",
+        "IGC dumped ({name}): {:?}\n{}",
         r.dumps,
         ran.ctx()
     );

@@ -1,7 +1,7 @@
 //! The text of a disassembled kernel, in the style of IGC's `.asm` dumps,
 //! and the instructions of any such text.
 
-use super::lines::SourceFiles;
+use super::lines::{push_line_safe, SourceFiles};
 use super::program::{NativeKernel, Program};
 use std::collections::HashSet;
 use std::fmt::Write;
@@ -87,18 +87,6 @@ pub fn render_asm(
         }
     }
     s
-}
-
-/// Appends `text` with `\n` and `\r` written as those two characters, so
-/// that it stays on one line.
-fn push_line_safe(s: &mut String, text: &str) {
-    for c in text.chars() {
-        match c {
-            '\n' => s.push_str("\\n"),
-            '\r' => s.push_str("\\r"),
-            c => s.push(c),
-        }
-    }
 }
 
 /// The instructions of an `.asm` text, IGC's or [`render_asm`]'s, one

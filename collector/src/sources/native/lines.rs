@@ -220,7 +220,7 @@ fn trim_c_space(s: &str) -> &str {
 
 /// Appends `text` with `\n` and `\r` written as those two characters, so
 /// that it stays on one line.
-fn push_line_safe(s: &mut String, text: &str) {
+pub(super) fn push_line_safe(s: &mut String, text: &str) {
     for c in text.chars() {
         match c {
             '\n' => s.push_str("\\n"),
