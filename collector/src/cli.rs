@@ -238,8 +238,8 @@ pub struct RunArgs {
     ///
     /// auto (default): binary where the driver's compiler is IGC 2 (NEO
     /// 24 and later, whose compiler cache a plain run uses: a dump would
-    /// compile every kernel again), dump elsewhere and when
-    /// IGC_ShaderDumpEnable is set. dump: IGC's .asm dumps of this run's
+    /// compile every kernel again), dump elsewhere, when
+    /// IGC_ShaderDumpEnable is set and with --keep launched or all. dump: IGC's .asm dumps of this run's
     /// compilations (with the vISA header's register-allocation figures),
     /// and for every kernel they lack (native modules, cache hits) IGA's
     /// disassembly of the module's binary, which is always saved. binary:

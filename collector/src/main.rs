@@ -257,7 +257,10 @@ fn cmd_run(a: &RunArgs) -> Result<i32, LaunchError> {
     let resolved = RunArgs {
         isa: a.isa.resolve(
             xpu_asm_collector::sources::native::iga::only_igc(),
-            launch::users_dump_enable(),
+            // Dumps asked for: by the user's IGC variable, or by keeping
+            // more of them than the default does.
+            launch::users_dump_enable()
+                || a.report.keep != xpu_asm_collector::report::files::Keep::Asm,
         ),
         ..a.clone()
     };

@@ -78,16 +78,15 @@ fn steps() -> Vec<String> {
     ]
 }
 
-/// Runs the C workload under `xpu-asm-run --emulate pvc` (with `--isa
-/// MODE` when `isa` is given) with the caches of `c`, building module a
-/// with `flags`; returns the capture folder and its report.
-fn capture(c: &Caches, name: &str, isa: Option<&str>, flags: &str) -> (PathBuf, Report) {
+/// Runs the C workload under `xpu-asm-run --emulate pvc OPTIONS` with the
+/// caches of `c`, building module a with `flags`; returns the capture
+/// folder and its report.
+fn capture(c: &Caches, name: &str, options: &[&str], flags: &str) -> (PathBuf, Report) {
     let out = c.root.join(name);
     let mut cmd = Command::new(xpu_asm_run());
-    cmd.args(["--emulate", "pvc", "--json", "-o"]).arg(&out);
-    if let Some(mode) = isa {
-        cmd.args(["--isa", mode]);
-    }
+    cmd.args(["--emulate", "pvc", "--json", "-o"])
+        .arg(&out)
+        .args(options);
     cmd.arg("--")
         .arg(workload_link())
         .args(["--via", "link", "--build-flags", flags, "--module"])
@@ -207,7 +206,7 @@ fn assert_the_three(out: &Path, r: &Report, source: IsaSourceKind) -> Summary {
 fn isa_binary_a_warm_neo_cache_gives_the_same_report() {
     let c = Caches::new();
     let (used, ignored) = c.used_and_ignored();
-    let (o1, r1) = capture(&c, "run1", Some("binary"), "");
+    let (o1, r1) = capture(&c, "run1", &["--isa", "binary"], "");
     let s1 = assert_the_three(&o1, &r1, IsaSourceKind::ModuleBinary);
     assert_eq!(r1.dumps.before.files, 0, "no IGC dump: {:?}", r1.dumps);
     let (entry, bytes) = only_entry(&used);
@@ -219,7 +218,7 @@ fn isa_binary_a_warm_neo_cache_gives_the_same_report() {
     let before = files(&used);
     std::thread::sleep(std::time::Duration::from_millis(20));
 
-    let (o2, r2) = capture(&c, "run2", Some("binary"), "");
+    let (o2, r2) = capture(&c, "run2", &["--isa", "binary"], "");
     assert_eq!(
         files(&used),
         before,
@@ -238,11 +237,16 @@ fn isa_binary_a_warm_neo_cache_gives_the_same_report() {
     // The entry of a build with -cl-opt-disable, made in caches of its own,
     // in place of this one: run 3 creates its module from it.
     let other = Caches::new();
-    let (o0, r0) = capture(&other, "opt-disable", Some("binary"), "-cl-opt-disable");
+    let (o0, r0) = capture(
+        &other,
+        "opt-disable",
+        &["--isa", "binary"],
+        "-cl-opt-disable",
+    );
     let s0 = assert_the_three(&o0, &r0, IsaSourceKind::ModuleBinary);
     assert_ne!(s0, s1, "-cl-opt-disable built the same code");
     std::fs::write(used.join(&entry), only_entry(&other.used_and_ignored().0).1).unwrap();
-    let (o3, r3) = capture(&c, "run3", Some("binary"), "");
+    let (o3, r3) = capture(&c, "run3", &["--isa", "binary"], "");
     assert_eq!(assert_the_three(&o3, &r3, IsaSourceKind::ModuleBinary), s0);
     assert_ne!(module_binary(&o3), module_binary(&o1));
     // NEO 26 gives the cached zebin as it is (run 0's bytes); NEO 22.43
@@ -267,7 +271,7 @@ fn isa_binary_a_warm_neo_cache_gives_the_same_report() {
 fn the_default_uses_neo_26s_cache_as_a_plain_run_does() {
     let c = Caches::new();
     let (used, _) = c.used_and_ignored();
-    let (o1, r1) = capture(&c, "run1", None, "");
+    let (o1, r1) = capture(&c, "run1", &[], "");
     let (source, isa) = match stack() {
         Stack::Sid => (IsaSourceKind::ModuleBinary, Some("binary")),
         Stack::Debian12 => (IsaSourceKind::IgcDump, None),
@@ -280,13 +284,32 @@ fn the_default_uses_neo_26s_cache_as_a_plain_run_does() {
     }
     let before = files(&used);
     std::thread::sleep(std::time::Duration::from_millis(20));
-    let (o2, r2) = capture(&c, "run2", None, "");
+    let (o2, r2) = capture(&c, "run2", &[], "");
     assert_eq!(
         files(&used),
         before,
         "run 2 wrote to the cache: it compiled"
     );
     assert_eq!(assert_the_three(&o2, &r2, source), s1);
+}
+
+/// `--keep all` (or `launched`) is about IGC's dumps: with it the default
+/// is `dump` on both stacks, neither cache touched, every file IGC wrote
+/// kept.
+#[test]
+fn keeping_dumps_asks_for_them() {
+    let c = Caches::new();
+    let (out, r) = capture(&c, "keep-all", &["--keep", "all"], "");
+    assert_eq!(r.isa, None, "{r:#?}");
+    assert_the_three(&out, &r, IsaSourceKind::IgcDump);
+    assert!(
+        r.dumps.before.files > 0 && r.dumps.after == r.dumps.before,
+        "{:?}",
+        r.dumps
+    );
+    for dir in [c.neo.clone(), c.l0()] {
+        assert_eq!(files(&dir).len(), 0, "keep-all wrote to {}", dir.display());
+    }
 }
 
 /// `--isa dump`: neither cache is touched, IGC compiles and dumps the
@@ -296,7 +319,7 @@ fn isa_dump_leaves_neo_caches_off_and_igc_compiles_each_run() {
     let c = Caches::new();
     let mut summaries = Vec::new();
     for name in ["run1", "run2"] {
-        let (out, r) = capture(&c, name, Some("dump"), "");
+        let (out, r) = capture(&c, name, &["--isa", "dump"], "");
         summaries.push(assert_the_three(&out, &r, IsaSourceKind::IgcDump));
         for dir in [c.neo.clone(), c.l0()] {
             assert_eq!(files(&dir).len(), 0, "{name} wrote to {}", dir.display());
