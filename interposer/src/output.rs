@@ -57,22 +57,31 @@ fn errno_str() -> String {
 
 /// Writes `dir/name` unless a file of that size is there: under a
 /// temporary name, then renamed, so the final name never holds half a file.
+/// The temporary name is this process's alone: its pid and a random token
+/// (one pid can be two processes writing into one folder: two PID
+/// namespaces on a host, two hosts of a job on a shared filesystem). The
+/// names are content hashes: a rename that fails while another process
+/// put the same name there in the meantime has lost nothing.
 pub fn write_once(dir: &str, name: &str, bytes: &[u8]) -> Result<(), String> {
     let path = format!("{dir}/{name}");
-    if std::fs::metadata(&path).is_ok_and(|m| m.len() == bytes.len() as u64) {
+    let there = || std::fs::metadata(&path).is_ok_and(|m| m.len() == bytes.len() as u64);
+    if there() {
         return Ok(());
     }
     std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {dir}: {e}"))?;
     // SAFETY: getpid has no preconditions.
     let pid = unsafe { libc::getpid() };
-    let tmp = format!("{dir}/.{name}.{pid}.tmp");
+    let tmp = format!("{dir}/.{name}.{pid}-{}.tmp", crate::config::new_token());
     std::fs::write(&tmp, bytes).map_err(|e| {
         let _ = std::fs::remove_file(&tmp);
         format!("cannot write {tmp}: {e}")
     })?;
-    std::fs::rename(&tmp, &path).map_err(|e| {
+    std::fs::rename(&tmp, &path).or_else(|e| {
         let _ = std::fs::remove_file(&tmp);
-        format!("cannot rename {tmp} to {path}: {e}")
+        match there() {
+            true => Ok(()),
+            false => Err(format!("cannot rename {tmp} to {path}: {e}")),
+        }
     })
 }
 
@@ -371,5 +380,40 @@ impl Output {
                 warn("cannot remap the counts after fork; this child's launches may add to its parent's record");
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::write_once;
+
+    /// Many writers of one name at once (processes of one pid in two PID
+    /// namespaces, hosts of a job on a shared filesystem; here threads of
+    /// one process): every one is told the file is there, and it is whole.
+    #[test]
+    fn writers_of_one_name_at_once_all_succeed() {
+        let dir = std::env::temp_dir().join(format!("xpu-asm-write-once-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let d = dir.to_str().unwrap().to_string();
+        let bytes: Vec<u8> = (0..1 << 20).map(|i| (i % 251) as u8).collect();
+        for round in 0..20 {
+            let name = format!("{round:02}.bin");
+            let results: Vec<Result<(), String>> = std::thread::scope(|s| {
+                let hs: Vec<_> = (0..8)
+                    .map(|_| s.spawn(|| write_once(&d, &name, &bytes)))
+                    .collect();
+                hs.into_iter().map(|h| h.join().unwrap()).collect()
+            });
+            assert!(results.iter().all(Result::is_ok), "{results:?}");
+            assert_eq!(std::fs::read(dir.join(&name)).unwrap(), bytes);
+        }
+        let left: Vec<_> = std::fs::read_dir(&dir)
+            .unwrap()
+            .flatten()
+            .map(|e| e.file_name())
+            .filter(|n| n.to_string_lossy().ends_with(".tmp"))
+            .collect();
+        assert!(left.is_empty(), "{left:?}");
+        let _ = std::fs::remove_dir_all(&dir);
     }
 }
