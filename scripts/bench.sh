@@ -822,6 +822,42 @@ fi
 
 # ---- sycl: the real SYCL workload, plain, default, --isa binary -------------
 
+# Medians of the paired rounds of section $1 (prefix $2): per variant, wall
+# and CPU time (and the figures named in $3) and the per-round ratios of
+# wall and CPU time to the plain run of the round.
+paired_summary() { # section prefix "more figures"
+    python3 - "$RESULTS" "$2" "$3" >>"$RESULTS" <<'PY'
+import statistics, sys
+res = dict(l.rstrip("\n").split("=", 1) for l in open(sys.argv[1]) if "=" in l)
+pre = sys.argv[2]
+for v in ("plain", "default", "binary", "dump", "full"):
+    for k in ["wall_s", "cpu_s"] + sys.argv[3].split():
+        vals = [float(x) for key, x in res.items()
+                if key.startswith(f"{pre}_{v}_") and key.endswith("_" + k) and key[len(pre) + len(v) + 2:].split("_")[0].isdigit()]
+        if vals:
+            print(f"{pre}_{v}_{k}={statistics.median(vals):g}")
+            q = statistics.quantiles(vals, n=4) if len(vals) > 1 else [vals[0]] * 3
+            print(f"{pre}_{v}_{k}_q1={q[0]:g}")
+            print(f"{pre}_{v}_{k}_q3={q[2]:g}")
+    if v == "plain":
+        continue
+    for k in ("wall_s", "cpu_s"):
+        r, ratios = 0, []
+        while f"{pre}_{v}_{r}_{k}" in res and f"{pre}_plain_{r}_{k}" in res:
+            ratios.append(float(res[f"{pre}_{v}_{r}_{k}"]) / float(res[f"{pre}_plain_{r}_{k}"]))
+            r += 1
+        if ratios:
+            name = "ratio" if k == "wall_s" else "cpu_ratio"
+            print(f"{pre}_{v}_{name}={statistics.median(ratios):g}")
+            q = statistics.quantiles(ratios, n=4) if len(ratios) > 1 else [ratios[0]] * 3
+            print(f"{pre}_{v}_{name}_q1={q[0]:g}")
+            print(f"{pre}_{v}_{name}_q3={q[2]:g}")
+    m = res.get(f"{pre}_{v}_0_matched")
+    if m:
+        print(f"{pre}_{v}_matched={m}")
+PY
+}
+
 if want sycl; then
     VENV=$(bash "$ROOT/scripts/sycl-venv.sh" | tail -n 1) || VENV=""
     if [[ ! -x "$RUNNER" || ! -x "$VENV/bin/python" ]]; then
@@ -859,35 +895,7 @@ if want sycl; then
             done
         done
         rm -rf "$SYCL_OUT"
-        python3 - "$RESULTS" >>"$RESULTS" <<'PY'
-import statistics, sys
-res = dict(l.rstrip("\n").split("=", 1) for l in open(sys.argv[1]) if "=" in l)
-for v in ("plain", "default", "full", "binary"):
-    for k in ("wall_s", "cpu_s", "dump_bytes", "modules_bytes"):
-        vals = [float(x) for key, x in res.items()
-                if key.startswith(f"sycl_{v}_") and key.endswith("_" + k) and key.split("_")[2].isdigit()]
-        if vals:
-            print(f"sycl_{v}_{k}={statistics.median(vals):g}")
-            q = statistics.quantiles(vals, n=4) if len(vals) > 1 else [vals[0]] * 3
-            print(f"sycl_{v}_{k}_q1={q[0]:g}")
-            print(f"sycl_{v}_{k}_q3={q[2]:g}")
-    if v != "plain":
-        r, ratios = 0, []
-        while f"sycl_{v}_{r}_wall_s" in res and f"sycl_plain_{r}_wall_s" in res:
-            ratios.append(float(res[f"sycl_{v}_{r}_wall_s"]) / float(res[f"sycl_plain_{r}_wall_s"]))
-            r += 1
-        if ratios:
-            print(f"sycl_{v}_ratio={statistics.median(ratios):g}")
-        r, cpu = 0, []
-        while f"sycl_{v}_{r}_cpu_s" in res and f"sycl_plain_{r}_cpu_s" in res:
-            cpu.append(float(res[f"sycl_{v}_{r}_cpu_s"]) / float(res[f"sycl_plain_{r}_cpu_s"]))
-            r += 1
-        if cpu:
-            print(f"sycl_{v}_cpu_ratio={statistics.median(cpu):g}")
-    m = res.get(f"sycl_{v}_0_matched")
-    if m:
-        print(f"sycl_{v}_matched={m}")
-PY
+        paired_summary sycl sycl "dump_bytes modules_bytes"
     fi
 fi
 
@@ -903,40 +911,6 @@ sid_run() {
 SID_PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 SID_NEO="NEOReadDebugKeys=1 SetCommandStreamReceiver=1 HardwareInfoOverride=1x4x8 UseAubStream=0 UseExternalAllocatorForSshAndDsh=0"
 
-# Medians of the paired rounds of section $1 (prefix $2): per variant, wall
-# and CPU time and their per-round ratios to the plain run of the round.
-paired_summary() { # section prefix
-    python3 - "$RESULTS" "$2" >>"$RESULTS" <<'PY'
-import statistics, sys
-res = dict(l.rstrip("\n").split("=", 1) for l in open(sys.argv[1]) if "=" in l)
-pre = sys.argv[2]
-for v in ("plain", "default", "binary", "dump", "full"):
-    for k in ("wall_s", "cpu_s", "dump_bytes", "dump_files"):
-        vals = [float(x) for key, x in res.items()
-                if key.startswith(f"{pre}_{v}_") and key.endswith("_" + k) and key[len(pre) + len(v) + 2:].split("_")[0].isdigit()]
-        if vals:
-            print(f"{pre}_{v}_{k}={statistics.median(vals):g}")
-            q = statistics.quantiles(vals, n=4) if len(vals) > 1 else [vals[0]] * 3
-            print(f"{pre}_{v}_{k}_q1={q[0]:g}")
-            print(f"{pre}_{v}_{k}_q3={q[2]:g}")
-    if v == "plain":
-        continue
-    for k in ("wall_s", "cpu_s"):
-        r, ratios = 0, []
-        while f"{pre}_{v}_{r}_{k}" in res and f"{pre}_plain_{r}_{k}" in res:
-            ratios.append(float(res[f"{pre}_{v}_{r}_{k}"]) / float(res[f"{pre}_plain_{r}_{k}"]))
-            r += 1
-        if ratios:
-            name = "ratio" if k == "wall_s" else "cpu_ratio"
-            print(f"{pre}_{v}_{name}={statistics.median(ratios):g}")
-            q = statistics.quantiles(ratios, n=4) if len(ratios) > 1 else [ratios[0]] * 3
-            print(f"{pre}_{v}_{name}_q1={q[0]:g}")
-            print(f"{pre}_{v}_{name}_q3={q[2]:g}")
-    m = res.get(f"{pre}_{v}_0_matched")
-    if m:
-        print(f"{pre}_{v}_matched={m}")
-PY
-}
 
 if want sycl-sid; then
     SVENV=/opt/xpu-asm/sycl2026-venv
@@ -995,7 +969,7 @@ PY
                 >>"$RESULTS" || log "sycl-sid: round $((r + 1)) failed"
         done
         rm -rf "$SD/out"
-        paired_summary sycl-sid ssid
+        paired_summary sycl-sid ssid "dump_bytes dump_files"
     fi
 fi
 

@@ -534,13 +534,7 @@ fn kernels_whose_code_compiled_again_differs_keep_their_light_asm_and_say_why() 
             assert_eq!(comparable(&again), comparable(&r));
             assert_eq!(rebuild_folders(&c.out), rebuilt);
         }
-        Stack::Sid => {
-            assert_eq!(warned, Vec::<String>::new());
-            assert_eq!(rebuilt.len(), 0, "{rebuilt:#?}");
-            for name in LAUNCHED {
-                assert!(has_lines(kernel(&r, name)), "{name}: {}", c.ctx());
-            }
-        }
+        Stack::Sid => assert_sid_dumps_have_the_lines(&c, &r, &warned),
     }
 }
 
@@ -571,7 +565,7 @@ fn a_failed_compile_again_loses_nothing_and_collect_tries_again() {
                     k["simd"],
                     k["grf"],
                     k["instructions"],
-                    k["spill"]
+                    k["spill_bytes"]
                 ])
             })
             .collect()
@@ -598,13 +592,7 @@ fn a_failed_compile_again_loses_nothing_and_collect_tries_again() {
             }
             assert_eq!(figures(&again), figures(&r));
         }
-        Stack::Sid => {
-            assert_eq!(warned, Vec::<String>::new());
-            assert_eq!(rebuild_folders(&c.out).len(), 0);
-            for name in LAUNCHED {
-                assert!(has_lines(kernel(&r, name)), "{name}: {}", c.ctx());
-            }
-        }
+        Stack::Sid => assert_sid_dumps_have_the_lines(&c, &r, &warned),
     }
 }
 
@@ -659,5 +647,15 @@ fn a_jobs_light_capture_compiles_each_module_once() {
             assert_eq!(scale["isa_source"], "module-binary", "{scale:#}");
             assert!(has_lines(scale), "{scale:#}");
         }
+    }
+}
+
+/// On sid (IGC 2's dumps, `--isa dump`): no warning about source lines,
+/// nothing compiled again, every launched kernel with its lines.
+fn assert_sid_dumps_have_the_lines(c: &Run, r: &Value, warned: &[String]) {
+    assert_eq!(warned, Vec::<String>::new());
+    assert_eq!(rebuild_folders(&c.out).len(), 0);
+    for name in LAUNCHED {
+        assert!(has_lines(kernel(r, name)), "{name}: {}", c.ctx());
     }
 }

@@ -37,6 +37,15 @@ const LOOP_STEPS: [&str; 3] = [
 
 const MIX_STEPS: [&str; 2] = ["imm:m:mix_spill:5", "imm:m:mix_mad_loop:4"];
 
+/// The kernels [`LOOP_STEPS`] and [`MIX_STEPS`] launch.
+const LAUNCHED: [&str; 5] = [
+    "loop_none",
+    "loop_one",
+    "loop_nested",
+    "mix_spill",
+    "mix_mad_loop",
+];
+
 /// The source lines of `loop_one`'s loop and of `loop_nested`'s two
 /// (kernels_loops.cl: `for` and its body; the outer loop's `for`, the inner
 /// loop and the statement after it).
@@ -329,14 +338,7 @@ fn dump_and_binary_sources_give_the_same_figures() {
     let dir = scratch();
     let dumps = capture(dir.path(), "dumps", "", "", &[]);
     let binary = capture(dir.path(), "binary", "", "", &["--isa", "binary"]);
-    let names = [
-        "loop_none",
-        "loop_one",
-        "loop_nested",
-        "mix_spill",
-        "mix_mad_loop",
-    ];
-    for name in names {
+    for name in LAUNCHED {
         assert_eq!(dumps.kernel(name)["isa_source"], "igc-dump");
         assert_eq!(binary.kernel(name)["isa_source"], "module-binary");
         let (mut a, mut b) = (dumps.flow(name).clone(), binary.flow(name).clone());
@@ -385,7 +387,7 @@ fn the_analysis_begun_during_the_run_gives_the_figures_of_one_after_it() {
                 .collect()
         };
         let (run, after) = (flows(&c.report), flows(&r));
-        assert_eq!(run.len(), 5, "{tag}: {run:?}");
+        assert_eq!(run.len(), LAUNCHED.len(), "{tag}: {run:?}");
         assert!(run.iter().all(|(_, f)| f.is_object()), "{tag}: {run:?}");
         assert_eq!(run, after, "{tag}");
     }
@@ -409,13 +411,6 @@ fn source_lines_from_dumps_and_from_binaries() {
     let dir = scratch();
     let dumps = capture(dir.path(), "g-dumps", "-g", "-g", &[]);
     let binary = capture(dir.path(), "g-binary", "-g", "-g", &["--isa", "binary"]);
-    let names = [
-        "loop_none",
-        "loop_one",
-        "loop_nested",
-        "mix_spill",
-        "mix_mad_loop",
-    ];
     let show_lines = |c: &Capture, name: &str| -> String {
         let r = xpu(&["show", c.out.to_str().unwrap(), name, "--lines"], &c.out);
         r.assert_status(0);
@@ -426,7 +421,7 @@ fn source_lines_from_dumps_and_from_binaries() {
             .collect::<Vec<_>>()
             .join("\n")
     };
-    for name in names {
+    for name in LAUNCHED {
         let (d, b) = (dumps.kernel(name), binary.kernel(name));
         assert_eq!(b["isa_source"], "module-binary", "{name}");
         assert_eq!(d["instructions"], b["instructions"], "{name}");
@@ -555,20 +550,13 @@ fn diff_shows_loop_and_pressure_changes() {
 
     // The largest growth of peak pressure, A to B, and the largest in percent.
     let pressure = |c: &Capture, n: &str| u(&c.flow(n)["peak"]["grf"]) as i64;
-    let names = [
-        "loop_none",
-        "loop_one",
-        "loop_nested",
-        "mix_spill",
-        "mix_mad_loop",
-    ];
-    let most = names
+    let most = LAUNCHED
         .iter()
         .map(|n| pressure(&opt, n) - pressure(&o0, n))
         .max()
         .unwrap();
     assert!(most > 0);
-    let pct = names
+    let pct = LAUNCHED
         .iter()
         .map(|n| (pressure(&opt, n) - pressure(&o0, n)) as f64 * 100.0 / pressure(&o0, n) as f64)
         .fold(f64::MIN, f64::max)
