@@ -270,21 +270,9 @@ fn warm_once(dir: &Path, seen: &mut Seen, stop: &AtomicBool) {
                 seen.binaries.insert(key.clone(), program);
             }
             seen.kernels.insert(id);
-            let program = &seen.binaries[&key];
-            let (Some(kernel), Some(platform)) = (program.kernel(&k.name), &program.platform)
-            else {
-                continue;
-            };
-            if kernel.code.len() > igas.max_code {
-                continue;
-            }
-            let Ok(iga) = igas
-                .iga
-                .get_or_init(|| Iga::load().map_err(|e| e.to_string()))
-            else {
-                return;
-            };
-            let _ = igas.cache.code(iga, platform, &kernel.code);
+            // What it makes waits in the cache, and so does why it could
+            // not (the collection says it again).
+            let _ = kernel_json(&seen.binaries[&key], &k.name, igas);
         }
     }
 }
@@ -328,7 +316,20 @@ struct Igas {
 
 /// The analysis of kernel `k` from its module's binary `program`.
 fn analyse(k: &KernelMatch, program: &Program, igas: &Igas) -> Outcome {
-    let kernel = program.kernel(&k.name).ok_or_else(|| {
+    let (kernel, platform, iga, code) = kernel_json(program, &k.name, igas)?;
+    let text = || iga.disassemble(platform, &kernel.code);
+    from_code((*code).clone(), text, k, kernel, platform)
+}
+
+/// Kernel `name` of `program`, its platform, IGA and IGA's JSON of its
+/// code (made once per distinct code), or why there is none.
+#[allow(clippy::type_complexity)]
+fn kernel_json<'a>(
+    program: &'a Program,
+    name: &[u8],
+    igas: &'a Igas,
+) -> Result<(&'a NativeKernel, &'a Platform, &'a Iga, Arc<igajson::Code>), String> {
+    let kernel = program.kernel(name).ok_or_else(|| {
         format!(
             "its module's binary ({}) has no kernel of this name",
             program.format
@@ -350,8 +351,7 @@ fn analyse(k: &KernelMatch, program: &Program, igas: &Igas) -> Outcome {
         .as_ref()
         .map_err(|e| format!("no analysis of its code: {e}"))?;
     let code = igas.cache.code(iga, platform, &kernel.code)?;
-    let text = || iga.disassemble(platform, &kernel.code);
-    from_code((*code).clone(), text, k, kernel, platform)
+    Ok((kernel, platform, iga, code))
 }
 
 /// The analysis from IGA's JSON (or its error), with the ISA text shown for
