@@ -579,6 +579,10 @@ pub struct Finished {
     pub overran: Option<String>,
 }
 
+/// Linux's `ETXTBSY` (`io::ErrorKind::ExecutableFileBusy` is younger than
+/// the workspace's Rust).
+const ETXTBSY: i32 = 26;
+
 /// Spawns `cmd`, again while the executable is busy (ETXTBSY): a program a
 /// test has just written can be held open for writing by a child another
 /// test thread forked meanwhile, until that child execs.
@@ -586,18 +590,13 @@ fn spawn_retrying(cmd: &mut Command) -> std::io::Result<std::process::Child> {
     let mut tries = 0;
     loop {
         match cmd.spawn() {
-            Err(e) if e.raw_os_error() == Some(libc_etxtbsy()) && tries < 50 => {
+            Err(e) if e.raw_os_error() == Some(ETXTBSY) && tries < 50 => {
                 tries += 1;
                 std::thread::sleep(Duration::from_millis(20));
             }
             r => return r,
         }
     }
-}
-
-/// `ETXTBSY` on Linux.
-const fn libc_etxtbsy() -> i32 {
-    26
 }
 
 /// Runs `cmd` with stdin closed, capturing its output; after `timeout` it is
