@@ -149,10 +149,13 @@ RESULTS="$WORK/results.txt"
 result() { echo "$1=$2" >>"$RESULTS"; }
 log() { echo "bench: $*" >&2; }
 
-# NEO without GPU hardware (docs/real-stack.md).
+# NEO without GPU hardware (docs/real-stack.md): the whole set that
+# `--emulate` gives a capture (collector/src/run/launch.rs, EMULATE_ENV), so
+# that a plain run and a capture run NEO alike.
 export NEOReadDebugKeys=1 SetCommandStreamReceiver=1 ProductFamilyOverride=pvc \
     HardwareInfoOverride=1x4x8 AUBDumpSubCaptureMode=1 \
-    AUBDumpFilterKernelStartIdx=999999999 AUBDumpFilterKernelEndIdx=999999999
+    AUBDumpFilterKernelStartIdx=999999999 AUBDumpFilterKernelEndIdx=999999999 \
+    UseAubStream=0 UseExternalAllocatorForSshAndDsh=0
 
 if [[ $QUICK == 1 ]]; then
     ROUNDS=${XPU_ASM_BENCH_ROUNDS:-3}
