@@ -272,7 +272,7 @@ fn cmd_run(a: &RunArgs) -> Result<i32, LaunchError> {
         a.report.quiet,
     )?;
     if let Some(dev) = &a.emulate {
-        launch::check_emulated_device(dev, launch::neo_devices().as_ref())?;
+        launch::check_emulated_device(dev, launch::neo_devices().as_ref(), launch::neo_version)?;
     }
     // `command` is required by clap: there is a first element.
     let cmd0 = a.command.first().cloned().unwrap_or_default();

@@ -47,10 +47,9 @@ pub const EMULATE_PRODUCT_ENV: [(&str, &str, &str); 2] = [
 ];
 
 /// The devices this system's NEO can emulate, as the `ocloc` in PATH (built
-/// from the same NEO) lists them, and its version.
+/// from the same NEO) lists them.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct NeoDevices {
-    pub version: String,
     pub devices: Vec<String>,
 }
 
@@ -90,8 +89,8 @@ pub fn ocloc_devices(help: &str) -> Vec<String> {
         .collect()
 }
 
-/// Asks the `ocloc` in PATH for its devices and version; `None` when there is
-/// no ocloc to ask (then NEO itself refuses an unknown device).
+/// Asks the `ocloc` in PATH for its devices; `None` when there is no ocloc
+/// to ask (then NEO itself refuses an unknown device).
 pub fn neo_devices() -> Option<NeoDevices> {
     let help = std::process::Command::new("ocloc")
         .args(["compile", "--help"])
@@ -99,9 +98,12 @@ pub fn neo_devices() -> Option<NeoDevices> {
         .output()
         .ok()?;
     let devices = ocloc_devices(&String::from_utf8_lossy(&help.stdout));
-    if devices.is_empty() {
-        return None;
-    }
+    (!devices.is_empty()).then_some(NeoDevices { devices })
+}
+
+/// The version of the NEO the `ocloc` in PATH belongs to, for the error
+/// that refuses a device (asked only then: it is a second run of ocloc).
+pub fn neo_version() -> String {
     // `ocloc query` writes its answer to a file in its working folder.
     let dir = std::env::temp_dir().join(format!("xpu-asm-ocloc-{}", std::process::id()));
     let version = std::fs::create_dir(&dir)
@@ -125,17 +127,22 @@ pub fn neo_devices() -> Option<NeoDevices> {
         .filter(|v| !v.is_empty())
         .unwrap_or_else(|| "(version unknown)".to_string());
     let _ = std::fs::remove_dir_all(&dir);
-    Some(NeoDevices { version, devices })
+    version
 }
 
 /// `--emulate dev` on this system: an error naming NEO's version and the
 /// devices it has when its NEO does not know `dev` (NEO 22.43 has no mtl, bmg,
-/// lnl, ptl: it would abort inside the driver).
-pub fn check_emulated_device(dev: &str, neo: Option<&NeoDevices>) -> Result<(), LaunchError> {
+/// lnl, ptl: it would abort inside the driver). `version` gives NEO's
+/// version for that error.
+pub fn check_emulated_device(
+    dev: &str,
+    neo: Option<&NeoDevices>,
+    version: impl FnOnce() -> String,
+) -> Result<(), LaunchError> {
     match neo {
         Some(n) if !n.has(dev) => Err(LaunchError::NoSuchDevice {
             device: dev.to_string(),
-            version: n.version.clone(),
+            version: version(),
             devices: n.products().join(", "),
         }),
         _ => Ok(()),
@@ -837,7 +844,6 @@ mod tests {
         let old = "  -device <device_type>  Target device.\n                                <device_type> can be: tgllp, dg1, acm-g10, dg2-g10, dg2, pvc-sdv, pvc, gen12lp, xe-hpc, version  or hexadecimal value with 0x prefix\n  -q  quiet\n  <device_type> can be: xe_hp_sdv, dg2\n";
         let new = "<device_type> can be: dg2, mtl, bmg-g21, bmg, lnl-a0, lnl-m, ptl-h, ptl, xe2, ip version  or hexadecimal value with 0x prefix\n";
         let old = NeoDevices {
-            version: "22.43.24595".into(),
             devices: ocloc_devices(old),
         };
         assert_eq!(
@@ -845,7 +851,6 @@ mod tests {
             ["tgllp", "dg1", "acm-g10", "dg2-g10", "dg2", "pvc-sdv", "pvc", "gen12lp", "xe-hpc"]
         );
         let new = NeoDevices {
-            version: "26.27.039122".into(),
             devices: ocloc_devices(new),
         };
         for dev in ["pvc", "dg2"] {
@@ -858,16 +863,18 @@ mod tests {
             assert!(new.has(dev), "{dev}");
         }
         assert!(!new.has("pt"));
-        let e = check_emulated_device("bmg", Some(&old))
+        let e = check_emulated_device("bmg", Some(&old), || "22.43.24595".into())
             .unwrap_err()
             .to_string();
         assert!(
             e.starts_with("--emulate bmg: this system's NEO 22.43.24595 cannot emulate bmg; its ocloc has: tgllp, dg1, acm, dg2, pvc, gen12lp, xe. Choose"),
             "{e}"
         );
-        assert!(check_emulated_device("bmg", Some(&new)).is_ok());
+        // NEO's version is asked only for the error.
+        let unasked = || -> String { panic!("NEO's version asked for a device it has") };
+        assert!(check_emulated_device("bmg", Some(&new), unasked).is_ok());
         // No ocloc to ask: NEO itself decides.
-        assert!(check_emulated_device("bmg", None).is_ok());
+        assert!(check_emulated_device("bmg", None, unasked).is_ok());
     }
 
     #[test]
