@@ -22,6 +22,7 @@ use xpu_asm_collector::run::{forward, job, merge};
 const MAX_WARNINGS_SHOWN: usize = 20;
 
 fn main() {
+    roomy_heaps();
     let cli = Cli::parse();
     let code = match cli.sub {
         Some(Sub::Collect(a)) => cmd_collect(&a.dir, &a.report),
@@ -504,5 +505,19 @@ fn collect_and_print(dir: &Path, args: &ReportArgs) {
             std::mem::forget(r);
         }
         Err(e) => eprintln!("xpu-asm-run: {e}"),
+    }
+}
+
+/// glibc grows and trims each thread's heap a few pages at a time: the
+/// analysis (IGA's text of a kernel, megabytes) and the report's writers
+/// made it call `mprotect` about a thousand times per run. A heap that
+/// grows by 32 MiB and is not trimmed asks the kernel a few times instead;
+/// the pages not touched stay unbacked.
+fn roomy_heaps() {
+    // SAFETY: mallopt only sets glibc's malloc parameters, before any
+    // other thread exists.
+    unsafe {
+        libc::mallopt(libc::M_TOP_PAD, 32 << 20);
+        libc::mallopt(libc::M_TRIM_THRESHOLD, 256 << 20);
     }
 }
