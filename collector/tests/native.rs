@@ -1052,3 +1052,115 @@ fn same_liveness(device: &str, platform: &Platform, name: &[u8], code: &[u8]) ->
     }
     both.len()
 }
+
+/// The binaries of this stack for [`kernel_view_is_igas_json`]: on Debian
+/// 12 the C workload's, the extra and spilling kernels for PVC, tgllp,
+/// icllp, dg2 and skl (zebins and patch tokens); on sid those of every GPU
+/// of [`TODAYS_GPUS`] and tgllp.
+fn kernel_view_binaries() -> Vec<(String, &'static Built)> {
+    let mut out: Vec<(String, &'static Built)> = Vec::new();
+    match stack() {
+        Stack::Neo22 => {
+            for which in [
+                "zebin-a",
+                "zebin-b",
+                "zebin-extra",
+                "zebin-spill",
+                "pt-a",
+                "pt-extra",
+                "pt-spill",
+                "zebin-tgllp-extra",
+                "zebin-icllp-a",
+                "pt-dg2-extra",
+                "pt-skl-a",
+            ] {
+                out.push((which.to_string(), built(which)));
+            }
+            for (device, source) in [("pvc", "mix"), ("dg2", "extra"), ("tgllp", "mix")] {
+                out.push((format!("{device} {source}"), built_zebin(device, source)));
+            }
+        }
+        Stack::Neo26 => {
+            let devices = TODAYS_GPUS.iter().map(|(d, _)| *d).chain(["tgllp"]);
+            for device in devices {
+                for (source, _) in SOURCES {
+                    out.push((format!("{device} {source}"), built_zebin(device, source)));
+                }
+            }
+        }
+    }
+    out
+}
+
+/// The code IGA's KernelView API gives ([`Iga::decode`]) is the code read
+/// from IGA's JSON of it, field for field, for every kernel of every GPU
+/// this stack compiles for, and so is the analysis made of it (blocks,
+/// loops, live and spilled registers before each instruction).
+#[test]
+fn kernel_view_is_igas_json() {
+    use xpu_asm_collector::isa::{flow, igajson};
+    let binaries = kernel_view_binaries();
+    let mut kernels = 0;
+    let mut instructions = 0;
+    let mut platforms = std::collections::BTreeSet::new();
+    for (which, b) in &binaries {
+        let p = native::parse(&b.bytes, None).unwrap();
+        let platform = p.platform.clone().unwrap();
+        for k in &p.kernels {
+            let name = format!("{which}: {}", String::from_utf8_lossy(&k.name));
+            let json = iga().disassemble_json(&platform, &k.code, false).unwrap();
+            let mut theirs = igajson::parse(&json).unwrap();
+            let mut ours = iga()
+                .decode(&platform, &k.code)
+                .unwrap_or_else(|e| panic!("{:?}: {name}: {e}", stack()));
+            assert_same_code(&name, &ours, &theirs);
+            let inputs = flow::Inputs {
+                classes: &[],
+                lines: None,
+                grf_bytes: platform.grf_bytes(),
+                budget: k.grf,
+            };
+            let (a, b) = (
+                flow::analyze(&mut ours, &inputs),
+                flow::analyze(&mut theirs, &inputs),
+            );
+            assert_eq!(a, b, "{:?}: {name}: the analyses differ", stack());
+            kernels += 1;
+            instructions += ours.insts.len();
+            platforms.insert(platform.name.clone());
+        }
+    }
+    eprintln!(
+        "{:?}: {kernels} kernels, {instructions} instructions, platforms {platforms:?}",
+        stack()
+    );
+    let (min_kernels, min_platforms) = match stack() {
+        Stack::Neo22 => (60, 5),
+        Stack::Neo26 => (200, 9),
+    };
+    assert!(
+        kernels >= min_kernels && platforms.len() >= min_platforms,
+        "{kernels} kernels, {platforms:?}"
+    );
+}
+
+/// Panics naming the first instruction or block where two codes differ.
+fn assert_same_code(
+    name: &str,
+    ours: &xpu_asm_collector::isa::igajson::Code,
+    theirs: &xpu_asm_collector::isa::igajson::Code,
+) {
+    assert_eq!(
+        (&ours.version, &ours.platform, ours.insts.len()),
+        (&theirs.version, &theirs.platform, theirs.insts.len()),
+        "{:?}: {name}",
+        stack()
+    );
+    for (i, (a, b)) in ours.insts.iter().zip(&theirs.insts).enumerate() {
+        assert_eq!(a, b, "{:?}: {name}: instruction {i}", stack());
+    }
+    for (i, (a, b)) in ours.blocks.iter().zip(&theirs.blocks).enumerate() {
+        assert_eq!(a, b, "{:?}: {name}: block {i}", stack());
+    }
+    assert_eq!(ours, theirs, "{:?}: {name}", stack());
+}

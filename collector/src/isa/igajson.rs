@@ -305,8 +305,27 @@ pub fn parse(json: &str) -> Result<Code, JsonError> {
             );
         }
     }
+    // Instructions before any label: a block of their own.
+    add_entry_block(&mut code);
+    Ok(code)
+}
+
+/// Reads IGA's JSON of one instruction (`{"kind":"I",...}`, what IGA's
+/// `kv_get_inst_syntax` writes with `IGA_FORMATTING_OPT_PRINT_JSON`): the
+/// instruction as [`parse`] reads it within a kernel's JSON.
+pub fn parse_inst(json: &str) -> Result<Inst, JsonError> {
+    let e: Elem = serde_json::from_str(json).map_err(|e| JsonError::Syntax(e.to_string()))?;
+    if e.kind != "I" {
+        return Err(JsonError::NoInstructions);
+    }
+    Ok(inst(e))
+}
+
+/// Block `0`, with no label, before instructions that no label starts
+/// (what [`parse`] makes of IGA's blocks; shared with other readers of
+/// IGA's code, so that they make the same blocks).
+pub fn add_entry_block(code: &mut Code) {
     if code.blocks.first().map_or(true, |b| b.first != 0) && !code.insts.is_empty() {
-        // Instructions before any label: a block of their own.
         code.blocks.insert(
             0,
             Block {
@@ -316,7 +335,6 @@ pub fn parse(json: &str) -> Result<Code, JsonError> {
             },
         );
     }
-    Ok(code)
 }
 
 fn inst(e: Elem) -> Inst {
