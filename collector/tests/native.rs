@@ -1103,16 +1103,25 @@ fn kernel_view_is_igas_json() {
     let mut kernels = 0;
     let mut instructions = 0;
     let mut platforms = std::collections::BTreeSet::new();
+    let mut unread = std::collections::BTreeSet::new();
     for (which, b) in &binaries {
         let p = native::parse(&b.bytes, None).unwrap();
         let platform = p.platform.clone().unwrap();
         for k in &p.kernels {
             let name = format!("{which}: {}", String::from_utf8_lossy(&k.name));
             let json = iga().disassemble_json(&platform, &k.code, false).unwrap();
-            let mut theirs = igajson::parse(&json).unwrap();
-            let mut ours = iga()
-                .decode(&platform, &k.code)
-                .unwrap_or_else(|e| panic!("{:?}: {name}: {e}", stack()));
+            let decoded = iga().decode(&platform, &k.code);
+            let mut theirs = match igajson::parse(&json) {
+                Ok(code) => code,
+                Err(e) => {
+                    // IGA's JSON that does not parse (IGA 2.40 writes
+                    // Xe3P's `sendg` so): no code from either.
+                    assert!(decoded.is_err(), "{:?}: {name}: {e}", stack());
+                    unread.insert(platform.name.clone());
+                    continue;
+                }
+            };
+            let mut ours = decoded.unwrap_or_else(|e| panic!("{:?}: {name}: {e}", stack()));
             assert_same_code(&name, &ours, &theirs);
             let inputs = flow::Inputs {
                 classes: &[],
@@ -1131,17 +1140,16 @@ fn kernel_view_is_igas_json() {
         }
     }
     eprintln!(
-        "{:?}: {kernels} kernels, {instructions} instructions, platforms {platforms:?}",
+        "{:?}: {kernels} kernels, {instructions} instructions, platforms {platforms:?}; no JSON that parses on {unread:?}",
         stack()
     );
-    let (min_kernels, min_platforms) = match stack() {
-        Stack::Neo22 => (60, 5),
-        Stack::Neo26 => (200, 9),
+    let (want_kernels, want_unread): (usize, &[&str]) = match stack() {
+        Stack::Neo22 => (65, &[]),
+        Stack::Neo26 => (190, &["NVL", "XE3P_CRI"]),
     };
-    assert!(
-        kernels >= min_kernels && platforms.len() >= min_platforms,
-        "{kernels} kernels, {platforms:?}"
-    );
+    assert_eq!(kernels, want_kernels, "{:?}: {platforms:?}", stack());
+    assert_eq!(unread.iter().collect::<Vec<_>>(), want_unread);
+    assert!(platforms.len() >= 5, "{platforms:?}");
 }
 
 /// Panics naming the first instruction or block where two codes differ.
