@@ -1155,8 +1155,8 @@ fn kernel_view_is_igas_json() {
 /// Panics naming the first instruction or block where two codes differ.
 fn assert_same_code(
     name: &str,
-    ours: &xpu_asm_collector::isa::igajson::Code,
-    theirs: &xpu_asm_collector::isa::igajson::Code,
+    ours: &xpu_asm_collector::isa::decoded::Code,
+    theirs: &xpu_asm_collector::isa::decoded::Code,
 ) {
     assert_eq!(
         (&ours.version, &ours.platform, ours.insts.len()),

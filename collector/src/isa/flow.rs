@@ -1,5 +1,5 @@
-//! A kernel's control flow, loops and register pressure, from IGA's JSON
-//! of its code ([`super::igajson`]).
+//! A kernel's control flow, loops and register pressure, from its code as
+//! IGA decodes it ([`super::decoded`]).
 //!
 //! - Blocks are IGA's (a label starts each); their successors are the
 //!   labels the block's last instruction jumps to and the next block unless
@@ -20,7 +20,7 @@
 //!   counts as one that may run (a predicated or SIMD-divergent path counts
 //!   as taken), and a register's bytes count only as far as its live parts.
 
-use super::igajson::Code;
+use super::decoded::Code;
 use super::live;
 use super::mix::{Class, Mix};
 use serde::{Deserialize, Serialize};

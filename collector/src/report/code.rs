@@ -15,6 +15,7 @@
 //! up. When no analysis can be made, the kernel keeps everything else and
 //! `flow_reason` says why.
 
+use crate::isa::decoded::Code;
 use crate::isa::flow::{self, Flow, Inputs, SourceRef};
 use crate::isa::header::AsmHeader;
 use crate::isa::igajson;
@@ -71,15 +72,10 @@ type CodeKey = (u32, [u8; 32]);
 
 /// One code decoded, by the first kernel that needs it (or why it cannot
 /// be).
-type CodeCell = OnceLock<Result<Arc<igajson::Code>, String>>;
+type CodeCell = OnceLock<Result<Arc<Code>, String>>;
 
 impl CodeCache {
-    fn code(
-        &self,
-        iga: &Iga,
-        platform: &Platform,
-        code: &[u8],
-    ) -> Result<Arc<igajson::Code>, String> {
+    fn code(&self, iga: &Iga, platform: &Platform, code: &[u8]) -> Result<Arc<Code>, String> {
         let key = (platform.iga_gen, Sha256::digest(code).into());
         let cell = {
             let mut map = self.codes.lock().unwrap_or_else(|e| e.into_inner());
@@ -91,7 +87,7 @@ impl CodeCache {
 
     /// `code` through IGA's KernelView API, else from IGA's JSON of it
     /// (whose failure is the one named: the two decode the same code).
-    fn decode(&self, iga: &Iga, platform: &Platform, code: &[u8]) -> Result<igajson::Code, String> {
+    fn decode(&self, iga: &Iga, platform: &Platform, code: &[u8]) -> Result<Code, String> {
         if !self.dataflow && !self.json {
             if let Ok(code) = iga.decode(platform, code) {
                 return Ok(code);
@@ -107,7 +103,7 @@ impl CodeCache {
 }
 
 /// IGA's JSON (or its error), read.
-fn read_json(json: Result<String, IgaError>) -> Result<igajson::Code, String> {
+fn read_json(json: Result<String, IgaError>) -> Result<Code, String> {
     let json = json.map_err(|e| format!("IGA gave no JSON of its code: {e}"))?;
     igajson::parse(&json).map_err(|e| format!("no analysis of its code: {e}"))
 }
@@ -349,7 +345,7 @@ fn kernel_code<'a>(
     program: &'a Program,
     name: &[u8],
     igas: &'a Igas,
-) -> Result<(&'a NativeKernel, &'a Platform, &'a Iga, Arc<igajson::Code>), String> {
+) -> Result<(&'a NativeKernel, &'a Platform, &'a Iga, Arc<Code>), String> {
     let kernel = program.kernel(name).ok_or_else(|| {
         format!(
             "its module's binary ({}) has no kernel of this name",
@@ -389,7 +385,7 @@ pub fn from_json(
 
 /// [`from_json`] of the JSON read.
 fn from_code(
-    mut code: igajson::Code,
+    mut code: Code,
     iga_text: impl FnOnce() -> Result<String, IgaError>,
     k: &KernelMatch,
     kernel: &NativeKernel,

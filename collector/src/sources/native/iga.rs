@@ -372,7 +372,7 @@ impl Iga {
         &self,
         platform: &Platform,
         code: &[u8],
-    ) -> Result<crate::isa::igajson::Code, super::kv::KvError> {
+    ) -> Result<crate::isa::decoded::Code, super::kv::KvError> {
         let api = self.kv.as_ref().map_err(Clone::clone)?;
         super::kv::decode(api, platform.iga_gen, code)
     }

@@ -26,7 +26,8 @@
 //! least); with version 2.0 each block's successors are those IGA's JSON
 //! lists, by the same rules.
 
-use crate::isa::igajson::{self, type_bits, Block, Code, Inst, Operand};
+use crate::isa::decoded::{add_entry_block, type_bits, Block, Code, Inst, Operand};
+use crate::isa::igajson;
 use libloading::Library;
 use std::collections::HashMap;
 use std::ffi::{c_char, c_void, CStr};
@@ -596,12 +597,11 @@ fn json_region(v: u32, w: u32, h: u32) -> Option<(u32, u32, u32)> {
             (h, 1, 0)
         }
     } else if w == WI_INVALID {
+        // 1 for <0;0>, else V / H (V when H is 0).
         let w = if v == 0 && h == 0 {
             1
-        } else if h == 0 {
-            v
         } else {
-            v / h
+            v.checked_div(h).unwrap_or(v)
         };
         (v, w, h)
     } else {
@@ -683,7 +683,7 @@ fn assemble(
     if d.version != "1.0" {
         successors(&mut code);
     }
-    igajson::add_entry_block(&mut code);
+    add_entry_block(&mut code);
     code
 }
 
