@@ -363,9 +363,10 @@ fn dump_and_binary_sources_give_the_same_figures() {
 /// The analysis of each kernel's code begins while the command runs
 /// (IGA's decoding of each created kernel's code, from its saved module
 /// binary): the figures of the run's own report are those of a `collect`
-/// after it, which analyses every code afresh, and of one that reads each
-/// code from IGA's JSON of it (`XPU_ASM_DECODER=json`) instead of IGA's
-/// KernelView API; in the stack's default mode and in the other one.
+/// after it, which analyses every code afresh, and of those that read each
+/// code through IGA's KernelView API alone (`XPU_ASM_DECODER=kv`) and from
+/// IGA's JSON of it alone (`json`); in the stack's default mode and in the
+/// other one.
 #[test]
 fn the_analysis_begun_during_the_run_gives_the_figures_of_one_after_it() {
     let dir = scratch();
@@ -391,16 +392,18 @@ fn the_analysis_begun_during_the_run_gives_the_figures_of_one_after_it() {
         assert_eq!(run.len(), LAUNCHED.len(), "{tag}: {run:?}");
         assert!(run.iter().all(|(_, f)| f.is_object()), "{tag}: {run:?}");
         assert_eq!(run, after, "{tag}");
-        // Each code from IGA's JSON of it instead of its KernelView API
-        // (the default): the same figures.
-        let mut cmd = Command::new(xpu_asm_run());
-        cmd.args(["collect", "--json", out]);
-        hermetic(&mut cmd);
-        cmd.env("XPU_ASM_DECODER", "json");
-        let json = xpu_asm_tests::run(cmd, &c.out);
-        json.assert_status(0);
-        let j: Value = serde_json::from_slice(&json.output.stdout).expect("collect's JSON");
-        assert_eq!(flows(&j), run, "{tag}: XPU_ASM_DECODER=json");
+        // Each code through IGA's KernelView API alone, and from IGA's
+        // JSON of it alone: the same figures.
+        for decoder in ["kv", "json"] {
+            let mut cmd = Command::new(xpu_asm_run());
+            cmd.args(["collect", "--json", out]);
+            hermetic(&mut cmd);
+            cmd.env("XPU_ASM_DECODER", decoder);
+            let again = xpu_asm_tests::run(cmd, &c.out);
+            again.assert_status(0);
+            let r: Value = serde_json::from_slice(&again.output.stdout).expect("collect's JSON");
+            assert_eq!(flows(&r), run, "{tag}: XPU_ASM_DECODER={decoder}");
+        }
     }
 }
 

@@ -503,15 +503,14 @@ fn report_json_every_kernel_with_exact_launches_and_asm() {
             ))
         );
     }
-    same_flows_from_json(&out, kernels);
+    same_flows_either_way(&out, kernels);
 }
 
 /// Every launched kernel of the report at `out` (`kernels`) has its code
-/// analysed,
-/// and `collect` reading each code from IGA's JSON of it
-/// (`XPU_ASM_DECODER=json`) instead of IGA's KernelView API gives the same
-/// figures.
-fn same_flows_from_json(out: &Path, kernels: &[serde_json::Value]) {
+/// analysed, and `collect` reading each code through IGA's KernelView API
+/// alone (`XPU_ASM_DECODER=kv`) and from IGA's JSON of it alone (`json`)
+/// gives the same figures.
+fn same_flows_either_way(out: &Path, kernels: &[serde_json::Value]) {
     let flows = |ks: &[serde_json::Value]| -> Vec<(String, serde_json::Value)> {
         ks.iter()
             .map(|k| {
@@ -530,15 +529,17 @@ fn same_flows_from_json(out: &Path, kernels: &[serde_json::Value]) {
         launched.clone().count() > 0 && launched.clone().all(|k| k["flow"].is_object()),
         "a launched kernel without its analysis: {ours:?}"
     );
-    let mut cmd = Command::new(xpu_asm_run());
-    cmd.args(["collect", "--json"]).arg(out);
-    hermetic(&mut cmd);
-    cmd.env("XPU_ASM_DECODER", "json");
-    let output = run_with_timeout(&mut cmd);
-    assert!(output.status.success(), "{output:?}");
-    let r: serde_json::Value = serde_json::from_slice(&output.stdout).expect("collect's JSON");
-    let theirs = flows(r["kernels"].as_array().expect("kernels"));
-    assert_eq!(ours, theirs, "XPU_ASM_DECODER=json");
+    for decoder in ["kv", "json"] {
+        let mut cmd = Command::new(xpu_asm_run());
+        cmd.args(["collect", "--json"]).arg(out);
+        hermetic(&mut cmd);
+        cmd.env("XPU_ASM_DECODER", decoder);
+        let output = run_with_timeout(&mut cmd);
+        assert!(output.status.success(), "{output:?}");
+        let r: serde_json::Value = serde_json::from_slice(&output.stdout).expect("collect's JSON");
+        let theirs = flows(r["kernels"].as_array().expect("kernels"));
+        assert_eq!(ours, theirs, "XPU_ASM_DECODER={decoder}");
+    }
 }
 
 /// Runs ops.py `n` times per operation under `xpu-asm-run --emulate pvc

@@ -49,11 +49,13 @@ pub const DEFAULT_MAX_CODE_BYTES: usize = 1 << 20;
 /// IGC 1's IGA about 1.7 s for 1,338 instructions, 16 KiB).
 pub const LIVENESS_ENV: &str = "XPU_ASM_LIVENESS";
 
-/// Set to `json`: each code's operands from IGA's JSON of it (its
-/// formatter's output, parsed), not from IGA's KernelView API, which gives
-/// the same figures in a fraction of the time: to compare the two. IGA's
-/// dataflow ([`LIVENESS_ENV`]) comes with its JSON only; an IGA without
-/// the KernelView API, or one that cannot decode a code so, gives JSON.
+/// How each code's operands are read: unset, through IGA's KernelView API
+/// and, where that cannot be (an IGA without it, a code it cannot decode),
+/// from IGA's JSON of the code; `kv`: through the KernelView API only (a
+/// code it cannot decode gets a `flow_reason`); `json`: from IGA's JSON
+/// only (its formatter's output, parsed: the same figures, in about three
+/// times the time). To compare the two. IGA's dataflow ([`LIVENESS_ENV`])
+/// comes with its JSON only.
 pub const DECODER_ENV: &str = "XPU_ASM_DECODER";
 
 /// IGA's decoding of each distinct kernel code (by platform and SHA-256
@@ -63,8 +65,8 @@ struct CodeCache {
     codes: Mutex<HashMap<CodeKey, Arc<CodeCell>>>,
     /// IGA's dataflow asked for ([`LIVENESS_ENV`]): its JSON.
     dataflow: bool,
-    /// IGA's JSON asked for ([`DECODER_ENV`]).
-    json: bool,
+    /// [`DECODER_ENV`]'s value.
+    decoder: String,
 }
 
 /// A code: its platform's `iga_gen` and its SHA-256.
@@ -86,11 +88,16 @@ impl CodeCache {
     }
 
     /// `code` through IGA's KernelView API, else from IGA's JSON of it
-    /// (whose failure is the one named: the two decode the same code).
+    /// (whose failure is the one named: the two decode the same code), as
+    /// [`DECODER_ENV`] says.
     fn decode(&self, iga: &Iga, platform: &Platform, code: &[u8]) -> Result<Code, String> {
-        if !self.dataflow && !self.json {
-            if let Ok(code) = iga.decode(platform, code) {
-                return Ok(code);
+        if !self.dataflow && self.decoder != "json" {
+            match iga.decode(platform, code) {
+                Ok(code) => return Ok(code),
+                Err(e) if self.decoder == "kv" => {
+                    return Err(format!("no analysis of its code ({DECODER_ENV}=kv): {e}"))
+                }
+                Err(_) => {}
             }
         }
         read_json(iga.disassemble_json(platform, code, self.dataflow))
@@ -180,7 +187,7 @@ fn igas() -> &'static Igas {
         cache: CodeCache {
             codes: Mutex::default(),
             dataflow: std::env::var(LIVENESS_ENV).is_ok_and(|v| v == "iga"),
-            json: std::env::var(DECODER_ENV).is_ok_and(|v| v == "json"),
+            decoder: std::env::var(DECODER_ENV).unwrap_or_default(),
         },
         max_code: std::env::var(MAX_CODE_ENV)
             .ok()
