@@ -242,6 +242,23 @@ struct View<'a> {
     api: &'a Api,
 }
 
+impl View<'_> {
+    /// `f` (a `kv_get_*` function of an instruction) at `pc`.
+    fn at<T>(&self, f: unsafe extern "C" fn(Kv, i32) -> T, pc: i32) -> T {
+        // SAFETY: a live view; each `kv_get_*` function given here looks
+        // the offset up and returns its error value for one that is no
+        // instruction's.
+        unsafe { f(self.kv, pc) }
+    }
+
+    /// `f` (a `kv_get_source_*` function) of source `ix` at `pc`.
+    fn src<T>(&self, f: unsafe extern "C" fn(Kv, i32, u32) -> T, pc: i32, ix: u32) -> T {
+        // SAFETY: as in `at`; each checks `ix` against the instruction's
+        // source count too.
+        unsafe { f(self.kv, pc, ix) }
+    }
+}
+
 impl Drop for View<'_> {
     fn drop(&mut self) {
         // SAFETY: made by kv_create, deleted once.
@@ -334,8 +351,7 @@ pub fn decode(api: &Api, gen: u32, code: &[u8]) -> Result<Code, KvError> {
     let ways: Vec<Way> = pcs
         .iter()
         .map(|&pc| {
-            // SAFETY: a live view and one of its instructions' offsets.
-            let op = unsafe { (api.opcode)(view.kv, pc) };
+            let op = view.at(api.opcode, pc);
             match table.mnemonics.get(&op) {
                 Some(m) if !needs_json(m) => Way::Fields,
                 _ => Way::Json,
@@ -379,13 +395,8 @@ fn learn(view: &View, pc: i32, inst: &Inst, text: &str) -> Option<Dialect> {
     let Some(Operand::Address { reg: Some(_), .. }) = inst.srcs.first() else {
         return None;
     };
-    // SAFETY: a live view, an instruction's offset, source 0 (it has one).
-    let (kind, grf) = unsafe {
-        (
-            (view.api.src_kind)(view.kv, pc, 0),
-            (view.api.src_file)(view.kv, pc, 0),
-        )
-    };
+    let kind = view.src(view.api.src_kind, pc, 0);
+    let grf = view.src(view.api.src_file, pc, 0);
     (kind == KIND_DIRECT).then_some(Dialect {
         version: if text.contains("\"fm\":") {
             "1.0"
@@ -436,8 +447,7 @@ fn instruction_pcs(view: &View, len: usize) -> Result<Vec<i32>, KvError> {
     let mut pcs = Vec::with_capacity(len as usize / 12);
     let mut pc = 0i32;
     while pc < len {
-        // SAFETY: a live view; an offset out of its instructions gives 0.
-        let size = unsafe { (view.api.inst_size)(view.kv, pc) };
+        let size = view.at(view.api.inst_size, pc);
         if size <= 0 {
             break;
         }
@@ -491,18 +501,15 @@ fn syntax(view: &View, pc: i32, opts: u32) -> Result<String, KvError> {
 /// `None` when its JSON has what the fields do not give.
 fn fields(view: &View, pc: i32, table: &Table, d: &Dialect) -> Option<Inst> {
     let api = view.api;
-    let kv = view.kv;
-    // SAFETY (each call of this function): a live view and the offset of
-    // one of its instructions; out-of-range sources give errors, not UB.
-    let op = table.mnemonics.get(&unsafe { (api.opcode)(kv, pc) })?;
-    let es = unsafe { (api.exec_size)(kv, pc) };
-    let predicated = unsafe { (api.predicate)(kv, pc) } != 0;
-    let dst = match unsafe { (api.has_dst)(kv, pc) } {
+    let op = table.mnemonics.get(&view.at(api.opcode, pc))?;
+    let es = view.at(api.exec_size, pc);
+    let predicated = view.at(api.predicate, pc) != 0;
+    let dst = match view.at(api.has_dst, pc) {
         1 => Some(destination(view, pc, d)?),
         0 => None,
         _ => return None,
     };
-    let n = u32::try_from(unsafe { (api.sources)(kv, pc) }).ok()?;
+    let n = u32::try_from(view.at(api.sources, pc)).ok()?;
     let srcs = (0..n)
         .map(|ix| source(view, pc, ix, d))
         .collect::<Option<Vec<_>>>()?;
@@ -519,25 +526,22 @@ fn fields(view: &View, pc: i32, table: &Table, d: &Dialect) -> Option<Inst> {
 
 /// The destination of a non-send instruction.
 fn destination(view: &View, pc: i32, d: &Dialect) -> Option<Operand> {
-    let (api, kv) = (view.api, view.kv);
-    // SAFETY: as in `fields`.
-    let kind = unsafe { (api.dst_kind)(kv, pc) };
-    match kind {
+    let api = view.api;
+    match view.at(api.dst_kind, pc) {
         KIND_DIRECT => {}
         KIND_MACRO | KIND_INDIRECT => return Some(Operand::Other),
         _ => return None,
     }
     let mut hz = 0u32;
-    // SAFETY: as in `fields`; hz is valid for the call.
-    let (file, reg, sub, ty, got) = unsafe {
-        (
-            (api.dst_file)(kv, pc),
-            (api.dst_reg)(kv, pc),
-            (api.dst_sub)(kv, pc),
-            (api.dst_type)(kv, pc),
-            (api.dst_region)(kv, pc, &mut hz),
-        )
-    };
+    // SAFETY: a live view; the function checks the offset; hz is valid
+    // for the call.
+    let got = unsafe { (api.dst_region)(view.kv, pc, &mut hz) };
+    let (file, reg, sub) = (
+        view.at(api.dst_file, pc),
+        view.at(api.dst_reg, pc),
+        view.at(api.dst_sub, pc),
+    );
+    let ty = view.at(api.dst_type, pc);
     if got != 0 || reg < 0 || sub < 0 {
         return None;
     }
@@ -554,27 +558,24 @@ fn destination(view: &View, pc: i32, d: &Dialect) -> Option<Operand> {
 
 /// Source `ix` of a non-send instruction.
 fn source(view: &View, pc: i32, ix: u32, d: &Dialect) -> Option<Operand> {
-    let (api, kv) = (view.api, view.kv);
-    // SAFETY: as in `fields`.
-    let kind = unsafe { (api.src_kind)(kv, pc, ix) };
-    match kind {
+    let api = view.api;
+    match view.src(api.src_kind, pc, ix) {
         KIND_DIRECT => {}
         KIND_MACRO | KIND_INDIRECT => return Some(Operand::Other),
         KIND_IMMEDIATE => return immediate(view, pc, ix),
         _ => return None,
     }
     let (mut v, mut w, mut h) = (0u32, 0u32, 0u32);
-    // SAFETY: as in `fields`; v, w, h are valid for the call. The region
-    // comes for GRF, `sr` and `acc` registers only (else -1).
-    let (file, reg, sub, ty, got) = unsafe {
-        (
-            (api.src_file)(kv, pc, ix),
-            (api.src_reg)(kv, pc, ix),
-            (api.src_sub)(kv, pc, ix),
-            (api.src_type)(kv, pc, ix),
-            (api.src_region)(kv, pc, ix, &mut v, &mut w, &mut h),
-        )
-    };
+    // SAFETY: a live view; the function checks the offset and the source
+    // index; v, w, h are valid for the call. It gives the region of GRF,
+    // `sr` and `acc` registers only (else -1).
+    let got = unsafe { (api.src_region)(view.kv, pc, ix, &mut v, &mut w, &mut h) };
+    let (file, reg, sub) = (
+        view.src(api.src_file, pc, ix),
+        view.src(api.src_reg, pc, ix),
+        view.src(api.src_sub, pc, ix),
+    );
+    let ty = view.src(api.src_type, pc, ix);
     if got != 0 || reg < 0 || sub < 0 {
         return None;
     }
@@ -597,13 +598,13 @@ fn json_region(v: u32, w: u32, h: u32) -> Option<(u32, u32, u32)> {
             (h, 1, 0)
         }
     } else if w == WI_INVALID {
-        // 1 for <0;0>, else V / H (V when H is 0).
+        // 1 for <0;0>, else V / H (V when H is 0), in IGA's 5-bit field.
         let w = if v == 0 && h == 0 {
             1
         } else {
             v.checked_div(h).unwrap_or(v)
         };
-        (v, w, h)
+        (v, w & 31, h)
     } else {
         (v, w, h)
     };
@@ -614,13 +615,10 @@ fn json_region(v: u32, w: u32, h: u32) -> Option<(u32, u32, u32)> {
 /// type whose JSON the fields do not give).
 fn immediate(view: &View, pc: i32, ix: u32) -> Option<Operand> {
     let mut imm = 0u64;
-    // SAFETY: as in `fields`; imm is valid for the call.
-    let (got, ty) = unsafe {
-        (
-            (view.api.src_imm)(view.kv, pc, ix, &mut imm),
-            (view.api.src_type)(view.kv, pc, ix),
-        )
-    };
+    // SAFETY: a live view; the function checks the offset and the source
+    // index; imm is valid for the call.
+    let got = unsafe { (view.api.src_imm)(view.kv, pc, ix, &mut imm) };
+    let ty = view.src(view.api.src_type, pc, ix);
     if got != 0 {
         return None;
     }
@@ -665,8 +663,7 @@ fn assemble(
     // A label past the last instruction starts an empty block.
     starts.push((pcs.len(), len as i32));
     for (i, pc) in starts {
-        // SAFETY: a live view; any offset may be asked.
-        if unsafe { (view.api.is_target)(view.kv, pc) } != 0 {
+        if view.at(view.api.is_target, pc) != 0 {
             blocks.push(Block {
                 label: format!("L{pc:04}"),
                 first: i,
