@@ -91,6 +91,12 @@ impl CodeCache {
     /// (whose failure is the one named: the two decode the same code), as
     /// [`DECODER_ENV`] says.
     fn decode(&self, iga: &Iga, platform: &Platform, code: &[u8]) -> Result<Code, String> {
+        if !matches!(self.decoder.as_str(), "" | "kv" | "json") {
+            return Err(format!(
+                "not analysed: {DECODER_ENV} is {:?}; set it to kv or json, or unset it",
+                self.decoder
+            ));
+        }
         if !self.dataflow && self.decoder != "json" {
             match iga.decode(platform, code) {
                 Ok(code) => return Ok(code),
