@@ -405,6 +405,28 @@ fn the_analysis_begun_during_the_run_gives_the_figures_of_one_after_it() {
             assert_eq!(flows(&r), run, "{tag}: XPU_ASM_DECODER={decoder}");
         }
     }
+    // Neither: named in each kernel's reason, with the values it takes.
+    let c = capture(dir.path(), "bad-decoder", "", "", &[]);
+    let mut cmd = Command::new(xpu_asm_run());
+    cmd.args(["collect", "--json", c.out.to_str().unwrap()]);
+    hermetic(&mut cmd);
+    cmd.env("XPU_ASM_DECODER", "kvv");
+    let r = xpu_asm_tests::run(cmd, &c.out);
+    r.assert_status(0);
+    let r: Value = serde_json::from_slice(&r.output.stdout).expect("collect's JSON");
+    let reasons: Vec<&Value> = r["kernels"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|k| &k["flow_reason"])
+        .collect();
+    assert_eq!(reasons.len(), LAUNCHED.len());
+    for why in reasons {
+        assert_eq!(
+            why,
+            "not analysed: XPU_ASM_DECODER is \"kvv\"; set it to kv or json, or unset it"
+        );
+    }
 }
 
 /// Built with `-g`, the same kernels from IGC's dumps and from the module

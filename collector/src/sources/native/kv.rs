@@ -725,3 +725,45 @@ fn successors(code: &mut Code) {
         b.succs = Some(s);
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A ternary's short regions completed as IGA's JSON writes them.
+    #[test]
+    fn regions_as_igas_json_writes_them() {
+        assert_eq!(json_region(8, 8, 1), Some((8, 8, 1)));
+        // `<H>` (src2): `<H;1,0>`, `<0>`: `<0;1,0>`.
+        assert_eq!(json_region(VT_INVALID, WI_INVALID, 1), Some((1, 1, 0)));
+        assert_eq!(json_region(VT_INVALID, WI_INVALID, 0), Some((0, 1, 0)));
+        // `<V;H>`: the width V / H, V when H is 0, 1 for `<0;0>`.
+        assert_eq!(json_region(8, WI_INVALID, 1), Some((8, 8, 1)));
+        assert_eq!(json_region(2, WI_INVALID, 0), Some((2, 2, 0)));
+        assert_eq!(json_region(0, WI_INVALID, 0), Some((0, 1, 0)));
+        assert_eq!(json_region(32, WI_INVALID, 0), Some((32, 0, 0)));
+        // `VxH` has no vertical stride: no region.
+        assert_eq!(json_region(VT_VXH, 1, 0), None);
+    }
+
+    #[test]
+    fn types_by_igas_values() {
+        assert_eq!(type_name(0), None);
+        assert_eq!(type_name(10), Some("ud"));
+        assert_eq!(type_name(20), Some("f"));
+        assert_eq!(type_name(26), Some("e2m1"));
+        assert_eq!(type_name(27), None);
+    }
+
+    /// A library without the KernelView API: named, no panic (the JSON
+    /// route serves then).
+    #[test]
+    fn a_library_without_the_api_is_named() {
+        // SAFETY: libc's initialisers are the process's own, already run.
+        let lib = unsafe { Library::new("libc.so.6") }.unwrap();
+        assert!(matches!(
+            Api::load(&lib),
+            Err(KvError::Missing("kv_create"))
+        ));
+    }
+}
