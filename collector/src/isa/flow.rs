@@ -28,8 +28,9 @@ use serde::{Deserialize, Serialize};
 /// What the kernel's code says of its flow and pressure.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Flow {
-    /// The version of IGA's JSON it was read from (`1.0`: IGC 1's IGA,
-    /// `2.0`: IGC 2's).
+    /// The version of IGA's JSON of the code (`1.0`: IGC 1's IGA, `2.0`:
+    /// IGC 2's), whether the code was read from that JSON or through IGA's
+    /// KernelView API, which give the same.
     pub iga_json: String,
     /// Bytes per GRF register on this platform (32, or 64 from PVC on).
     pub grf_bytes: u32,
@@ -118,9 +119,9 @@ pub struct Peak {
     pub class: String,
 }
 
-/// What the analysis takes besides IGA's JSON.
+/// What the analysis takes besides the code.
 pub struct Inputs<'a> {
-    /// Each instruction's class, in order (as many as the JSON's).
+    /// Each instruction's class, in order (as many as the code's).
     pub classes: &'a [Class],
     /// Each instruction's source line, when the kernel has line information.
     pub lines: Option<&'a [Option<SourceRef>]>,
