@@ -1052,3 +1052,123 @@ fn same_liveness(device: &str, platform: &Platform, name: &[u8], code: &[u8]) ->
     }
     both.len()
 }
+
+/// The binaries of this stack for [`kernel_view_is_igas_json`]: on Debian
+/// 12 the C workload's, the extra and spilling kernels for PVC, tgllp,
+/// icllp, dg2 and skl (zebins and patch tokens); on sid those of every GPU
+/// of [`TODAYS_GPUS`] and tgllp.
+fn kernel_view_binaries() -> Vec<(String, &'static Built)> {
+    let mut out: Vec<(String, &'static Built)> = Vec::new();
+    match stack() {
+        Stack::Neo22 => {
+            for which in [
+                "zebin-a",
+                "zebin-b",
+                "zebin-extra",
+                "zebin-spill",
+                "pt-a",
+                "pt-extra",
+                "pt-spill",
+                "zebin-tgllp-extra",
+                "zebin-icllp-a",
+                "pt-dg2-extra",
+                "pt-skl-a",
+            ] {
+                out.push((which.to_string(), built(which)));
+            }
+            for (device, source) in [("pvc", "mix"), ("dg2", "extra"), ("tgllp", "mix")] {
+                out.push((format!("{device} {source}"), built_zebin(device, source)));
+            }
+        }
+        Stack::Neo26 => {
+            let devices = TODAYS_GPUS.iter().map(|(d, _)| *d).chain(["tgllp"]);
+            for device in devices {
+                for (source, _) in SOURCES {
+                    out.push((format!("{device} {source}"), built_zebin(device, source)));
+                }
+            }
+        }
+    }
+    out
+}
+
+/// The code IGA's KernelView API gives ([`Iga::decode`]) is the code read
+/// from IGA's JSON of it, field for field, for every kernel of every GPU
+/// this stack compiles for, and so is the analysis made of it (blocks,
+/// loops, live and spilled registers before each instruction).
+#[test]
+fn kernel_view_is_igas_json() {
+    use xpu_asm_collector::isa::{flow, igajson};
+    let binaries = kernel_view_binaries();
+    let mut kernels = 0;
+    let mut instructions = 0;
+    let mut platforms = std::collections::BTreeSet::new();
+    let mut unread = std::collections::BTreeSet::new();
+    for (which, b) in &binaries {
+        let p = native::parse(&b.bytes, None).unwrap();
+        let platform = p.platform.clone().unwrap();
+        for k in &p.kernels {
+            let name = format!("{which}: {}", String::from_utf8_lossy(&k.name));
+            let json = iga().disassemble_json(&platform, &k.code, false).unwrap();
+            let decoded = iga().decode(&platform, &k.code);
+            let mut theirs = match igajson::parse(&json) {
+                Ok(code) => code,
+                Err(e) => {
+                    // IGA's JSON that does not parse (IGA 2.40 writes
+                    // Xe3P's `sendg` so): no code from either.
+                    assert!(decoded.is_err(), "{:?}: {name}: {e}", stack());
+                    unread.insert(platform.name.clone());
+                    continue;
+                }
+            };
+            let mut ours = decoded.unwrap_or_else(|e| panic!("{:?}: {name}: {e}", stack()));
+            assert_same_code(&name, &ours, &theirs);
+            let inputs = flow::Inputs {
+                classes: &[],
+                lines: None,
+                grf_bytes: platform.grf_bytes(),
+                budget: k.grf,
+            };
+            let (a, b) = (
+                flow::analyze(&mut ours, &inputs),
+                flow::analyze(&mut theirs, &inputs),
+            );
+            assert_eq!(a, b, "{:?}: {name}: the analyses differ", stack());
+            kernels += 1;
+            instructions += ours.insts.len();
+            platforms.insert(platform.name.clone());
+        }
+    }
+    eprintln!(
+        "{:?}: {kernels} kernels, {instructions} instructions, platforms {platforms:?}; no JSON that parses on {unread:?}",
+        stack()
+    );
+    let (want_kernels, want_unread): (usize, &[&str]) = match stack() {
+        Stack::Neo22 => (65, &[]),
+        Stack::Neo26 => (190, &["NVL", "XE3P_CRI"]),
+    };
+    assert_eq!(kernels, want_kernels, "{:?}: {platforms:?}", stack());
+    assert_eq!(unread.iter().collect::<Vec<_>>(), want_unread);
+    assert!(platforms.len() >= 5, "{platforms:?}");
+}
+
+/// Panics naming the first instruction or block where two codes differ.
+fn assert_same_code(
+    name: &str,
+    ours: &xpu_asm_collector::isa::decoded::Code,
+    theirs: &xpu_asm_collector::isa::decoded::Code,
+) {
+    assert_eq!(
+        (&ours.version, &ours.platform, ours.insts.len()),
+        (&theirs.version, &theirs.platform, theirs.insts.len()),
+        "{:?}: {name}",
+        stack()
+    );
+    for (i, (a, b)) in ours.insts.iter().zip(&theirs.insts).enumerate() {
+        assert_eq!(a, b, "{:?}: {name}: instruction {i}", stack());
+    }
+    for (i, (a, b)) in ours.blocks.iter().zip(&theirs.blocks).enumerate() {
+        assert_eq!(a, b, "{:?}: {name}: block {i}", stack());
+    }
+    assert_eq!(ours, theirs, "{:?}: {name}", stack());
+}

@@ -1,5 +1,5 @@
 //! Reading a kernel from its code on the real stack: blocks, loops and
-//! register pressure (`kernels[].flow`, from IGA's JSON of the module
+//! register pressure (`kernels[].flow`, from IGA's decoding of the module
 //! binary the driver ran), `show`'s live-GRF column and `--cfg`, and
 //! `diff` over loops and pressure with its `--fail-on` conditions.
 //!
@@ -361,10 +361,12 @@ fn dump_and_binary_sources_give_the_same_figures() {
 }
 
 /// The analysis of each kernel's code begins while the command runs
-/// (IGA's JSON of each created kernel's code, from its saved module
+/// (IGA's decoding of each created kernel's code, from its saved module
 /// binary): the figures of the run's own report are those of a `collect`
-/// after it, which analyses every code afresh; in the stack's default mode
-/// and in the other one.
+/// after it, which analyses every code afresh, and of those that read each
+/// code through IGA's KernelView API alone (`XPU_ASM_DECODER=kv`) and from
+/// IGA's JSON of it alone (`json`); in the stack's default mode and in the
+/// other one.
 #[test]
 fn the_analysis_begun_during_the_run_gives_the_figures_of_one_after_it() {
     let dir = scratch();
@@ -390,6 +392,40 @@ fn the_analysis_begun_during_the_run_gives_the_figures_of_one_after_it() {
         assert_eq!(run.len(), LAUNCHED.len(), "{tag}: {run:?}");
         assert!(run.iter().all(|(_, f)| f.is_object()), "{tag}: {run:?}");
         assert_eq!(run, after, "{tag}");
+        // Each code through IGA's KernelView API alone, and from IGA's
+        // JSON of it alone: the same figures.
+        for decoder in ["kv", "json"] {
+            let mut cmd = Command::new(xpu_asm_run());
+            cmd.args(["collect", "--json", out]);
+            hermetic(&mut cmd);
+            cmd.env("XPU_ASM_DECODER", decoder);
+            let again = xpu_asm_tests::run(cmd, &c.out);
+            again.assert_status(0);
+            let r: Value = serde_json::from_slice(&again.output.stdout).expect("collect's JSON");
+            assert_eq!(flows(&r), run, "{tag}: XPU_ASM_DECODER={decoder}");
+        }
+    }
+    // Neither: named in each kernel's reason, with the values it takes.
+    let c = capture(dir.path(), "bad-decoder", "", "", &[]);
+    let mut cmd = Command::new(xpu_asm_run());
+    cmd.args(["collect", "--json", c.out.to_str().unwrap()]);
+    hermetic(&mut cmd);
+    cmd.env("XPU_ASM_DECODER", "kvv");
+    let r = xpu_asm_tests::run(cmd, &c.out);
+    r.assert_status(0);
+    let r: Value = serde_json::from_slice(&r.output.stdout).expect("collect's JSON");
+    let reasons: Vec<&Value> = r["kernels"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|k| &k["flow_reason"])
+        .collect();
+    assert_eq!(reasons.len(), LAUNCHED.len());
+    for why in reasons {
+        assert_eq!(
+            why,
+            "not analysed: XPU_ASM_DECODER is \"kvv\"; set it to kv or json, or unset it"
+        );
     }
 }
 

@@ -503,6 +503,43 @@ fn report_json_every_kernel_with_exact_launches_and_asm() {
             ))
         );
     }
+    same_flows_either_way(&out, kernels);
+}
+
+/// Every launched kernel of the report at `out` (`kernels`) has its code
+/// analysed, and `collect` reading each code through IGA's KernelView API
+/// alone (`XPU_ASM_DECODER=kv`) and from IGA's JSON of it alone (`json`)
+/// gives the same figures.
+fn same_flows_either_way(out: &Path, kernels: &[serde_json::Value]) {
+    let flows = |ks: &[serde_json::Value]| -> Vec<(String, serde_json::Value)> {
+        ks.iter()
+            .map(|k| {
+                (
+                    k["name"].as_str().unwrap_or("").to_string(),
+                    k["flow"].clone(),
+                )
+            })
+            .collect()
+    };
+    let ours = flows(kernels);
+    let launched = kernels
+        .iter()
+        .filter(|k| json_u64(k, "launches").unwrap_or(0) > 0);
+    assert!(
+        launched.clone().count() > 0 && launched.clone().all(|k| k["flow"].is_object()),
+        "a launched kernel without its analysis: {ours:?}"
+    );
+    for decoder in ["kv", "json"] {
+        let mut cmd = Command::new(xpu_asm_run());
+        cmd.args(["collect", "--json"]).arg(out);
+        hermetic(&mut cmd);
+        cmd.env("XPU_ASM_DECODER", decoder);
+        let output = run_with_timeout(&mut cmd);
+        assert!(output.status.success(), "{output:?}");
+        let r: serde_json::Value = serde_json::from_slice(&output.stdout).expect("collect's JSON");
+        let theirs = flows(r["kernels"].as_array().expect("kernels"));
+        assert_eq!(ours, theirs, "XPU_ASM_DECODER={decoder}");
+    }
 }
 
 /// Runs ops.py `n` times per operation under `xpu-asm-run --emulate pvc

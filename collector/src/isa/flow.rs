@@ -1,5 +1,5 @@
-//! A kernel's control flow, loops and register pressure, from IGA's JSON
-//! of its code ([`super::igajson`]).
+//! A kernel's control flow, loops and register pressure, from its code as
+//! IGA decodes it ([`super::decoded`]).
 //!
 //! - Blocks are IGA's (a label starts each); their successors are the
 //!   labels the block's last instruction jumps to and the next block unless
@@ -20,7 +20,7 @@
 //!   counts as one that may run (a predicated or SIMD-divergent path counts
 //!   as taken), and a register's bytes count only as far as its live parts.
 
-use super::igajson::Code;
+use super::decoded::Code;
 use super::live;
 use super::mix::{Class, Mix};
 use serde::{Deserialize, Serialize};
@@ -28,8 +28,9 @@ use serde::{Deserialize, Serialize};
 /// What the kernel's code says of its flow and pressure.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Flow {
-    /// The version of IGA's JSON it was read from (`1.0`: IGC 1's IGA,
-    /// `2.0`: IGC 2's).
+    /// The version of IGA's JSON of the code (`1.0`: IGC 1's IGA, `2.0`:
+    /// IGC 2's), whether the code was read from that JSON or through IGA's
+    /// KernelView API, which give the same.
     pub iga_json: String,
     /// Bytes per GRF register on this platform (32, or 64 from PVC on).
     pub grf_bytes: u32,
@@ -118,9 +119,9 @@ pub struct Peak {
     pub class: String,
 }
 
-/// What the analysis takes besides IGA's JSON.
+/// What the analysis takes besides the code.
 pub struct Inputs<'a> {
-    /// Each instruction's class, in order (as many as the JSON's).
+    /// Each instruction's class, in order (as many as the code's).
     pub classes: &'a [Class],
     /// Each instruction's source line, when the kernel has line information.
     pub lines: Option<&'a [Option<SourceRef>]>,

@@ -1,5 +1,5 @@
 //! IGA's JSON of a kernel (`-Xprint-json`, the C API's
-//! `IGA_FORMATTING_OPT_PRINT_JSON`), read into what the analysis of
+//! `IGA_FORMATTING_OPT_PRINT_JSON`), read into the [`Code`] that the analysis of
 //! [`super::flow`] and [`super::live`] needs: the blocks in order, each with
 //! its first instruction (and, from IGA 2's JSON, its successors), and per
 //! instruction its opcode, execution size, whether it is predicated, the
@@ -20,84 +20,9 @@
 //! `{"kind":"AD","areg":..,"alen":N,"aoff":IMM}`. Both give a send's data
 //! registers as `{"kind":"DA","reg":..,"len":N}`.
 
+use super::decoded::{add_entry_block, type_bits, Block, Code, Inst, Operand};
 use serde::de::IgnoredAny;
 use serde::Deserialize;
-
-/// One kernel as IGA's JSON gives it.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Code {
-    /// The JSON's `version` (`1.0`, `2.0`).
-    pub version: String,
-    /// IGA's name of the platform (`xehpc`, `xe2`, ...).
-    pub platform: String,
-    pub blocks: Vec<Block>,
-    pub insts: Vec<Inst>,
-}
-
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Block {
-    /// Its label (`L0312`: the byte offset of its first instruction).
-    pub label: String,
-    /// Index of its first instruction (its instructions run to the next
-    /// block's first).
-    pub first: usize,
-    /// Successors by block index, when IGA gave them (version 2.0).
-    pub succs: Option<Vec<usize>>,
-}
-
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Inst {
-    pub op: String,
-    /// Its subfunction or message (`ugm.d32x4.a64`, `8x8`, `nop`, ...).
-    pub subop: String,
-    /// Its execution size (channels).
-    pub es: u32,
-    pub predicated: bool,
-    /// Its destination, when it writes a register.
-    pub dst: Option<Operand>,
-    /// Its sources (labels and immediates as [`Operand::Other`]).
-    pub srcs: Vec<Operand>,
-    /// The labels it may jump to (`LB` operands).
-    pub targets: Vec<String>,
-    /// Ends the thread (`{EOT}`).
-    pub eot: bool,
-    /// Live GRF bytes at this instruction (IGA's `liveTotals.r`, or
-    /// [`super::live`]'s).
-    pub live_bytes: Option<u64>,
-    /// Bytes of spilled values held in scratch memory at this instruction
-    /// (from [`super::live`]).
-    pub spilled_bytes: u64,
-}
-
-/// One operand, as far as register liveness needs it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Operand {
-    /// A register region (`r12.2<8;8,1>:f`): GRF when `grf`.
-    Region {
-        grf: bool,
-        reg: u32,
-        sub: u32,
-        /// Vertical stride, width, horizontal stride (a destination's
-        /// horizontal stride alone, as `(0, 0, h)`).
-        rgn: Option<(u32, u32, u32)>,
-        /// Its type's size in bits, when the JSON names a type.
-        bits: Option<u32>,
-    },
-    /// A send's data registers (`r10:4`): `reg` is `None` for `null`.
-    Data { reg: Option<u32>, len: u32 },
-    /// A send's address registers, and the message's immediate offset.
-    Address {
-        reg: Option<u32>,
-        len: u32,
-        offset: i64,
-        surface: String,
-    },
-    /// An immediate value (a send's descriptors are the last two).
-    Immediate(u64),
-    /// A label, an indirect region or an architecture register other than
-    /// GRF: no GRF it names.
-    Other,
-}
 
 #[derive(Deserialize)]
 struct Doc {
@@ -305,18 +230,20 @@ pub fn parse(json: &str) -> Result<Code, JsonError> {
             );
         }
     }
-    if code.blocks.first().map_or(true, |b| b.first != 0) && !code.insts.is_empty() {
-        // Instructions before any label: a block of their own.
-        code.blocks.insert(
-            0,
-            Block {
-                label: String::new(),
-                first: 0,
-                succs: None,
-            },
-        );
-    }
+    // Instructions before any label: a block of their own.
+    add_entry_block(&mut code);
     Ok(code)
+}
+
+/// Reads IGA's JSON of one instruction (`{"kind":"I",...}`, what IGA's
+/// `kv_get_inst_syntax` writes with `IGA_FORMATTING_OPT_PRINT_JSON`): the
+/// instruction as [`parse`] reads it within a kernel's JSON.
+pub fn parse_inst(json: &str) -> Result<Inst, JsonError> {
+    let e: Elem = serde_json::from_str(json).map_err(|e| JsonError::Syntax(e.to_string()))?;
+    if e.kind != "I" {
+        return Err(JsonError::NoInstructions);
+    }
+    Ok(inst(e))
 }
 
 fn inst(e: Elem) -> Inst {
@@ -384,19 +311,6 @@ fn operand(s: Src) -> Operand {
         Some("IM") => s.value.map_or(Operand::Other, Operand::Immediate),
         _ => Operand::Other,
     }
-}
-
-/// The size in bits of a type IGA names (`None`: not a register type).
-pub fn type_bits(t: &str) -> Option<u32> {
-    Some(match t {
-        "u2" | "s2" => 2,
-        "u4" | "s4" | "e2m1" => 4,
-        "b" | "ub" | "bf8" | "hf8" => 8,
-        "w" | "uw" | "hf" | "bf" => 16,
-        "d" | "ud" | "f" | "tf32" => 32,
-        "q" | "uq" | "df" => 64,
-        _ => return None,
-    })
 }
 
 #[cfg(test)]

@@ -6,6 +6,7 @@
 //! from IGA's disassembly of native binaries. [`analyze`] computes both in
 //! one pass over the text.
 
+pub mod decoded;
 pub mod flow;
 pub mod header;
 pub mod igajson;

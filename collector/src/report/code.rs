@@ -5,7 +5,9 @@
 //! IGC's dump is analysed from the same binary, so both sources give the
 //! same figures.
 //!
-//! IGA disassembles the kernel's code to JSON (its operands decoded), and
+//! IGA decodes the kernel's code (its operands: through IGA's KernelView
+//! API, [`crate::sources::native::kv`], else from IGA's JSON of the code,
+//! [`crate::isa::igajson`], which give the same), and
 //! [`crate::isa::live`] computes which registers are live; each
 //! instruction is classified from the ISA text shown for the kernel (its
 //! instructions mapped to IGA's by position, which also brings the source
@@ -13,6 +15,7 @@
 //! up. When no analysis can be made, the kernel keeps everything else and
 //! `flow_reason` says why.
 
+use crate::isa::decoded::Code;
 use crate::isa::flow::{self, Flow, Inputs, SourceRef};
 use crate::isa::header::AsmHeader;
 use crate::isa::igajson;
@@ -31,7 +34,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 use xpu_asm_record::read::ProcessRecord;
 
 /// Set (to anything but empty or `0`): no kernel's code is analysed (each
-/// gets a `flow_reason` saying so); for timing, or when IGA's JSON is not
+/// gets a `flow_reason` saying so); for timing, or when no analysis is
 /// wanted.
 pub const NO_FLOW_ENV: &str = "XPU_ASM_NO_FLOW";
 
@@ -46,38 +49,64 @@ pub const DEFAULT_MAX_CODE_BYTES: usize = 1 << 20;
 /// IGC 1's IGA about 1.7 s for 1,338 instructions, 16 KiB).
 pub const LIVENESS_ENV: &str = "XPU_ASM_LIVENESS";
 
-/// IGA's JSON of each distinct kernel code (by platform and SHA-256 of the
-/// code), made once however many kernels have that code (the same module
-/// in many processes, ranks or builds).
-struct JsonCache {
-    codes: Mutex<HashMap<CodeKey, Arc<JsonCell>>>,
-    /// IGA's dataflow asked for ([`LIVENESS_ENV`]).
+/// How each code's operands are read: unset, through IGA's KernelView API
+/// and, where that cannot be (an IGA without it, a code it cannot decode),
+/// from IGA's JSON of the code; `kv`: through the KernelView API only (a
+/// code it cannot decode gets a `flow_reason`); `json`: from IGA's JSON
+/// only (its formatter's output, parsed: the same figures, in about three
+/// times the time). To compare the two. IGA's dataflow ([`LIVENESS_ENV`])
+/// comes with its JSON only.
+pub const DECODER_ENV: &str = "XPU_ASM_DECODER";
+
+/// IGA's decoding of each distinct kernel code (by platform and SHA-256
+/// of the code), made once however many kernels have that code (the same
+/// module in many processes, ranks or builds).
+struct CodeCache {
+    codes: Mutex<HashMap<CodeKey, Arc<CodeCell>>>,
+    /// IGA's dataflow asked for ([`LIVENESS_ENV`]): its JSON.
     dataflow: bool,
+    /// [`DECODER_ENV`]'s value.
+    decoder: String,
 }
 
 /// A code: its platform's `iga_gen` and its SHA-256.
 type CodeKey = (u32, [u8; 32]);
 
-/// One code's JSON, read, made by the first kernel that needs it (or why
-/// there is none).
-type JsonCell = OnceLock<Result<Arc<igajson::Code>, String>>;
+/// One code decoded, by the first kernel that needs it (or why it cannot
+/// be).
+type CodeCell = OnceLock<Result<Arc<Code>, String>>;
 
-impl JsonCache {
-    fn code(
-        &self,
-        iga: &Iga,
-        platform: &Platform,
-        code: &[u8],
-    ) -> Result<Arc<igajson::Code>, String> {
+impl CodeCache {
+    fn code(&self, iga: &Iga, platform: &Platform, code: &[u8]) -> Result<Arc<Code>, String> {
         let key = (platform.iga_gen, Sha256::digest(code).into());
         let cell = {
             let mut map = self.codes.lock().unwrap_or_else(|e| e.into_inner());
             Arc::clone(map.entry(key).or_default())
         };
-        cell.get_or_init(|| {
-            read_json(iga.disassemble_json(platform, code, self.dataflow)).map(Arc::new)
-        })
-        .clone()
+        cell.get_or_init(|| self.decode(iga, platform, code).map(Arc::new))
+            .clone()
+    }
+
+    /// `code` through IGA's KernelView API, else from IGA's JSON of it
+    /// (whose failure is the one named: the two decode the same code), as
+    /// [`DECODER_ENV`] says.
+    fn decode(&self, iga: &Iga, platform: &Platform, code: &[u8]) -> Result<Code, String> {
+        if !matches!(self.decoder.as_str(), "" | "kv" | "json") {
+            return Err(format!(
+                "not analysed: {DECODER_ENV} is {:?}; set it to kv or json, or unset it",
+                self.decoder
+            ));
+        }
+        if !self.dataflow && self.decoder != "json" {
+            match iga.decode(platform, code) {
+                Ok(code) => return Ok(code),
+                Err(e) if self.decoder == "kv" => {
+                    return Err(format!("no analysis of its code ({DECODER_ENV}=kv): {e}"))
+                }
+                Err(_) => {}
+            }
+        }
+        read_json(iga.disassemble_json(platform, code, self.dataflow))
     }
 
     /// Forgets every code seen.
@@ -87,7 +116,7 @@ impl JsonCache {
 }
 
 /// IGA's JSON (or its error), read.
-fn read_json(json: Result<String, IgaError>) -> Result<igajson::Code, String> {
+fn read_json(json: Result<String, IgaError>) -> Result<Code, String> {
     let json = json.map_err(|e| format!("IGA gave no JSON of its code: {e}"))?;
     igajson::parse(&json).map_err(|e| format!("no analysis of its code: {e}"))
 }
@@ -145,7 +174,7 @@ pub fn read_flows(
             }))
         })
         .collect();
-    // The figures are made: the codes' JSON is not needed again.
+    // The figures are made: the codes are not needed again.
     iga.cache.clear();
     flows
 }
@@ -155,15 +184,16 @@ fn no_flow() -> bool {
     std::env::var_os(NO_FLOW_ENV).is_some_and(|v| !v.is_empty() && v != "0")
 }
 
-/// IGA and its JSON of the codes seen, one for the process: [`warm_up`]
+/// IGA and its decoding of the codes seen, one for the process: [`warm_up`]
 /// fills it while the command runs, [`read_flows`] reads (and empties) it.
 fn igas() -> &'static Igas {
     static IGAS: OnceLock<Igas> = OnceLock::new();
     IGAS.get_or_init(|| Igas {
         iga: OnceLock::new(),
-        cache: JsonCache {
+        cache: CodeCache {
             codes: Mutex::default(),
             dataflow: std::env::var(LIVENESS_ENV).is_ok_and(|v| v == "iga"),
+            decoder: std::env::var(DECODER_ENV).unwrap_or_default(),
         },
         max_code: std::env::var(MAX_CODE_ENV)
             .ok()
@@ -187,7 +217,7 @@ impl WarmUp {
     }
 }
 
-/// While the command runs, IGA's JSON of the code of each kernel its
+/// While the command runs, IGA's decoding of the code of each kernel its
 /// processes create (as their records in `dir` name them, from the module
 /// binaries saved there), at the lowest CPU priority, so that collecting
 /// after the command finds it made: the analysis of a large kernel (tens
@@ -236,7 +266,7 @@ struct Seen {
     binaries: BTreeMap<BinaryKey, Program>,
 }
 
-/// One look at the records: IGA's JSON of each kernel not yet seen.
+/// One look at the records: IGA's decoding of each kernel not yet seen.
 fn warm_once(dir: &Path, seen: &mut Seen, stop: &AtomicBool) {
     let Ok(recs) = xpu_asm_record::read::read_dir(&dir.join(xpu_asm_record::RECORDS_DIR)) else {
         return;
@@ -272,7 +302,7 @@ fn warm_once(dir: &Path, seen: &mut Seen, stop: &AtomicBool) {
             seen.kernels.insert(id);
             // What it makes waits in the cache, and so does why it could
             // not (the collection says it again).
-            let _ = kernel_json(&seen.binaries[&key], &k.name, igas);
+            let _ = kernel_code(&seen.binaries[&key], &k.name, igas);
         }
     }
 }
@@ -307,28 +337,28 @@ fn binary_keys(recs: &[ProcessRecord]) -> HashMap<(Vec<u8>, Option<String>), Wan
     out
 }
 
-/// IGA, loaded on first need, with its JSON of the codes seen.
+/// IGA, loaded on first need, with its decoding of the codes seen.
 struct Igas {
     iga: OnceLock<Result<Iga, String>>,
-    cache: JsonCache,
+    cache: CodeCache,
     max_code: usize,
 }
 
 /// The analysis of kernel `k` from its module's binary `program`.
 fn analyse(k: &KernelMatch, program: &Program, igas: &Igas) -> Outcome {
-    let (kernel, platform, iga, code) = kernel_json(program, &k.name, igas)?;
+    let (kernel, platform, iga, code) = kernel_code(program, &k.name, igas)?;
     let text = || iga.disassemble(platform, &kernel.code);
     from_code((*code).clone(), text, k, kernel, platform)
 }
 
-/// Kernel `name` of `program`, its platform, IGA and IGA's JSON of its
-/// code (made once per distinct code), or why there is none.
+/// Kernel `name` of `program`, its platform, IGA and IGA's decoding of
+/// its code (made once per distinct code), or why there is none.
 #[allow(clippy::type_complexity)]
-fn kernel_json<'a>(
+fn kernel_code<'a>(
     program: &'a Program,
     name: &[u8],
     igas: &'a Igas,
-) -> Result<(&'a NativeKernel, &'a Platform, &'a Iga, Arc<igajson::Code>), String> {
+) -> Result<(&'a NativeKernel, &'a Platform, &'a Iga, Arc<Code>), String> {
     let kernel = program.kernel(name).ok_or_else(|| {
         format!(
             "its module's binary ({}) has no kernel of this name",
@@ -368,7 +398,7 @@ pub fn from_json(
 
 /// [`from_json`] of the JSON read.
 fn from_code(
-    mut code: igajson::Code,
+    mut code: Code,
     iga_text: impl FnOnce() -> Result<String, IgaError>,
     k: &KernelMatch,
     kernel: &NativeKernel,
@@ -386,7 +416,7 @@ fn from_code(
             let (classes, _) = instructions(&t, false);
             if classes.len() != n {
                 return Err(format!(
-                    "IGA's JSON has {n} instructions and its text {}: they cannot be matched",
+                    "IGA's decoding has {n} instructions and its text {}: they cannot be matched",
                     classes.len()
                 ));
             }
@@ -544,7 +574,7 @@ mod tests {
             from_json(Ok(json.into()), || Ok(short.into()), &k, &nk, &platform()).unwrap_err();
         assert_eq!(
             why,
-            "IGA's JSON has 2 instructions and its text 1: they cannot be matched"
+            "IGA's decoding has 2 instructions and its text 1: they cannot be matched"
         );
     }
 }

@@ -184,6 +184,8 @@ pub struct Iga {
     status_string: StatusStringFn,
     version: String,
     path: String,
+    /// Its KernelView API ([`super::kv`]), or what it lacks of it.
+    kv: Result<super::kv::Api, super::kv::KvError>,
     // Last: the functions above point into it.
     _lib: Library,
 }
@@ -300,6 +302,7 @@ impl Iga {
         // SAFETY: iga_version_string returns a static NUL-terminated string.
         let version = unsafe { c_text(version_fn()) };
         let path = PathBuf::from(path).display().to_string();
+        let kv = super::kv::Api::load(&lib);
         Ok(Iga {
             create,
             release,
@@ -308,6 +311,7 @@ impl Iga {
             status_string,
             version,
             path,
+            kv,
             _lib: lib,
         })
     }
@@ -359,6 +363,18 @@ impl Iga {
             0
         };
         self.format(platform, code, TEXT_OPTS | FORMATTING_OPT_PRINT_JSON | defs)
+    }
+
+    /// `code` decoded through IGA's KernelView API ([`super::kv`]): what
+    /// [`crate::isa::igajson::parse`] reads from [`Iga::disassemble_json`]
+    /// (without IGA's dataflow), without IGA formatting the kernel.
+    pub fn decode(
+        &self,
+        platform: &Platform,
+        code: &[u8],
+    ) -> Result<crate::isa::decoded::Code, super::kv::KvError> {
+        let api = self.kv.as_ref().map_err(Clone::clone)?;
+        super::kv::decode(api, platform.iga_gen, code)
     }
 
     /// `code` disassembled for `platform` with IGA's formatting options

@@ -31,6 +31,7 @@ mod ar;
 mod asm;
 mod dwarf;
 pub mod iga;
+pub mod kv;
 mod lines;
 mod patchtokens;
 mod platform;
