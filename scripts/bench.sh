@@ -49,7 +49,7 @@
 #              all comes from native module binaries (100 modules of 100
 #              kernels, bench/gen_native_capture.py): IGA's disassembly of
 #              every kernel, time and peak memory
-#   reading    the analysis of each kernel's code (`flow`: IGA's JSON of it,
+#   reading    the analysis of each kernel's code (`flow`: IGA's decoding of it,
 #              and the collector's own liveness over its operands: blocks,
 #              loops, live GRF): `collect` of the capture of
 #              `binaries` (10,000 launched kernels, 100 distinct codes) with
@@ -1268,7 +1268,7 @@ if "bin_wall_s" in res or "bin_skipped" in res:
               f"CPU {f('bin_cpu_s', '{:.2f}')} s, peak RSS {float(res['bin_maxrss_kib']) / 1024:.0f} MiB, matched {g('bin_0_matched')}")
 if "read_many_added_s" in res or "read_skipped" in res:
     print()
-    print("8b. The analysis of each kernel's code (flow: IGA's JSON and the collector's liveness), added to collect")
+    print("8b. The analysis of each kernel's code (flow: IGA's decoding and the collector's liveness), added to collect")
     if "read_skipped" in res:
         print(f"   skipped: {g('read_skipped')}")
     else:
