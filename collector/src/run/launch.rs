@@ -90,15 +90,87 @@ pub fn ocloc_devices(help: &str) -> Vec<String> {
 }
 
 /// Asks the `ocloc` in PATH for its devices; `None` when there is no ocloc
-/// to ask (then NEO itself refuses an unknown device).
+/// to ask (then NEO itself refuses an unknown device). The list is kept in
+/// the user's cache folder under a name made of that ocloc's path, size and
+/// time of change, so that later runs with the same ocloc do not start it
+/// again (it takes a few milliseconds before every emulated run).
 pub fn neo_devices() -> Option<NeoDevices> {
+    let kept = ocloc_list_file();
+    if let Some(devices) = kept.as_deref().and_then(read_device_list) {
+        return Some(NeoDevices { devices });
+    }
     let help = std::process::Command::new("ocloc")
         .args(["compile", "--help"])
         .stdin(std::process::Stdio::null())
         .output()
         .ok()?;
     let devices = ocloc_devices(&String::from_utf8_lossy(&help.stdout));
-    (!devices.is_empty()).then_some(NeoDevices { devices })
+    if devices.is_empty() {
+        return None;
+    }
+    if let Some(f) = &kept {
+        // A list not kept is asked for again next time: nothing is lost.
+        let _ = write_device_list(f, &devices);
+    }
+    Some(NeoDevices { devices })
+}
+
+/// Where the device list of the `ocloc` in PATH is kept: a file of the
+/// user's cache folder named for that ocloc's path, size and time of change
+/// (a new NEO's ocloc gets a file of its own); `None` without an ocloc in
+/// PATH or a cache folder.
+fn ocloc_list_file() -> Option<PathBuf> {
+    use std::hash::{Hash, Hasher};
+    use std::os::unix::fs::MetadataExt;
+    let path = std::env::var_os("PATH")?;
+    let ocloc = std::env::split_paths(&path)
+        .map(|d| d.join("ocloc"))
+        .find(|f| f.is_file())?;
+    let ocloc = std::fs::canonicalize(ocloc).ok()?;
+    let m = std::fs::metadata(&ocloc).ok()?;
+    // Stable within one build of xpu-asm-run, which is all a name needs.
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    (
+        ocloc.as_os_str().as_bytes(),
+        m.len(),
+        m.mtime(),
+        m.mtime_nsec(),
+        m.ino(),
+    )
+        .hash(&mut h);
+    let cache = interposer::cache_home(
+        std::env::var_os("XDG_CACHE_HOME"),
+        interposer::home().as_deref(),
+    )?;
+    Some(
+        cache
+            .join("xpu-asm")
+            .join(format!("ocloc-devices-{:016x}", h.finish())),
+    )
+}
+
+/// A kept device list: one device per line, ending with `end` (a list cut
+/// short is not one).
+fn read_device_list(f: &Path) -> Option<Vec<String>> {
+    let text = std::fs::read_to_string(f).ok()?;
+    let (list, rest) = text.rsplit_once("end\n")?;
+    let devices: Vec<String> = list.lines().map(str::to_string).collect();
+    (rest.is_empty()
+        && !devices.is_empty()
+        && devices.iter().all(|d| !d.is_empty() && !d.contains(' ')))
+    .then_some(devices)
+}
+
+fn write_device_list(f: &Path, devices: &[String]) -> std::io::Result<()> {
+    let dir = f.parent().unwrap_or(Path::new("."));
+    std::fs::create_dir_all(dir)?;
+    let tmp = dir.join(format!(".ocloc-devices.{}.tmp", std::process::id()));
+    let mut text = devices.join("\n");
+    text.push_str("\nend\n");
+    std::fs::write(&tmp, text)?;
+    std::fs::rename(&tmp, f).inspect_err(|_| {
+        let _ = std::fs::remove_file(&tmp);
+    })
 }
 
 /// The version of the NEO the `ocloc` in PATH belongs to, for the error
@@ -835,6 +907,28 @@ mod tests {
         );
         let e = find_interposer(None, Some(missing.into()), exe).unwrap_err();
         assert!(e.to_string().contains("($XPU_ASM_INTERPOSER)"), "{e}");
+        std::fs::remove_dir_all(&d).unwrap();
+    }
+
+    #[test]
+    fn a_kept_device_list_is_read_back_whole_or_not_at_all() {
+        let d = std::env::temp_dir().join(format!("xpu-asm-devlist-{}", std::process::id()));
+        let f = d.join("xpu-asm").join("ocloc-devices-0");
+        let devices: Vec<String> = ["dg2", "pvc", "xe-hpc"].map(String::from).into();
+        write_device_list(&f, &devices).unwrap();
+        assert_eq!(read_device_list(&f), Some(devices));
+        // Cut short (no closing `end`), empty, or not a list: asked again.
+        for bad in [
+            "dg2\npvc\n",
+            "end\n",
+            "",
+            "dg2\nend\npvc\n",
+            "dg2 pvc\nend\n",
+        ] {
+            std::fs::write(&f, bad).unwrap();
+            assert_eq!(read_device_list(&f), None, "{bad:?}");
+        }
+        assert_eq!(read_device_list(&d.join("none")), None);
         std::fs::remove_dir_all(&d).unwrap();
     }
 
