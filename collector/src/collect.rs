@@ -224,7 +224,7 @@ fn make_report(
     let report_path = dir.join(REPORT_FILE);
     let base_warnings = warnings.len();
     let (copied, done) = copy_asm_beside(dir, &links, stop, || {
-        let listed = read_listed(dir, &recorded, matching, ranked, stop, progress);
+        let listed = read_listed(matching, ranked, stop, progress);
         if stop() {
             return Err(interrupted());
         }
@@ -269,31 +269,16 @@ fn make_report(
     Ok(report)
 }
 
-/// The listed kernels' ISA and code read, on every core (beside `asm/`
-/// being filled).
-fn read_listed(
-    dir: &Path,
-    recorded: &Recorded,
-    matching: Matching,
-    ranked: Ranked,
-    stop: Stop,
-    progress: &dyn Fn(&str),
-) -> Listed {
+/// The listed kernels' ISA read, on every core (beside `asm/` being
+/// filled); their code is read in [`assemble`].
+fn read_listed(matching: Matching, ranked: Ranked, stop: Stop, progress: &dyn Fn(&str)) -> Listed {
     progress("reading ISA");
     let analyses = read_isa(&matching, &ranked.order, stop);
-    progress("reading the kernels' code");
-    let flows = crate::report::code::read_flows(
-        dir,
-        &recorded.recs,
-        &matching.launched,
-        &ranked.order,
-        stop,
-    );
     Listed {
         matching,
         ranked,
         analyses,
-        flows,
+        flows: Vec::new(),
     }
 }
 
@@ -360,17 +345,27 @@ fn copy_asm_beside<R>(
     stop: Stop,
     work: impl FnOnce() -> R,
 ) -> (Result<Copied, Stopped>, R) {
+    beside(move || copy_asm(dir, links, stop), work)
+}
+
+/// Runs `there` on a thread of its own while `here` runs here; without a
+/// thread, `there` runs here at the end.
+fn beside<A: Send, B>(there: impl FnOnce() -> A + Send, here: impl FnOnce() -> B) -> (A, B) {
+    // Taken by the thread; left here when there is none.
+    let there = std::sync::Mutex::new(Some(there));
+    let take = || there.lock().ok().and_then(|mut t| t.take());
     std::thread::scope(|s| {
-        let copier = std::thread::Builder::new()
-            .spawn_scoped(s, move || copy_asm(dir, links, stop))
+        let thread = std::thread::Builder::new()
+            .spawn_scoped(s, || take().map(|f| f()))
             .ok();
-        let done = work();
-        let copied = match copier.map(|c| c.join()) {
-            Some(Ok(c)) => c,
+        let done = here();
+        let result = match thread.map(|t| t.join()) {
+            Some(Ok(Some(a))) => Some(a),
             Some(Err(panic)) => std::panic::resume_unwind(panic),
-            None => copy_asm(dir, links, stop),
+            _ => take().map(|f| f()),
         };
-        (copied, done)
+        // Run once, there or here.
+        (result.expect("run once"), done)
     })
 }
 
@@ -397,20 +392,39 @@ fn assemble(
         rebuilt,
         ..
     } = sources;
-    let (prune_warnings, after) = save_state_and_prune(
-        dir,
-        opts.keep,
-        &dir.join(STATE_FILE),
-        &mut state,
-        Dumps {
-            folders: &folders,
-            locations: &locations,
-            rebuilt: &rebuilt,
+    progress("reading the kernels' code");
+    // The code's analysis (mostly one thread's work for kernels without a
+    // binary) beside the saving and pruning of the dumps (mostly this
+    // thread's).
+    let (flows, pruned) = beside(
+        || {
+            crate::report::code::read_flows(
+                dir,
+                &recs,
+                &listed.matching.launched,
+                &listed.ranked.order,
+                stop,
+            )
         },
-        &listed.matching,
-        stop,
-        progress,
-    )?;
+        || {
+            save_state_and_prune(
+                dir,
+                opts.keep,
+                &dir.join(STATE_FILE),
+                &mut state,
+                Dumps {
+                    folders: &folders,
+                    locations: &locations,
+                    rebuilt: &rebuilt,
+                },
+                &listed.matching,
+                stop,
+                progress,
+            )
+        },
+    );
+    let (prune_warnings, after) = pruned?;
+    let listed = Listed { flows, ..listed };
     progress("copying ISA files");
     let waited = capture::waited(dir);
     let processes = entries::process_entries(&recs, &locations, &folders, run.as_ref(), &waited);

@@ -21,7 +21,7 @@ use crate::report::{KernelEntry, Report};
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
-use std::io::Write;
+use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 
 const TEMPLATE: &str = include_str!("html/template.html");
@@ -232,13 +232,16 @@ fn read_one(
 
 /// The file at `path`, unless larger than [`MAX_ISA_BYTES`].
 fn read_capped(path: &Path) -> std::io::Result<Vec<u8>> {
-    let len = std::fs::metadata(path)?.len();
+    let mut f = crate::sources::dumps::open_noatime(path)?;
+    let len = f.metadata()?.len();
     if len > MAX_ISA_BYTES {
         return Err(std::io::Error::other(format!(
             "{len} bytes, more than a page holds ({MAX_ISA_BYTES})"
         )));
     }
-    std::fs::read(path)
+    let mut bytes = Vec::with_capacity(len as usize);
+    f.read_to_end(&mut bytes)?;
+    Ok(bytes)
 }
 
 fn gzip(bytes: &[u8]) -> Vec<u8> {
