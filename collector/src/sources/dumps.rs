@@ -269,8 +269,14 @@ impl AsmIndex {
     fn kernel(&self, asm: &[AsmFile], hash: &str, name: &[u8]) -> &[usize] {
         let key = (hash, Some(name));
         let lo = self.order.partition_point(|&i| index_key(&asm[i]) < key);
-        let hi = self.order.partition_point(|&i| index_key(&asm[i]) <= key);
-        &self.order[lo..hi]
+        // A kernel has a file or a few: the run's end found by walking it
+        // (long names, with long prefixes in common, compared once more
+        // each rather than a search's many times).
+        let n = self.order[lo..]
+            .iter()
+            .take_while(|&&i| index_key(&asm[i]) == key)
+            .count();
+        &self.order[lo..lo + n]
     }
 }
 
@@ -287,7 +293,7 @@ impl DumpFolder {
     /// The module hashes IGC named the `.spv` with SHA-256 `sha` by.
     fn hashes(&self, sha: &str) -> &[String] {
         self.spv_by_sha
-            .get(&sha.to_ascii_lowercase())
+            .get(lower(sha).as_ref())
             .map_or(&[], |h| h.as_slice())
     }
 
@@ -350,7 +356,16 @@ impl DumpFolder {
     }
 
     pub fn has_module(&self, sha: &str) -> bool {
-        self.spv_by_sha.contains_key(&sha.to_ascii_lowercase())
+        self.spv_by_sha.contains_key(lower(sha).as_ref())
+    }
+}
+
+/// `s` in lower case, copied only when it is not already.
+fn lower(s: &str) -> std::borrow::Cow<'_, str> {
+    if s.bytes().any(|b| b.is_ascii_uppercase()) {
+        std::borrow::Cow::Owned(s.to_ascii_lowercase())
+    } else {
+        std::borrow::Cow::Borrowed(s)
     }
 }
 
@@ -913,7 +928,7 @@ pub fn find_in_dumps<'a>(
     module: &xpu_asm_record::read::Module,
     name: &[u8],
 ) -> Lookup<'a> {
-    let sha = Some(module.sha256.to_ascii_lowercase()).filter(|s| !s.is_empty());
+    let sha = Some(lower(&module.sha256)).filter(|s| !s.is_empty());
     if module.format != "spirv" {
         let what = if module.format == "native" {
             "a native binary (ZE_MODULE_FORMAT_NATIVE)".to_string()
