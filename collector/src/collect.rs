@@ -12,8 +12,9 @@ use crate::isa::Analysis;
 use crate::matching::{binary_requests, match_all_listing, Matching, ProcessInput};
 use crate::report::entries::{self, Ranked};
 use crate::report::export::html::{self, PAGE_FILE};
+use crate::report::export::pieces::{Reader, Shared};
 use crate::report::files::{
-    copy_asm, save_state_and_prune, write_report, Copied, Dumps, Keep, Link,
+    copy_asm, save_state_and_prune, write_report, write_report_from, Copied, Dumps, Keep, Link,
 };
 use crate::report::{DumpsInfo, KernelEntry, Report, Totals, SCHEMA};
 use crate::run::rebuild::Rebuild;
@@ -234,11 +235,15 @@ fn make_report(
             return Ok((report, None, None));
         }
         progress("writing report.json and report.html");
-        // Side by side: each file's writes go at the speed of one core.
-        let (written, page) = rayon::join(
-            || write_report(&report_path, &report),
-            || page_beside(dir, &report, &links),
+        // Side by side, on threads of their own (each file's writes go at
+        // the speed of one core), the kernels' JSON made once for both.
+        let shared = Shared::new(&report.kernels);
+        let (for_json, for_page) = shared.readers();
+        let (written, page) = beside(
+            || write_report_from(&report_path, &report, Some(for_json)),
+            || page_beside(dir, &report, &links, for_page),
         );
+        drop(shared);
         Ok((report, Some(written?), Some(page)))
     });
     let (mut report, written, page) = done?;
@@ -285,16 +290,20 @@ fn read_listed(matching: Matching, ranked: Ranked, stop: Stop, progress: &dyn Fn
 /// The page of `report`, written next to its place (not yet in it) while
 /// `asm/` is filled: each linked kernel's text read from the file its copy
 /// is made of, the same bytes.
-fn page_beside(dir: &Path, report: &Report, links: &[Link]) -> Result<Pending, CollectError> {
+fn page_beside(
+    dir: &Path,
+    report: &Report,
+    links: &[Link],
+    shared: Reader,
+) -> Result<Pending, CollectError> {
     let mut files: Vec<Option<&Path>> = vec![None; report.kernels.len()];
     for l in links {
         if let Some(f) = files.get_mut(l.entry) {
             *f = Some(l.path.as_path());
         }
     }
-    html::write_capture_page_pending(dir, report, &|i| {
-        files.get(i).copied().flatten().map(Path::to_path_buf)
-    })
+    let file = |i: usize| files.get(i).copied().flatten().map(Path::to_path_buf);
+    html::write_capture_page_from(dir, report, &file, Some(shared))
 }
 
 /// Source lines and mix of each listed launched kernel: read with its

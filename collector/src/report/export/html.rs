@@ -258,7 +258,7 @@ fn gzip(bytes: &[u8]) -> Vec<u8> {
 pub fn capture_page(dir: &Path, report: &Report) -> String {
     let mut out = Vec::new();
     // Writing into a Vec cannot fail.
-    let _ = write_capture_page_to(&mut out, dir, report, &|_| None);
+    let _ = write_capture_page_to(&mut out, dir, report, &|_| None, None);
     // Made of UTF-8 pieces only.
     String::from_utf8(out).unwrap_or_default()
 }
@@ -278,8 +278,19 @@ pub fn write_capture_page_pending(
     report: &Report,
     file: &(dyn Fn(usize) -> Option<PathBuf> + Sync),
 ) -> Result<Pending, CollectError> {
+    write_capture_page_from(dir, report, file, None)
+}
+
+/// [`write_capture_page_pending`], the kernels' JSON taken from `shared`
+/// when given.
+pub fn write_capture_page_from(
+    dir: &Path,
+    report: &Report,
+    file: &(dyn Fn(usize) -> Option<PathBuf> + Sync),
+    mut shared: Option<pieces::Reader>,
+) -> Result<Pending, CollectError> {
     write_pending(&dir.join(PAGE_FILE), |w| {
-        write_capture_page_to(w, dir, report, file)
+        write_capture_page_to(w, dir, report, file, shared.as_mut())
     })
 }
 
@@ -289,6 +300,7 @@ fn write_capture_page_to(
     dir: &Path,
     report: &Report,
     file: &(dyn Fn(usize) -> Option<PathBuf> + Sync),
+    mut shared: Option<&mut pieces::Reader>,
 ) -> std::io::Result<()> {
     // The names made while the ISA is read (both on every core).
     let ((isa, texts), names) = rayon::join(
@@ -303,7 +315,7 @@ fn write_capture_page_to(
     let tail = CaptureTail { names, isa };
     let title = format!("xpu-asm: {}", dir.display());
     render_with(w, &title, &texts, &mut |w| {
-        write_capture_data(w, &head, report, &tail)
+        write_capture_data(w, &head, report, &tail, shared.as_deref_mut())
     })
 }
 
@@ -315,6 +327,7 @@ fn write_capture_data(
     head: &CaptureHead,
     report: &Report,
     tail: &CaptureTail,
+    shared: Option<&mut pieces::Reader>,
 ) -> std::io::Result<()> {
     let (head, tail) = (serde_json::to_vec(head)?, serde_json::to_vec(tail)?);
     let (Some(head), Some(tail)) = (head.strip_suffix(b"}"), tail.strip_prefix(b"{")) else {
@@ -322,7 +335,7 @@ fn write_capture_data(
     };
     w.write_all(head)?;
     w.write_all(b",\"report\":")?;
-    pieces::write_report(w, report, Layout::Compact)?;
+    pieces::write_report_from(w, report, Layout::Compact, shared)?;
     w.write_all(b",")?;
     w.write_all(tail)
 }
@@ -674,7 +687,7 @@ mod tests {
             isa: vec![one; 70],
         };
         let mut out = Vec::new();
-        write_capture_data(&mut out, &head, &report, &tail).unwrap();
+        write_capture_data(&mut out, &head, &report, &tail, None).unwrap();
         let whole = Whole {
             kind: head.kind,
             dir: head.dir.clone(),
