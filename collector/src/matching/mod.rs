@@ -288,12 +288,8 @@ fn unlaunched(
         .collect();
     // (name, module key), module SHA-256, pid, (folder, file) of each
     // file of a kernel nobody launched, in order, then sorted (stably).
-    type One<'a> = (
-        (&'a [u8], Cow<'a, str>),
-        Option<&'a String>,
-        u32,
-        (usize, &'a AsmFile),
-    );
+    type UnKey<'a> = (&'a [u8], Cow<'a, str>);
+    type One<'a> = (UnKey<'a>, Option<&'a String>, u32, (usize, &'a AsmFile));
     let mut each: Vec<One> = files
         .par_iter()
         .filter_map(|&(folder, p, a)| {
@@ -313,9 +309,9 @@ fn unlaunched(
     each.par_sort_by(|a, b| a.0.cmp(&b.0));
     // (name, module key) -> (module SHA-256, pids, (folder, file))
     type Found<'a> = (Option<&'a String>, Vec<u32>, Vec<(usize, &'a AsmFile)>);
-    let mut unlaunched: Vec<((&[u8], Cow<str>), Found)> = Vec::new();
+    let mut unlaunched: Vec<(UnKey, Found)> = Vec::new();
     for (key, sha, pid, file) in each {
-        if unlaunched.last().is_none_or(|last| last.0 != key) {
+        if unlaunched.last().map_or(true, |last| last.0 != key) {
             unlaunched.push((key, (sha, Vec::new(), Vec::new())));
         }
         if let Some((_, e)) = unlaunched.last_mut() {
