@@ -401,39 +401,14 @@ fn assemble(
         rebuilt,
         ..
     } = sources;
-    progress("reading the kernels' code");
-    // The code's analysis (mostly one thread's work for kernels without a
-    // binary) beside the saving and pruning of the dumps (mostly this
-    // thread's).
-    let (flows, pruned) = beside(
-        || {
-            crate::report::code::read_flows(
-                dir,
-                &recs,
-                &listed.matching.launched,
-                &listed.ranked.order,
-                stop,
-            )
-        },
-        || {
-            save_state_and_prune(
-                dir,
-                opts.keep,
-                &dir.join(STATE_FILE),
-                &mut state,
-                Dumps {
-                    folders: &folders,
-                    locations: &locations,
-                    rebuilt: &rebuilt,
-                },
-                &listed.matching,
-                stop,
-                progress,
-            )
-        },
-    );
+    let dumps = Dumps {
+        folders: &folders,
+        locations: &locations,
+        rebuilt: &rebuilt,
+    };
+    let (listed, pruned) =
+        flows_and_prune(dir, opts, listed, &recs, &mut state, dumps, stop, progress);
     let (prune_warnings, after) = pruned?;
-    let listed = Listed { flows, ..listed };
     progress("copying ISA files");
     let waited = capture::waited(dir);
     let processes = entries::process_entries(&recs, &locations, &folders, run.as_ref(), &waited);
@@ -461,6 +436,44 @@ fn assemble(
         warnings,
     };
     Ok(report)
+}
+
+/// The listed kernels' code read (mostly one thread's work for kernels
+/// without a binary) beside the saving and pruning of the dumps (mostly
+/// this thread's): the listed kernels with it, and what pruning gave.
+#[allow(clippy::too_many_arguments)]
+fn flows_and_prune(
+    dir: &Path,
+    opts: &Options,
+    listed: Listed,
+    recs: &[ProcessRecord],
+    state: &mut CollectState,
+    dumps: Dumps,
+    stop: Stop,
+    progress: &dyn Fn(&str),
+) -> (Listed, Result<(Vec<String>, Usage), CollectError>) {
+    progress("reading the kernels' code");
+    let (flows, pruned) = beside(
+        || {
+            let (launched, order) = (&listed.matching.launched, &listed.ranked.order);
+            crate::report::code::read_flows(dir, recs, launched, order, stop)
+        },
+        || {
+            let state_path = dir.join(STATE_FILE);
+            let matching = &listed.matching;
+            save_state_and_prune(
+                dir,
+                opts.keep,
+                &state_path,
+                state,
+                dumps,
+                matching,
+                stop,
+                progress,
+            )
+        },
+    );
+    (Listed { flows, ..listed }, pruned)
 }
 
 fn dumps_info(keep: Keep, state: &CollectState, after: Usage) -> DumpsInfo {

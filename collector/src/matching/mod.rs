@@ -308,7 +308,6 @@ fn unlaunched(
     drop(files);
     each.par_sort_by(|a, b| a.0.cmp(&b.0));
     // (name, module key) -> (module SHA-256, pids, (folder, file))
-    type Found<'a> = (Option<&'a String>, Vec<u32>, Vec<(usize, &'a AsmFile)>);
     let mut unlaunched: Vec<(UnKey, Found)> = Vec::new();
     for (key, sha, pid, file) in each {
         if unlaunched.last().map_or(true, |last| last.0 != key) {
@@ -323,33 +322,41 @@ fn unlaunched(
     }
     unlaunched
         .par_iter()
-        .map(|((name, _), (sha, pids, files))| {
-            let mut pids = pids.clone();
-            pids.sort_unstable();
-            let files = if list_unlaunched {
-                files.clone()
-            } else {
-                Vec::new()
-            };
-            let folded = fold(files, None);
-            let listed: Vec<&AsmFile> = folded.listed.iter().map(|l| l.0).collect();
-            let pick = choose_among(&listed);
-            KernelMatch {
-                name: name.to_vec(),
-                module_sha256: sha.cloned(),
-                launches: 0,
-                appended: 0,
-                pids,
-                status: Status::NotLaunched,
-                reason: Some("IGC compiled it; the program never launched it".into()),
-                chosen: pick.as_ref().map(|p| p.0),
-                choice: pick.map(|p| p.1),
-                candidates: listed.into_iter().cloned().collect(),
-                processes: folded.listed.iter().map(|l| l.1).collect(),
-                same_files: Vec::new(),
-            }
-        })
+        .map(|((name, _), found)| unlaunched_match(name, found, list_unlaunched))
         .collect()
+}
+
+/// A kernel of a module's files that no process launched: its module's
+/// SHA-256, the pids and the files (listed with `list_unlaunched`).
+type Found<'a> = (Option<&'a String>, Vec<u32>, Vec<(usize, &'a AsmFile)>);
+
+/// The entry of kernel `name` that no process launched.
+fn unlaunched_match(name: &[u8], found: &Found, list_unlaunched: bool) -> KernelMatch {
+    let (sha, pids, files) = found;
+    let mut pids = pids.clone();
+    pids.sort_unstable();
+    let files = if list_unlaunched {
+        files.clone()
+    } else {
+        Vec::new()
+    };
+    let folded = fold(files, None);
+    let listed: Vec<&AsmFile> = folded.listed.iter().map(|l| l.0).collect();
+    let pick = choose_among(&listed);
+    KernelMatch {
+        name: name.to_vec(),
+        module_sha256: sha.cloned(),
+        launches: 0,
+        appended: 0,
+        pids,
+        status: Status::NotLaunched,
+        reason: Some("IGC compiled it; the program never launched it".into()),
+        chosen: pick.as_ref().map(|p| p.0),
+        choice: pick.map(|p| p.1),
+        candidates: listed.into_iter().cloned().collect(),
+        processes: folded.listed.iter().map(|l| l.1).collect(),
+        same_files: Vec::new(),
+    }
 }
 
 /// The kernels `rec` launched (or appended) at least once.
