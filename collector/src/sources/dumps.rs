@@ -478,12 +478,24 @@ enum Scanned {
 }
 
 /// The files' contents, read on every core.
+/// The kernels whose files are read whole; whether they are most of the
+/// folder's `.asm` files (then each small file is read at once).
+struct Launched<'a> {
+    kernels: &'a HashSet<&'a [u8]>,
+    most: bool,
+}
+
 fn read_files(
     files: &[(String, PathBuf)],
     folder: Option<&OwnedFd>,
     launched: &HashSet<&[u8]>,
     stop: &(dyn Fn() -> bool + Sync),
 ) -> Vec<Scanned> {
+    let asm = files.iter().filter(|(n, _)| n.ends_with(".asm")).count();
+    let launched = &Launched {
+        kernels: launched,
+        most: launched.len() * 2 >= asm,
+    };
     files
         .par_iter()
         .map(|(name, p)| {
@@ -515,11 +527,12 @@ fn read_asm(
     folder: Option<&OwnedFd>,
     name: &str,
     path: &Path,
-    launched: &HashSet<&[u8]>,
+    launched: &Launched,
 ) -> std::io::Result<AsmRead> {
     let f = open_in(folder, name, path)?;
     let meta = f.metadata().ok();
-    let (header, analysis) = header_and_analysis_of(&f, meta.as_ref(), launched)?;
+    let (header, analysis) =
+        header_and_analysis_of(&f, meta.as_ref(), launched.kernels, launched.most)?;
     let size = meta.filter(|m| m.is_file()).map(|m| m.len());
     Ok((header, analysis, size))
 }
