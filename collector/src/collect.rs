@@ -235,15 +235,7 @@ fn make_report(
             return Ok((report, None, None));
         }
         progress("writing report.json and report.html");
-        // Side by side, on threads of their own (each file's writes go at
-        // the speed of one core), the kernels' JSON made once for both.
-        let shared = Shared::new(&report.kernels);
-        let (for_json, for_page) = shared.readers();
-        let (written, page) = beside(
-            || write_report_from(&report_path, &report, Some(for_json)),
-            || page_beside(dir, &report, &links, for_page),
-        );
-        drop(shared);
+        let (written, page) = write_both(dir, &report_path, &report, &links);
         Ok((report, Some(written?), Some(page)))
     });
     let (mut report, written, page) = done?;
@@ -285,6 +277,35 @@ fn read_listed(matching: Matching, ranked: Ranked, stop: Stop, progress: &dyn Fn
         analyses,
         flows: Vec::new(),
     }
+}
+
+/// `report.json` and the page of `report`, side by side on threads of
+/// their own (each file's writes go at the speed of one core), the
+/// kernels' JSON made once for both ([`Shared`]).
+fn write_both(
+    dir: &Path,
+    report_path: &Path,
+    report: &Report,
+    links: &[Link],
+) -> (Result<Pending, CollectError>, Result<Pending, CollectError>) {
+    let shared = Shared::new(&report.kernels);
+    let (for_json, for_page) = shared.readers();
+    std::thread::scope(|s| {
+        let json = std::thread::Builder::new()
+            .spawn_scoped(s, move || {
+                write_report_from(report_path, report, Some(for_json))
+            })
+            .ok();
+        // Without a thread, its reader went with it (dropped): the page
+        // reads alone, and report.json is made after it.
+        let page = page_beside(dir, report, links, for_page);
+        let written = match json.map(|t| t.join()) {
+            Some(Ok(w)) => w,
+            Some(Err(panic)) => std::panic::resume_unwind(panic),
+            None => write_report(report_path, report),
+        };
+        (written, page)
+    })
 }
 
 /// The page of `report`, written next to its place (not yet in it) while
