@@ -12,8 +12,9 @@ use crate::isa::Analysis;
 use crate::matching::{binary_requests, match_all_listing, Matching, ProcessInput};
 use crate::report::entries::{self, Ranked};
 use crate::report::export::html::{self, PAGE_FILE};
+use crate::report::export::pieces::{Reader, Shared};
 use crate::report::files::{
-    copy_asm, save_state_and_prune, write_report, Copied, Dumps, Keep, Link,
+    copy_asm, save_state_and_prune, write_report, write_report_from, Copied, Dumps, Keep, Link,
 };
 use crate::report::{DumpsInfo, KernelEntry, Report, Totals, SCHEMA};
 use crate::run::rebuild::Rebuild;
@@ -224,7 +225,7 @@ fn make_report(
     let report_path = dir.join(REPORT_FILE);
     let base_warnings = warnings.len();
     let (copied, done) = copy_asm_beside(dir, &links, stop, || {
-        let listed = read_listed(dir, &recorded, matching, ranked, stop, progress);
+        let listed = read_listed(matching, ranked, stop, progress);
         if stop() {
             return Err(interrupted());
         }
@@ -234,11 +235,7 @@ fn make_report(
             return Ok((report, None, None));
         }
         progress("writing report.json and report.html");
-        // Side by side: each file's writes go at the speed of one core.
-        let (written, page) = rayon::join(
-            || write_report(&report_path, &report),
-            || page_beside(dir, &report, &links),
-        );
+        let (written, page) = write_both(dir, &report_path, &report, &links);
         Ok((report, Some(written?), Some(page)))
     });
     let (mut report, written, page) = done?;
@@ -269,47 +266,65 @@ fn make_report(
     Ok(report)
 }
 
-/// The listed kernels' ISA and code read, on every core (beside `asm/`
-/// being filled).
-fn read_listed(
-    dir: &Path,
-    recorded: &Recorded,
-    matching: Matching,
-    ranked: Ranked,
-    stop: Stop,
-    progress: &dyn Fn(&str),
-) -> Listed {
+/// The listed kernels' ISA read, on every core (beside `asm/` being
+/// filled); their code is read in [`assemble`].
+fn read_listed(matching: Matching, ranked: Ranked, stop: Stop, progress: &dyn Fn(&str)) -> Listed {
     progress("reading ISA");
     let analyses = read_isa(&matching, &ranked.order, stop);
-    progress("reading the kernels' code");
-    let flows = crate::report::code::read_flows(
-        dir,
-        &recorded.recs,
-        &matching.launched,
-        &ranked.order,
-        stop,
-    );
     Listed {
         matching,
         ranked,
         analyses,
-        flows,
+        flows: Vec::new(),
     }
+}
+
+/// `report.json` and the page of `report`, side by side on threads of
+/// their own (each file's writes go at the speed of one core), the
+/// kernels' JSON made once for both ([`Shared`]).
+fn write_both(
+    dir: &Path,
+    report_path: &Path,
+    report: &Report,
+    links: &[Link],
+) -> (Result<Pending, CollectError>, Result<Pending, CollectError>) {
+    let shared = Shared::new(&report.kernels);
+    let (for_json, for_page) = shared.readers();
+    std::thread::scope(|s| {
+        let json = std::thread::Builder::new()
+            .spawn_scoped(s, move || {
+                write_report_from(report_path, report, Some(for_json))
+            })
+            .ok();
+        // Without a thread, its reader went with it (dropped): the page
+        // reads alone, and report.json is made after it.
+        let page = page_beside(dir, report, links, for_page);
+        let written = match json.map(|t| t.join()) {
+            Some(Ok(w)) => w,
+            Some(Err(panic)) => std::panic::resume_unwind(panic),
+            None => write_report(report_path, report),
+        };
+        (written, page)
+    })
 }
 
 /// The page of `report`, written next to its place (not yet in it) while
 /// `asm/` is filled: each linked kernel's text read from the file its copy
 /// is made of, the same bytes.
-fn page_beside(dir: &Path, report: &Report, links: &[Link]) -> Result<Pending, CollectError> {
+fn page_beside(
+    dir: &Path,
+    report: &Report,
+    links: &[Link],
+    shared: Reader,
+) -> Result<Pending, CollectError> {
     let mut files: Vec<Option<&Path>> = vec![None; report.kernels.len()];
     for l in links {
         if let Some(f) = files.get_mut(l.entry) {
             *f = Some(l.path.as_path());
         }
     }
-    html::write_capture_page_pending(dir, report, &|i| {
-        files.get(i).copied().flatten().map(Path::to_path_buf)
-    })
+    let file = |i: usize| files.get(i).copied().flatten().map(Path::to_path_buf);
+    html::write_capture_page_from(dir, report, &file, Some(shared))
 }
 
 /// Source lines and mix of each listed launched kernel: read with its
@@ -360,17 +375,27 @@ fn copy_asm_beside<R>(
     stop: Stop,
     work: impl FnOnce() -> R,
 ) -> (Result<Copied, Stopped>, R) {
+    beside(move || copy_asm(dir, links, stop), work)
+}
+
+/// Runs `there` on a thread of its own while `here` runs here; without a
+/// thread, `there` runs here at the end.
+fn beside<A: Send, B>(there: impl FnOnce() -> A + Send, here: impl FnOnce() -> B) -> (A, B) {
+    // Taken by the thread; left here when there is none.
+    let there = std::sync::Mutex::new(Some(there));
+    let take = || there.lock().ok().and_then(|mut t| t.take());
     std::thread::scope(|s| {
-        let copier = std::thread::Builder::new()
-            .spawn_scoped(s, move || copy_asm(dir, links, stop))
+        let thread = std::thread::Builder::new()
+            .spawn_scoped(s, || take().map(|f| f()))
             .ok();
-        let done = work();
-        let copied = match copier.map(|c| c.join()) {
-            Some(Ok(c)) => c,
+        let done = here();
+        let result = match thread.map(|t| t.join()) {
+            Some(Ok(Some(a))) => Some(a),
             Some(Err(panic)) => std::panic::resume_unwind(panic),
-            None => copy_asm(dir, links, stop),
+            _ => take().map(|f| f()),
         };
-        (copied, done)
+        // Run once, there or here.
+        (result.expect("run once"), done)
     })
 }
 
@@ -397,20 +422,14 @@ fn assemble(
         rebuilt,
         ..
     } = sources;
-    let (prune_warnings, after) = save_state_and_prune(
-        dir,
-        opts.keep,
-        &dir.join(STATE_FILE),
-        &mut state,
-        Dumps {
-            folders: &folders,
-            locations: &locations,
-            rebuilt: &rebuilt,
-        },
-        &listed.matching,
-        stop,
-        progress,
-    )?;
+    let dumps = Dumps {
+        folders: &folders,
+        locations: &locations,
+        rebuilt: &rebuilt,
+    };
+    let (listed, pruned) =
+        flows_and_prune(dir, opts, listed, &recs, &mut state, dumps, stop, progress);
+    let (prune_warnings, after) = pruned?;
     progress("copying ISA files");
     let waited = capture::waited(dir);
     let processes = entries::process_entries(&recs, &locations, &folders, run.as_ref(), &waited);
@@ -438,6 +457,44 @@ fn assemble(
         warnings,
     };
     Ok(report)
+}
+
+/// The listed kernels' code read (mostly one thread's work for kernels
+/// without a binary) beside the saving and pruning of the dumps (mostly
+/// this thread's): the listed kernels with it, and what pruning gave.
+#[allow(clippy::too_many_arguments)]
+fn flows_and_prune(
+    dir: &Path,
+    opts: &Options,
+    listed: Listed,
+    recs: &[ProcessRecord],
+    state: &mut CollectState,
+    dumps: Dumps,
+    stop: Stop,
+    progress: &dyn Fn(&str),
+) -> (Listed, Result<(Vec<String>, Usage), CollectError>) {
+    progress("reading the kernels' code");
+    let (flows, pruned) = beside(
+        || {
+            let (launched, order) = (&listed.matching.launched, &listed.ranked.order);
+            crate::report::code::read_flows(dir, recs, launched, order, stop)
+        },
+        || {
+            let state_path = dir.join(STATE_FILE);
+            let matching = &listed.matching;
+            save_state_and_prune(
+                dir,
+                opts.keep,
+                &state_path,
+                state,
+                dumps,
+                matching,
+                stop,
+                progress,
+            )
+        },
+    );
+    (Listed { flows, ..listed }, pruned)
 }
 
 fn dumps_info(keep: Keep, state: &CollectState, after: Usage) -> DumpsInfo {

@@ -34,6 +34,11 @@ pub fn demangle(name: &[u8]) -> String {
 /// Replaces control characters by visible escapes so that a name cannot
 /// move the cursor, clear the screen or break a table row.
 pub fn escape_for_terminal(s: &str) -> String {
+    // Most names have no control character (C0, DEL, or C1, which UTF-8
+    // writes after a 0xC2 byte): copied as they are.
+    if s.bytes().all(|b| b >= 0x20 && b != 0x7f && b != 0xc2) {
+        return s.to_string();
+    }
     let mut out = String::with_capacity(s.len());
     for c in s.chars() {
         match c {
@@ -271,11 +276,11 @@ impl Parsed {
 struct Index<'a> {
     /// Each trailing run of components of a path: whether more than one
     /// path ends in it (the first path seen with it, and that).
-    tails: std::collections::HashMap<&'a [String], (&'a [String], bool)>,
+    tails: FastMap<&'a [String], (&'a [String], bool)>,
     /// Each innermost name with template arguments: per argument
     /// position, whether its kernels' arguments there are not all the same
     /// (one lacks it, or two differ).
-    args: std::collections::HashMap<&'a str, Vec<Position<'a>>>,
+    args: FastMap<&'a str, Vec<Position<'a>>>,
 }
 
 struct Position<'a> {
@@ -287,10 +292,9 @@ struct Position<'a> {
 
 impl<'a> Index<'a> {
     fn of(parsed: &'a [Option<Parsed>]) -> Index<'a> {
-        let mut tails: std::collections::HashMap<&[String], (&[String], bool)> =
-            std::collections::HashMap::new();
-        let mut args: std::collections::HashMap<&str, (usize, Vec<Position>)> =
-            std::collections::HashMap::new();
+        let mut tails: FastMap<&[String], (&[String], bool)> =
+            FastMap::with_capacity_and_hasher(parsed.len(), FastHash);
+        let mut args: FastMap<&str, (usize, Vec<Position>)> = FastMap::default();
         for p in parsed.iter().flatten() {
             let n = p.path.len();
             for k in 1..=n {
@@ -327,6 +331,58 @@ impl<'a> Index<'a> {
             })
             .collect();
         Index { tails, args }
+    }
+}
+
+/// A map of names, hashed fast: 100,000 long names are looked up and
+/// counted several times for a table or a page (SipHash, which resists
+/// chosen collisions, is no use for them: the map's order is never
+/// shown, and its keys are the capture's own names).
+pub type FastMap<K, V> = std::collections::HashMap<K, V, FastHash>;
+
+/// The hasher of [`FastMap`]: FxHash's (a multiply and a rotation per
+/// word).
+#[derive(Default, Clone, Copy)]
+pub struct FastHash;
+
+impl std::hash::BuildHasher for FastHash {
+    type Hasher = FastHasher;
+    fn build_hasher(&self) -> FastHasher {
+        FastHasher(0)
+    }
+}
+
+pub struct FastHasher(u64);
+
+impl FastHasher {
+    fn add(&mut self, word: u64) {
+        self.0 = (self.0.rotate_left(5) ^ word).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+    }
+}
+
+impl std::hash::Hasher for FastHasher {
+    fn write(&mut self, bytes: &[u8]) {
+        let mut chunks = bytes.chunks_exact(8);
+        for c in &mut chunks {
+            let mut w = [0u8; 8];
+            w.copy_from_slice(c);
+            self.add(u64::from_le_bytes(w));
+        }
+        let rest = chunks.remainder();
+        if !rest.is_empty() {
+            let mut w = [0u8; 8];
+            w[..rest.len()].copy_from_slice(rest);
+            self.add(u64::from_le_bytes(w));
+        }
+    }
+    fn write_u8(&mut self, n: u8) {
+        self.add(u64::from(n));
+    }
+    fn write_usize(&mut self, n: usize) {
+        self.add(n as u64);
+    }
+    fn finish(&self) -> u64 {
+        self.0
     }
 }
 

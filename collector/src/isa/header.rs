@@ -189,17 +189,27 @@ pub fn header_and_analysis(
     file: &File,
     launched: &HashSet<&[u8]>,
 ) -> std::io::Result<(AsmHeader, Option<super::Analysis>)> {
-    header_and_analysis_of(file, None, launched)
+    header_and_analysis_of(file, None, launched, false)
 }
 
 /// [`header_and_analysis`] of `file` whose metadata is `meta` when known
-/// (then not asked again).
+/// (then not asked again). With `whole_first` (most files of its folder
+/// are launched kernels'), a file of at most [`HEADER_MAX_BYTES`] is read
+/// whole at once, its header parsed from what was read: one read(2)
+/// rather than the header's and then the rest's.
 pub fn header_and_analysis_of(
     file: &File,
     meta: Option<&std::fs::Metadata>,
     launched: &HashSet<&[u8]>,
+    whole_first: bool,
 ) -> std::io::Result<(AsmHeader, Option<super::Analysis>)> {
     super::with_buffer(|bytes| {
+        if let Some(m) = meta.filter(|m| whole_first && m.is_file() && m.len() <= HEADER_MAX_BYTES)
+        {
+            // What the header's reading reads of it, and more: the same
+            // header (it stops at the same line, or at the same end).
+            super::read_to_length(file, bytes, m.len() as usize)?;
+        }
         let header = read_header_into(file, bytes, HEADER_MAX_BYTES as usize)?;
         let wanted = header
             .kernel
@@ -333,6 +343,15 @@ mod tests {
                 assert_eq!(got, want, "text {i}, cap {max}");
                 // What was read is the file's start, and the rest follows.
                 assert_eq!(&t[..bytes.len()], &bytes[..], "text {i}, cap {max}");
+                // The same header from the whole file read first (one no
+                // longer than the cap, as `whole_first` reads).
+                if t.len() <= max {
+                    let f = File::open(&p).unwrap();
+                    let mut bytes = Vec::new();
+                    crate::isa::read_to_length(&f, &mut bytes, t.len()).unwrap();
+                    let got = read_header_into(&f, &mut bytes, max).unwrap();
+                    assert_eq!(got, want, "text {i}, cap {max}, read whole");
+                }
             }
         }
     }

@@ -103,7 +103,11 @@ pub fn analyze_rest_of(
 /// once more to see the end, several reads for a file of a few tens of
 /// KiB. Into the buffer's spare room: zeroing it first (`resize`) cost as
 /// much as a tenth of the collection's CPU time.
-fn read_to_length(f: &std::fs::File, bytes: &mut Vec<u8>, len: usize) -> std::io::Result<()> {
+pub(crate) fn read_to_length(
+    f: &std::fs::File,
+    bytes: &mut Vec<u8>,
+    len: usize,
+) -> std::io::Result<()> {
     let len = len.max(bytes.len());
     while bytes.len() < len {
         if read_some(f, bytes, len - bytes.len())? == 0 {

@@ -29,15 +29,17 @@ pub fn choose_among(cands: &[&AsmFile]) -> Option<(usize, String)> {
         return None;
     }
     let verified = cands.iter().any(|c| c.final_binary == Some(true));
-    let key = |c: &AsmFile| {
+    fn key(verified: bool, c: &AsmFile) -> (bool, u32, u32, &str) {
         (
             !verified || c.final_binary == Some(true),
             c.name.retry,
             c.name.simd.unwrap_or(0),
-            c.file_name.clone(),
+            c.file_name.as_str(),
         )
-    };
-    let best = (0..cands.len()).max_by_key(|&i| key(cands[i]))?;
+    }
+    let key = |c| key(verified, c);
+    // The last of the greatest, as `max_by_key` (borrowing the names).
+    let best = (0..cands.len()).max_by(|&i, &j| key(cands[i]).cmp(&key(cands[j])))?;
     let b = &cands[best];
     if let Some(o) = &b.binary {
         let member = o
@@ -131,6 +133,13 @@ pub struct Folded<'a> {
 /// of them. A file two processes share (a forked child writes into its
 /// parent's folder) counts for both and is listed once.
 pub fn fold<'a>(mut files: Vec<(usize, &'a AsmFile)>, chosen: Option<&str>) -> Folded<'a> {
+    if let [(_, a)] = files[..] {
+        // One file: one compilation (most kernels).
+        return Folded {
+            listed: vec![(a, 1)],
+            same: Vec::new(),
+        };
+    }
     files.sort_by(|a, b| (a.1.shown.as_str(), a.0).cmp(&(b.1.shown.as_str(), b.0)));
     files.dedup_by(|a, b| a.0 == b.0 && a.1.shown == b.1.shown);
     let mut listed: Vec<(&AsmFile, u32)> = Vec::new();

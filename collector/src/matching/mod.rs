@@ -184,7 +184,6 @@ pub fn match_all_listing(
 ) -> Matching {
     let mut out = Matching::default();
     let launched = by_kernel(procs, binaries, &mut out.warnings);
-    let launched: Vec<_> = launched.into_iter().collect();
     let merged: Vec<(KernelMatch, Option<String>)> = launched
         .par_iter()
         .map(|((name, _), (sha, per))| merge_processes(name, sha, per))
@@ -202,15 +201,20 @@ pub fn match_all_listing(
 /// A kernel as matching tells kernels apart: name and module key.
 type Key<'a> = (&'a [u8], String);
 
+/// Each kernel's module SHA-256 (the first process's) and each process's
+/// findings, by key.
+type ByKernel<'a> = Vec<(Key<'a>, (Option<String>, Vec<PerProcess<'a>>))>;
+
 /// Every launched kernel of every process looked up on every core, then
-/// put together in order, by (name, module key): each process's findings.
-/// Warnings about the processes go to `warnings`.
+/// put together in order, by (name, module key): each process's findings,
+/// in process order (the kernels sorted on every core, stably, as a tree
+/// of them would have them: one insertion at a time was a tenth of a
+/// second of one thread). Warnings about the processes go to `warnings`.
 fn by_kernel<'a>(
     procs: &'a [ProcessInput],
     binaries: &'a ModuleBinaries,
     warnings: &mut Vec<String>,
-) -> BTreeMap<Key<'a>, (Option<String>, Vec<PerProcess<'a>>)> {
-    let mut launched: BTreeMap<Key, (Option<String>, Vec<PerProcess>)> = BTreeMap::new();
+) -> ByKernel<'a> {
     let jobs: Vec<(&ProcessInput, &xpu_asm_record::read::Kernel)> = procs
         .iter()
         .flat_map(|p| launched_kernels(p.rec).map(move |k| (p, k)))
@@ -220,6 +224,7 @@ fn by_kernel<'a>(
         .map(|(p, k)| match_one(p, binaries, &k.name, k.module))
         .collect();
     let mut found = found.into_iter().zip(jobs.iter().map(|(_, k)| k));
+    let mut each: Vec<(Key, Option<String>, PerProcess)> = Vec::with_capacity(jobs.len());
     for p in procs {
         warn_same_spirv_different_flags(p.rec, warnings);
         for ((sha, status, reason, candidates), k) in
@@ -230,17 +235,15 @@ fn by_kernel<'a>(
                 // Without a hash, a module is only itself.
                 None => format!("pid {} module {}", p.rec.pid, k.module),
             };
-            let e = launched
-                .entry((k.name.as_slice(), module_key))
-                .or_insert_with(|| (sha, Vec::new()));
-            e.1.push(PerProcess {
+            let per = PerProcess {
                 pid: p.rec.pid,
                 launches: k.launches,
                 appended: k.appended,
                 status,
                 reason,
                 candidates,
-            });
+            };
+            each.push(((k.name.as_slice(), module_key), sha, per));
         }
         if p.rec.unknown_launches > 0 {
             warnings.push(format!(
@@ -249,6 +252,15 @@ fn by_kernel<'a>(
                  they are not attributed to any kernel",
                 p.rec.pid, p.rec.unknown_launches
             ));
+        }
+    }
+    each.par_sort_by(|a, b| a.0.cmp(&b.0));
+    let mut launched: ByKernel = Vec::new();
+    for (key, sha, per) in each {
+        match launched.last_mut() {
+            Some(last) if last.0 == key => last.1 .1.push(per),
+            // The first process's SHA-256 speaks for the kernel.
+            _ => launched.push((key, (sha, vec![per]))),
         }
     }
     launched
@@ -262,69 +274,89 @@ fn unlaunched(
     list_unlaunched: bool,
 ) -> Vec<KernelMatch> {
     let launched_keys: std::collections::HashSet<(&[u8], Option<&str>)> = launched
-        .iter()
+        .par_iter()
         .map(|k| (k.name.as_slice(), k.module_sha256.as_deref()))
         .collect();
-    // (name, module key) -> (module SHA-256, pids, (folder, file))
-    type Found<'a> = (Option<&'a String>, Vec<u32>, Vec<(usize, &'a AsmFile)>);
-    let mut unlaunched: BTreeMap<(&[u8], Cow<str>), Found> = BTreeMap::new();
     let mut folders_seen = std::collections::BTreeSet::new();
-    for (folder, p) in procs.iter().enumerate() {
-        // A forked child shares its parent's folder; the files are the parent's.
-        if !folders_seen.insert(&p.folder.path) {
-            continue;
-        }
-        for a in &p.folder.asm {
-            let Some(name) = a.header.as_ref().and_then(|h| h.kernel.as_deref()) else {
-                continue;
-            };
+    // Every file of every folder (a forked child shares its parent's
+    // folder; the files are the parent's), in order.
+    let files: Vec<(usize, &ProcessInput, &AsmFile)> = procs
+        .iter()
+        .enumerate()
+        .filter(|(_, p)| folders_seen.insert(&p.folder.path))
+        .flat_map(|(folder, p)| p.folder.asm.iter().map(move |a| (folder, p, a)))
+        .collect();
+    // (name, module key), module SHA-256, pid, (folder, file) of each
+    // file of a kernel nobody launched, in order, then sorted (stably).
+    type UnKey<'a> = (&'a [u8], Cow<'a, str>);
+    type One<'a> = (UnKey<'a>, Option<&'a String>, u32, (usize, &'a AsmFile));
+    let mut each: Vec<One> = files
+        .par_iter()
+        .filter_map(|&(folder, p, a)| {
+            let name = a.header.as_ref().and_then(|h| h.kernel.as_deref())?;
             let sha = p.folder.sha_by_hash.get(&a.name.hash);
             if launched_keys.contains(&(name, sha.map(String::as_str))) {
-                continue;
+                return None;
             }
             let module_key = match sha {
                 Some(s) => Cow::Borrowed(s.as_str()),
                 None => Cow::Owned(format!("asm{}", a.name.hash)),
             };
-            let e = unlaunched
-                .entry((name, module_key))
-                .or_insert_with(|| (sha, Vec::new(), Vec::new()));
-            if !e.1.contains(&p.rec.pid) {
-                e.1.push(p.rec.pid);
+            Some(((name, module_key), sha, p.rec.pid, (folder, a)))
+        })
+        .collect();
+    drop(files);
+    each.par_sort_by(|a, b| a.0.cmp(&b.0));
+    // (name, module key) -> (module SHA-256, pids, (folder, file))
+    let mut unlaunched: Vec<(UnKey, Found)> = Vec::new();
+    for (key, sha, pid, file) in each {
+        if unlaunched.last().map_or(true, |last| last.0 != key) {
+            unlaunched.push((key, (sha, Vec::new(), Vec::new())));
+        }
+        if let Some((_, e)) = unlaunched.last_mut() {
+            if !e.1.contains(&pid) {
+                e.1.push(pid);
             }
-            e.2.push((folder, a));
+            e.2.push(file);
         }
     }
-    let unlaunched: Vec<_> = unlaunched.into_iter().collect();
     unlaunched
         .par_iter()
-        .map(|((name, _), (sha, pids, files))| {
-            let mut pids = pids.clone();
-            pids.sort_unstable();
-            let files = if list_unlaunched {
-                files.clone()
-            } else {
-                Vec::new()
-            };
-            let folded = fold(files, None);
-            let listed: Vec<&AsmFile> = folded.listed.iter().map(|l| l.0).collect();
-            let pick = choose_among(&listed);
-            KernelMatch {
-                name: name.to_vec(),
-                module_sha256: sha.cloned(),
-                launches: 0,
-                appended: 0,
-                pids,
-                status: Status::NotLaunched,
-                reason: Some("IGC compiled it; the program never launched it".into()),
-                chosen: pick.as_ref().map(|p| p.0),
-                choice: pick.map(|p| p.1),
-                candidates: listed.into_iter().cloned().collect(),
-                processes: folded.listed.iter().map(|l| l.1).collect(),
-                same_files: Vec::new(),
-            }
-        })
+        .map(|((name, _), found)| unlaunched_match(name, found, list_unlaunched))
         .collect()
+}
+
+/// A kernel of a module's files that no process launched: its module's
+/// SHA-256, the pids and the files (listed with `list_unlaunched`).
+type Found<'a> = (Option<&'a String>, Vec<u32>, Vec<(usize, &'a AsmFile)>);
+
+/// The entry of kernel `name` that no process launched.
+fn unlaunched_match(name: &[u8], found: &Found, list_unlaunched: bool) -> KernelMatch {
+    let (sha, pids, files) = found;
+    let mut pids = pids.clone();
+    pids.sort_unstable();
+    let files = if list_unlaunched {
+        files.clone()
+    } else {
+        Vec::new()
+    };
+    let folded = fold(files, None);
+    let listed: Vec<&AsmFile> = folded.listed.iter().map(|l| l.0).collect();
+    let pick = choose_among(&listed);
+    KernelMatch {
+        name: name.to_vec(),
+        module_sha256: sha.cloned(),
+        launches: 0,
+        appended: 0,
+        pids,
+        status: Status::NotLaunched,
+        reason: Some("IGC compiled it; the program never launched it".into()),
+        chosen: pick.as_ref().map(|p| p.0),
+        choice: pick.map(|p| p.1),
+        candidates: listed.into_iter().cloned().collect(),
+        processes: folded.listed.iter().map(|l| l.1).collect(),
+        same_files: Vec::new(),
+    }
 }
 
 /// The kernels `rec` launched (or appended) at least once.

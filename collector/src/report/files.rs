@@ -46,7 +46,16 @@ impl Keep {
 /// `report` as `report.json` (pretty JSON and a newline), written next to
 /// `path`, to be put in place by [`Pending::commit`].
 pub fn write_report(path: &Path, report: &Report) -> Result<Pending, CollectError> {
-    write_pending(path, |w| json::write(w, report))
+    write_report_from(path, report, None)
+}
+
+/// [`write_report`], the kernels' JSON taken from `shared` when given.
+pub fn write_report_from(
+    path: &Path,
+    report: &Report,
+    mut shared: Option<crate::report::export::pieces::Reader>,
+) -> Result<Pending, CollectError> {
+    write_pending(path, |w| json::write_from(w, report, shared.as_mut()))
 }
 
 /// The dump folders of a collection: each process's, where its record

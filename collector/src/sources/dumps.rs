@@ -269,8 +269,14 @@ impl AsmIndex {
     fn kernel(&self, asm: &[AsmFile], hash: &str, name: &[u8]) -> &[usize] {
         let key = (hash, Some(name));
         let lo = self.order.partition_point(|&i| index_key(&asm[i]) < key);
-        let hi = self.order.partition_point(|&i| index_key(&asm[i]) <= key);
-        &self.order[lo..hi]
+        // A kernel has a file or a few: the run's end found by walking it
+        // (long names, with long prefixes in common, compared once more
+        // each rather than a search's many times).
+        let n = self.order[lo..]
+            .iter()
+            .take_while(|&&i| index_key(&asm[i]) == key)
+            .count();
+        &self.order[lo..lo + n]
     }
 }
 
@@ -287,7 +293,7 @@ impl DumpFolder {
     /// The module hashes IGC named the `.spv` with SHA-256 `sha` by.
     fn hashes(&self, sha: &str) -> &[String] {
         self.spv_by_sha
-            .get(&sha.to_ascii_lowercase())
+            .get(lower(sha).as_ref())
             .map_or(&[], |h| h.as_slice())
     }
 
@@ -350,7 +356,16 @@ impl DumpFolder {
     }
 
     pub fn has_module(&self, sha: &str) -> bool {
-        self.spv_by_sha.contains_key(&sha.to_ascii_lowercase())
+        self.spv_by_sha.contains_key(lower(sha).as_ref())
+    }
+}
+
+/// `s` in lower case, copied only when it is not already.
+fn lower(s: &str) -> std::borrow::Cow<'_, str> {
+    if s.bytes().any(|b| b.is_ascii_uppercase()) {
+        std::borrow::Cow::Owned(s.to_ascii_lowercase())
+    } else {
+        std::borrow::Cow::Borrowed(s)
     }
 }
 
@@ -463,12 +478,24 @@ enum Scanned {
 }
 
 /// The files' contents, read on every core.
+/// The kernels whose files are read whole; whether they are most of the
+/// folder's `.asm` files (then each small file is read at once).
+struct Launched<'a> {
+    kernels: &'a HashSet<&'a [u8]>,
+    most: bool,
+}
+
 fn read_files(
     files: &[(String, PathBuf)],
     folder: Option<&OwnedFd>,
     launched: &HashSet<&[u8]>,
     stop: &(dyn Fn() -> bool + Sync),
 ) -> Vec<Scanned> {
+    let asm = files.iter().filter(|(n, _)| n.ends_with(".asm")).count();
+    let launched = &Launched {
+        kernels: launched,
+        most: launched.len() * 2 >= asm,
+    };
     files
         .par_iter()
         .map(|(name, p)| {
@@ -500,11 +527,12 @@ fn read_asm(
     folder: Option<&OwnedFd>,
     name: &str,
     path: &Path,
-    launched: &HashSet<&[u8]>,
+    launched: &Launched,
 ) -> std::io::Result<AsmRead> {
     let f = open_in(folder, name, path)?;
     let meta = f.metadata().ok();
-    let (header, analysis) = header_and_analysis_of(&f, meta.as_ref(), launched)?;
+    let (header, analysis) =
+        header_and_analysis_of(&f, meta.as_ref(), launched.kernels, launched.most)?;
     let size = meta.filter(|m| m.is_file()).map(|m| m.len());
     Ok((header, analysis, size))
 }
@@ -523,24 +551,48 @@ fn open_folder_fd(path: &Path) -> Option<OwnedFd> {
 
 /// The file `name` of `folder` opened for reading, as [`File::open`] of
 /// its `path` opens it, without looking up each folder of the path again
-/// (100,000 opens of a scan); by its path when that does not go.
+/// (100,000 opens of a scan), and without updating its access time where
+/// the file is ours ([`open_noatime`]); by its path when that does not go.
 fn open_in(folder: Option<&OwnedFd>, name: &str, path: &Path) -> std::io::Result<File> {
     use std::os::fd::{AsRawFd, FromRawFd};
     if let (Some(dir), Ok(c)) = (folder, std::ffi::CString::new(name)) {
-        // SAFETY: an open folder and a NUL-terminated name.
-        let fd = unsafe {
-            libc::openat(
-                dir.as_raw_fd(),
-                c.as_ptr(),
-                libc::O_RDONLY | libc::O_CLOEXEC,
-            )
-        };
-        if fd >= 0 {
-            // SAFETY: `fd` was just opened and is owned by nothing else.
-            return Ok(unsafe { File::from_raw_fd(fd) });
+        for flags in [libc::O_NOATIME, 0] {
+            // SAFETY: an open folder and a NUL-terminated name.
+            let fd = unsafe {
+                libc::openat(
+                    dir.as_raw_fd(),
+                    c.as_ptr(),
+                    libc::O_RDONLY | libc::O_CLOEXEC | flags,
+                )
+            };
+            if fd >= 0 {
+                // SAFETY: `fd` was just opened and is owned by nothing else.
+                return Ok(unsafe { File::from_raw_fd(fd) });
+            }
+            // O_NOATIME is refused (EPERM) on a file of another user.
+            if std::io::Error::last_os_error().raw_os_error() != Some(libc::EPERM) {
+                break;
+            }
         }
     }
-    File::open(path)
+    open_noatime(path)
+}
+
+/// The file at `path` opened for reading, as [`File::open`] does, but
+/// without updating its access time when the file is ours (`O_NOATIME`;
+/// else opened as usual): reading a dump is no use of it, and the update
+/// is an inode written back per file (a tenth of a large capture's
+/// header reads, after `cp -al` or a fresh dump made its times newer).
+pub fn open_noatime(path: &Path) -> std::io::Result<File> {
+    use std::os::unix::fs::OpenOptionsExt;
+    match File::options()
+        .read(true)
+        .custom_flags(libc::O_NOATIME)
+        .open(path)
+    {
+        Err(e) if e.raw_os_error() == Some(libc::EPERM) => File::open(path),
+        other => other,
+    }
 }
 
 /// The files read, put together in file order, exactly as one pass over
@@ -672,7 +724,7 @@ fn verify_final_binaries(
 
 fn read_small(p: &Path) -> std::io::Result<Vec<u8>> {
     let mut buf = Vec::new();
-    File::open(p)?
+    open_noatime(p)?
         .take(BINARY_MAX_BYTES + 1)
         .read_to_end(&mut buf)?;
     if buf.len() as u64 > BINARY_MAX_BYTES {
@@ -688,7 +740,7 @@ pub fn sha256_file(p: &Path) -> std::io::Result<String> {
 
 /// [`sha256_file`], and how many bytes the file has (all of them read).
 fn sha256_file_sized(p: &Path) -> std::io::Result<(String, u64)> {
-    let mut file = File::open(p)?;
+    let mut file = open_noatime(p)?;
     let mut h = Sha256::new();
     let mut buf = vec![0u8; 1 << 16];
     let mut size = 0u64;
@@ -889,7 +941,7 @@ pub fn find_in_dumps<'a>(
     module: &xpu_asm_record::read::Module,
     name: &[u8],
 ) -> Lookup<'a> {
-    let sha = Some(module.sha256.to_ascii_lowercase()).filter(|s| !s.is_empty());
+    let sha = Some(lower(&module.sha256)).filter(|s| !s.is_empty());
     if module.format != "spirv" {
         let what = if module.format == "native" {
             "a native binary (ZE_MODULE_FORMAT_NATIVE)".to_string()

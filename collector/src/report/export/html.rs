@@ -21,7 +21,7 @@ use crate::report::{KernelEntry, Report};
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
-use std::io::Write;
+use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 
 const TEMPLATE: &str = include_str!("html/template.html");
@@ -232,30 +232,71 @@ fn read_one(
 
 /// The file at `path`, unless larger than [`MAX_ISA_BYTES`].
 fn read_capped(path: &Path) -> std::io::Result<Vec<u8>> {
-    let len = std::fs::metadata(path)?.len();
+    let mut f = crate::sources::dumps::open_noatime(path)?;
+    let len = f.metadata()?.len();
     if len > MAX_ISA_BYTES {
         return Err(std::io::Error::other(format!(
             "{len} bytes, more than a page holds ({MAX_ISA_BYTES})"
         )));
     }
-    std::fs::read(path)
+    let mut bytes = Vec::with_capacity(len as usize);
+    f.read_to_end(&mut bytes)?;
+    Ok(bytes)
 }
 
+/// `bytes` in gzip, as `flate2`'s `GzEncoder` at its fastest level
+/// writes it (the same header, deflate stream and trailer), with the
+/// thread's compressor reset rather than made anew: a new one is about
+/// 300 KiB of tables allocated and zeroed, more than compressing a
+/// kernel's text costs.
 fn gzip(bytes: &[u8]) -> Vec<u8> {
-    let mut e = flate2::write::GzEncoder::new(
-        Vec::with_capacity(bytes.len() / 4 + 64),
-        flate2::Compression::fast(),
-    );
-    // Writing into a Vec cannot fail.
-    let _ = e.write_all(bytes);
-    e.finish().unwrap_or_default()
+    use flate2::{Compress, Compression, FlushCompress, Status};
+    thread_local! {
+        static DEFLATE: std::cell::RefCell<Option<Compress>> = const { std::cell::RefCell::new(None) };
+    }
+    // No name, no time; extra flags 4: the fastest level; OS unknown.
+    const HEADER: [u8; 10] = [0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 4, 255];
+    let mut out = Vec::with_capacity(bytes.len() / 4 + 64);
+    out.extend_from_slice(&HEADER);
+    DEFLATE.with_borrow_mut(|d| {
+        let d = d.get_or_insert_with(|| Compress::new(Compression::fast(), false));
+        d.reset();
+        // As the encoder feeds it (the stream depends on the room it is
+        // given): all the input unflushed, then the end, each time into
+        // a buffer of 32 KiB emptied into `out`.
+        let mut buf: Vec<u8> = Vec::with_capacity(32 * 1024);
+        let mut input = bytes;
+        while !input.is_empty() {
+            out.append(&mut buf);
+            let before = d.total_in();
+            if d.compress_vec(input, &mut buf, FlushCompress::None)
+                .is_err()
+            {
+                break;
+            }
+            input = &input[(d.total_in() - before) as usize..];
+        }
+        loop {
+            out.append(&mut buf);
+            match d.compress_vec(&[], &mut buf, FlushCompress::Finish) {
+                Ok(Status::StreamEnd) | Err(_) => break,
+                Ok(_) => {}
+            }
+        }
+        out.append(&mut buf);
+    });
+    let mut crc = flate2::Crc::new();
+    crc.update(bytes);
+    out.extend_from_slice(&crc.sum().to_le_bytes());
+    out.extend_from_slice(&(bytes.len() as u32).to_le_bytes());
+    out
 }
 
 /// The page of the capture `dir` whose report is `report`.
 pub fn capture_page(dir: &Path, report: &Report) -> String {
     let mut out = Vec::new();
     // Writing into a Vec cannot fail.
-    let _ = write_capture_page_to(&mut out, dir, report, &|_| None);
+    let _ = write_capture_page_to(&mut out, dir, report, &|_| None, None);
     // Made of UTF-8 pieces only.
     String::from_utf8(out).unwrap_or_default()
 }
@@ -275,8 +316,19 @@ pub fn write_capture_page_pending(
     report: &Report,
     file: &(dyn Fn(usize) -> Option<PathBuf> + Sync),
 ) -> Result<Pending, CollectError> {
+    write_capture_page_from(dir, report, file, None)
+}
+
+/// [`write_capture_page_pending`], the kernels' JSON taken from `shared`
+/// when given.
+pub fn write_capture_page_from(
+    dir: &Path,
+    report: &Report,
+    file: &(dyn Fn(usize) -> Option<PathBuf> + Sync),
+    mut shared: Option<pieces::Reader>,
+) -> Result<Pending, CollectError> {
     write_pending(&dir.join(PAGE_FILE), |w| {
-        write_capture_page_to(w, dir, report, file)
+        write_capture_page_to(w, dir, report, file, shared.as_mut())
     })
 }
 
@@ -286,6 +338,7 @@ fn write_capture_page_to(
     dir: &Path,
     report: &Report,
     file: &(dyn Fn(usize) -> Option<PathBuf> + Sync),
+    mut shared: Option<&mut pieces::Reader>,
 ) -> std::io::Result<()> {
     // The names made while the ISA is read (both on every core).
     let ((isa, texts), names) = rayon::join(
@@ -300,7 +353,7 @@ fn write_capture_page_to(
     let tail = CaptureTail { names, isa };
     let title = format!("xpu-asm: {}", dir.display());
     render_with(w, &title, &texts, &mut |w| {
-        write_capture_data(w, &head, report, &tail)
+        write_capture_data(w, &head, report, &tail, shared.as_deref_mut())
     })
 }
 
@@ -312,6 +365,7 @@ fn write_capture_data(
     head: &CaptureHead,
     report: &Report,
     tail: &CaptureTail,
+    shared: Option<&mut pieces::Reader>,
 ) -> std::io::Result<()> {
     let (head, tail) = (serde_json::to_vec(head)?, serde_json::to_vec(tail)?);
     let (Some(head), Some(tail)) = (head.strip_suffix(b"}"), tail.strip_prefix(b"{")) else {
@@ -319,7 +373,7 @@ fn write_capture_data(
     };
     w.write_all(head)?;
     w.write_all(b",\"report\":")?;
-    pieces::write_report(w, report, Layout::Compact)?;
+    pieces::write_report_from(w, report, Layout::Compact, shared)?;
     w.write_all(b",")?;
     w.write_all(tail)
 }
@@ -671,7 +725,7 @@ mod tests {
             isa: vec![one; 70],
         };
         let mut out = Vec::new();
-        write_capture_data(&mut out, &head, &report, &tail).unwrap();
+        write_capture_data(&mut out, &head, &report, &tail, None).unwrap();
         let whole = Whole {
             kind: head.kind,
             dir: head.dir.clone(),
@@ -684,6 +738,30 @@ mod tests {
             String::from_utf8(out).unwrap(),
             serde_json::to_string(&whole).unwrap()
         );
+    }
+
+    /// The compressor reused is the gzip a new `GzEncoder` writes, on
+    /// texts small and large, one after another on the same thread.
+    #[test]
+    fn gzip_is_flate2s() {
+        // Text that compresses poorly: its gzip needs more than one of
+        // the encoder's 32 KiB buffers.
+        let mut t = Vec::new();
+        let mut seed = 7u64;
+        while t.len() < 90_000 {
+            seed = seed
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            t.extend_from_slice(format!("r{:x} ", seed >> 20).as_bytes());
+        }
+        for len in [0, 1, 5000, 90_000, 20] {
+            let t = &t[..len];
+            let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+            e.write_all(t).unwrap();
+            let want = e.finish().unwrap();
+            assert_eq!(gzip(t), want, "{len} bytes");
+            assert!(len < 90_000 || want.len() > 40 * 1024, "{}", want.len());
+        }
     }
 
     #[test]

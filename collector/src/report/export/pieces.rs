@@ -94,6 +94,17 @@ fn parts(r: &Report) -> (Head<'_>, &[KernelEntry], Tail<'_>) {
 
 /// `report` as `serde_json` lays it out (without a final newline).
 pub fn write_report(w: &mut dyn Write, report: &Report, layout: Layout) -> std::io::Result<()> {
+    write_report_from(w, report, layout, None)
+}
+
+/// [`write_report`], the kernels' JSON taken from `shared` (made once
+/// for it and another file of the same report) when given.
+pub fn write_report_from(
+    w: &mut dyn Write,
+    report: &Report,
+    layout: Layout,
+    shared: Option<&mut Reader>,
+) -> std::io::Result<()> {
     let (head, kernels, tail) = parts(report);
     let (head, tail) = (json(&head, layout)?, json(&tail, layout)?);
     // `{...}` twice, joined around the kernels: the head without its
@@ -107,7 +118,10 @@ pub fn write_report(w: &mut dyn Write, report: &Report, layout: Layout) -> std::
     };
     w.write_all(head)?;
     w.write_all(key)?;
-    write_kernels(w, kernels, layout)?;
+    match shared {
+        Some(r) if std::ptr::eq(r.shared.kernels, kernels) => write_shared(w, r, layout)?,
+        _ => write_kernels(w, kernels, layout)?,
+    }
     w.write_all(b",")?;
     w.write_all(tail)
 }
@@ -179,6 +193,271 @@ fn indented(text: &[u8], out: &mut Vec<u8>) {
     out.extend_from_slice(&text[start..]);
 }
 
+/// The kernels' array from the compact JSON of `r`'s batches: as is, or
+/// laid out as [`elements`] lays them out pretty ([`pretty_batch`]).
+fn write_shared(w: &mut dyn Write, r: &mut Reader, layout: Layout) -> std::io::Result<()> {
+    if r.shared.kernels.is_empty() {
+        return w.write_all(b"[]");
+    }
+    w.write_all(b"[")?;
+    let mut out = Vec::new();
+    while let Some(batch) = r.next_batch()? {
+        for piece in batch.iter() {
+            match layout {
+                Layout::Compact => w.write_all(piece)?,
+                Layout::Pretty => {
+                    out.clear();
+                    pretty_batch(piece, &mut out);
+                    w.write_all(&out)?;
+                }
+            }
+        }
+    }
+    match layout {
+        Layout::Pretty => w.write_all(b"\n  ]"),
+        Layout::Compact => w.write_all(b"]"),
+    }
+}
+
+/// Compact JSON elements of the kernels' array (each an object, after
+/// its comma but the array's first) laid out as [`elements`] lays them
+/// out pretty: as `serde_json`'s pretty printer would (two spaces a
+/// level, `": "` after a key, `[]` and `{}` when empty), four spaces in,
+/// each element on a line of its own. Only the layout is added: strings,
+/// numbers and literals are copied as they are.
+fn pretty_batch(compact: &[u8], out: &mut Vec<u8>) {
+    let b = compact;
+    let mut depth = 0usize;
+    let newline = |out: &mut Vec<u8>, depth: usize| {
+        out.extend_from_slice(b"\n    ");
+        for _ in 0..depth {
+            out.extend_from_slice(b"  ");
+        }
+    };
+    let mut i = 0;
+    while i < b.len() {
+        let c = b[i];
+        match c {
+            b'"' => {
+                let start = i;
+                i = string_end(b, i);
+                out.extend_from_slice(&b[start..i]);
+                continue;
+            }
+            b'{' | b'[' => {
+                if depth == 0 {
+                    newline(out, 0);
+                }
+                let close = if c == b'{' { b'}' } else { b']' };
+                out.push(c);
+                if b.get(i + 1) == Some(&close) {
+                    out.push(close);
+                    i += 2;
+                    continue;
+                }
+                depth += 1;
+                newline(out, depth);
+            }
+            b'}' | b']' => {
+                depth = depth.saturating_sub(1);
+                newline(out, depth);
+                out.push(c);
+            }
+            b',' => {
+                out.push(c);
+                if depth > 0 {
+                    newline(out, depth);
+                }
+            }
+            b':' => out.extend_from_slice(b": "),
+            _ => {
+                // A number or literal, to the next structural byte.
+                let start = i;
+                while i < b.len() && !matches!(b[i], b'"' | b'{' | b'[' | b'}' | b']' | b',' | b':')
+                {
+                    i += 1;
+                }
+                out.extend_from_slice(&b[start..i]);
+                continue;
+            }
+        }
+        i += 1;
+    }
+}
+
+/// Where the JSON string that starts at `start` (its opening quote)
+/// ends: after its closing quote (or at the end of `b`).
+fn string_end(b: &[u8], start: usize) -> usize {
+    let mut i = start + 1;
+    while let Some(j) = b
+        .get(i..)
+        .and_then(|rest| memchr::memchr2(b'"', b'\\', rest))
+    {
+        i += j;
+        if b[i] == b'"' {
+            return i + 1;
+        }
+        // An escape: the backslash and the character after it.
+        i += 2;
+    }
+    b.len()
+}
+
+/// The kernels' compact JSON made a batch at a time, once, for two
+/// readers (`report.json` and the page, written side by side on threads
+/// of their own): the first to need a batch makes it (its kernels on
+/// every core), the other takes it; a batch goes when both have read it.
+/// The one ahead waits when [`AHEAD`] batches are held for the other
+/// (memory), unless the other is gone ([`Reader`] dropped).
+pub struct Shared<'a> {
+    kernels: &'a [KernelEntry],
+    state: std::sync::Mutex<State>,
+    changed: std::sync::Condvar,
+}
+
+/// Batches held for the reader behind, at most.
+const AHEAD: usize = 4;
+
+/// One batch's JSON: its tasks' pieces, in order.
+type Batch = std::sync::Arc<Vec<Vec<u8>>>;
+
+struct State {
+    slots: Vec<Slot>,
+    /// Readers not yet dropped.
+    readers: usize,
+}
+
+enum Slot {
+    Empty,
+    Making,
+    /// Made, with how many readers have yet to read it.
+    Ready(Batch, usize),
+    Read,
+}
+
+/// One reader of [`Shared`] batches, in order.
+pub struct Reader<'s, 'a> {
+    shared: &'s Shared<'a>,
+    next: usize,
+}
+
+impl<'a> Shared<'a> {
+    /// The batches of `kernels`, for two readers ([`Shared::readers`]).
+    pub fn new(kernels: &'a [KernelEntry]) -> Self {
+        let n = kernels.len().div_ceil(PER_BATCH);
+        Shared {
+            kernels,
+            state: std::sync::Mutex::new(State {
+                slots: (0..n).map(|_| Slot::Empty).collect(),
+                readers: 2,
+            }),
+            changed: std::sync::Condvar::new(),
+        }
+    }
+
+    /// Its two readers.
+    pub fn readers(&self) -> (Reader<'_, 'a>, Reader<'_, 'a>) {
+        let r = || Reader {
+            shared: self,
+            next: 0,
+        };
+        (r(), r())
+    }
+
+    fn lock(&self) -> std::io::Result<std::sync::MutexGuard<'_, State>> {
+        self.state.lock().map_err(|_| poisoned())
+    }
+}
+
+impl Reader<'_, '_> {
+    /// The next batch, `None` after the last.
+    fn next_batch(&mut self) -> std::io::Result<Option<Batch>> {
+        let shared = self.shared;
+        let b = self.next;
+        let mut st = shared.lock()?;
+        if b >= st.slots.len() {
+            return Ok(None);
+        }
+        loop {
+            let held = st
+                .slots
+                .iter()
+                .filter(|s| matches!(s, Slot::Ready(..)))
+                .count();
+            let alone = st.readers < 2;
+            match &mut st.slots[b] {
+                Slot::Ready(batch, left) => {
+                    let batch = batch.clone();
+                    *left -= 1;
+                    if *left == 0 {
+                        st.slots[b] = Slot::Read;
+                    }
+                    shared.changed.notify_all();
+                    self.next += 1;
+                    return Ok(Some(batch));
+                }
+                Slot::Empty if held < AHEAD || alone => break,
+                _ => {}
+            }
+            st = shared.changed.wait(st).map_err(|_| poisoned())?;
+        }
+        st.slots[b] = Slot::Making;
+        drop(st);
+        let made = make_batch(shared.kernels, b);
+        let mut st = shared.lock()?;
+        let batch = match made {
+            Ok(m) => std::sync::Arc::new(m),
+            Err(e) => {
+                st.slots[b] = Slot::Empty;
+                shared.changed.notify_all();
+                return Err(e);
+            }
+        };
+        let others = st.readers - 1;
+        st.slots[b] = match others {
+            0 => Slot::Read,
+            n => Slot::Ready(batch.clone(), n),
+        };
+        shared.changed.notify_all();
+        self.next += 1;
+        Ok(Some(batch))
+    }
+}
+
+impl Drop for Reader<'_, '_> {
+    /// Gone: what it had yet to read is not held for it.
+    fn drop(&mut self) {
+        let Ok(mut st) = self.shared.state.lock() else {
+            return;
+        };
+        st.readers -= 1;
+        let from = self.next.min(st.slots.len());
+        for slot in &mut st.slots[from..] {
+            if let Slot::Ready(_, left) = slot {
+                *left -= 1;
+                if *left == 0 {
+                    *slot = Slot::Read;
+                }
+            }
+        }
+        self.shared.changed.notify_all();
+    }
+}
+
+fn poisoned() -> std::io::Error {
+    std::io::Error::other("a writer of the report failed")
+}
+
+/// Batch `b` of `kernels` as compact JSON, its tasks on every core.
+fn make_batch(kernels: &[KernelEntry], b: usize) -> std::io::Result<Vec<Vec<u8>>> {
+    let batch = &kernels[b * PER_BATCH..((b + 1) * PER_BATCH).min(kernels.len())];
+    batch
+        .par_chunks(PER_TASK)
+        .enumerate()
+        .map(|(t, task)| elements(task, b == 0 && t == 0, Layout::Compact))
+        .collect()
+}
+
 /// A report of `n` kernels with every kind of field filled: nested
 /// objects and arrays, empty ones, nulls, strings JSON escapes.
 #[cfg(test)]
@@ -243,6 +522,62 @@ mod tests {
         let mut out = Vec::new();
         write_report(&mut out, r, layout).unwrap();
         String::from_utf8(out).unwrap()
+    }
+
+    /// Both files from one making of the kernels' JSON, written side by
+    /// side, are what serde writes of each; and one reader gone early
+    /// (a file that failed) holds up nothing.
+    #[test]
+    fn shared_batches_make_both_files() {
+        for n in [
+            0,
+            1,
+            PER_TASK + 1,
+            PER_BATCH,
+            AHEAD * PER_BATCH + 3 * PER_BATCH + 5,
+        ] {
+            let r = rich_report(n);
+            let shared = Shared::new(&r.kernels);
+            let (mut a, mut b) = shared.readers();
+            let write = |layout, reader: &mut Reader| {
+                let mut out = Vec::new();
+                write_report_from(&mut out, &r, layout, Some(reader)).unwrap();
+                String::from_utf8(out).unwrap()
+            };
+            let (pretty, compact) = std::thread::scope(|s| {
+                let t = s.spawn(|| write(Layout::Pretty, &mut a));
+                let compact = write(Layout::Compact, &mut b);
+                (t.join().unwrap(), compact)
+            });
+            assert_eq!(pretty, serde_json::to_string_pretty(&r).unwrap(), "{n}");
+            assert_eq!(compact, serde_json::to_string(&r).unwrap(), "{n}");
+            let shared = Shared::new(&r.kernels);
+            let (mut a, b) = shared.readers();
+            drop(b);
+            assert_eq!(write(Layout::Pretty, &mut a), pretty, "{n}, alone");
+        }
+    }
+
+    /// The pretty layout of compact JSON is serde's, on values of every
+    /// shape and strings with every escape.
+    #[test]
+    fn pretty_of_compact_is_serdes() {
+        let values = [
+            r#"{"a":[],"b":{},"c":[{}],"d":[[],[1,[2]]],"e":"x\"y\\z\u001b:,{}[]","f":null}"#,
+            r#"{"k":-1.5e-7,"t":true,"n":{"m":{"o":[false,"\\"]}}}"#,
+        ];
+        for v in values {
+            let v: serde_json::Value = serde_json::from_str(v).unwrap();
+            let compact = serde_json::to_vec(&v).unwrap();
+            let mut want = b"\n    ".to_vec();
+            indented(&serde_json::to_vec_pretty(&v).unwrap(), &mut want);
+            let mut got = Vec::new();
+            pretty_batch(&compact, &mut got);
+            assert_eq!(
+                String::from_utf8(got).unwrap(),
+                String::from_utf8(want).unwrap()
+            );
+        }
     }
 
     #[test]

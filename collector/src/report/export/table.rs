@@ -4,7 +4,6 @@ use crate::names;
 use crate::report::{KernelEntry, Report};
 use crate::sources::{IsaSourceKind, Status};
 use rayon::prelude::*;
-use std::collections::HashMap;
 use std::fmt::Write;
 
 /// How the table is drawn.
@@ -208,7 +207,8 @@ fn name_column(r: &Report, width: usize) -> (Vec<String>, Option<usize>, usize) 
 fn display_names(r: &Report, shown: impl Fn(&str) -> String + Sync) -> Vec<String> {
     // Counted by hash: long names that share long prefixes (a capture's
     // 100,000) cost a tree many comparisons.
-    let mut seen: HashMap<&str, usize> = HashMap::with_capacity(r.kernels.len());
+    let mut seen: names::FastMap<&str, usize> = names::FastMap::default();
+    seen.reserve(r.kernels.len());
     for k in &r.kernels {
         *seen.entry(k.demangled.as_str()).or_insert(0) += 1;
     }
