@@ -279,24 +279,10 @@ enum Way {
 /// (their messages), branches (labels), subfunctions, macros.
 fn needs_json(mnemonic: &str) -> bool {
     mnemonic.starts_with("send")
+        || branches(mnemonic)
         || matches!(
             mnemonic,
-            "brc"
-                | "brd"
-                | "break"
-                | "call"
-                | "calla"
-                | "cont"
-                | "else"
-                | "endif"
-                | "goto"
-                | "halt"
-                | "if"
-                | "jmpi"
-                | "join"
-                | "ret"
-                | "while"
-                | "math"
+            "math"
                 | "bfn"
                 | "dpas"
                 | "dpasw"
