@@ -104,6 +104,16 @@ pub struct ProcessRecord {
 
 /// Reads every `*.events` file of `records_dir` (sorted by name).
 pub fn read_dir(records_dir: &Path) -> Result<Vec<ProcessRecord>, String> {
+    Ok(events_paths(records_dir)?
+        .iter()
+        .map(|p| read_process(p))
+        .collect())
+}
+
+/// The `.events` files of `records_dir`, one per process, sorted: what
+/// [`read_dir`] reads, for a caller that reads them with [`read_process`]
+/// its own way (several at once).
+pub fn events_paths(records_dir: &Path) -> Result<Vec<PathBuf>, String> {
     let rd = std::fs::read_dir(records_dir)
         .map_err(|e| format!("cannot read {}: {e}", records_dir.display()))?;
     let mut paths: Vec<PathBuf> = rd
@@ -111,7 +121,7 @@ pub fn read_dir(records_dir: &Path) -> Result<Vec<ProcessRecord>, String> {
         .filter(|p| p.extension().is_some_and(|x| x == "events"))
         .collect();
     paths.sort();
-    Ok(paths.iter().map(|p| read_process(p)).collect())
+    Ok(paths)
 }
 
 /// Reads one process's record, given its `.events` path (the `.counts` file

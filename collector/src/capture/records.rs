@@ -2,6 +2,7 @@
 //! (`records/`).
 
 use super::layout::strip_dir;
+use rayon::prelude::*;
 use std::path::Path;
 use xpu_asm_record::read::ProcessRecord;
 
@@ -10,8 +11,12 @@ use xpu_asm_record::read::ProcessRecord;
 pub fn read_records(dir: &Path, warnings: &mut Vec<String>) -> Vec<ProcessRecord> {
     let records_dir = dir.join(xpu_asm_record::RECORDS_DIR);
     let mut recs: Vec<ProcessRecord> = if records_dir.is_dir() {
-        match xpu_asm_record::read::read_dir(&records_dir) {
-            Ok(r) => r,
+        // Each process's record on a core of its own (a job has hundreds).
+        match xpu_asm_record::read::events_paths(&records_dir) {
+            Ok(paths) => paths
+                .par_iter()
+                .map(|p| xpu_asm_record::read::read_process(p))
+                .collect(),
             Err(e) => {
                 warnings.push(strip_dir(dir, &e));
                 Vec::new()
