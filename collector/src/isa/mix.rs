@@ -276,13 +276,36 @@ pub fn classify(instruction: &str) -> Class {
         "dpas" | "dpasw" => Class::Dpas,
         "sync" | "wait" => Class::Sync,
         "send" | "sends" | "sendc" | "sendsc" => classify_send(opcode, rest),
-        "jmpi" | "brc" | "brd" | "if" | "else" | "endif" | "while" | "break" | "cont" | "halt"
-        | "goto" | "join" | "call" | "calla" | "ret" => Class::Control,
+        _ if is_branch(base) => Class::Control,
         _ => match symbolic(base) {
             Some(kind) => memory_class(kind, opcode, rest),
             None => Class::Alu,
         },
     }
+}
+
+/// The ops that branch (IGA's `OpSpec::isBranching`), by mnemonic
+/// without its subfunction: the control class of the mix, and the
+/// instructions that end a block.
+pub fn is_branch(op: &str) -> bool {
+    matches!(
+        op,
+        "jmpi"
+            | "brc"
+            | "brd"
+            | "if"
+            | "else"
+            | "endif"
+            | "while"
+            | "break"
+            | "cont"
+            | "halt"
+            | "goto"
+            | "join"
+            | "call"
+            | "calla"
+            | "ret"
+    )
 }
 
 #[derive(Clone, Copy)]

@@ -28,6 +28,7 @@
 
 use crate::isa::decoded::{add_entry_block, type_bits, Block, Code, Inst, Operand};
 use crate::isa::igajson;
+use crate::isa::mix::is_branch;
 use libloading::Library;
 use std::collections::HashMap;
 use std::ffi::{c_char, c_void, CStr};
@@ -266,20 +267,11 @@ impl Drop for View<'_> {
     }
 }
 
-/// How an instruction is read.
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Way {
-    /// Field by field.
-    Fields,
-    /// From IGA's JSON of it.
-    Json,
-}
-
 /// The ops whose JSON needs more than their operands' fields: sends
 /// (their messages), branches (labels), subfunctions, macros.
 fn needs_json(mnemonic: &str) -> bool {
     mnemonic.starts_with("send")
-        || branches(mnemonic)
+        || is_branch(mnemonic)
         || matches!(
             mnemonic,
             "math"
@@ -293,28 +285,6 @@ fn needs_json(mnemonic: &str) -> bool {
                 | "illegal"
                 | "wait"
         )
-}
-
-/// The branches: what IGA's `OpSpec::isBranching` is true of.
-fn branches(mnemonic: &str) -> bool {
-    matches!(
-        mnemonic,
-        "brc"
-            | "brd"
-            | "break"
-            | "call"
-            | "calla"
-            | "cont"
-            | "else"
-            | "endif"
-            | "goto"
-            | "halt"
-            | "if"
-            | "jmpi"
-            | "join"
-            | "ret"
-            | "while"
-    )
 }
 
 /// The formatting options of IGA's JSON of an instruction: those the
@@ -334,20 +304,22 @@ pub fn decode(api: &Api, gen: u32, code: &[u8]) -> Result<Code, KvError> {
     let table = api.table(gen)?;
     let view = create(api, gen, code)?;
     let pcs = instruction_pcs(&view, code.len())?;
-    let ways: Vec<Way> = pcs
+    // Each instruction's mnemonic when its fields give it whole.
+    let by_fields: Vec<Option<&str>> = pcs
         .iter()
         .map(|&pc| {
             let op = view.at(api.opcode, pc);
-            match table.mnemonics.get(&op) {
-                Some(m) if !needs_json(m) => Way::Fields,
-                _ => Way::Json,
-            }
+            table
+                .mnemonics
+                .get(&op)
+                .map(String::as_str)
+                .filter(|m| !needs_json(m))
         })
         .collect();
     let mut insts: Vec<Option<Inst>> = vec![None; pcs.len()];
     let mut dialect = None;
     for (i, &pc) in pcs.iter().enumerate() {
-        if ways[i] == Way::Json {
+        if by_fields[i].is_none() {
             let (inst, text) = json_inst(&view, pc)?;
             if dialect.is_none() {
                 dialect = learn(&view, pc, &inst, &text);
@@ -360,9 +332,9 @@ pub fn decode(api: &Api, gen: u32, code: &[u8]) -> Result<Code, KvError> {
     })?;
     let mut out = Vec::with_capacity(pcs.len());
     for (i, &pc) in pcs.iter().enumerate() {
-        let inst = match insts[i].take() {
-            Some(inst) => inst,
-            None => match fields(&view, pc, &table, &dialect) {
+        let inst = match (insts[i].take(), by_fields[i]) {
+            (Some(inst), _) => inst,
+            (None, op) => match op.and_then(|op| fields(&view, pc, op, &dialect)) {
                 Some(inst) => inst,
                 None => json_inst(&view, pc)?.0,
             },
@@ -373,9 +345,8 @@ pub fn decode(api: &Api, gen: u32, code: &[u8]) -> Result<Code, KvError> {
 }
 
 /// What `inst` (at `pc`, IGA's JSON `text`), a send whose address operand
-/// is a GRF register, tells of this IGA: that operand's register file is
-/// IGA's GRF, whose register file is IGA's GRF;
-/// version 1.0 writes `fm` (the flag modifier) for every instruction, 2.0
+/// is a GRF register, tells of this IGA: the register file value that
+/// operand has is IGA's GRF; version 1.0 writes `fm` (the flag modifier) for every instruction, 2.0
 /// only for one that has a flag modifier, which no send has.
 fn learn(view: &View, pc: i32, inst: &Inst, text: &str) -> Option<Dialect> {
     let Some(Operand::Address { reg: Some(_), .. }) = inst.srcs.first() else {
@@ -483,11 +454,10 @@ fn syntax(view: &View, pc: i32, opts: u32) -> Result<String, KvError> {
     }
 }
 
-/// The instruction at `pc` from its fields, as IGA's JSON gives it;
-/// `None` when its JSON has what the fields do not give.
-fn fields(view: &View, pc: i32, table: &Table, d: &Dialect) -> Option<Inst> {
+/// The instruction at `pc` (of mnemonic `op`) from its fields, as IGA's
+/// JSON gives it; `None` when its JSON has what the fields do not give.
+fn fields(view: &View, pc: i32, op: &str, d: &Dialect) -> Option<Inst> {
     let api = view.api;
-    let op = table.mnemonics.get(&view.at(api.opcode, pc))?;
     let es = view.at(api.exec_size, pc);
     let predicated = view.at(api.predicate, pc) != 0;
     let dst = match view.at(api.has_dst, pc) {
@@ -500,7 +470,7 @@ fn fields(view: &View, pc: i32, table: &Table, d: &Dialect) -> Option<Inst> {
         .map(|ix| source(view, pc, ix, d))
         .collect::<Option<Vec<_>>>()?;
     Some(Inst {
-        op: op.clone(),
+        op: op.to_string(),
         subop: String::new(),
         es,
         predicated,
@@ -691,7 +661,7 @@ fn successors(code: &mut Code) {
         let next = (b + 1 < n).then_some(b + 1);
         match code.insts.get(first..end).and_then(|s| s.last()) {
             None => succs.extend(next),
-            Some(last) if branches(&last.op) => {
+            Some(last) if is_branch(&last.op) => {
                 succs.extend(last.targets.iter().filter_map(|t| by_label.get(t.as_str())));
                 if last.op != "jmpi" || last.predicated {
                     succs.extend(next);
