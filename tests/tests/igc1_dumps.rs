@@ -66,6 +66,27 @@ fn capture_via(dir: &Path, tag: &str, options: &str, env: &[(&str, &str)], prefi
     r
 }
 
+/// The default capture (`DIR/TAG`) and one with IGC's full dumps
+/// (`DIR/TAG-full`) of the workload built with `options`, their reports
+/// checked alike ([`comparable`]).
+fn light_and_full(dir: &Path, tag: &str, options: &str) -> (Run, Run) {
+    let light = capture(dir, tag, options, &[]);
+    let full = capture(
+        dir,
+        &format!("{tag}-full"),
+        options,
+        &[("IGC_ShaderDumpEnable", "1")],
+    );
+    assert_eq!(
+        comparable(&light.report()),
+        comparable(&full.report()),
+        "{}\n{}",
+        light.ctx(),
+        full.ctx()
+    );
+    (light, full)
+}
+
 /// A report's kernels and totals, with what differs from run to run (the
 /// dump folder's name, pids) taken out.
 fn comparable(report: &Value) -> Value {
@@ -268,16 +289,8 @@ fn xpu_asm_run_says_which_igc() {
 fn the_light_capture_reports_what_the_full_dumps_report() {
     require_stack();
     let tmp = temp_dir("igc1-report");
-    let light = capture(tmp.path(), "light", "", &[]);
-    let full = capture(tmp.path(), "full", "", &[("IGC_ShaderDumpEnable", "1")]);
-    let (lr, fr) = (light.report(), full.report());
-    assert_eq!(
-        comparable(&lr),
-        comparable(&fr),
-        "{}\n{}",
-        light.ctx(),
-        full.ctx()
-    );
+    let (light, _) = light_and_full(tmp.path(), "light", "");
+    let lr = light.report();
     assert_eq!(lr["totals"]["matched"], 5, "{}", light.ctx());
     let recs = records(&tmp.path().join("light"));
     assert_eq!(
@@ -415,16 +428,8 @@ fn has_lines(k: &Value) -> bool {
 fn a_light_capture_of_g_builds_has_the_full_dumps_source_lines() {
     require_stack();
     let tmp = temp_dir("igc1-lines");
-    let light = capture(tmp.path(), "g", "-g", &[]);
-    let full = capture(tmp.path(), "g-full", "-g", &[("IGC_ShaderDumpEnable", "1")]);
-    let (lr, fr) = (light.report(), full.report());
-    assert_eq!(
-        comparable(&lr),
-        comparable(&fr),
-        "{}\n{}",
-        light.ctx(),
-        full.ctx()
-    );
+    let (light, full) = light_and_full(tmp.path(), "g", "-g");
+    let lr = light.report();
     assert_eq!(
         source_warnings(&lr),
         Vec::<String>::new(),
