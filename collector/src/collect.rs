@@ -378,8 +378,6 @@ fn copy_asm_beside<R>(
     beside(move || copy_asm(dir, links, stop), work)
 }
 
-/// Runs `there` on a thread of its own while `here` runs here; without a
-/// thread, `there` runs here at the end.
 /// `what` freed on a thread of its own: the scan's files and the matches
 /// of 100,000 kernels are millions of allocations, a tenth of a second of
 /// one core that the rest of the collection need not wait for. Freed here
@@ -391,6 +389,8 @@ fn drop_beside<T: Send + 'static>(what: T) {
         .spawn(move || drop(what));
 }
 
+/// Runs `there` on a thread of its own while `here` runs here; without a
+/// thread, `there` runs here at the end.
 fn beside<A: Send, B>(there: impl FnOnce() -> A + Send, here: impl FnOnce() -> B) -> (A, B) {
     // Taken by the thread; left here when there is none.
     let there = std::sync::Mutex::new(Some(there));
