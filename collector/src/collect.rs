@@ -378,15 +378,29 @@ fn copy_asm_beside<R>(
     beside(move || copy_asm(dir, links, stop), work)
 }
 
-/// `what` freed on a thread of its own: the scan's files and the matches
-/// of 100,000 kernels are millions of allocations, a tenth of a second of
-/// one core that the rest of the collection need not wait for. Freed here
-/// when no thread can start.
-fn drop_beside<T: Send + 'static>(what: T) {
+/// `what` freed on a thread of its own: the scan's files are millions of
+/// allocations, a tenth of a second of one core that the work after need
+/// not wait for. Freed here when no thread can start.
+fn drop_beside<T: Send + 'static>(what: T) -> Freeing {
     // When no thread can start, `spawn` drops its closure, `what` with it.
-    let _ = std::thread::Builder::new()
-        .name("xpu-asm-free".into())
-        .spawn(move || drop(what));
+    Freeing(
+        std::thread::Builder::new()
+            .name("xpu-asm-free".into())
+            .spawn(move || drop(what))
+            .ok(),
+    )
+}
+
+/// What [`drop_beside`] frees.
+struct Freeing(Option<std::thread::JoinHandle<()>>);
+
+impl Freeing {
+    /// Waits until it is freed.
+    fn wait(self) {
+        if let Some(t) = self.0 {
+            let _ = t.join();
+        }
+    }
 }
 
 /// Runs `there` on a thread of its own while `here` runs here; without a
@@ -447,8 +461,8 @@ fn assemble(
     let by_rank = entries::launches_by_rank(&recs);
     // `binary` when every process ran so (records of a merge included).
     let isa = (!recs.is_empty() && recs.iter().all(|r| r.isa_binary)).then(|| "binary".to_string());
-    drop_beside((folders, recs));
-    let (kernels, totals, unlaunched_compiled) = kernels(listed, opts, links, &by_rank);
+    let freeing = drop_beside((folders, recs));
+    let (kernels, totals, unlaunched_compiled) = kernels(listed, opts, links, &by_rank, freeing);
     // The copying's warnings, if any, will go before pruning's.
     warnings.extend(prune_warnings);
     let report = Report {
@@ -518,11 +532,13 @@ fn dumps_info(keep: Keep, state: &CollectState, after: Usage) -> DumpsInfo {
 
 /// The report's kernel entries with their ranks, ISA analyses and `asm/`
 /// copies; their totals; and how many compiled kernels nobody launched.
+/// `folders` is the dump folders being freed, which hold the analyses too.
 fn kernels(
     listed: Listed,
     opts: &Options,
     links: &[Link],
     by_rank: &entries::LaunchesByRank,
+    folders: Freeing,
 ) -> (Vec<KernelEntry>, Totals, u64) {
     let Listed {
         matching,
@@ -540,7 +556,8 @@ fn kernels(
     );
     entries::fill_ranks(&mut kernels, by_rank);
     let unlaunched_compiled = matching.unlaunched.len() as u64;
-    drop_beside((matching, ranked));
+    drop((matching, ranked));
+    folders.wait();
     // The launched kernels come first, in `order`. (With the dump
     // folders and matches gone, each analysis moves, uncopied.)
     for (k, a) in kernels.iter_mut().zip(analyses) {
