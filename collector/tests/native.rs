@@ -230,12 +230,27 @@ struct Built {
 
 /// Each binary once per test process.
 fn built(which: &'static str) -> &'static Built {
-    static CACHE: OnceLock<std::sync::Mutex<BTreeMap<&'static str, &'static Built>>> =
-        OnceLock::new();
-    let cache = CACHE.get_or_init(Default::default);
-    if let Some(b) = cache.lock().unwrap().get(which) {
-        return b;
-    }
+    static CACHE: BuildCache = OnceLock::new();
+    once(&CACHE, which, || build_named(which))
+}
+
+/// Binaries by name, each built once however many tests ask for it at once
+/// (two builds of one name would write the same folders together).
+type BuildCache = OnceLock<std::sync::Mutex<BTreeMap<String, &'static OnceLock<Built>>>>;
+
+/// `key`'s binary from `cache`, made by `make` for the first test that asks
+/// while the others wait for it.
+fn once(cache: &'static BuildCache, key: &str, make: impl FnOnce() -> Built) -> &'static Built {
+    let cell: &'static OnceLock<Built> = cache
+        .get_or_init(Default::default)
+        .lock()
+        .unwrap()
+        .entry(key.to_string())
+        .or_insert_with(|| Box::leak(Box::default()));
+    cell.get_or_init(make)
+}
+
+fn build_named(which: &str) -> Built {
     let a = workload_cl("kernels_a.cl");
     let b = workload_cl("kernels_b.cl");
     let extra = root().join("extra.cl");
@@ -263,32 +278,26 @@ fn built(which: &'static str) -> &'static Built {
         "pt-spill" => build(which, &spill, &["-device", "pvc"], true),
         other => panic!("no binary {other}"),
     };
-    let leaked: &'static Built = Box::leak(Box::new(Built { bytes, dumps }));
-    cache.lock().unwrap().insert(which, leaked);
-    leaked
+    Built { bytes, dumps }
 }
 
 /// A zebin of `source` (`a`, `b`, `mix`: the workload's; `extra`, `spill`)
 /// for `device`, with IGC's dumps, once per test process.
 fn built_zebin(device: &str, source: &str) -> &'static Built {
-    static CACHE: OnceLock<std::sync::Mutex<BTreeMap<String, &'static Built>>> = OnceLock::new();
+    static CACHE: BuildCache = OnceLock::new();
     let key = format!("zebin-{device}-{source}");
-    let cache = CACHE.get_or_init(Default::default);
-    if let Some(b) = cache.lock().unwrap().get(&key) {
-        return b;
-    }
-    let cl = match source {
-        "a" => workload_cl("kernels_a.cl"),
-        "b" => workload_cl("kernels_b.cl"),
-        "mix" => workload_cl("kernels_mix.cl"),
-        "extra" => root().join("extra.cl"),
-        "spill" => root().join("spill.cl"),
-        other => panic!("no source {other}"),
-    };
-    let (bytes, dumps) = build(&key, &cl, &["-device", device, "--format", "zebin"], true);
-    let leaked: &'static Built = Box::leak(Box::new(Built { bytes, dumps }));
-    cache.lock().unwrap().insert(key, leaked);
-    leaked
+    once(&CACHE, &key, || {
+        let cl = match source {
+            "a" => workload_cl("kernels_a.cl"),
+            "b" => workload_cl("kernels_b.cl"),
+            "mix" => workload_cl("kernels_mix.cl"),
+            "extra" => root().join("extra.cl"),
+            "spill" => root().join("spill.cl"),
+            other => panic!("no source {other}"),
+        };
+        let (bytes, dumps) = build(&key, &cl, &["-device", device, "--format", "zebin"], true);
+        Built { bytes, dumps }
+    })
 }
 
 /// The sources of [`built_zebin`] and their kernels.
