@@ -22,6 +22,7 @@ use crate::isa::igajson;
 use crate::isa::line::{lines, Line};
 use crate::isa::mix::{classify, Class, Classifier};
 use crate::matching::KernelMatch;
+use crate::names::FastMap;
 use crate::sources::binaries::{read_and_parse, request, BinaryKey, Parsed, Request};
 use crate::sources::native::iga::{Iga, IgaError};
 use crate::sources::native::{NativeKernel, Platform, Program};
@@ -146,7 +147,7 @@ pub fn read_flows(
         .iter()
         .map(|&i| {
             let k = &launched[i];
-            keys.get(&(k.name.clone(), k.module_sha256.clone()))
+            keys.get(&(k.name.as_slice(), k.module_sha256.as_deref()))
                 .unwrap_or(&no_binary)
         })
         .collect();
@@ -307,10 +308,13 @@ fn warm_once(dir: &Path, seen: &mut Seen, stop: &AtomicBool) {
     }
 }
 
+/// A kernel by name and module SHA-256, borrowed from the records.
+type KernelKey<'a> = (&'a [u8], Option<&'a str>);
+
 /// (kernel name, module SHA-256) -> its module's binary, from the first
 /// process that launched it with one saved (or why none has).
-fn binary_keys(recs: &[ProcessRecord]) -> HashMap<(Vec<u8>, Option<String>), Wanted> {
-    let mut out: HashMap<(Vec<u8>, Option<String>), Wanted> = HashMap::new();
+fn binary_keys(recs: &[ProcessRecord]) -> FastMap<KernelKey<'_>, Wanted> {
+    let mut out: FastMap<KernelKey, Wanted> = FastMap::default();
     for rec in recs {
         for k in rec.kernels.values() {
             if k.launches == 0 && k.appended == 0 {
@@ -319,7 +323,7 @@ fn binary_keys(recs: &[ProcessRecord]) -> HashMap<(Vec<u8>, Option<String>), Wan
             let Some(module) = rec.modules.get(&k.module) else {
                 continue;
             };
-            let key = (k.name.clone(), Some(module.sha256.clone()));
+            let key = (k.name.as_slice(), Some(module.sha256.as_str()));
             if out.get(&key).is_some_and(|r| r.is_ok()) {
                 continue;
             }
