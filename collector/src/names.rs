@@ -34,9 +34,7 @@ pub fn demangle(name: &[u8]) -> String {
 /// Replaces control characters by visible escapes so that a name cannot
 /// move the cursor, clear the screen or break a table row.
 pub fn escape_for_terminal(s: &str) -> String {
-    // Most names have no control character (C0, DEL, or C1, which UTF-8
-    // writes after a 0xC2 byte): copied as they are.
-    if s.bytes().all(|b| b >= 0x20 && b != 0x7f && b != 0xc2) {
+    if !needs_escape(s) {
         return s.to_string();
     }
     let mut out = String::with_capacity(s.len());
@@ -50,6 +48,13 @@ pub fn escape_for_terminal(s: &str) -> String {
         }
     }
     out
+}
+
+/// Whether [`escape_for_terminal`] changes `s`. Most names have no
+/// control character (C0, DEL, or C1, which UTF-8 writes after a 0xC2
+/// byte): they are shown as they are.
+pub fn needs_escape(s: &str) -> bool {
+    !s.bytes().all(|b| b >= 0x20 && b != 0x7f && b != 0xc2)
 }
 
 /// Shortens a (demangled) name to at most `max` characters, in steps that
@@ -91,18 +96,18 @@ fn strip_trailing_params(name: &str) -> String {
     if !trimmed.ends_with(')') {
         return name.to_string();
     }
-    let chars: Vec<char> = trimmed.chars().collect();
+    // On bytes: the brackets are ASCII, so each is a character boundary.
     let mut depth = 0i64;
-    for i in (0..chars.len()).rev() {
-        match chars[i] {
-            ')' => depth += 1,
-            '(' => {
+    for (i, &c) in trimmed.as_bytes().iter().enumerate().rev() {
+        match c {
+            b')' => depth += 1,
+            b'(' => {
                 depth -= 1;
                 if depth == 0 {
                     if i == 0 {
                         return name.to_string();
                     }
-                    return chars[..i].iter().collect();
+                    return trimmed[..i].to_string();
                 }
             }
             _ => {}

@@ -80,8 +80,8 @@ struct Columns {
 
 impl Columns {
     fn of(r: &Report, width: usize) -> Columns {
-        let (ranks, ranks_w, name_w) = name_column(r, width);
         let full = display_names(r, names::escape_for_terminal);
+        let (ranks, ranks_w, name_w) = name_column_of(r, width, &full);
         let names = names::distinct(&full, name_w);
         Columns {
             name_w,
@@ -183,22 +183,37 @@ pub const DEFAULT_WIDTH: usize = 120;
 /// apart by [`names::distinct`] at that table's name width), but not
 /// escaped: for the page, which sets names as text.
 pub fn short_names(r: &Report) -> Vec<String> {
-    let (_, _, name_w) = name_column(r, DEFAULT_WIDTH);
-    names::distinct(&display_names(r, str::to_string), name_w)
+    let plain = display_names(r, str::to_string);
+    // The column's width is the terminal's, of the escaped names: the
+    // same names unless one has a control character.
+    let name_w = if plain.iter().any(|n| names::needs_escape(n)) {
+        name_column(r, DEFAULT_WIDTH).2
+    } else {
+        name_column_of(r, DEFAULT_WIDTH, &plain).2
+    };
+    names::distinct(&plain, name_w)
 }
 
 /// Each kernel's ranks as the table shows them, their column's width, and
 /// the name column's width in a table `width` wide (from the escaped
 /// names, as the terminal shows them).
 fn name_column(r: &Report, width: usize) -> (Vec<String>, Option<usize>, usize) {
+    name_column_of(r, width, &display_names(r, names::escape_for_terminal))
+}
+
+/// [`name_column`] of the names as the terminal shows them, `escaped`.
+fn name_column_of(
+    r: &Report,
+    width: usize,
+    escaped: &[String],
+) -> (Vec<String>, Option<usize>, usize) {
     let ranks: Vec<String> = r
         .kernels
         .iter()
         .map(|k| xpu_asm_record::ranks::ranges(&k.ranks))
         .collect();
     let ranks_w = ranks_width(&ranks);
-    let escaped = display_names(r, names::escape_for_terminal);
-    let name_w = name_width(r, width, ranks_w, &escaped);
+    let name_w = name_width(r, width, ranks_w, escaped);
     (ranks, ranks_w, name_w)
 }
 
