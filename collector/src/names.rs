@@ -345,6 +345,9 @@ impl<'a> Index<'a> {
 /// shown, and its keys are the capture's own names).
 pub type FastMap<K, V> = std::collections::HashMap<K, V, FastHash>;
 
+/// A set hashed as [`FastMap`] is.
+pub type FastSet<K> = std::collections::HashSet<K, FastHash>;
+
 /// The hasher of [`FastMap`]: FxHash's (a multiply and a rotation per
 /// word).
 #[derive(Default, Clone, Copy)]
