@@ -542,14 +542,14 @@ fn kernels(
 ) -> (Vec<KernelEntry>, Totals, u64) {
     let Listed {
         matching,
-        ranked,
+        mut ranked,
         analyses,
         flows,
     } = listed;
     let (mut kernels, totals) = entries::kernel_entries(
         &matching,
         &ranked.order,
-        &ranked.demangled,
+        std::mem::take(&mut ranked.demangled),
         ranked.filtered_out,
         opts.all,
         opts.filter.as_ref(),

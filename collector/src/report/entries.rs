@@ -121,18 +121,23 @@ pub fn rank(launched: &[KernelMatch], filter: Option<&regex::Regex>) -> Ranked {
 pub fn kernel_entries(
     matching: &Matching,
     order: &[usize],
-    demangled: &[String],
+    mut demangled: Vec<String>,
     filtered_out: u64,
     all: bool,
     filter: Option<&regex::Regex>,
 ) -> (Vec<KernelEntry>, Totals) {
     use rayon::prelude::*;
+    // Each listed kernel's demangled name moves into its entry (`order`
+    // names each kernel once).
+    let demangled: Vec<String> = order
+        .iter()
+        .map(|&i| std::mem::take(&mut demangled[i]))
+        .collect();
     let mut kernels: Vec<KernelEntry> = order
         .par_iter()
+        .zip(demangled)
         .enumerate()
-        .map(|(r, &i)| {
-            KernelEntry::from_match_demangled(r + 1, &matching.launched[i], demangled[i].clone())
-        })
+        .map(|(r, (&i, d))| KernelEntry::from_match_demangled(r + 1, &matching.launched[i], d))
         .collect();
     let totals = Totals {
         kernels: kernels.len() as u64,
