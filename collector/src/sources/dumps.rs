@@ -851,14 +851,16 @@ pub fn scan_dumps(
     }
     let none = std::collections::HashSet::new();
     progress(&format!("scanning {} dump folders", unique.len()));
-    let scanned: Vec<Result<DumpFolder, Stopped>> = unique
-        .par_iter()
-        .map(|&i| {
-            let loc = &locations[i];
-            let launched = launched.get(loc.path.as_path()).unwrap_or(&none);
-            scan_folder(&loc.path, &loc.shown, known_final, launched, stop)
-        })
-        .collect();
+    let scanned: Vec<Result<DumpFolder, Stopped>> = super::with_readers(|| {
+        unique
+            .par_iter()
+            .map(|&i| {
+                let loc = &locations[i];
+                let launched = launched.get(loc.path.as_path()).unwrap_or(&none);
+                scan_folder(&loc.path, &loc.shown, known_final, launched, stop)
+            })
+            .collect()
+    });
     drop(launched);
     let mut by_path: std::collections::HashMap<&Path, DumpFolder> =
         std::collections::HashMap::with_capacity(unique.len());

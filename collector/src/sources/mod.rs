@@ -20,6 +20,28 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use xpu_asm_record::read::{Module, ProcessRecord};
 
+/// Threads that read a capture's files, per thread of the global pool: a
+/// read that waits for the disk leaves its core to another reader. (The
+/// dumps of a capture written a while ago are partly out of the page
+/// cache: with one reader per core, a scan of 100,000 headers kept its
+/// cores busy 60% of the time.)
+pub const READERS_PER_CORE: usize = 3;
+
+/// Runs `f` with its parallel iterators on [`READERS_PER_CORE`] threads
+/// per thread of the global pool (which `RAYON_NUM_THREADS` sets), made
+/// for it; on the global pool when they cannot be made.
+pub fn with_readers<R: Send>(f: impl FnOnce() -> R + Send) -> R {
+    let threads = rayon::current_num_threads() * READERS_PER_CORE;
+    match rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .thread_name(|i| format!("xpu-asm-read-{i}"))
+        .build()
+    {
+        Ok(pool) => pool.install(f),
+        Err(_) => f(),
+    }
+}
+
 /// Where a kernel's ISA text comes from.
 #[derive(
     Debug, Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize,
