@@ -26,7 +26,8 @@
 #   collector  `xpu-asm-run collect` on a synthetic capture of 100,000 .asm
 #              files (1,000 modules, 10 processes): time and peak memory
 #              (launched kernels' .asm files are read whole, for their
-#              source lines and instruction mix)
+#              source lines and instruction mix), and that analysis of the
+#              text alone (the example analyze_speed: one thread, from memory)
 #   mpi        32 ranks under Open MPI's mpirun, one xpu-asm-run per rank
 #              (the C workload of tests/, 1,000 launches each): the time from
 #              the job's end (the last rank's command ended) to report.json
@@ -472,6 +473,13 @@ for k in ("wall_s", "maxrss_kib", "user_s", "sys_s"):
 EOF
         done
         rm -rf "$WORK/collect-run"
+        # The scan's analysis of the text alone: one thread, from memory.
+        if (cd "$ROOT" && cargo build --release --quiet -p xpu-asm-collector --example analyze_speed); then
+            folder=$(find "$GEN/dumps" -mindepth 1 -maxdepth 1 -type d | sort | head -n1)
+            "$TARGET/release/examples/analyze_speed" "$folder" --rounds 7 | tr ' ' '\n' >>"$RESULTS"
+        else
+            log "collector: the example analyze_speed did not build"
+        fi
     fi
 fi
 
@@ -1208,6 +1216,9 @@ if "col_asm_files" in res or "col_skipped" in res:
             rss = float(res[f"col_{cfg}_maxrss_kib"]) / 1024
             print(f"   {label:<20} {f(f'col_{cfg}_wall_s', '{:.2f}'):>8} {f(f'col_{cfg}_wall_s_lo', '{:.2f}') + '-' + f(f'col_{cfg}_wall_s_hi', '{:.2f}'):>14} "
                   f"{f(f'col_{cfg}_user_s', '{:.2f}'):>7} {f(f'col_{cfg}_sys_s', '{:.2f}'):>7} {rss:>13.0f} {g(f'col_{cfg}_0_matched'):>8}")
+        if "analyze_ns_per_line" in res:
+            print(f"   the analysis of the text alone (one thread, from memory, {int(res['analyze_files']):,} files): "
+                  f"{f('analyze_ns_per_line', '{:.1f}')} ns a line, {f('analyze_mb_per_s', '{:.0f}')} MB/s")
 
 if "mpi_to_report_s" in res or "mpi_skipped" in res:
     print()
