@@ -546,8 +546,9 @@ fn kernels(
         analyses,
         flows,
     } = listed;
+    let unlaunched_compiled = matching.unlaunched.len() as u64;
     let (mut kernels, totals) = entries::kernel_entries(
-        &matching,
+        matching,
         &ranked.order,
         std::mem::take(&mut ranked.demangled),
         ranked.filtered_out,
@@ -555,8 +556,7 @@ fn kernels(
         opts.filter.as_ref(),
     );
     entries::fill_ranks(&mut kernels, by_rank);
-    let unlaunched_compiled = matching.unlaunched.len() as u64;
-    drop((matching, ranked));
+    drop(ranked);
     folders.wait();
     // The launched kernels come first, in `order`. (With the dump
     // folders and matches gone, each analysis moves, uncopied.)

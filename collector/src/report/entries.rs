@@ -13,54 +13,73 @@ use std::collections::{BTreeMap, HashMap};
 
 impl KernelEntry {
     pub fn from_match(rank: usize, k: &KernelMatch) -> Self {
-        Self::from_match_demangled(rank, k, names::demangle(&k.name))
+        Self::from_owned_match(rank, k.clone(), names::demangle(&k.name))
     }
 
-    /// [`KernelEntry::from_match`] with the name already demangled
-    /// ([`names::demangle`] of `k.name`).
-    pub fn from_match_demangled(rank: usize, k: &KernelMatch, demangled: String) -> Self {
-        let (name, name_hex) = match std::str::from_utf8(&k.name) {
-            Ok(s) => (s.to_string(), None),
-            Err(_) => (
-                String::from_utf8_lossy(&k.name).into_owned(),
-                Some(xpu_asm_record::hex(&k.name)),
+    /// The entry of `k`, whose fields move into it, with its name already
+    /// demangled ([`names::demangle`] of `k.name`).
+    pub fn from_owned_match(rank: usize, k: KernelMatch, demangled: String) -> Self {
+        let (name, name_hex) = match String::from_utf8(k.name) {
+            Ok(s) => (s, None),
+            Err(e) => (
+                String::from_utf8_lossy(e.as_bytes()).into_owned(),
+                Some(xpu_asm_record::hex(e.as_bytes())),
             ),
         };
-        let chosen = k.chosen_file();
-        let h = k.header();
+        let processes = k.processes;
+        let chosen = k.chosen.and_then(|i| k.candidates.get(i));
+        let source = chosen.map(|a| a.source);
+        let binary = chosen.and_then(|a| a.binary.clone());
+        let isa_note = chosen.and_then(|a| a.binary.as_ref()?.note.clone());
+        let asm = chosen.map(|a| a.shown.clone());
+        let simd = chosen.and_then(|a| a.name.simd);
+        let h = chosen.and_then(|a| a.header.as_ref());
+        let (grf, instructions, spill_bytes) = (
+            h.and_then(|h| h.grf),
+            h.and_then(|h| h.instructions),
+            h.and_then(|h| h.spill_bytes),
+        );
+        let (spill_grf_refs, private_memory_bytes) = (
+            h.and_then(|h| h.spill_grf_refs),
+            h.and_then(|h| h.private_memory_bytes),
+        );
+        let (platform, ra_type) = (
+            h.and_then(|h| h.platform.clone()),
+            h.and_then(|h| h.ra_type.clone()),
+        );
         KernelEntry {
             rank,
             name,
             name_hex,
             demangled,
-            module_sha256: k.module_sha256.clone(),
+            module_sha256: k.module_sha256,
             launches: k.launches,
             appended: k.appended,
-            pids: k.pids.clone(),
+            pids: k.pids,
             ranks: Vec::new(),
             launches_by_rank: Vec::new(),
             status: k.status,
-            reason: k.reason.clone(),
-            isa_source: chosen.map(|a| a.source),
-            binary: chosen.and_then(|a| a.binary.clone()),
-            isa_note: chosen.and_then(|a| a.binary.as_ref()?.note.clone()),
-            asm: chosen.map(|a| a.shown.clone()),
+            reason: k.reason,
+            isa_source: source,
+            binary,
+            isa_note,
+            asm,
             asm_copy: None,
-            asm_choice: k.choice.clone(),
+            asm_choice: k.choice,
             asm_candidates: k
                 .candidates
-                .iter()
+                .into_iter()
                 .enumerate()
-                .map(|(i, a)| Candidate::from_file(a, k.processes.get(i).copied().unwrap_or(1)))
+                .map(|(i, a)| Candidate::from_file(a, processes.get(i).copied().unwrap_or(1)))
                 .collect(),
-            simd: chosen.and_then(|a| a.name.simd),
-            grf: h.and_then(|h| h.grf),
-            instructions: h.and_then(|h| h.instructions),
-            spill_bytes: h.and_then(|h| h.spill_bytes),
-            platform: h.and_then(|h| h.platform.clone()),
-            ra_type: h.and_then(|h| h.ra_type.clone()),
-            spill_grf_refs: h.and_then(|h| h.spill_grf_refs),
-            private_memory_bytes: h.and_then(|h| h.private_memory_bytes),
+            simd,
+            grf,
+            instructions,
+            spill_bytes,
+            platform,
+            ra_type,
+            spill_grf_refs,
+            private_memory_bytes,
             source: None,
             mix: None,
             flow: None,
@@ -119,7 +138,7 @@ pub fn rank(launched: &[KernelMatch], filter: Option<&regex::Regex>) -> Ranked {
 /// The report's kernel entries, ranked (with `all`, the kernels IGC
 /// compiled that nobody launched after them, by name), and their totals.
 pub fn kernel_entries(
-    matching: &Matching,
+    matching: Matching,
     order: &[usize],
     mut demangled: Vec<String>,
     filtered_out: u64,
@@ -127,17 +146,28 @@ pub fn kernel_entries(
     filter: Option<&regex::Regex>,
 ) -> (Vec<KernelEntry>, Totals) {
     use rayon::prelude::*;
-    // Each listed kernel's demangled name moves into its entry (`order`
-    // names each kernel once).
-    let demangled: Vec<String> = order
+    let Matching {
+        launched,
+        unlaunched,
+        ..
+    } = matching;
+    // Each listed kernel's match and demangled name move into its entry
+    // (`order` names each kernel once); the others are dropped here.
+    let mut launched: Vec<Option<KernelMatch>> = launched.into_iter().map(Some).collect();
+    let listed: Vec<(KernelMatch, String)> = order
         .iter()
-        .map(|&i| std::mem::take(&mut demangled[i]))
+        .filter_map(|&i| {
+            Some((
+                launched.get_mut(i)?.take()?,
+                std::mem::take(&mut demangled[i]),
+            ))
+        })
         .collect();
-    let mut kernels: Vec<KernelEntry> = order
-        .par_iter()
-        .zip(demangled)
+    drop(launched);
+    let mut kernels: Vec<KernelEntry> = listed
+        .into_par_iter()
         .enumerate()
-        .map(|(r, (&i, d))| KernelEntry::from_match_demangled(r + 1, &matching.launched[i], d))
+        .map(|(r, (k, d))| KernelEntry::from_owned_match(r + 1, k, d))
         .collect();
     let totals = Totals {
         kernels: kernels.len() as u64,
@@ -154,29 +184,25 @@ pub fn kernel_entries(
         filtered_out,
     };
     if all {
-        let un_demangled: Vec<String> = matching
-            .unlaunched
-            .par_iter()
-            .map(|k| names::demangle(&k.name))
+        let mut un: Vec<(KernelMatch, String)> = unlaunched
+            .into_par_iter()
+            .map(|k| {
+                let d = names::demangle(&k.name);
+                (k, d)
+            })
+            .filter(|(k, d)| passes(filter, &k.name, d))
             .collect();
-        let mut un: Vec<usize> = (0..matching.unlaunched.len())
-            .filter(|&i| passes(filter, &matching.unlaunched[i].name, &un_demangled[i]))
-            .collect();
-        un.sort_by(|&a, &b| {
-            let (ka, kb) = (&matching.unlaunched[a], &matching.unlaunched[b]);
-            un_demangled[a]
-                .cmp(&un_demangled[b])
+        un.sort_by(|(ka, da), (kb, db)| {
+            da.cmp(db)
                 .then_with(|| ka.name.cmp(&kb.name))
                 .then_with(|| ka.module_sha256.cmp(&kb.module_sha256))
         });
         let first = kernels.len() + 1;
-        kernels.par_extend(un.par_iter().enumerate().map(|(r, &i)| {
-            KernelEntry::from_match_demangled(
-                first + r,
-                &matching.unlaunched[i],
-                un_demangled[i].clone(),
-            )
-        }));
+        kernels.par_extend(
+            un.into_par_iter()
+                .enumerate()
+                .map(|(r, (k, d))| KernelEntry::from_owned_match(first + r, k, d)),
+        );
     }
     (kernels, totals)
 }
