@@ -10,7 +10,9 @@ use std::time::Instant;
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut args = std::env::args().skip(1);
-    let dir = args.next().ok_or("usage: analyze_speed FOLDER [--rounds N]")?;
+    let dir = args
+        .next()
+        .ok_or("usage: analyze_speed FOLDER [--rounds N]")?;
     let rounds: usize = match (args.next().as_deref(), args.next()) {
         (Some("--rounds"), Some(n)) => n.parse()?,
         _ => 5,

@@ -45,6 +45,15 @@ pub fn analyze(text: &str) -> Analysis {
     }
 }
 
+/// [`analyze`] of ISA text read as bytes: IGC writes ASCII; anything
+/// else is read as well as it goes, as [`String::from_utf8_lossy`] has it.
+pub fn analyze_bytes(bytes: &[u8]) -> Analysis {
+    match std::str::from_utf8(bytes) {
+        Ok(text) => analyze(text),
+        Err(_) => analyze(&String::from_utf8_lossy(bytes)),
+    }
+}
+
 /// ISA files larger than this are not analysed (IGC's largest kernels
 /// make a few MiB of text).
 pub const MAX_ANALYZED_BYTES: u64 = 256 << 20;
@@ -90,11 +99,7 @@ pub fn analyze_rest_of(
         return Ok(None);
     }
     read_to_length(f, bytes, meta.len() as usize)?;
-    Ok(Some(match std::str::from_utf8(bytes) {
-        Ok(text) => analyze(text),
-        // IGC writes ASCII; anything else is read as well as it goes.
-        Err(_) => analyze(&String::from_utf8_lossy(bytes)),
-    }))
+    Ok(Some(analyze_bytes(bytes)))
 }
 
 /// Reads `f` from its offset to `len` bytes in all (or its end) onto the
