@@ -30,27 +30,76 @@ pub struct Analysis {
 
 /// [`source::parse`] and [`mix::count`] of `text`, in one pass.
 pub fn analyze(text: &str) -> Analysis {
-    let mut src = source::Builder::default();
-    let mut mix = mix::Mix::default();
-    let classifier = mix::Classifier::of_text(text);
-    for l in lines(text) {
-        src.add(l);
-        if let Line::Instruction(i) = l {
-            mix.add_class(classifier.classify(i));
-        }
+    analyze_bytes(text.as_bytes())
+}
+
+/// [`analyze`] of ISA text read as bytes. IGC writes ASCII; anything else
+/// is read as [`String::from_utf8_lossy`] would have it, without reading
+/// the whole text so: the parts kept as text (source files, source lines)
+/// and the few parts that Unicode decides (labels, the words of a send's
+/// comment) are, and what ASCII alone decides is read on the bytes.
+pub fn analyze_bytes(bytes: &[u8]) -> Analysis {
+    let mut pass = Pass::default();
+    let mut start = 0;
+    for end in line::line_ends(bytes) {
+        pass.line(&bytes[start..end]);
+        start = end + 1;
     }
     Analysis {
-        source: src.finish(),
-        mix,
+        source: pass.src.finish(),
+        mix: pass.mix.mix(),
     }
 }
 
-/// [`analyze`] of ISA text read as bytes: IGC writes ASCII; anything
-/// else is read as well as it goes, as [`String::from_utf8_lossy`] has it.
-pub fn analyze_bytes(bytes: &[u8]) -> Analysis {
-    match std::str::from_utf8(bytes) {
-        Ok(text) => analyze(text),
-        Err(_) => analyze(&String::from_utf8_lossy(bytes)),
+/// The state of [`analyze_bytes`]' pass.
+#[derive(Default)]
+struct Pass {
+    src: source::Builder,
+    mix: mix::Counts,
+    /// Past the comment lines the text starts with: the header, whose
+    /// fields make `classifier` (see [`mix::Classifier::of_text`]).
+    body: bool,
+    header: mix::HeaderFields,
+    classifier: mix::Classifier,
+}
+
+impl Pass {
+    /// One line, without its `\n`: as [`line::classify`] has it, the
+    /// parts kept or decided by Unicode read lossily (every [`line::Shape`]
+    /// offset is next to an ASCII byte, where lossy reading of a part is
+    /// that of the whole).
+    fn line(&mut self, raw: &[u8]) {
+        if !self.body {
+            if raw.starts_with(b"//") {
+                self.header.line(raw);
+            } else {
+                // No instruction comes before: the header is whole.
+                self.body = true;
+                self.classifier = self.header.classifier();
+            }
+        }
+        let lossy = String::from_utf8_lossy;
+        match line::shape(raw) {
+            line::Shape::Instruction(at) => self.instruction(&raw[at..]),
+            line::Shape::Colon { start, colon } => {
+                if !line::is_label(&lossy(&raw[start..colon])) {
+                    self.instruction(&raw[start..]);
+                }
+            }
+            line::Shape::File(at) => self.src.file(lossy(&raw[at..]).trim_end()),
+            line::Shape::Source(at) => {
+                if let Some((line, text)) = line::source_line(&lossy(&raw[at..])) {
+                    self.src.source(line, text);
+                }
+            }
+            line::Shape::Other => {}
+        }
+    }
+
+    fn instruction(&mut self, i: &[u8]) {
+        self.src.instruction();
+        let place = self.classifier.adjust_place(mix::classify_bytes(i));
+        self.mix.add(place);
     }
 }
 
@@ -146,6 +195,62 @@ pub(crate) fn read_some(
         let e = std::io::Error::last_os_error();
         if e.kind() != std::io::ErrorKind::Interrupted {
             return Err(e);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Bytes that are not UTF-8 (in a source file's name, a source line,
+    /// a header field, a label, a send's comment), CRLF line ends, tabs,
+    /// predicates and a `// Line` without text: the analysis of the bytes
+    /// is that of the whole text read lossily.
+    #[test]
+    fn bytes_read_as_the_lossy_text() {
+        let text: &[u8] = b"//.kernel k\r\n//.spill size \xff64\r\n\
+            // File: /src/\xe9.cl\r\n// Line 3:  x = \xff;\r\n\tmov (1|M0) r1 r2 // $1\r\n\
+            _lab\xc3:\n(W) send.ugm (1|M0) r1 r2 // \xe2\x80; load.ugm.d32.a64\n\
+            // Line 4\n  add (1|M0) r1 r2\r\n// Line 3:  x = y;\n(f0.0)\tjmpi _lab // $3\n";
+        let a = analyze_bytes(text);
+        assert_eq!(a, analyze(&String::from_utf8_lossy(text)));
+        let s = a.source.unwrap();
+        assert_eq!(s.files, ["/src/\u{fffd}.cl"]);
+        let got: Vec<(u32, &str, u64)> = s
+            .lines
+            .iter()
+            .map(|l| (l.line, l.text.as_str(), l.instructions))
+            .collect();
+        assert_eq!(got, [(3, "x = \u{fffd};", 3), (4, "", 1)]);
+        let m = a.mix;
+        assert_eq!(m.instructions, 4);
+        assert_eq!((m.mov, m.load_global, m.alu, m.control), (1, 1, 1, 1));
+    }
+
+    /// The ends of lines found 64 bytes at a time are memchr's, at and
+    /// around the blocks' ends.
+    #[test]
+    fn line_ends_are_the_newlines_then_the_end() {
+        for len in [0, 1, 2, 63, 64, 65, 127, 128, 129, 200] {
+            for every in [1, 2, 7, 63, 64, 65, 1000] {
+                for first in [0, 1, 62, 63, 64] {
+                    let text: Vec<u8> = (0..len)
+                        .map(|i| {
+                            if i >= first && (i - first) % every == 0 {
+                                b'\n'
+                            } else {
+                                b'x'
+                            }
+                        })
+                        .collect();
+                    let want: Vec<usize> = memchr::memchr_iter(b'\n', &text)
+                        .chain(std::iter::once(text.len()))
+                        .collect();
+                    let got: Vec<usize> = line::line_ends(&text).collect();
+                    assert_eq!(got, want, "{len} {every} {first}");
+                }
+            }
         }
     }
 }
