@@ -41,7 +41,7 @@ pub(crate) enum Shape {
 /// occurs in ISA text, and decoding characters costs more than the rest
 /// of the line.
 pub(crate) fn shape(raw: &[u8]) -> Shape {
-    let start = skip_space(raw, 0);
+    let start = super::bytes::skip_space(raw, 0);
     let s = &raw[start..];
     match s {
         [] => Shape::Other,
@@ -68,56 +68,6 @@ pub(crate) fn shape(raw: &[u8]) -> Shape {
             _ => Shape::Instruction(start),
         },
     }
-}
-
-/// The first byte of `b` from `i` on that is not ASCII whitespace (or its
-/// length). Eight bytes at a time while they are spaces (IGC indents its
-/// instructions with eight, and aligns them after predicates with more),
-/// the first other one found without a branch per byte.
-pub(crate) fn skip_space(b: &[u8], mut i: usize) -> usize {
-    const SPACES: u64 = u64::from_le_bytes([b' '; 8]);
-    while let Some(w) = b.get(i..i + 8) {
-        let other = u64::from_le_bytes(w.try_into().expect("eight bytes")) ^ SPACES;
-        if other != 0 {
-            i += (other.trailing_zeros() / 8) as usize;
-            break;
-        }
-        i += 8;
-    }
-    // Other whitespace (tabs), and the last few bytes.
-    while i < b.len() && b[i].is_ascii_whitespace() {
-        i += 1;
-    }
-    i
-}
-
-/// The first ASCII whitespace of `b` from `i` on (or its length): the end
-/// of a word. Eight bytes at a time, as one number, whose first byte
-/// below `!` is found without a branch per byte (the ends of opcodes of
-/// all lengths cost a mispredicted branch each, byte by byte).
-pub(crate) fn word_end(b: &[u8], mut i: usize) -> usize {
-    const ONES: u64 = u64::from_le_bytes([0x01; 8]);
-    const HIGH: u64 = u64::from_le_bytes([0x80; 8]);
-    while let Some(w) = b.get(i..i + 8) {
-        let w = u64::from_le_bytes(w.try_into().expect("eight bytes"));
-        // The high bit of each byte below 0x21, and maybe of bytes after
-        // the first such (borrows): the lowest is exact.
-        let below = w.wrapping_sub(ONES * 0x21) & !w & HIGH;
-        if below != 0 {
-            let at = i + (below.trailing_zeros() / 8) as usize;
-            if b[at].is_ascii_whitespace() {
-                return at;
-            }
-            // A control byte, not whitespace: byte by byte from there.
-            i = at;
-            break;
-        }
-        i += 8;
-    }
-    while i < b.len() && !b[i].is_ascii_whitespace() {
-        i += 1;
-    }
-    i
 }
 
 /// The line number and source text of the rest of a `// Line ` comment
@@ -153,99 +103,12 @@ pub fn classify(raw: &str) -> Line<'_> {
 /// Lines of `text`, each classified.
 pub fn lines(text: &str) -> impl Iterator<Item = Line<'_>> {
     let mut start = 0;
-    line_ends(text.as_bytes()).map(move |end| {
+    super::bytes::line_ends(text.as_bytes()).map(move |end| {
         // Both ends are at `\n` or the text's ends: char boundaries.
         let line = &text[start..end];
         start = end + 1;
         classify(line)
     })
-}
-
-/// The ends of the lines of `text`: the offset of each `\n`, in order,
-/// then the text's length (as `memchr_iter(b'\n', text)` and then
-/// `text.len()`). Found 64 bytes at a time, as a mask of their `\n`s:
-/// a call per line to find the next cost more than a line's analysis
-/// without it.
-pub(crate) fn line_ends(text: &[u8]) -> LineEnds<'_> {
-    LineEnds {
-        text,
-        block: 0,
-        mask: newlines(text),
-        done: false,
-    }
-}
-
-pub(crate) struct LineEnds<'a> {
-    text: &'a [u8],
-    /// The offset of the block of 64 bytes `mask` is of.
-    block: usize,
-    /// Bit `i`: a `\n` at `block + i` not yet given.
-    mask: u64,
-    /// The text's length was given.
-    done: bool,
-}
-
-impl Iterator for LineEnds<'_> {
-    type Item = usize;
-
-    #[inline]
-    fn next(&mut self) -> Option<usize> {
-        loop {
-            if self.mask != 0 {
-                let at = self.block + self.mask.trailing_zeros() as usize;
-                self.mask &= self.mask - 1;
-                return Some(at);
-            }
-            let next = self.block + 64;
-            if next >= self.text.len() {
-                if self.done {
-                    return None;
-                }
-                self.done = true;
-                return Some(self.text.len());
-            }
-            self.block = next;
-            self.mask = newlines(&self.text[next..]);
-        }
-    }
-}
-
-/// The `\n`s among the first 64 bytes of `b` (all of it if shorter), bit
-/// `i` for byte `i`.
-#[inline]
-fn newlines(b: &[u8]) -> u64 {
-    match b.first_chunk::<64>() {
-        Some(block) => newlines_of(block),
-        None => {
-            // The text's last bytes, after zeros (no `\n`s) to 64.
-            let mut block = [0; 64];
-            block[..b.len()].copy_from_slice(b);
-            newlines_of(&block)
-        }
-    }
-}
-
-#[cfg(target_arch = "x86_64")]
-#[inline]
-fn newlines_of(block: &[u8; 64]) -> u64 {
-    use std::arch::x86_64::_mm_set1_epi8;
-    use std::arch::x86_64::{__m128i, _mm_cmpeq_epi8, _mm_loadu_si128, _mm_movemask_epi8};
-    let p = block.as_ptr().cast::<__m128i>();
-    // SAFETY: SSE2 is part of x86_64; the 16 bytes read at `p.add(i)` are
-    // within `block` (i < 4), and the load needs no alignment.
-    let [a, b, c, d] = [0, 1, 2, 3].map(|i| unsafe {
-        let v = _mm_loadu_si128(p.add(i));
-        u64::from(_mm_movemask_epi8(_mm_cmpeq_epi8(v, _mm_set1_epi8(b'\n' as i8))) as u16)
-    });
-    a | b << 16 | c << 32 | d << 48
-}
-
-#[cfg(not(target_arch = "x86_64"))]
-fn newlines_of(block: &[u8; 64]) -> u64 {
-    block
-        .iter()
-        .enumerate()
-        .fold(0, |m, (i, &c)| m | u64::from(c == b'\n') << i)
 }
 
 #[cfg(test)]

@@ -9,7 +9,7 @@
 //! those IGC's register allocator annotates (`scratch space spill: ...`,
 //! `scratch space fill: ...`); other scratch traffic is private memory.
 
-use super::line::{skip_space, word_end};
+use super::bytes::{positions, skip_space, word_end};
 use serde::{Deserialize, Serialize};
 
 /// Instructions by class; the classes sum to `instructions`.
@@ -536,24 +536,13 @@ fn sfid(op: &[u8]) -> &[u8] {
 
 /// Whether `needle` occurs in `haystack`: [`str::contains`] without
 /// building a searcher, for the short comments of instructions (built per
-/// call, it cost more than the search).
+/// call, it cost more than the search), nor a call per occurrence of its
+/// first byte.
 fn has(h: &[u8], n: &[u8]) -> bool {
     let Some((&first, rest)) = n.split_first() else {
         return true;
     };
-    if h.len() < 16 {
-        // Shorter than memchr's calls are worth (`// $9`).
-        return h.windows(n.len()).any(|w| w == n);
-    }
-    let mut at = 0;
-    while let Some(i) = memchr::memchr(first, &h[at..]) {
-        let start = at + i + 1;
-        if h[start..].starts_with(rest) {
-            return true;
-        }
-        at = start;
-    }
-    false
+    positions(h, first).any(|i| h[i + 1..].starts_with(rest))
 }
 
 /// `op` up to its first dot: `load` of `load.ugm.d32.a64`.
@@ -567,8 +556,8 @@ fn before_dot(op: &[u8]) -> &[u8] {
 
 /// An instruction split at its first `//`: the code, and the comment.
 fn split_comment(b: &[u8]) -> (&[u8], &[u8]) {
-    // memchr, not memmem: a searcher built per line costs more than it saves.
-    for i in memchr::memchr_iter(b'/', b) {
+    // Not memmem: a searcher built per line costs more than it saves.
+    for i in positions(b, b'/') {
         if b.get(i + 1) == Some(&b'/') {
             return (&b[..i], &b[i + 2..]);
         }
@@ -599,7 +588,7 @@ fn memory_class(kind: Kind, op: &[u8], body: &[u8], comment: &[u8]) -> Place {
 /// `ss[...]`: surface-state addressing, which IGC uses for scratch
 /// (`bss[...]`, bindless surfaces, is not).
 fn scratch_address(b: &[u8]) -> bool {
-    memchr::memchr_iter(b'[', b)
+    positions(b, b'[')
         .any(|i| i >= 2 && &b[i - 2..i] == b"ss" && (i == 2 || !b[i - 3].is_ascii_alphanumeric()))
 }
 

@@ -6,6 +6,7 @@
 //! from IGA's disassembly of native binaries. [`analyze`] computes both in
 //! one pass over the text.
 
+pub(crate) mod bytes;
 pub mod decoded;
 pub mod flow;
 pub mod header;
@@ -41,7 +42,7 @@ pub fn analyze(text: &str) -> Analysis {
 pub fn analyze_bytes(bytes: &[u8]) -> Analysis {
     let mut pass = Pass::default();
     let mut start = 0;
-    for end in line::line_ends(bytes) {
+    for end in bytes::line_ends(bytes) {
         pass.line(&bytes[start..end]);
         start = end + 1;
     }
@@ -226,31 +227,5 @@ mod tests {
         let m = a.mix;
         assert_eq!(m.instructions, 4);
         assert_eq!((m.mov, m.load_global, m.alu, m.control), (1, 1, 1, 1));
-    }
-
-    /// The ends of lines found 64 bytes at a time are memchr's, at and
-    /// around the blocks' ends.
-    #[test]
-    fn line_ends_are_the_newlines_then_the_end() {
-        for len in [0, 1, 2, 63, 64, 65, 127, 128, 129, 200] {
-            for every in [1, 2, 7, 63, 64, 65, 1000] {
-                for first in [0, 1, 62, 63, 64] {
-                    let text: Vec<u8> = (0..len)
-                        .map(|i| {
-                            if i >= first && (i - first) % every == 0 {
-                                b'\n'
-                            } else {
-                                b'x'
-                            }
-                        })
-                        .collect();
-                    let want: Vec<usize> = memchr::memchr_iter(b'\n', &text)
-                        .chain(std::iter::once(text.len()))
-                        .collect();
-                    let got: Vec<usize> = line::line_ends(&text).collect();
-                    assert_eq!(got, want, "{len} {every} {first}");
-                }
-            }
-        }
     }
 }
