@@ -40,6 +40,7 @@ pub(crate) enum Shape {
 /// The [`Shape`] of one line. ASCII trims: Unicode whitespace never
 /// occurs in ISA text, and decoding characters costs more than the rest
 /// of the line.
+#[inline]
 pub(crate) fn shape(raw: &[u8]) -> Shape {
     let start = super::bytes::skip_space(raw, 0);
     let s = &raw[start..];

@@ -363,6 +363,7 @@ pub fn classify(instruction: &str) -> Class {
 /// that are not UTF-8 class as the line read lossily would (only ASCII
 /// decides a class, but where Unicode whitespace could, the bytes are
 /// read lossily).
+#[inline]
 pub(crate) fn classify_bytes(b: &[u8]) -> Place {
     // On bytes: this runs for every instruction of every launched kernel.
     let mut start = skip_space(b, 0);
