@@ -126,7 +126,7 @@ impl Builder {
 /// and rotate per word (as rustc's FxHash); no defence against keys
 /// chosen to collide, which IGC's line numbers are not.
 #[derive(Default)]
-pub struct PairHasher(u64);
+pub(crate) struct PairHasher(u64);
 
 impl Hasher for PairHasher {
     fn write(&mut self, bytes: &[u8]) {
