@@ -17,57 +17,99 @@ pub enum Line<'a> {
     Other,
 }
 
-/// Classifies one line (without its newline).
-pub fn classify(raw: &str) -> Line<'_> {
-    // ASCII trims: Unicode whitespace never occurs in ISA text, and
-    // decoding characters costs more than the rest of the line.
-    let s = raw.trim_ascii_start();
-    if s.is_empty() {
-        return Line::Other;
-    }
-    if let Some(c) = s.strip_prefix("//") {
+/// The shape of one line (without its newline), by byte offsets into it:
+/// what [`classify`] and the analysis of bytes ([`super::analyze_bytes`])
+/// both read a line as. Every offset is next to an ASCII byte or at an
+/// end, so text cut there is whole characters, and bytes that are not
+/// UTF-8 cut there read lossily as the same part of the whole read so.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Shape {
+    /// `// File: `, the path from this offset on (untrimmed).
+    File(usize),
+    /// `// Line `, the rest from this offset on (see [`source_line`]).
+    Source(usize),
+    /// Ends with `:` (after ASCII trims) at `colon`, from `start`: a label
+    /// if [`is_label`] says the part between is one, else an instruction.
+    Colon { start: usize, colon: usize },
+    /// An instruction from this offset on.
+    Instruction(usize),
+    /// A header line, another comment, or an empty line.
+    Other,
+}
+
+/// The [`Shape`] of one line. ASCII trims: Unicode whitespace never
+/// occurs in ISA text, and decoding characters costs more than the rest
+/// of the line.
+#[inline]
+pub(crate) fn shape(raw: &[u8]) -> Shape {
+    let start = super::bytes::skip_space(raw, 0);
+    let s = &raw[start..];
+    match s {
+        [] => Shape::Other,
         // Most comments are header lines (`//.declare ...`).
-        if !c.starts_with(' ') {
-            return Line::Other;
-        }
-        if let Some(f) = c.strip_prefix(" File: ") {
-            return Line::File(f.trim_end());
-        }
-        if let Some(rest) = c.strip_prefix(" Line ") {
-            // `// Line N` alone: IGC could not read the source file.
-            let (n, text) = rest.split_once(':').unwrap_or((rest.trim_end(), ""));
-            if let Ok(line) = n.parse::<u32>() {
-                return Line::Source {
-                    line,
-                    text: text.trim(),
-                };
+        [b'/', b'/', b' ', c @ ..] => {
+            if c.starts_with(b"File: ") {
+                Shape::File(start + 9)
+            } else if c.starts_with(b"Line ") {
+                Shape::Source(start + 8)
+            } else {
+                Shape::Other
             }
         }
-        return Line::Other;
+        [b'/', b'/', ..] => Shape::Other,
+        // A label ends with `:`; an instruction does not (its comment, if
+        // any, ends with a vISA offset or text).
+        // Most instructions end with their comment's last character.
+        [.., c] if *c != b':' && !c.is_ascii_whitespace() => Shape::Instruction(start),
+        _ => match s.trim_ascii_end() {
+            [label @ .., b':'] => Shape::Colon {
+                start,
+                colon: start + label.len(),
+            },
+            _ => Shape::Instruction(start),
+        },
     }
-    // A label ends with `:`; an instruction does not (its comment, if any,
-    // ends with a vISA offset or text).
-    let t = s.trim_ascii_end();
-    if let Some(label) = t.strip_suffix(':') {
-        if !label.is_empty() && !label.starts_with('(') && !label.contains(char::is_whitespace) {
-            return Line::Label(label);
+}
+
+/// The line number and source text of the rest of a `// Line ` comment
+/// (`12:  x[i] = x[i] * 2.0f;`), if it has a number.
+pub(crate) fn source_line(rest: &str) -> Option<(u32, &str)> {
+    // `// Line N` alone: IGC could not read the source file.
+    let (n, text) = rest.split_once(':').unwrap_or((rest.trim_end(), ""));
+    let line = n.parse::<u32>().ok()?;
+    Some((line, text.trim()))
+}
+
+/// Whether the part of a line before its final `:` is a label.
+pub(crate) fn is_label(label: &str) -> bool {
+    !label.is_empty() && !label.starts_with('(') && !label.contains(char::is_whitespace)
+}
+
+/// Classifies one line (without its newline).
+pub fn classify(raw: &str) -> Line<'_> {
+    match shape(raw.as_bytes()) {
+        Shape::File(at) => Line::File(raw[at..].trim_end()),
+        Shape::Source(at) => match source_line(&raw[at..]) {
+            Some((line, text)) => Line::Source { line, text },
+            None => Line::Other,
+        },
+        Shape::Colon { start, colon } if is_label(&raw[start..colon]) => {
+            Line::Label(&raw[start..colon])
         }
+        Shape::Colon { start, .. } | Shape::Instruction(start) => Line::Instruction(&raw[start..]),
+        Shape::Other => Line::Other,
     }
-    Line::Instruction(s)
 }
 
 /// Lines of `text`, each classified.
 pub fn lines(text: &str) -> impl Iterator<Item = Line<'_>> {
     let mut start = 0;
-    let bytes = text.as_bytes();
-    memchr::memchr_iter(b'\n', bytes)
-        .chain(std::iter::once(bytes.len()))
-        .map(move |end| {
-            // Both ends are at `\n` or the text's ends: char boundaries.
-            let line = &text[start..end];
-            start = end + 1;
-            classify(line)
-        })
+    super::bytes::line_ends(text.as_bytes()).map(move |end| {
+        // Both ends are at `\n` or the text's ends: char boundaries.
+        let line = &text[start..end];
+        start = end + 1;
+        classify(line)
+    })
 }
 
 #[cfg(test)]
@@ -96,6 +138,22 @@ mod tests {
         assert_eq!(classify("// Line 7 "), Line::Source { line: 7, text: "" });
         assert_eq!(classify("// Line 7 x"), Line::Other);
         assert_eq!(classify(""), Line::Other);
+        // Tabs and CRs trim; Unicode whitespace keeps a label from being one.
+        assert_eq!(classify("\tL1:\r"), Line::Label("L1"));
+        assert_eq!(classify("a\u{a0}b:"), Line::Instruction("a\u{a0}b:"));
+        assert_eq!(classify("(W):"), Line::Instruction("(W):"));
+        assert_eq!(classify(" :"), Line::Instruction(":"));
+        assert_eq!(
+            classify("// Line 7\u{3000}"),
+            Line::Source { line: 7, text: "" }
+        );
+        assert_eq!(
+            classify("// Line +7: x\r"),
+            Line::Source { line: 7, text: "x" }
+        );
+        assert_eq!(classify("// Line 7 : x"), Line::Other);
+        assert_eq!(classify("//  Line 7: x"), Line::Other);
+        assert_eq!(classify("// File: a \r"), Line::File("a"));
         let i = "(W)     mov (16|M0)   r127.0<1>:ud  0x0:ud    // $4";
         assert_eq!(classify(i), Line::Instruction(i));
         assert_eq!(

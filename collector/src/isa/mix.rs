@@ -9,6 +9,7 @@
 //! those IGC's register allocator annotates (`scratch space spill: ...`,
 //! `scratch space fill: ...`); other scratch traffic is private memory.
 
+use super::bytes::{positions, skip_space, word_end};
 use serde::{Deserialize, Serialize};
 
 /// Instructions by class; the classes sum to `instructions`.
@@ -68,9 +69,9 @@ pub enum Class {
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Memory {
-    Global,
-    Slm,
-    Scratch,
+    Global = 0,
+    Slm = 1,
+    Scratch = 2,
 }
 
 impl Class {
@@ -174,6 +175,78 @@ impl Mix {
     }
 }
 
+/// A class as the place of its count in [`Counts`], a number: the
+/// analysis counts by place, as an index rather than a jump per class
+/// (which instructions of random classes mispredicted). [`PLACES`] has
+/// each place's class.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Place(u8);
+
+/// The class of each [`Place`]: the memory classes by memory then kind
+/// (load, store, atomic), then the others.
+const PLACES: [Class; 18] = [
+    Class::Load(Memory::Global),
+    Class::Store(Memory::Global),
+    Class::Atomic(Memory::Global),
+    Class::Load(Memory::Slm),
+    Class::Store(Memory::Slm),
+    Class::Atomic(Memory::Slm),
+    Class::Load(Memory::Scratch),
+    Class::Store(Memory::Scratch),
+    Class::Atomic(Memory::Scratch),
+    Class::Spill,
+    Class::Fill,
+    Class::SendOther,
+    Class::Dpas,
+    Class::Math,
+    Class::Mov,
+    Class::Alu,
+    Class::Control,
+    Class::Sync,
+];
+
+impl Place {
+    const LOAD_SCRATCH: Place = Place(6);
+    const STORE_SCRATCH: Place = Place(7);
+    const SPILL: Place = Place(9);
+    const FILL: Place = Place(10);
+    const SEND_OTHER: Place = Place(11);
+    const DPAS: Place = Place(12);
+    const MATH: Place = Place(13);
+    const MOV: Place = Place(14);
+    const ALU: Place = Place(15);
+    const CONTROL: Place = Place(16);
+    const SYNC: Place = Place(17);
+
+    /// A load (`kind` 0), store (1) or atomic (2) on `memory`.
+    fn memory(kind: u8, memory: Memory) -> Place {
+        Place(3 * memory as u8 + kind)
+    }
+
+    pub(crate) fn class(self) -> Class {
+        PLACES[usize::from(self.0)]
+    }
+}
+
+/// Instructions counted by [`Place`], made a [`Mix`] at the end.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Counts([u64; 18]);
+
+impl Counts {
+    pub(crate) fn add(&mut self, p: Place) {
+        self.0[usize::from(p.0)] += 1;
+    }
+
+    pub(crate) fn mix(&self) -> Mix {
+        let mut m = Mix::default();
+        for (&c, &n) in PLACES.iter().zip(&self.0) {
+            m.instructions += n;
+            *m.slot(c) += n;
+        }
+        m
+    }
+}
+
 /// The instruction mix of ISA text.
 pub fn count(text: &str) -> Mix {
     let mut m = Mix::default();
@@ -209,27 +282,29 @@ impl Classifier {
     /// memory size` lines, among the comment lines it starts with (the two
     /// fields [`super::header::AsmHeader`] reads, read here alone).
     pub fn of_text(text: &str) -> Classifier {
-        let number = |v: &str| {
-            let digits = v.trim_start();
-            let end = digits
-                .find(|c: char| !c.is_ascii_digit())
-                .unwrap_or(digits.len());
-            digits[..end].parse::<u64>().ok()
-        };
-        let (mut spill, mut private) = (None, None);
-        for l in text.lines().take_while(|l| l.starts_with("//")) {
-            if let Some(v) = l.strip_prefix("//.spill size") {
-                spill = number(v);
-            } else if let Some(v) = l.strip_prefix("//.private memory size") {
-                private = number(v);
-            }
+        let mut h = HeaderFields::default();
+        for l in text
+            .as_bytes()
+            .split(|&c| c == b'\n')
+            .take_while(|l| l.starts_with(b"//"))
+        {
+            h.line(l);
         }
-        Classifier::new(spill, private)
+        h.classifier()
     }
 
     /// The class of `instruction`, a line of this kernel's text.
     pub fn classify(&self, instruction: &str) -> Class {
         self.adjust(classify(instruction))
+    }
+
+    /// [`Classifier::adjust`] of a [`Place`].
+    pub(crate) fn adjust_place(&self, p: Place) -> Place {
+        match p {
+            Place::STORE_SCRATCH if self.spills_only => Place::SPILL,
+            Place::LOAD_SCRATCH if self.spills_only => Place::FILL,
+            other => other,
+        }
     }
 
     /// `c` with scratch loads and stores as fills and spills where scratch
@@ -243,44 +318,181 @@ impl Classifier {
     }
 }
 
+/// The two header fields of a [`Classifier`], read from the comment
+/// lines a text starts with, one by one (as [`Classifier::of_text`] and
+/// the analysis of bytes read them).
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct HeaderFields {
+    spill: Option<u64>,
+    private: Option<u64>,
+}
+
+impl HeaderFields {
+    /// Reads one line of the header (without its `\n`), a `//` comment.
+    pub(crate) fn line(&mut self, l: &[u8]) {
+        if let Some(v) = l.strip_prefix(b"//.spill size") {
+            self.spill = header_number(v);
+        } else if let Some(v) = l.strip_prefix(b"//.private memory size") {
+            self.private = header_number(v);
+        }
+    }
+
+    pub(crate) fn classifier(self) -> Classifier {
+        Classifier::new(self.spill, self.private)
+    }
+}
+
+/// The number that starts the value of a header field (after any
+/// whitespace, Unicode's included); bytes that are not UTF-8 read lossily.
+fn header_number(v: &[u8]) -> Option<u64> {
+    let v = String::from_utf8_lossy(v);
+    let digits = v.trim_start();
+    let end = digits
+        .find(|c: char| !c.is_ascii_digit())
+        .unwrap_or(digits.len());
+    digits[..end].parse::<u64>().ok()
+}
+
 /// The class of one instruction line (predicate, opcode, operands,
 /// comment).
 pub fn classify(instruction: &str) -> Class {
+    classify_bytes(instruction.as_bytes()).class()
+}
+
+/// [`classify`] of an instruction line as bytes, as its [`Place`]; bytes
+/// that are not UTF-8 class as the line read lossily would (only ASCII
+/// decides a class, but where Unicode whitespace could, the bytes are
+/// read lossily).
+#[inline]
+pub(crate) fn classify_bytes(b: &[u8]) -> Place {
     // On bytes: this runs for every instruction of every launched kernel.
-    let b = instruction.as_bytes();
-    let mut i = 0;
-    while i < b.len() && b[i].is_ascii_whitespace() {
-        i += 1;
-    }
+    let mut start = skip_space(b, 0);
     // Predicate: `(W)`, `(f0.0)`, `(W&~f2.0)`: a few bytes, found without
     // a call.
-    if b.get(i) == Some(&b'(') {
-        if let Some(end) = b[i..].iter().position(|&c| c == b')') {
-            i += end + 1;
-            while i < b.len() && b[i].is_ascii_whitespace() {
-                i += 1;
-            }
+    if b.get(start) == Some(&b'(') {
+        if let Some(end) = b[start..].iter().position(|&c| c == b')') {
+            start = skip_space(b, start + end + 1);
         }
     }
-    let start = i;
-    while i < b.len() && !b[i].is_ascii_whitespace() {
+    let opcode = &b[start..word_end(b, start)];
+    let base = before_dot(opcode);
+    let code = mnemonic(b, start, base.len());
+    if code < SEND {
+        return Place(code);
+    }
+    let rest = &b[start..];
+    let kind = match code {
+        SEND => return classify_send(opcode, rest),
+        LOAD => Kind::Load,
+        STORE => Kind::Store,
+        FENCE => Kind::Fence,
+        _ => match symbolic(base) {
+            Some(kind) => kind,
+            None => return Place::ALU,
+        },
+    };
+    let (body, c) = split_comment(rest);
+    memory_class(kind, opcode, body, c)
+}
+
+/// What [`MNEMONICS`] say of a mnemonic (without its subfunction): below
+/// [`SEND`], the [`Place`] of its instructions; else one of these.
+const SEND: u8 = 18;
+const LOAD: u8 = 19;
+const STORE: u8 = 20;
+const FENCE: u8 = 21;
+/// Not one of [`MNEMONICS`]: a symbolic memory operation by its prefix
+/// (`load_block2d`, `atomic_iadd`), or an ALU instruction.
+const OTHER: u8 = u8::MAX;
+
+/// The mnemonics that make a class of their own, or begin one.
+const MNEMONICS: [(&str, u8); 30] = [
+    ("mov", Place::MOV.0),
+    ("movi", Place::MOV.0),
+    ("smov", Place::MOV.0),
+    ("math", Place::MATH.0),
+    ("dpas", Place::DPAS.0),
+    ("dpasw", Place::DPAS.0),
+    ("sync", Place::SYNC.0),
+    ("wait", Place::SYNC.0),
+    ("send", SEND),
+    ("sends", SEND),
+    ("sendc", SEND),
+    ("sendsc", SEND),
+    // The ops that branch (IGA's `OpSpec::isBranching`).
+    ("jmpi", Place::CONTROL.0),
+    ("brc", Place::CONTROL.0),
+    ("brd", Place::CONTROL.0),
+    ("if", Place::CONTROL.0),
+    ("else", Place::CONTROL.0),
+    ("endif", Place::CONTROL.0),
+    ("while", Place::CONTROL.0),
+    ("break", Place::CONTROL.0),
+    ("cont", Place::CONTROL.0),
+    ("halt", Place::CONTROL.0),
+    ("goto", Place::CONTROL.0),
+    ("join", Place::CONTROL.0),
+    ("call", Place::CONTROL.0),
+    ("calla", Place::CONTROL.0),
+    ("ret", Place::CONTROL.0),
+    ("load", LOAD),
+    ("store", STORE),
+    ("fence", FENCE),
+];
+
+/// A mnemonic of at most 7 bytes as a number: its bytes from the lowest,
+/// and its length in the highest byte. Longer ones are none of
+/// [`MNEMONICS`].
+const fn key(b: &[u8]) -> u64 {
+    let mut k = (b.len() as u64) << 56;
+    let mut i = 0;
+    while i < b.len() {
+        k |= (b[i] as u64) << (8 * i);
         i += 1;
     }
-    // Both ends are at ASCII bytes (or the ends of the text).
-    let opcode = &instruction[start..i];
-    let rest = &instruction[start..];
-    let base = before_dot(opcode);
-    match base {
-        "mov" | "movi" | "smov" => Class::Mov,
-        "math" => Class::Math,
-        "dpas" | "dpasw" => Class::Dpas,
-        "sync" | "wait" => Class::Sync,
-        "send" | "sends" | "sendc" | "sendsc" => classify_send(opcode, rest),
-        _ if is_branch(base) => Class::Control,
-        _ => match symbolic(base) {
-            Some(kind) => memory_class(kind, opcode, rest),
-            None => Class::Alu,
-        },
+    k
+}
+
+/// The slot of a key in [`TABLE`]: a multiply, its top 6 bits. The
+/// multiplier was found by trying: with it the keys of [`MNEMONICS`] are
+/// in slots of their own (the table is built at compile time and fails
+/// the build otherwise).
+const fn slot(key: u64) -> usize {
+    (key.wrapping_mul(0x2ef1_6b6c_97f5_c337) >> 58) as usize
+}
+
+/// [`MNEMONICS`] by [`slot`]: one look-up, no chain of comparisons whose
+/// branches random opcodes mispredict.
+const TABLE: [(u64, u8); 64] = {
+    let mut t = [(0, OTHER); 64];
+    let mut i = 0;
+    while i < MNEMONICS.len() {
+        let (name, code) = MNEMONICS[i];
+        let k = key(name.as_bytes());
+        assert!(t[slot(k)].1 == OTHER, "two mnemonics in one slot");
+        t[slot(k)] = (k, code);
+        i += 1;
+    }
+    t
+};
+
+/// The code of the mnemonic of `len` bytes at `b[start..]` ([`SEND`] and
+/// the others, or a [`Place`]'s number).
+fn mnemonic(b: &[u8], start: usize, len: usize) -> u8 {
+    if len > 7 {
+        return OTHER;
+    }
+    let k = match b.get(start..start + 8) {
+        // Eight bytes read as one number, those after the mnemonic masked.
+        Some(w) => {
+            let w = u64::from_le_bytes(w.try_into().expect("eight bytes"));
+            w & ((1 << (8 * len)) - 1) | (len as u64) << 56
+        }
+        None => key(&b[start..start + len]),
+    };
+    match TABLE[slot(k)] {
+        (key, code) if key == k => code,
+        _ => OTHER,
     }
 }
 
@@ -288,24 +500,7 @@ pub fn classify(instruction: &str) -> Class {
 /// without its subfunction: the control class of the mix, and the
 /// instructions that end a block.
 pub fn is_branch(op: &str) -> bool {
-    matches!(
-        op,
-        "jmpi"
-            | "brc"
-            | "brd"
-            | "if"
-            | "else"
-            | "endif"
-            | "while"
-            | "break"
-            | "cont"
-            | "halt"
-            | "goto"
-            | "join"
-            | "call"
-            | "calla"
-            | "ret"
-    )
+    mnemonic(op.as_bytes(), 0, op.len()) == Place::CONTROL.0
 }
 
 #[derive(Clone, Copy)]
@@ -318,15 +513,15 @@ enum Kind {
 
 /// The kind of a symbolic LSC operation (`load`, `load_block2d`, `store`,
 /// `atomic_iadd`, `fence`, ...), given its name before the first dot.
-fn symbolic(base: &str) -> Option<Kind> {
-    if base == "load" || base.starts_with("load_") {
+fn symbolic(base: &[u8]) -> Option<Kind> {
+    if base == b"load" || base.starts_with(b"load_") {
         // `load_status` reads no memory but is a data-port message all the same.
         Some(Kind::Load)
-    } else if base == "store" || base.starts_with("store_") {
+    } else if base == b"store" || base.starts_with(b"store_") {
         Some(Kind::Store)
-    } else if base.starts_with("atomic") {
+    } else if base.starts_with(b"atomic") {
         Some(Kind::Atomic)
-    } else if base == "fence" {
+    } else if base == b"fence" {
         Some(Kind::Fence)
     } else {
         None
@@ -334,133 +529,149 @@ fn symbolic(base: &str) -> Option<Kind> {
 }
 
 /// The second component of `op`: `ugm` of `load.ugm.d32.a64`.
-fn sfid(op: &str) -> &str {
+fn sfid(op: &[u8]) -> &[u8] {
     let rest = &op[before_dot(op).len()..];
-    let rest = rest.strip_prefix('.').unwrap_or(rest);
+    let rest = rest.strip_prefix(b".").unwrap_or(rest);
     before_dot(rest)
 }
 
 /// Whether `needle` occurs in `haystack`: [`str::contains`] without
 /// building a searcher, for the short comments of instructions (built per
-/// call, it cost more than the search).
-fn has(haystack: &str, needle: &str) -> bool {
-    let (h, n) = (haystack.as_bytes(), needle.as_bytes());
+/// call, it cost more than the search), nor a call per occurrence of its
+/// first byte.
+fn has(h: &[u8], n: &[u8]) -> bool {
     let Some((&first, rest)) = n.split_first() else {
         return true;
     };
-    let mut at = 0;
-    while let Some(i) = memchr::memchr(first, &h[at..]) {
-        let start = at + i + 1;
-        if h[start..].starts_with(rest) {
-            return true;
-        }
-        at = start;
-    }
-    false
+    positions(h, first).any(|i| h[i + 1..].starts_with(rest))
 }
 
 /// `op` up to its first dot: `load` of `load.ugm.d32.a64`.
-fn before_dot(op: &str) -> &str {
-    match op.bytes().position(|c| c == b'.') {
+fn before_dot(op: &[u8]) -> &[u8] {
+    // Not memchr: an opcode is a few bytes, fewer than a call costs.
+    match op.iter().position(|&c| c == b'.') {
         Some(i) => &op[..i],
         None => op,
     }
 }
 
 /// An instruction split at its first `//`: the code, and the comment.
-fn split_comment(s: &str) -> (&str, &str) {
-    let b = s.as_bytes();
-    // memchr, not memmem: a searcher built per line costs more than it saves.
-    for i in memchr::memchr_iter(b'/', b) {
+fn split_comment(b: &[u8]) -> (&[u8], &[u8]) {
+    // Not memmem: a searcher built per line costs more than it saves.
+    for i in positions(b, b'/') {
         if b.get(i + 1) == Some(&b'/') {
-            return (&s[..i], &s[i + 2..]);
+            return (&b[..i], &b[i + 2..]);
         }
     }
-    (s, "")
+    (b, b"")
 }
 
-/// The comment of an instruction (after its first `//`), or "".
-fn comment(s: &str) -> &str {
-    split_comment(s).1
-}
-
-/// A symbolic memory operation `op` (its SFID the second component) with
-/// `line` the whole instruction.
-fn memory_class(kind: Kind, op: &str, line: &str) -> Class {
-    let sfid = sfid(op);
-    let (body, c) = split_comment(line);
-    let memory = if sfid == "slm" {
+/// A symbolic memory operation `op` (its SFID the second component), with
+/// `body` the code of its instruction and `comment` the comment.
+fn memory_class(kind: Kind, op: &[u8], body: &[u8], comment: &[u8]) -> Place {
+    let memory = if sfid(op) == b"slm" {
         Memory::Slm
     } else if scratch_address(body) || scratch_address(op) {
         Memory::Scratch
     } else {
         Memory::Global
     };
-    with_memory(kind, memory, c)
-}
-
-fn with_memory(kind: Kind, memory: Memory, comment: &str) -> Class {
     match kind {
-        Kind::Fence => Class::Sync,
-        Kind::Store if has(comment, "spill") => Class::Spill,
-        Kind::Load if has(comment, "fill") => Class::Fill,
-        Kind::Load => Class::Load(memory),
-        Kind::Store => Class::Store(memory),
-        Kind::Atomic => Class::Atomic(memory),
+        Kind::Fence => Place::SYNC,
+        Kind::Store if has(comment, b"spill") => Place::SPILL,
+        Kind::Load if has(comment, b"fill") => Place::FILL,
+        Kind::Load => Place::memory(0, memory),
+        Kind::Store => Place::memory(1, memory),
+        Kind::Atomic => Place::memory(2, memory),
     }
 }
 
 /// `ss[...]`: surface-state addressing, which IGC uses for scratch
 /// (`bss[...]`, bindless surfaces, is not).
-fn scratch_address(s: &str) -> bool {
-    let b = s.as_bytes();
-    memchr::memchr_iter(b'[', b)
+fn scratch_address(b: &[u8]) -> bool {
+    positions(b, b'[')
         .any(|i| i >= 2 && &b[i - 2..i] == b"ss" && (i == 2 || !b[i - 3].is_ascii_alphanumeric()))
 }
 
 /// A raw `send.<sfid>`: what its comment says it does.
-fn classify_send(opcode: &str, line: &str) -> Class {
-    let sfid = sfid(opcode);
-    let c = comment(line);
-    // IGA's description of an LSC message: `wr:4+0, rd:8; load.ugm.d32x4.a64`.
-    for part in c.split(';') {
-        let p = part.trim();
-        let op = p.split(|ch: char| ch.is_whitespace()).next().unwrap_or("");
-        if let Some(kind) = symbolic(before_dot(op)) {
-            if op.contains('.') {
-                return memory_class(kind, op, &format!("{p} //{c}"));
-            }
-        }
+fn classify_send(opcode: &[u8], line: &[u8]) -> Place {
+    let c = split_comment(line).1;
+    match described(c) {
+        Some(place) => place,
+        None => described_send(sfid(opcode), c),
     }
-    let data_port = matches!(sfid, "dc0" | "dc1" | "dc2" | "ugm" | "ugml" | "tgm" | "slm")
-        || sfid.starts_with("hdc");
-    if has(c, "barrier") || has(c, "fence") {
-        return Class::Sync;
+}
+
+/// The class of IGA's description of an LSC message in the comment `c` of
+/// a send (`wr:4+0, rd:8; load.ugm.d32x4.a64`): the first part (between
+/// `;`) whose first word is a symbolic operation with a dot.
+fn described(c: &[u8]) -> Option<Place> {
+    if !c.is_ascii() {
+        // Unicode whitespace trims and splits the parts: read as text.
+        let text = String::from_utf8_lossy(c);
+        return text.split(';').find_map(|part| {
+            let p = part.trim();
+            let op = p.split(char::is_whitespace).next().unwrap_or("");
+            described_part(p.as_bytes(), op.as_bytes(), text.as_bytes())
+        });
+    }
+    // The whitespace of `char::is_whitespace` that is ASCII.
+    let space = |b: &u8| matches!(b, b'\t' | b'\n' | b'\x0b' | b'\x0c' | b'\r' | b' ');
+    c.split(|&b| b == b';').find_map(|part| {
+        let from = part.iter().position(|b| !space(b)).unwrap_or(part.len());
+        let to = part.iter().rposition(|b| !space(b)).map_or(from, |i| i + 1);
+        let p = &part[from..to];
+        let op = p.split(space).next().unwrap_or(b"");
+        described_part(p, op, c)
+    })
+}
+
+/// [`described`] of one part `p` (trimmed) whose first word is `op`.
+fn described_part(p: &[u8], op: &[u8], comment: &[u8]) -> Option<Place> {
+    let kind = symbolic(before_dot(op))?;
+    if !op.contains(&b'.') {
+        return None;
+    }
+    // The part is the instruction's code, the whole comment its comment
+    // (a `//` in the part cuts it there).
+    let body = split_comment(p).0;
+    Some(memory_class(kind, op, body, comment))
+}
+
+/// A raw send of SFID `sfid` whose comment `c` does not describe an LSC
+/// message: what the comment's words say.
+fn described_send(sfid: &[u8], c: &[u8]) -> Place {
+    let data_port = matches!(
+        sfid,
+        b"dc0" | b"dc1" | b"dc2" | b"ugm" | b"ugml" | b"tgm" | b"slm"
+    ) || sfid.starts_with(b"hdc");
+    if has(c, b"barrier") || has(c, b"fence") {
+        return Place::SYNC;
     }
     if !data_port {
-        return Class::SendOther;
+        return Place::SEND_OTHER;
     }
-    if has(c, "scratch space spill") {
-        return Class::Spill;
+    if has(c, b"scratch space spill") {
+        return Place::SPILL;
     }
-    if has(c, "scratch space fill") {
-        return Class::Fill;
+    if has(c, b"scratch space fill") {
+        return Place::FILL;
     }
-    let memory = if sfid == "slm" || has(c, "slm") || has(c, "SLM") {
+    let memory = if sfid == b"slm" || has(c, b"slm") || has(c, b"SLM") {
         Memory::Slm
-    } else if has(c, "scratch") {
+    } else if has(c, b"scratch") {
         Memory::Scratch
     } else {
         Memory::Global
     };
-    if has(c, "atomic") {
-        Class::Atomic(memory)
-    } else if has(c, "read") || has(c, "load") {
-        Class::Load(memory)
-    } else if has(c, "write") || has(c, "store") {
-        Class::Store(memory)
+    if has(c, b"atomic") {
+        Place::memory(2, memory)
+    } else if has(c, b"read") || has(c, b"load") {
+        Place::memory(0, memory)
+    } else if has(c, b"write") || has(c, b"store") {
+        Place::memory(1, memory)
     } else {
-        Class::SendOther
+        Place::SEND_OTHER
     }
 }
 
@@ -532,6 +743,23 @@ mod tests {
         }
     }
 
+    /// Unicode whitespace in a send's comment trims and splits its parts
+    /// (the comment read as text), as does the ASCII vertical tab, which
+    /// `char::is_whitespace` has and `u8::is_ascii_whitespace` does not.
+    #[test]
+    fn send_comments_split_at_unicode_whitespace() {
+        let send = "(W)     send.ugm (1|M0)  r1  r2  null:0  0x0  0x0 // wr:1+0, rd:1; ";
+        for (op, want) in [
+            ("\u{3000}load.ugm.d32.a64", Class::Load(Global)),
+            ("\x0bload.ugm.d32.a64\x0b", Class::Load(Global)),
+            ("load.slm.d32\u{a0}x", Class::Load(Slm)),
+            ("\u{a0}store.ugm.d32.a32.ss[a0.2]", Class::Store(Scratch)),
+            ("\u{85}store.ugm//spill", Class::Spill),
+        ] {
+            assert_eq!(classify(&format!("{send}{op}")), want, "{op:?}");
+        }
+    }
+
     #[test]
     fn has_is_contains() {
         let hays = [
@@ -547,9 +775,64 @@ mod tests {
         ];
         for h in hays {
             for n in ["", "s", "spill", "fill", "ss", "scratch space fill", "é"] {
-                assert_eq!(has(h, n), h.contains(n), "{h:?} {n:?}");
+                assert_eq!(
+                    has(h.as_bytes(), n.as_bytes()),
+                    h.contains(n),
+                    "{h:?} {n:?}"
+                );
             }
         }
+    }
+
+    #[test]
+    fn counts_are_the_mix() {
+        for (k, class) in PLACES.iter().enumerate() {
+            let (mut counts, mut mix) = (Counts::default(), Mix::default());
+            // Each place once, and this one k times more.
+            for p in (0..PLACES.len()).chain(std::iter::repeat(k).take(k)) {
+                counts.add(Place(p as u8));
+                mix.add_class(Place(p as u8).class());
+            }
+            assert_eq!(counts.mix(), mix, "{class:?}");
+        }
+        // Atomics on scratch count as its stores, in their own place.
+        assert_eq!(Class::Atomic(Scratch).field(), "store_scratch");
+        assert_eq!(PLACES[8], Class::Atomic(Scratch));
+    }
+
+    /// The table of mnemonics finds each of them, and nothing else: not
+    /// their prefixes, longer words, other cases, or NUL bytes after.
+    #[test]
+    fn mnemonics_are_looked_up() {
+        for (name, code) in MNEMONICS {
+            let line = format!("{name} (1|M0) r1 r2");
+            assert_eq!(mnemonic(line.as_bytes(), 0, name.len()), code, "{name}");
+            assert_eq!(mnemonic(name.as_bytes(), 0, name.len()), code, "{name}");
+            for other in [
+                format!("{name}x"),
+                format!("x{name}"),
+                format!("{name}\0"),
+                name[..name.len() - 1].to_string(),
+                name.to_uppercase(),
+            ] {
+                if !MNEMONICS.iter().any(|(n, _)| *n == other) {
+                    let padded = format!("{other}        ");
+                    assert_eq!(
+                        mnemonic(other.as_bytes(), 0, other.len()),
+                        OTHER,
+                        "{other:?}"
+                    );
+                    assert_eq!(
+                        mnemonic(padded.as_bytes(), 0, other.len()),
+                        OTHER,
+                        "{other:?}"
+                    );
+                }
+            }
+        }
+        assert_eq!(mnemonic(b"", 0, 0), OTHER);
+        assert_eq!(mnemonic(b"\0\0\0\0\0\0\0\0", 0, 0), OTHER);
+        assert!(is_branch("jmpi") && is_branch("ret") && !is_branch("mov") && !is_branch("rets"));
     }
 
     #[test]

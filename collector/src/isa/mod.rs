@@ -6,6 +6,7 @@
 //! from IGA's disassembly of native binaries. [`analyze`] computes both in
 //! one pass over the text.
 
+pub(crate) mod bytes;
 pub mod decoded;
 pub mod flow;
 pub mod header;
@@ -30,18 +31,76 @@ pub struct Analysis {
 
 /// [`source::parse`] and [`mix::count`] of `text`, in one pass.
 pub fn analyze(text: &str) -> Analysis {
-    let mut src = source::Builder::default();
-    let mut mix = mix::Mix::default();
-    let classifier = mix::Classifier::of_text(text);
-    for l in lines(text) {
-        src.add(l);
-        if let Line::Instruction(i) = l {
-            mix.add_class(classifier.classify(i));
-        }
+    analyze_bytes(text.as_bytes())
+}
+
+/// [`analyze`] of ISA text read as bytes. IGC writes ASCII; anything else
+/// is read as [`String::from_utf8_lossy`] would have it, without reading
+/// the whole text so: the parts kept as text (source files, source lines)
+/// and the few parts that Unicode decides (labels, the words of a send's
+/// comment) are, and what ASCII alone decides is read on the bytes.
+pub fn analyze_bytes(bytes: &[u8]) -> Analysis {
+    let mut pass = Pass::default();
+    let mut start = 0;
+    for end in bytes::line_ends(bytes) {
+        pass.line(&bytes[start..end]);
+        start = end + 1;
     }
     Analysis {
-        source: src.finish(),
-        mix,
+        source: pass.src.finish(),
+        mix: pass.mix.mix(),
+    }
+}
+
+/// The state of [`analyze_bytes`]' pass.
+#[derive(Default)]
+struct Pass {
+    src: source::Builder,
+    mix: mix::Counts,
+    /// Past the comment lines the text starts with: the header, whose
+    /// fields make `classifier` (see [`mix::Classifier::of_text`]).
+    body: bool,
+    header: mix::HeaderFields,
+    classifier: mix::Classifier,
+}
+
+impl Pass {
+    /// One line, without its `\n`: as [`line::classify`] has it, the
+    /// parts kept or decided by Unicode read lossily (every [`line::Shape`]
+    /// offset is next to an ASCII byte, where lossy reading of a part is
+    /// that of the whole).
+    fn line(&mut self, raw: &[u8]) {
+        if !self.body {
+            if raw.starts_with(b"//") {
+                self.header.line(raw);
+            } else {
+                // No instruction comes before: the header is whole.
+                self.body = true;
+                self.classifier = self.header.classifier();
+            }
+        }
+        let lossy = String::from_utf8_lossy;
+        match line::shape(raw) {
+            line::Shape::Instruction(at) => self.instruction(&raw[at..]),
+            line::Shape::Colon { start, colon } => {
+                if !line::is_label(&lossy(&raw[start..colon])) {
+                    self.instruction(&raw[start..]);
+                }
+            }
+            line::Shape::File(at) => self.src.file(lossy(&raw[at..]).trim_end()),
+            line::Shape::Source(at) => {
+                if let Some((line, text)) = line::source_line(&lossy(&raw[at..])) {
+                    self.src.source(line, text);
+                }
+            }
+            line::Shape::Other => {}
+        }
+    }
+
+    fn instruction(&mut self, i: &[u8]) {
+        self.src.instruction();
+        let place = self.classifier.adjust_place(mix::classify_bytes(i));
+        self.mix.add(place);
     }
 }
 
@@ -90,11 +149,7 @@ pub fn analyze_rest_of(
         return Ok(None);
     }
     read_to_length(f, bytes, meta.len() as usize)?;
-    Ok(Some(match std::str::from_utf8(bytes) {
-        Ok(text) => analyze(text),
-        // IGC writes ASCII; anything else is read as well as it goes.
-        Err(_) => analyze(&String::from_utf8_lossy(bytes)),
-    }))
+    Ok(Some(analyze_bytes(bytes)))
 }
 
 /// Reads `f` from its offset to `len` bytes in all (or its end) onto the
@@ -142,5 +197,35 @@ pub(crate) fn read_some(
         if e.kind() != std::io::ErrorKind::Interrupted {
             return Err(e);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Bytes that are not UTF-8 (in a source file's name, a source line,
+    /// a header field, a label, a send's comment), CRLF line ends, tabs,
+    /// predicates and a `// Line` without text: the analysis of the bytes
+    /// is that of the whole text read lossily.
+    #[test]
+    fn bytes_read_as_the_lossy_text() {
+        let text: &[u8] = b"//.kernel k\r\n//.spill size \xff64\r\n\
+            // File: /src/\xe9.cl\r\n// Line 3:  x = \xff;\r\n\tmov (1|M0) r1 r2 // $1\r\n\
+            _lab\xc3:\n(W) send.ugm (1|M0) r1 r2 // \xe2\x80; load.ugm.d32.a64\n\
+            // Line 4\n  add (1|M0) r1 r2\r\n// Line 3:  x = y;\n(f0.0)\tjmpi _lab // $3\n";
+        let a = analyze_bytes(text);
+        assert_eq!(a, analyze(&String::from_utf8_lossy(text)));
+        let s = a.source.unwrap();
+        assert_eq!(s.files, ["/src/\u{fffd}.cl"]);
+        let got: Vec<(u32, &str, u64)> = s
+            .lines
+            .iter()
+            .map(|l| (l.line, l.text.as_str(), l.instructions))
+            .collect();
+        assert_eq!(got, [(3, "x = \u{fffd};", 3), (4, "", 1)]);
+        let m = a.mix;
+        assert_eq!(m.instructions, 4);
+        assert_eq!((m.mov, m.load_global, m.alu, m.control), (1, 1, 1, 1));
     }
 }
