@@ -546,7 +546,7 @@ fn kernels(
         analyses,
         flows,
     } = listed;
-    let unlaunched_compiled = matching.unlaunched.len() as u64;
+    let unlaunched_compiled = matching.unlaunched_count;
     let (mut kernels, totals) = entries::kernel_entries(
         matching,
         &ranked.order,

@@ -10,7 +10,7 @@
 pub mod choice;
 
 use crate::isa::header::AsmHeader;
-use crate::names::short_sha;
+use crate::names::{short_sha, FastSet};
 use crate::sources::binaries::{self, ModuleBinaries, Request};
 use crate::sources::dumps::DumpFolder;
 use crate::sources::{AsmFile, IsaSource, IsaSourceKind, Lookup, Status};
@@ -79,7 +79,9 @@ impl KernelMatch {
 pub struct Matching {
     /// Kernels launched (or appended) at least once, in no particular order.
     pub launched: Vec<KernelMatch>,
-    /// Kernels with a `.asm` that were never launched.
+    /// Kernels with a `.asm` that were never launched: how many, and
+    /// each one when they are listed.
+    pub unlaunched_count: u64,
     pub unlaunched: Vec<KernelMatch>,
     pub warnings: Vec<String>,
 }
@@ -194,7 +196,7 @@ pub fn match_all_listing(
         out.warnings.extend(warning);
         out.launched.push(k);
     }
-    out.unlaunched = unlaunched(procs, &out.launched, list_unlaunched);
+    (out.unlaunched_count, out.unlaunched) = unlaunched(procs, &out.launched, list_unlaunched);
     out
 }
 
@@ -272,11 +274,13 @@ fn unlaunched(
     procs: &[ProcessInput],
     launched: &[KernelMatch],
     list_unlaunched: bool,
-) -> Vec<KernelMatch> {
-    let launched_keys: std::collections::HashSet<(&[u8], Option<&str>)> = launched
-        .par_iter()
-        .map(|k| (k.name.as_slice(), k.module_sha256.as_deref()))
-        .collect();
+) -> (u64, Vec<KernelMatch>) {
+    let mut launched_keys: FastSet<(&[u8], Option<&str>)> = FastSet::default();
+    launched_keys.extend(
+        launched
+            .iter()
+            .map(|k| (k.name.as_slice(), k.module_sha256.as_deref())),
+    );
     let mut folders_seen = std::collections::BTreeSet::new();
     // Every file of every folder (a forked child shares its parent's
     // folder; the files are the parent's), in order.
@@ -307,6 +311,12 @@ fn unlaunched(
         .collect();
     drop(files);
     each.par_sort_by(|a, b| a.0.cmp(&b.0));
+    // One kernel per (name, module key); made only to be listed.
+    let count =
+        each.windows(2).filter(|w| w[0].0 != w[1].0).count() + usize::from(!each.is_empty());
+    if !list_unlaunched {
+        return (count as u64, Vec::new());
+    }
     // (name, module key) -> (module SHA-256, pids, (folder, file))
     let mut unlaunched: Vec<(UnKey, Found)> = Vec::new();
     for (key, sha, pid, file) in each {
@@ -320,10 +330,11 @@ fn unlaunched(
             e.2.push(file);
         }
     }
-    unlaunched
+    let listed = unlaunched
         .par_iter()
-        .map(|((name, _), found)| unlaunched_match(name, found, list_unlaunched))
-        .collect()
+        .map(|((name, _), found)| unlaunched_match(name, found))
+        .collect();
+    (count as u64, listed)
 }
 
 /// A kernel of a module's files that no process launched: its module's
@@ -331,16 +342,11 @@ fn unlaunched(
 type Found<'a> = (Option<&'a String>, Vec<u32>, Vec<(usize, &'a AsmFile)>);
 
 /// The entry of kernel `name` that no process launched.
-fn unlaunched_match(name: &[u8], found: &Found, list_unlaunched: bool) -> KernelMatch {
+fn unlaunched_match(name: &[u8], found: &Found) -> KernelMatch {
     let (sha, pids, files) = found;
     let mut pids = pids.clone();
     pids.sort_unstable();
-    let files = if list_unlaunched {
-        files.clone()
-    } else {
-        Vec::new()
-    };
-    let folded = fold(files, None);
+    let folded = fold(files.clone(), None);
     let listed: Vec<&AsmFile> = folded.listed.iter().map(|l| l.0).collect();
     let pick = choose_among(&listed);
     KernelMatch {
