@@ -27,11 +27,17 @@ use xpu_asm_record::read::{Module, ProcessRecord};
 /// cores busy 60% of the time.)
 pub const READERS_PER_CORE: usize = 3;
 
+/// The readers [`READERS_PER_CORE`] makes at most, unless the cores are
+/// more (a node of 128 cores gets one reader per core, not 384).
+pub const MAX_READERS: usize = 64;
+
 /// Runs `f` with its parallel iterators on [`READERS_PER_CORE`] threads
-/// per thread of the global pool (which `RAYON_NUM_THREADS` sets), made
-/// for it; on the global pool when they cannot be made.
+/// per thread of the global pool (which `RAYON_NUM_THREADS` sets; at most
+/// [`MAX_READERS`], or one per thread of the pool), made for it; on the
+/// global pool when they cannot be made.
 pub fn with_readers<R: Send>(f: impl FnOnce() -> R + Send) -> R {
-    let threads = rayon::current_num_threads() * READERS_PER_CORE;
+    let cores = rayon::current_num_threads();
+    let threads = (cores * READERS_PER_CORE).min(MAX_READERS.max(cores));
     match rayon::ThreadPoolBuilder::new()
         .num_threads(threads)
         .thread_name(|i| format!("xpu-asm-read-{i}"))
