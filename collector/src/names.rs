@@ -339,10 +339,10 @@ impl<'a> Index<'a> {
     }
 }
 
-/// A map of names, hashed fast: 100,000 long names are looked up and
-/// counted several times for a table or a page (SipHash, which resists
-/// chosen collisions, is no use for them: the map's order is never
-/// shown, and its keys are the capture's own names).
+/// A map hashed fast: 100,000 long names are looked up and counted
+/// several times for a table or a page (SipHash, which resists chosen
+/// collisions, is no use for them: the map's order is never shown, and
+/// its keys are the capture's own names, paths and line numbers).
 pub type FastMap<K, V> = std::collections::HashMap<K, V, FastHash>;
 
 /// A set hashed as [`FastMap`] is.
@@ -384,6 +384,9 @@ impl std::hash::Hasher for FastHasher {
         }
     }
     fn write_u8(&mut self, n: u8) {
+        self.add(u64::from(n));
+    }
+    fn write_u32(&mut self, n: u32) {
         self.add(u64::from(n));
     }
     fn write_usize(&mut self, n: usize) {

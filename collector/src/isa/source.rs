@@ -4,9 +4,8 @@
 //! instruction belongs to the last `// Line` above it.
 
 use super::line::Line;
+use crate::names::FastMap;
 use serde::{Deserialize, Serialize};
-use std::collections::HashMap;
-use std::hash::{BuildHasherDefault, Hasher};
 
 /// A kernel's source lines and the instructions each produced.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -36,8 +35,9 @@ pub struct SourceLine {
 pub struct Builder {
     files: Vec<String>,
     file: Option<usize>,
-    /// (file index, line) -> index in `lines`
-    index: HashMap<(usize, u32), usize, BuildHasherDefault<PairHasher>>,
+    /// (file index, line) -> index in `lines` (hashed fast: SipHash of
+    /// two small numbers was seen in the scan's profile).
+    index: FastMap<(usize, u32), usize>,
     lines: Vec<(usize, u32, String, u64)>,
     current: Option<usize>,
     no_line: u64,
@@ -118,37 +118,6 @@ impl Builder {
             lines,
             no_line: self.no_line,
         })
-    }
-}
-
-/// The hasher of [`Builder`]'s index: its keys are two small numbers,
-/// which SipHash hashed at a cost seen in the scan's profile. A multiply
-/// and rotate per word (as rustc's FxHash); no defence against keys
-/// chosen to collide, which IGC's line numbers are not.
-#[derive(Default)]
-pub(crate) struct PairHasher(u64);
-
-impl Hasher for PairHasher {
-    fn write(&mut self, bytes: &[u8]) {
-        for &b in bytes {
-            self.write_u64(b.into());
-        }
-    }
-
-    fn write_u32(&mut self, n: u32) {
-        self.write_u64(n.into());
-    }
-
-    fn write_usize(&mut self, n: usize) {
-        self.write_u64(n as u64);
-    }
-
-    fn write_u64(&mut self, n: u64) {
-        self.0 = (self.0.rotate_left(5) ^ n).wrapping_mul(0x517c_c1b7_2722_0a95);
-    }
-
-    fn finish(&self) -> u64 {
-        self.0
     }
 }
 
