@@ -117,10 +117,7 @@ fn mask(b: &[u8], from: usize, byte: u8) -> u64 {
     }
     if rest.len() <= 16 {
         // A few bytes (an opcode, `// $9`): fewer than a copy costs.
-        return rest
-            .iter()
-            .enumerate()
-            .fold(0, |m, (i, &c)| m | u64::from(c == byte) << i);
+        return mask_by_byte(rest, byte);
     }
     let mut block = [0; 64];
     block[..rest.len()].copy_from_slice(rest);
@@ -144,8 +141,12 @@ fn mask_of(block: &[u8; 64], byte: u8) -> u64 {
 
 #[cfg(not(target_arch = "x86_64"))]
 fn mask_of(block: &[u8; 64], byte: u8) -> u64 {
-    block
-        .iter()
+    mask_by_byte(block, byte)
+}
+
+/// [`mask`] of at most 64 bytes, byte by byte.
+fn mask_by_byte(b: &[u8], byte: u8) -> u64 {
+    b.iter()
         .enumerate()
         .fold(0, |m, (i, &c)| m | u64::from(c == byte) << i)
 }
