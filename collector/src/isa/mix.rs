@@ -698,6 +698,13 @@ mod tests {
             assert_eq!(k.classify(store), Class::Store(Memory::Scratch));
             assert_eq!(k.classify(load), Class::Load(Memory::Scratch));
         }
+        // The analysis adjusts places, the code's reasons classes: one rule.
+        for k in [spills, Classifier::new(Some(64), Some(32))] {
+            for p in 0..PLACES.len() as u8 {
+                let c = Place(p).class();
+                assert_eq!(k.adjust_place(Place(p)).class(), k.adjust(c), "{c:?}");
+            }
+        }
         let text = format!("//.kernel k\n//.spill size 64\n\n{store}\n");
         assert_eq!(Classifier::of_text(&text), spills);
         let text = format!("//.kernel k\n//.spill size 64\n//.private memory size 32\n\n{store}\n");
