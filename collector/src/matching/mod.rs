@@ -338,7 +338,7 @@ fn unlaunched(
 }
 
 /// A kernel of a module's files that no process launched: its module's
-/// SHA-256, the pids and the files (listed with `list_unlaunched`).
+/// SHA-256, the pids and the files.
 type Found<'a> = (Option<&'a String>, Vec<u32>, Vec<(usize, &'a AsmFile)>);
 
 /// The entry of kernel `name` that no process launched.

@@ -477,7 +477,6 @@ enum Scanned {
     Stopped,
 }
 
-/// The files' contents, read on every core.
 /// The kernels whose files are read whole; whether they are most of the
 /// folder's `.asm` files (then each small file is read at once).
 struct Launched<'a> {
@@ -485,6 +484,7 @@ struct Launched<'a> {
     most: bool,
 }
 
+/// The files' contents, read on every core.
 fn read_files(
     files: &[(String, PathBuf)],
     folder: Option<&OwnedFd>,
@@ -556,7 +556,7 @@ fn open_folder_fd(path: &Path) -> Option<OwnedFd> {
 fn open_in(folder: Option<&OwnedFd>, name: &str, path: &Path) -> std::io::Result<File> {
     use std::os::fd::{AsRawFd, FromRawFd};
     if let (Some(dir), Ok(c)) = (folder, std::ffi::CString::new(name)) {
-        for flags in [libc::O_NOATIME, 0] {
+        let opened = without_atime(|flags| {
             // SAFETY: an open folder and a NUL-terminated name.
             let fd = unsafe {
                 libc::openat(
@@ -565,17 +565,26 @@ fn open_in(folder: Option<&OwnedFd>, name: &str, path: &Path) -> std::io::Result
                     libc::O_RDONLY | libc::O_CLOEXEC | flags,
                 )
             };
-            if fd >= 0 {
-                // SAFETY: `fd` was just opened and is owned by nothing else.
-                return Ok(unsafe { File::from_raw_fd(fd) });
+            if fd < 0 {
+                return Err(std::io::Error::last_os_error());
             }
-            // O_NOATIME is refused (EPERM) on a file of another user.
-            if std::io::Error::last_os_error().raw_os_error() != Some(libc::EPERM) {
-                break;
-            }
+            // SAFETY: `fd` was just opened and is owned by nothing else.
+            Ok(unsafe { File::from_raw_fd(fd) })
+        });
+        if opened.is_ok() {
+            return opened;
         }
     }
     open_noatime(path)
+}
+
+/// `open(O_NOATIME)`, or `open(0)` where that is refused: `O_NOATIME` is
+/// refused (EPERM) on a file of another user.
+fn without_atime(open: impl Fn(libc::c_int) -> std::io::Result<File>) -> std::io::Result<File> {
+    match open(libc::O_NOATIME) {
+        Err(e) if e.raw_os_error() == Some(libc::EPERM) => open(0),
+        other => other,
+    }
 }
 
 /// The file at `path` opened for reading, as [`File::open`] does, but
@@ -585,14 +594,7 @@ fn open_in(folder: Option<&OwnedFd>, name: &str, path: &Path) -> std::io::Result
 /// header reads, after `cp -al` or a fresh dump made its times newer).
 pub fn open_noatime(path: &Path) -> std::io::Result<File> {
     use std::os::unix::fs::OpenOptionsExt;
-    match File::options()
-        .read(true)
-        .custom_flags(libc::O_NOATIME)
-        .open(path)
-    {
-        Err(e) if e.raw_os_error() == Some(libc::EPERM) => File::open(path),
-        other => other,
-    }
+    without_atime(|flags| File::options().read(true).custom_flags(flags).open(path))
 }
 
 /// The files read, put together in file order, exactly as one pass over
