@@ -19,21 +19,14 @@ impl KernelEntry {
     /// The entry of `k`, whose fields move into it, with its name already
     /// demangled ([`names::demangle`] of `k.name`).
     pub fn from_owned_match(rank: usize, k: KernelMatch, demangled: String) -> Self {
-        let (name, name_hex) = match String::from_utf8(k.name) {
-            Ok(s) => (s, None),
-            Err(e) => (
-                String::from_utf8_lossy(e.as_bytes()).into_owned(),
-                Some(xpu_asm_record::hex(e.as_bytes())),
-            ),
-        };
-        let processes = k.processes;
-        let chosen = k.chosen.and_then(|i| k.candidates.get(i));
+        // What the chosen file says, before the match's fields move.
+        let chosen = k.chosen_file();
         let source = chosen.map(|a| a.source);
         let binary = chosen.and_then(|a| a.binary.clone());
         let isa_note = chosen.and_then(|a| a.binary.as_ref()?.note.clone());
         let asm = chosen.map(|a| a.shown.clone());
         let simd = chosen.and_then(|a| a.name.simd);
-        let h = chosen.and_then(|a| a.header.as_ref());
+        let h = k.header();
         let (grf, instructions, spill_bytes) = (
             h.and_then(|h| h.grf),
             h.and_then(|h| h.instructions),
@@ -47,6 +40,14 @@ impl KernelEntry {
             h.and_then(|h| h.platform.clone()),
             h.and_then(|h| h.ra_type.clone()),
         );
+        let (name, name_hex) = match String::from_utf8(k.name) {
+            Ok(s) => (s, None),
+            Err(e) => (
+                String::from_utf8_lossy(e.as_bytes()).into_owned(),
+                Some(xpu_asm_record::hex(e.as_bytes())),
+            ),
+        };
+        let processes = k.processes;
         KernelEntry {
             rank,
             name,
