@@ -161,16 +161,13 @@ fn read_device_list(f: &Path) -> Option<Vec<String>> {
     .then_some(devices)
 }
 
-fn write_device_list(f: &Path, devices: &[String]) -> std::io::Result<()> {
-    let dir = f.parent().unwrap_or(Path::new("."));
-    std::fs::create_dir_all(dir)?;
-    let tmp = dir.join(format!(".ocloc-devices.{}.tmp", std::process::id()));
+fn write_device_list(f: &Path, devices: &[String]) -> Result<(), CollectError> {
+    if let Some(dir) = f.parent() {
+        let _ = std::fs::create_dir_all(dir);
+    }
     let mut text = devices.join("\n");
     text.push_str("\nend\n");
-    std::fs::write(&tmp, text)?;
-    std::fs::rename(&tmp, f).inspect_err(|_| {
-        let _ = std::fs::remove_file(&tmp);
-    })
+    crate::capture::files::write_atomic(f, text.as_bytes())
 }
 
 /// The version of the NEO the `ocloc` in PATH belongs to, for the error
