@@ -17,7 +17,7 @@
 
 use super::launch::{self, LaunchError, OutDir};
 use crate::capture::job::{instance_path, instances, read_job, Instance, JobFile};
-use crate::capture::layout::{is_capture, CollectError, INSTANCES_DIR, JOB_FILE, REPORT_FILE};
+use crate::capture::layout::{CollectError, INSTANCES_DIR, JOB_FILE, REPORT_FILE, RUN_FILE};
 use crate::capture::run::{unix_now, write_run_info, Exit, RunInfo};
 use std::ffi::OsStr;
 use std::os::unix::ffi::OsStrExt;
@@ -28,6 +28,10 @@ use xpu_asm_record::ranks::{self, Rank};
 const COLLECTOR_CLAIM: &str = "collector";
 /// How long a rank given `--force` waits for rank 0 to clear the folder.
 const FORCE_WAIT: Duration = Duration::from_secs(60);
+/// How long a rank given `--force` that finds files other than a
+/// capture's waits for rank 0's `job.json` (rank 0 writes it right after
+/// clearing, so only a folder cleared a moment earlier shows this).
+const OTHER_GRACE: Duration = Duration::from_secs(2);
 
 /// Launchers: run under one of these, xpu-asm-run is the launcher-inside
 /// form, not a rank, whatever variables an enclosing allocation left.
@@ -98,14 +102,59 @@ fn same_job(dir: &Path, job: &JobFile, rank: &Rank) -> bool {
     }
 }
 
-/// Everything in `dir` but the temporary files of a `job.json` being made.
-fn has_entries(dir: &Path) -> bool {
-    std::fs::read_dir(dir)
-        .map(|rd| {
-            rd.filter_map(|e| e.ok())
-                .any(|e| !e.file_name().as_bytes().starts_with(b".job.json.tmp"))
-        })
-        .unwrap_or(false)
+/// What one look at a capture folder shows.
+enum Look {
+    /// `job.json` names a job.
+    Job(JobFile),
+    /// Nothing but the temporary files of a `job.json` being made.
+    Empty,
+    /// An earlier capture (or what is left of one while it is deleted).
+    Capture,
+    /// Files that are not a capture's.
+    Other,
+}
+
+/// Looks at `dir` once: its entries come from one listing, so a folder
+/// that another rank clears meanwhile is never seen both as holding
+/// entries and as holding none of a capture's.
+fn look(dir: &Path) -> Look {
+    if let Some(job) = read_job(dir) {
+        return Look::Job(job);
+    }
+    let mut any = false;
+    let mut capture = false;
+    let mut job_file = false;
+    if let Ok(rd) = std::fs::read_dir(dir) {
+        for e in rd.filter_map(|e| e.ok()) {
+            let name = e.file_name();
+            if name.as_bytes().starts_with(b".job.json.tmp") {
+                continue;
+            }
+            any = true;
+            let is_dir = e.file_type().is_ok_and(|t| t.is_dir());
+            let name = name.as_bytes();
+            job_file |= name == JOB_FILE.as_bytes();
+            capture |= if name == xpu_asm_record::RECORDS_DIR.as_bytes() {
+                is_dir
+            } else {
+                !is_dir
+                    && [JOB_FILE, REPORT_FILE, RUN_FILE]
+                        .iter()
+                        .any(|f| name == f.as_bytes())
+            };
+        }
+    }
+    if job_file {
+        // Made by a rank of this job since the read above, or not a job's.
+        if let Some(job) = read_job(dir) {
+            return Look::Job(job);
+        }
+    }
+    match (any, capture) {
+        (false, _) => Look::Empty,
+        (true, true) => Look::Capture,
+        (true, false) => Look::Other,
+    }
 }
 
 /// Creates `job.json` describing `rank`'s job, unless it exists: true when
@@ -189,15 +238,22 @@ pub fn join(out: Option<&Path>, force: bool, rank: &Rank) -> Result<Joined, Laun
 
 /// Waits until `dir` belongs to `rank`'s job: its `job.json` names the
 /// job (made here if the folder is empty); with `force`, rank 0 first
-/// clears an earlier capture and the others wait for it.
+/// clears an earlier capture, leaving other files alone, and the others
+/// wait for it.
 fn belong_to_job(dir: &Path, force: bool, rank: &Rank) -> Result<(), LaunchError> {
     let waited_since = Instant::now();
+    let mut cleared = false;
+    let mut saw_capture = false;
     loop {
-        if let Some(job) = read_job(dir) {
-            if same_job(dir, &job, rank) {
-                break;
-            }
-            if !force {
+        let seen = match look(dir) {
+            // What this rank's --force left of an earlier capture: the
+            // user's own files, kept.
+            Look::Other if cleared => Look::Empty,
+            seen => seen,
+        };
+        match seen {
+            Look::Job(job) if same_job(dir, &job, rank) => break,
+            Look::Job(job) if !force => {
                 return Err(job_error(format!(
                     "{} holds the capture of another job ({}); add --force to replace it, \
                      choose another folder with -o, or report on it again with \
@@ -205,30 +261,39 @@ fn belong_to_job(dir: &Path, force: bool, rank: &Rank) -> Result<(), LaunchError
                     dir.display(),
                     describe_job(&job),
                     dir.display()
-                )));
+                )))
             }
-        } else if !has_entries(dir) {
-            if create_job_file(dir, rank)? {
-                break;
+            Look::Empty => {
+                if create_job_file(dir, rank)? {
+                    break;
+                }
+                continue;
             }
-            continue;
-        } else if dir.join(JOB_FILE).exists() {
-            // Made by a rank of this job since the look above.
-            continue;
-        } else if !is_capture(dir) {
-            return Err(LaunchError::OutNotEmpty(dir.to_path_buf()));
-        } else if !force {
-            return Err(LaunchError::OutIsCapture(dir.to_path_buf()));
-        }
-        // --force: rank 0 clears the folder; the others wait for it.
-        if rank.rank == 0 {
-            launch::clear_capture(dir)?;
-            continue;
+            Look::Other if !force || rank.rank == 0 => {
+                return Err(LaunchError::OutNotEmpty(dir.to_path_buf()))
+            }
+            Look::Capture if !force => return Err(LaunchError::OutIsCapture(dir.to_path_buf())),
+            // --force: rank 0 clears the folder; the others wait for it.
+            Look::Job(_) | Look::Capture if rank.rank == 0 => {
+                launch::clear_capture(dir)?;
+                cleared = true;
+                continue;
+            }
+            Look::Job(_) | Look::Capture => saw_capture = true,
+            // Other files: what rank 0 left of the capture this rank saw,
+            // or, at first sight, a folder rank 0 cleared just before (its
+            // `job.json` then follows at once) or one that is not a capture.
+            Look::Other => {
+                if !saw_capture && waited_since.elapsed() > OTHER_GRACE {
+                    return Err(LaunchError::OutNotEmpty(dir.to_path_buf()));
+                }
+            }
         }
         if waited_since.elapsed() > FORCE_WAIT {
             return Err(job_error(format!(
-                "{} still holds an earlier capture after {} s; with --force, rank 0 replaces \
-                 it, and rank 0 did not (is it run under xpu-asm-run?)",
+                "{} still holds an earlier capture or other files after {} s; with --force, \
+                 rank 0 replaces a capture, and rank 0 did not (is it run under xpu-asm-run, \
+                 and does the folder hold files of its own?)",
                 dir.display(),
                 FORCE_WAIT.as_secs()
             )));
@@ -448,6 +513,47 @@ mod tests {
             .unwrap()
             .to_string()
             .contains("-o DIR"));
+    }
+
+    #[test]
+    fn force_keeps_other_files_and_every_rank_joins() {
+        let t = tempfile::tempdir().unwrap();
+        let dir = t.path().join("cap");
+        std::fs::create_dir_all(dir.join("records")).unwrap();
+        std::fs::write(dir.join("run.json"), "{}").unwrap();
+        std::fs::write(dir.join("notes.txt"), "mine").unwrap();
+        std::thread::scope(|s| {
+            let d = &dir;
+            let waiting = s.spawn(move || join(Some(d), true, &rank(1, 2, Some("slurm:4"))));
+            std::thread::sleep(Duration::from_millis(100));
+            join(Some(d), true, &rank(0, 2, Some("slurm:4"))).unwrap();
+            waiting.join().unwrap().unwrap();
+        });
+        assert_eq!(
+            std::fs::read_to_string(dir.join("notes.txt")).unwrap(),
+            "mine"
+        );
+        assert!(!dir.join("run.json").exists());
+        assert!(instance_path(&dir, 0).exists() && instance_path(&dir, 1).exists());
+    }
+
+    #[test]
+    fn a_rank_that_finds_a_folder_rank_0_just_cleared_waits_for_its_job() {
+        // What rank 0's --force leaves for a moment: no capture, no job.json
+        // yet, the user's own files. Rank 1 must wait, not refuse it.
+        let t = tempfile::tempdir().unwrap();
+        let dir = t.path().join("cap");
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join("notes.txt"), "mine").unwrap();
+        let r0 = rank(0, 2, Some("slurm:5"));
+        std::thread::scope(|s| {
+            let d = &dir;
+            let waiting = s.spawn(move || join(Some(d), true, &rank(1, 2, Some("slurm:5"))));
+            std::thread::sleep(Duration::from_millis(300));
+            assert!(create_job_file(d, &r0).unwrap());
+            waiting.join().unwrap().unwrap();
+        });
+        assert!(instance_path(&dir, 1).exists());
     }
 
     #[test]
