@@ -2,11 +2,12 @@
 //! under a temporary name and renamed into place ([`write_atomic`],
 //! [`write_pending`]), copies are hard links where the filesystem allows
 //! ([`link_or_copy`]), and dump folders are measured ([`usage`]) and pruned
-//! ([`prune`]) without ever following a symbolic link.
+//! ([`prune_measured`]) without ever following a symbolic link.
 
 use super::layout::{CollectError, Stopped};
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
+use std::ffi::{OsStr, OsString};
 use std::path::{Path, PathBuf};
 
 /// Writes `bytes` to `path` through a temporary file and a rename, so that
@@ -121,16 +122,72 @@ impl Usage {
     }
 }
 
-pub fn usage(root: &Path) -> Usage {
-    usage_knowing(root, &|_, _| None)
+/// A folder's regular files and folders, in the order one listing gave
+/// them (symbolic links and other entries left out: measuring and pruning
+/// never follow nor count them).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Listing {
+    pub files: Vec<OsString>,
+    pub dirs: Vec<OsString>,
 }
 
-/// [`usage`], taking the size of file `name` of folder `dir` from
-/// `known(dir, name)` when it says (files measured already), else asking.
-pub fn usage_knowing(
-    root: &Path,
-    known: &(dyn Fn(&Path, &std::ffi::OsStr) -> Option<u64> + Sync),
-) -> Usage {
+impl Listing {
+    /// `dir` listed now, or `None` when it cannot be.
+    pub fn of(dir: &Path) -> Option<Listing> {
+        let rd = std::fs::read_dir(dir).ok()?;
+        let mut l = Listing::default();
+        for e in rd.flatten() {
+            l.add(&e);
+        }
+        Some(l)
+    }
+
+    /// Takes in `e` (a regular file or a folder; `DirEntry::file_type`
+    /// does not follow a symbolic link).
+    pub fn add(&mut self, e: &std::fs::DirEntry) {
+        match e.file_type() {
+            Ok(t) if t.is_file() => self.files.push(e.file_name()),
+            Ok(t) if t.is_dir() => self.dirs.push(e.file_name()),
+            _ => {}
+        }
+    }
+}
+
+/// What a scan already learned of the folders under a root: measuring and
+/// pruning take it instead of listing and measuring again.
+pub trait Known: Sync {
+    /// The size of file `name` of folder `dir`, when measured.
+    fn size(&self, dir: &Path, name: &OsStr) -> Option<u64>;
+    /// The entries of folder `dir`, when listed.
+    fn listing(&self, dir: &Path) -> Option<&Listing>;
+}
+
+/// The entries of `dir`: known, or listed now.
+fn listing_of<'a>(known: &'a dyn Known, dir: &Path) -> Option<std::borrow::Cow<'a, Listing>> {
+    match known.listing(dir) {
+        Some(l) => Some(std::borrow::Cow::Borrowed(l)),
+        None => Listing::of(dir).map(std::borrow::Cow::Owned),
+    }
+}
+
+/// Nothing known: every folder listed, every file measured.
+pub struct NothingKnown;
+
+impl Known for NothingKnown {
+    fn size(&self, _: &Path, _: &OsStr) -> Option<u64> {
+        None
+    }
+    fn listing(&self, _: &Path) -> Option<&Listing> {
+        None
+    }
+}
+
+pub fn usage(root: &Path) -> Usage {
+    usage_knowing(root, &NothingKnown)
+}
+
+/// [`usage`], with what `known` knows of the folders under `root`.
+pub fn usage_knowing(root: &Path, known: &dyn Known) -> Usage {
     let mut u = Usage::default();
     if !is_real_dir(root) {
         return u;
@@ -138,23 +195,16 @@ pub fn usage_knowing(
     // Folder by folder; each folder's files measured on every core.
     let mut dirs = vec![root.to_path_buf()];
     while let Some(d) = dirs.pop() {
-        let Ok(rd) = std::fs::read_dir(&d) else {
+        let Some(listing) = listing_of(known, &d) else {
             continue;
         };
-        let mut files = Vec::new();
-        for e in rd.flatten() {
-            match e.file_type() {
-                Ok(t) if t.is_file() => files.push(e),
-                Ok(t) if t.is_dir() => dirs.push(e.path()),
-                _ => {}
-            }
-        }
-        // DirEntry::metadata does not follow symlinks.
-        for len in files
+        dirs.extend(listing.dirs.iter().map(|n| d.join(n)));
+        for len in listing
+            .files
             .par_iter()
-            .map(|e| match known(&d, &e.file_name()) {
+            .map(|name| match known.size(&d, name) {
                 Some(len) => len,
-                None => e.metadata().map_or(0, |m| m.len()),
+                None => std::fs::symlink_metadata(d.join(name)).map_or(0, |m| m.len()),
             })
             .collect::<Vec<_>>()
         {
@@ -170,22 +220,14 @@ pub fn is_real_dir(p: &Path) -> bool {
     std::fs::symlink_metadata(p).is_ok_and(|m| m.is_dir())
 }
 
-/// Deletes every regular file under `root` for which `keep` says no; never
-/// follows symlinks, so it cannot reach outside `root`. Returns how many
-/// files it deleted, plus one message per file it could not delete.
-pub fn prune(
-    root: &Path,
-    keep: &dyn Fn(&Path) -> bool,
-    stop: &dyn Fn() -> bool,
-) -> Result<(u64, Vec<String>), Stopped> {
-    prune_measured(root, keep, stop).map(|(gone, errors)| (gone.files, errors))
-}
-
-/// [`prune`], counting the bytes as well as the files it deleted (sizes as
-/// [`usage`] counts them).
+/// Deletes every regular file under `root` for which `keep` says no, and
+/// counts what it deleted (sizes as [`usage`] counts them), with what
+/// `known` knows of the folders; never follows symlinks, so it cannot
+/// reach outside `root`. Returns one message per file it could not delete.
 pub fn prune_measured(
     root: &Path,
     keep: &dyn Fn(&Path) -> bool,
+    known: &dyn Known,
     stop: &dyn Fn() -> bool,
 ) -> Result<(Usage, Vec<String>), Stopped> {
     let mut deleted = Usage::default();
@@ -193,26 +235,36 @@ pub fn prune_measured(
     if !is_real_dir(root) {
         return Ok((deleted, errors));
     }
-    for e in walkdir::WalkDir::new(root)
-        .follow_links(false)
-        .follow_root_links(false)
-        .into_iter()
-        .flatten()
-    {
-        if stop() {
-            return Err(Stopped);
-        }
-        if !e.file_type().is_file() || keep(e.path()) {
+    let mut dirs = vec![root.to_path_buf()];
+    while let Some(d) = dirs.pop() {
+        let Some(listing) = listing_of(known, &d) else {
             continue;
-        }
-        let len = e.metadata().map_or(0, |m| m.len());
-        match std::fs::remove_file(e.path()) {
-            Ok(()) => {
-                deleted.files += 1;
-                deleted.bytes += len;
+        };
+        for name in &listing.files {
+            if stop() {
+                return Err(Stopped);
             }
-            Err(err) => errors.push(format!("{}: cannot delete: {err}", e.path().display())),
+            let path = d.join(name);
+            if keep(&path) {
+                continue;
+            }
+            let len = known
+                .size(&d, name)
+                .or_else(|| std::fs::symlink_metadata(&path).ok().map(|m| m.len()))
+                .unwrap_or(0);
+            match std::fs::remove_file(&path) {
+                Ok(()) => {
+                    deleted.files += 1;
+                    deleted.bytes += len;
+                }
+                // Gone since the listing (a folder pruned twice, as two
+                // processes' folder): what pruning wanted.
+                Err(err) if err.kind() == std::io::ErrorKind::NotFound => {}
+                Err(err) => errors.push(format!("{}: cannot delete: {err}", path.display())),
+            }
         }
+        // In listing order: the first subfolder is pruned first.
+        dirs.extend(listing.dirs.iter().rev().map(|n| d.join(n)));
     }
     Ok((deleted, errors))
 }
@@ -257,7 +309,7 @@ mod tests {
             }
         );
         let keep = |f: &Path| f.extension().is_some_and(|e| e == "asm");
-        let (gone, errors) = prune_measured(&p, &keep, &|| false).unwrap();
+        let (gone, errors) = prune_measured(&p, &keep, &NothingKnown, &|| false).unwrap();
         assert!(errors.is_empty(), "{errors:?}");
         assert_eq!(
             gone,
@@ -269,5 +321,61 @@ mod tests {
         assert_eq!(before.minus(gone), usage(&root));
         assert!(p.join("link.ll").symlink_metadata().is_ok());
         assert_eq!(usage(&dir.path().join("none")), Usage::default());
+    }
+
+    /// Listings taken before, as a scan keeps them.
+    struct Listed(std::collections::HashMap<PathBuf, Listing>);
+
+    impl Known for Listed {
+        fn size(&self, _: &Path, _: &OsStr) -> Option<u64> {
+            None
+        }
+        fn listing(&self, dir: &Path) -> Option<&Listing> {
+            self.0.get(dir)
+        }
+    }
+
+    #[test]
+    fn measuring_and_pruning_from_listings_do_as_listing_again() {
+        use std::os::unix::ffi::OsStrExt;
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("dumps");
+        let p = root.join("h-1");
+        std::fs::create_dir_all(p.join("sub/deeper")).unwrap();
+        std::fs::write(p.join("a.asm"), b"12345").unwrap();
+        std::fs::write(p.join("a.ll"), b"123").unwrap();
+        std::fs::write(p.join(OsStr::from_bytes(b"\xff.ll")), b"12").unwrap();
+        std::fs::write(p.join("sub/b.ll"), b"1234567").unwrap();
+        std::fs::write(p.join("sub/deeper/c.asm"), b"1").unwrap();
+        std::fs::write(root.join("top.txt"), b"1").unwrap();
+        std::os::unix::fs::symlink(p.join("a.ll"), p.join("link.ll")).unwrap();
+        // Only h-1 was listed by the scan: the rest is listed again.
+        let known = Listed([(p.clone(), Listing::of(&p).unwrap())].into());
+        assert_eq!(usage_knowing(&root, &known), usage(&root));
+        assert_eq!(
+            usage(&root),
+            Usage {
+                bytes: 19,
+                files: 6
+            }
+        );
+        let keep = |f: &Path| f.extension().is_some_and(|e| e == "asm");
+        let (gone, errors) = prune_measured(&p, &keep, &known, &|| false).unwrap();
+        assert!(errors.is_empty(), "{errors:?}");
+        assert_eq!(
+            gone,
+            Usage {
+                bytes: 12,
+                files: 3
+            }
+        );
+        assert!(p.join("a.asm").exists() && p.join("sub/deeper/c.asm").exists());
+        assert!(!p.join("sub/b.ll").exists() && !p.join("a.ll").exists());
+        assert!(p.join("link.ll").symlink_metadata().is_ok());
+        // Pruned again from the same listing (two processes' folder):
+        // nothing more, and no error for what is gone.
+        let (again, errors) = prune_measured(&p, &keep, &known, &|| false).unwrap();
+        assert!(errors.is_empty(), "{errors:?}");
+        assert_eq!(again, Usage::default());
     }
 }

@@ -6,8 +6,8 @@
 use super::export::json;
 use super::Report;
 use crate::capture::files::{
-    is_real_dir, link_or_copy, prune_measured, usage_knowing, write_atomic, write_pending, Pending,
-    Usage,
+    is_real_dir, link_or_copy, prune_measured, usage_knowing, write_atomic, write_pending, Known,
+    Listing, Pending, Usage,
 };
 use crate::capture::layout::{strip_dir, CollectError, Stopped, ASM_DIR};
 use crate::capture::rebuilt::MARKER;
@@ -84,7 +84,8 @@ pub fn save_state_and_prune(
     let interrupted = || CollectError::Interrupted(dir.to_path_buf());
     let dumps_root = dir.join(xpu_asm_record::DUMPS_DIR);
     let folders = || dumps.folders.iter().chain(&dumps.rebuilt.folders);
-    let dumps_now = usage_knowing(&dumps_root, &scanned_sizes(folders()));
+    let scanned = Scanned::new(folders());
+    let dumps_now = usage_knowing(&dumps_root, &scanned);
     save_state(state_path, state, folders(), dumps_now)?;
     if stop() {
         return Err(interrupted());
@@ -94,37 +95,67 @@ pub fn save_state_and_prune(
     }
     progress("pruning dumps");
     let (mut warnings, mut deleted) =
-        prune_dumps(dir, keep, dumps.locations, matching, stop).map_err(|_| interrupted())?;
+        prune_dumps(dir, keep, dumps.locations, matching, &scanned, stop)
+            .map_err(|_| interrupted())?;
     // A compile again keeps its .asm (each kernel's, whether taken or
     // not: a later collection says the same) and what it was.
-    let (w, d) = prune_dumps(dir, Keep::Asm, &dumps.rebuilt.locations, matching, stop)
-        .map_err(|_| interrupted())?;
+    let (w, d) = prune_dumps(
+        dir,
+        Keep::Asm,
+        &dumps.rebuilt.locations,
+        matching,
+        &scanned,
+        stop,
+    )
+    .map_err(|_| interrupted())?;
     warnings.extend(w);
     deleted.files += d.files;
     deleted.bytes += d.bytes;
     Ok((warnings, dumps_now.minus(deleted)))
 }
 
-/// The sizes the scan measured of the files of `folders`, as
-/// [`usage_knowing`] asks them: by folder and file name.
-fn scanned_sizes<'a>(
-    folders: impl Iterator<Item = &'a DumpFolder>,
-) -> impl Fn(&Path, &std::ffi::OsStr) -> Option<u64> + Sync + 'a {
-    type Sizes<'a> = (FastMap<&'a str, u64>, &'a HashMap<String, u64>);
-    let by_path: HashMap<&Path, Sizes> = folders
-        .map(|f| {
-            let asm = f
-                .asm
-                .iter()
-                .filter_map(|a| Some((a.file_name.as_str(), a.size?)))
-                .collect();
-            (f.path.as_path(), (asm, &f.spv_sizes))
-        })
-        .collect();
-    move |dir: &Path, name: &std::ffi::OsStr| {
+/// What the scan learned of `folders`: their listings and the sizes it
+/// measured, by folder and file name.
+struct Scanned<'a> {
+    by_path: HashMap<&'a Path, ScannedFolder<'a>>,
+}
+
+struct ScannedFolder<'a> {
+    asm: FastMap<&'a str, u64>,
+    spv: &'a HashMap<String, u64>,
+    listing: Option<&'a Listing>,
+}
+
+impl<'a> Scanned<'a> {
+    fn new(folders: impl Iterator<Item = &'a DumpFolder>) -> Self {
+        let by_path = folders
+            .map(|f| {
+                let asm = f
+                    .asm
+                    .iter()
+                    .filter_map(|a| Some((a.file_name.as_str(), a.size?)))
+                    .collect();
+                let folder = ScannedFolder {
+                    asm,
+                    spv: &f.spv_sizes,
+                    listing: f.listing.as_ref(),
+                };
+                (f.path.as_path(), folder)
+            })
+            .collect();
+        Scanned { by_path }
+    }
+}
+
+impl Known for Scanned<'_> {
+    fn size(&self, dir: &Path, name: &std::ffi::OsStr) -> Option<u64> {
         let name = name.to_str()?;
-        let (asm, spv) = by_path.get(dir)?;
-        asm.get(name).or_else(|| spv.get(name)).copied()
+        let f = self.by_path.get(dir)?;
+        f.asm.get(name).or_else(|| f.spv.get(name)).copied()
+    }
+
+    fn listing(&self, dir: &Path) -> Option<&Listing> {
+        self.by_path.get(dir)?.listing
     }
 }
 
@@ -164,6 +195,7 @@ fn prune_dumps(
     keep: Keep,
     locations: &[DumpLocation],
     matching: &Matching,
+    known: &dyn Known,
     stop: &dyn Fn() -> bool,
 ) -> Result<(Vec<String>, Usage), Stopped> {
     // Launched kernels' .asm files, and the hashes of their modules
@@ -216,7 +248,7 @@ fn prune_dumps(
         if !real {
             continue;
         }
-        let (gone, errs) = prune_measured(&loc.path, &kept, stop)?;
+        let (gone, errs) = prune_measured(&loc.path, &kept, known, stop)?;
         deleted.files += gone.files;
         deleted.bytes += gone.bytes;
         warnings.extend(errs.iter().map(|e| strip_dir(dir, e)));

@@ -22,6 +22,7 @@
 //! `//.kernel` line of its header.
 
 use super::{AsmFile, AsmName, IsaSource, IsaSourceKind, Lookup, Status};
+use crate::capture::files::Listing;
 use crate::capture::layout::Stopped;
 use crate::isa::header::{header_and_analysis_of, AsmHeader};
 use crate::names::short_sha;
@@ -225,6 +226,9 @@ pub struct DumpFolder {
     pub other_asm: usize,
     /// The size of each `.spv` the scan hashed, by file name.
     pub spv_sizes: HashMap<String, u64>,
+    /// The folder's entries as the scan listed them, for measuring and
+    /// pruning it after (`None` when it was not listed).
+    pub listing: Option<Listing>,
     pub warnings: Vec<String>,
     index: OnceLock<AsmIndex>,
 }
@@ -433,8 +437,10 @@ fn list_files(entries: std::fs::ReadDir, f: &mut DumpFolder) -> Vec<(String, Pat
     let shown = &f.shown;
     let mut files: Vec<(String, PathBuf)> = Vec::new();
     let mut odd: Vec<String> = Vec::new();
+    let mut listing = Listing::default();
     for e in entries {
         let Ok(e) = e else { continue };
+        listing.add(&e);
         let file_type = e.file_type();
         if !file_type.as_ref().is_ok_and(|t| t.is_file()) {
             let name = e.file_name().to_string_lossy().into_owned();
@@ -461,6 +467,7 @@ fn list_files(entries: std::fs::ReadDir, f: &mut DumpFolder) -> Vec<(String, Pat
     files.sort();
     odd.sort();
     f.warnings.extend(odd);
+    f.listing = Some(listing);
     files
 }
 
@@ -1273,5 +1280,43 @@ mod tests {
         })
         .unwrap();
         assert_eq!(f.asm[0].analysis, None);
+    }
+
+    #[test]
+    fn the_scans_listing_is_the_folders() {
+        use std::os::unix::ffi::OsStrExt;
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        std::fs::write(d.join("OCL_asm0123456789abcdef_simd16_entry_0001.asm"), "x").unwrap();
+        std::fs::write(d.join("a.ll"), "y").unwrap();
+        std::fs::write(d.join(std::ffi::OsStr::from_bytes(b"odd-\xff.txt")), "z").unwrap();
+        std::fs::create_dir(d.join("sub")).unwrap();
+        std::os::unix::fs::symlink(d.join("a.ll"), d.join("link.ll")).unwrap();
+        std::os::unix::fs::symlink(d.join("sub"), d.join("link-dir")).unwrap();
+        let f = scan_folder(d, "d", &BTreeMap::new(), &HashSet::new(), &|| false).unwrap();
+        let listing = f.listing.unwrap();
+        let sorted = |mut v: Vec<std::ffi::OsString>| {
+            v.sort();
+            v
+        };
+        assert_eq!(listing, Listing::of(d).unwrap());
+        assert_eq!(
+            sorted(listing.files),
+            ["OCL_asm0123456789abcdef_simd16_entry_0001.asm", "a.ll"]
+                .iter()
+                .map(std::ffi::OsString::from)
+                .chain([std::ffi::OsStr::from_bytes(b"odd-\xff.txt").to_owned()])
+                .collect::<Vec<_>>()
+        );
+        assert_eq!(listing.dirs, ["sub"]);
+        let missing = scan_folder(
+            &d.join("none"),
+            "n",
+            &BTreeMap::new(),
+            &HashSet::new(),
+            &|| false,
+        )
+        .unwrap();
+        assert_eq!(missing.listing, None);
     }
 }
