@@ -432,6 +432,11 @@ if want collector; then
                 cp -al "$src" "$run"
                 rm -f "$run"/.generated-*
                 sync
+                # The plain run beside it: every dump file read once, by two
+                # readers (as many as the cores collect has), on the same copy.
+                /usr/bin/time -f "%e" -o "$WORK/plain.txt" sh -c \
+                    'find "$1" -type f -print0 | xargs -0 -P 2 -n 5000 cat >/dev/null' sh "$run/dumps"
+                result "col_${cfg}_${r}_plain_s" "$(tail -n1 "$WORK/plain.txt")"
                 log "collector: collect ($cfg launched, run $((r + 1))/$COLLECT_RUNS)"
                 /usr/bin/time -v -o "$WORK/time.txt" "$RUNNER" collect --quiet "$run" ||
                     log "collector: xpu-asm-run collect failed (status $?)"
@@ -463,7 +468,17 @@ EOF
 import statistics, sys
 res = dict(l.rstrip("\n").split("=", 1) for l in open(sys.argv[1]) if "=" in l)
 cfg = sys.argv[2]
-for k in ("wall_s", "maxrss_kib", "user_s", "sys_s"):
+ratios = []
+for key, v in res.items():
+    if key.startswith(f"col_{cfg}_") and key.endswith("_plain_s"):
+        wall = res.get(key[: -len("plain_s")] + "wall_s", "")
+        try:
+            ratios.append(float(wall) / float(v))
+        except (ValueError, ZeroDivisionError):
+            pass
+if ratios:
+    print(f"col_{cfg}_ratio={statistics.median(ratios):.2f}")
+for k in ("wall_s", "maxrss_kib", "user_s", "sys_s", "plain_s"):
     vals = [float(v) for key, v in res.items()
             if key.startswith(f"col_{cfg}_") and key.endswith("_" + k) and v.replace(".", "").isdigit()]
     if vals:
@@ -1216,6 +1231,10 @@ if "col_asm_files" in res or "col_skipped" in res:
             rss = float(res[f"col_{cfg}_maxrss_kib"]) / 1024
             print(f"   {label:<20} {f(f'col_{cfg}_wall_s', '{:.2f}'):>8} {f(f'col_{cfg}_wall_s_lo', '{:.2f}') + '-' + f(f'col_{cfg}_wall_s_hi', '{:.2f}'):>14} "
                   f"{f(f'col_{cfg}_user_s', '{:.2f}'):>7} {f(f'col_{cfg}_sys_s', '{:.2f}'):>7} {rss:>13.0f} {g(f'col_{cfg}_0_matched'):>8}")
+        if "col_all_plain_s" in res:
+            print(f"   the plain run beside each: every dump file read once by two readers (cat): "
+                  f"{f('col_all_plain_s', '{:.2f}')} s; collect / plain, median of the runs' ratios: "
+                  f"all {f('col_all_ratio', '{:.2f}')}, a tenth {f('col_tenth_ratio', '{:.2f}')}")
         if "analyze_ns_per_line" in res:
             print(f"   the analysis of the text alone (one thread, from memory, {int(res['analyze_files']):,} files): "
                   f"{f('analyze_ns_per_line', '{:.1f}')} ns a line, {f('analyze_mb_per_s', '{:.0f}')} MB/s")
