@@ -289,40 +289,6 @@ mod tests {
         assert_eq!(left.len(), 1);
     }
 
-    #[test]
-    fn pruning_counts_what_it_deletes_as_usage_does() {
-        let dir = tempfile::tempdir().unwrap();
-        let root = dir.path().join("dumps");
-        let p = root.join("h-1");
-        std::fs::create_dir_all(p.join("sub")).unwrap();
-        std::fs::write(p.join("a.asm"), b"12345").unwrap();
-        std::fs::write(p.join("a.ll"), b"123").unwrap();
-        std::fs::write(p.join("sub/b.ll"), b"1234567").unwrap();
-        std::fs::write(root.join("top.txt"), b"1").unwrap();
-        std::os::unix::fs::symlink(p.join("a.ll"), p.join("link.ll")).unwrap();
-        let before = usage(&root);
-        assert_eq!(
-            before,
-            Usage {
-                bytes: 16,
-                files: 4
-            }
-        );
-        let keep = |f: &Path| f.extension().is_some_and(|e| e == "asm");
-        let (gone, errors) = prune_measured(&p, &keep, &NothingKnown, &|| false).unwrap();
-        assert!(errors.is_empty(), "{errors:?}");
-        assert_eq!(
-            gone,
-            Usage {
-                bytes: 10,
-                files: 2
-            }
-        );
-        assert_eq!(before.minus(gone), usage(&root));
-        assert!(p.join("link.ll").symlink_metadata().is_ok());
-        assert_eq!(usage(&dir.path().join("none")), Usage::default());
-    }
-
     /// Listings taken before, as a scan keeps them.
     struct Listed(std::collections::HashMap<PathBuf, Listing>);
 
@@ -336,46 +302,53 @@ mod tests {
     }
 
     #[test]
-    fn measuring_and_pruning_from_listings_do_as_listing_again() {
+    fn pruning_counts_what_it_deletes_as_usage_does_listed_again_or_not() {
         use std::os::unix::ffi::OsStrExt;
-        let dir = tempfile::tempdir().unwrap();
-        let root = dir.path().join("dumps");
-        let p = root.join("h-1");
-        std::fs::create_dir_all(p.join("sub/deeper")).unwrap();
-        std::fs::write(p.join("a.asm"), b"12345").unwrap();
-        std::fs::write(p.join("a.ll"), b"123").unwrap();
-        std::fs::write(p.join(OsStr::from_bytes(b"\xff.ll")), b"12").unwrap();
-        std::fs::write(p.join("sub/b.ll"), b"1234567").unwrap();
-        std::fs::write(p.join("sub/deeper/c.asm"), b"1").unwrap();
-        std::fs::write(root.join("top.txt"), b"1").unwrap();
-        std::os::unix::fs::symlink(p.join("a.ll"), p.join("link.ll")).unwrap();
-        // Only h-1 was listed by the scan: the rest is listed again.
-        let known = Listed([(p.clone(), Listing::of(&p).unwrap())].into());
-        assert_eq!(usage_knowing(&root, &known), usage(&root));
-        assert_eq!(
-            usage(&root),
-            Usage {
+        for listed in [false, true] {
+            let dir = tempfile::tempdir().unwrap();
+            let root = dir.path().join("dumps");
+            let p = root.join("h-1");
+            std::fs::create_dir_all(p.join("sub/deeper")).unwrap();
+            std::fs::write(p.join("a.asm"), b"12345").unwrap();
+            std::fs::write(p.join("a.ll"), b"123").unwrap();
+            std::fs::write(p.join(OsStr::from_bytes(b"\xff.ll")), b"12").unwrap();
+            std::fs::write(p.join("sub/b.ll"), b"1234567").unwrap();
+            std::fs::write(p.join("sub/deeper/c.asm"), b"1").unwrap();
+            std::fs::write(root.join("top.txt"), b"1").unwrap();
+            std::os::unix::fs::symlink(p.join("a.ll"), p.join("link.ll")).unwrap();
+            // Only h-1 listed by the scan: the rest is listed again.
+            let known: Box<dyn Known> = match listed {
+                true => Box::new(Listed([(p.clone(), Listing::of(&p).unwrap())].into())),
+                false => Box::new(NothingKnown),
+            };
+            let before = usage_knowing(&root, known.as_ref());
+            let want = Usage {
                 bytes: 19,
-                files: 6
-            }
-        );
-        let keep = |f: &Path| f.extension().is_some_and(|e| e == "asm");
-        let (gone, errors) = prune_measured(&p, &keep, &known, &|| false).unwrap();
-        assert!(errors.is_empty(), "{errors:?}");
-        assert_eq!(
-            gone,
-            Usage {
-                bytes: 12,
-                files: 3
-            }
-        );
-        assert!(p.join("a.asm").exists() && p.join("sub/deeper/c.asm").exists());
-        assert!(!p.join("sub/b.ll").exists() && !p.join("a.ll").exists());
-        assert!(p.join("link.ll").symlink_metadata().is_ok());
-        // Pruned again from the same listing (two processes' folder):
-        // nothing more, and no error for what is gone.
-        let (again, errors) = prune_measured(&p, &keep, &known, &|| false).unwrap();
-        assert!(errors.is_empty(), "{errors:?}");
-        assert_eq!(again, Usage::default());
+                files: 6,
+            };
+            assert_eq!(before, want, "listed: {listed}");
+            assert_eq!(usage(&root), want);
+            let keep = |f: &Path| f.extension().is_some_and(|e| e == "asm");
+            let (gone, errors) = prune_measured(&p, &keep, known.as_ref(), &|| false).unwrap();
+            assert!(errors.is_empty(), "{errors:?}");
+            assert_eq!(
+                gone,
+                Usage {
+                    bytes: 12,
+                    files: 3
+                },
+                "listed: {listed}"
+            );
+            assert_eq!(before.minus(gone), usage(&root));
+            assert!(p.join("a.asm").exists() && p.join("sub/deeper/c.asm").exists());
+            assert!(!p.join("sub/b.ll").exists() && !p.join("a.ll").exists());
+            assert!(p.join("link.ll").symlink_metadata().is_ok());
+            // Pruned again, from the same listing when listed (two
+            // processes' folder): nothing more, and no error for what is gone.
+            let (again, errors) = prune_measured(&p, &keep, known.as_ref(), &|| false).unwrap();
+            assert!(errors.is_empty(), "{errors:?}");
+            assert_eq!(again, Usage::default());
+        }
+        assert_eq!(usage(Path::new("/nonexistent/dumps")), Usage::default());
     }
 }
