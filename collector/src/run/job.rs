@@ -557,6 +557,23 @@ mod tests {
     }
 
     #[test]
+    fn an_unreadable_job_file_is_an_earlier_capture_not_a_wait() {
+        // Before, a `job.json` that did not parse was waited on forever.
+        let t = tempfile::tempdir().unwrap();
+        let dir = t.path().join("cap");
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join(JOB_FILE), "{not json").unwrap();
+        let r1 = rank(1, 2, Some("slurm:6"));
+        assert!(matches!(
+            join(Some(&dir), false, &r1),
+            Err(LaunchError::OutIsCapture(_))
+        ));
+        join(Some(&dir), true, &rank(0, 2, Some("slurm:6"))).unwrap();
+        join(Some(&dir), true, &r1).unwrap();
+        assert!(read_job(&dir).is_some());
+    }
+
+    #[test]
     fn launchers_are_not_ranks() {
         assert!(is_launcher(OsStr::new("/usr/bin/mpirun.openmpi")));
         assert!(is_launcher(OsStr::new("srun")));
