@@ -58,12 +58,24 @@ pub enum CollectError {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Stopped;
 
+/// The files that make a folder a capture, beside `records/`.
+const CAPTURE_FILES: [&str; 3] = [JOB_FILE, REPORT_FILE, RUN_FILE];
+
 /// True when `dir` holds an earlier capture.
 pub fn is_capture(dir: &Path) -> bool {
     dir.join(xpu_asm_record::RECORDS_DIR).is_dir()
-        || dir.join(JOB_FILE).is_file()
-        || dir.join(REPORT_FILE).is_file()
-        || dir.join(RUN_FILE).is_file()
+        || CAPTURE_FILES.iter().any(|f| dir.join(f).is_file())
+}
+
+/// Whether an entry named `name` (a folder when `is_dir`) is one of those
+/// that make its folder a capture, as [`is_capture`] looks for them: for
+/// a listing of the folder, read in one go.
+pub fn marks_capture(name: &[u8], is_dir: bool) -> bool {
+    if name == xpu_asm_record::RECORDS_DIR.as_bytes() {
+        is_dir
+    } else {
+        !is_dir && CAPTURE_FILES.iter().any(|f| name == f.as_bytes())
+    }
 }
 
 pub(crate) fn strip_dir(dir: &Path, s: &str) -> String {

@@ -17,7 +17,7 @@
 
 use super::launch::{self, LaunchError, OutDir};
 use crate::capture::job::{instance_path, instances, read_job, Instance, JobFile};
-use crate::capture::layout::{CollectError, INSTANCES_DIR, JOB_FILE, REPORT_FILE, RUN_FILE};
+use crate::capture::layout::{marks_capture, CollectError, INSTANCES_DIR, JOB_FILE, REPORT_FILE};
 use crate::capture::run::{unix_now, write_run_info, Exit, RunInfo};
 use std::ffi::OsStr;
 use std::os::unix::ffi::OsStrExt;
@@ -134,14 +134,7 @@ fn look(dir: &Path) -> Look {
             let is_dir = e.file_type().is_ok_and(|t| t.is_dir());
             let name = name.as_bytes();
             job_file |= name == JOB_FILE.as_bytes();
-            capture |= if name == xpu_asm_record::RECORDS_DIR.as_bytes() {
-                is_dir
-            } else {
-                !is_dir
-                    && [JOB_FILE, REPORT_FILE, RUN_FILE]
-                        .iter()
-                        .any(|f| name == f.as_bytes())
-            };
+            capture |= marks_capture(name, is_dir);
         }
     }
     if job_file {
