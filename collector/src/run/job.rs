@@ -473,6 +473,17 @@ mod tests {
         assert!(e.contains("another job"), "{e}");
     }
 
+    /// Rank 1 of job `id` joins `dir` with --force while, `ms` later,
+    /// `rank_0` does what rank 0 does; rank 1 must have joined.
+    fn rank_1_waits_while(dir: &Path, id: &str, ms: u64, rank_0: impl FnOnce()) {
+        std::thread::scope(|s| {
+            let waiting = s.spawn(|| join(Some(dir), true, &rank(1, 2, Some(id))));
+            std::thread::sleep(Duration::from_millis(ms));
+            rank_0();
+            waiting.join().unwrap().unwrap();
+        });
+    }
+
     #[test]
     fn a_single_runs_capture_is_refused_and_force_lets_rank_0_replace_it() {
         let t = tempfile::tempdir().unwrap();
@@ -484,12 +495,8 @@ mod tests {
             join(Some(&dir), false, &r1),
             Err(LaunchError::OutIsCapture(_))
         ));
-        std::thread::scope(|s| {
-            let d = &dir;
-            let waiting = s.spawn(move || join(Some(d), true, &rank(1, 2, Some("openmpi:9"))));
-            std::thread::sleep(Duration::from_millis(100));
-            join(Some(d), true, &rank(0, 2, Some("openmpi:9"))).unwrap();
-            waiting.join().unwrap().unwrap();
+        rank_1_waits_while(&dir, "openmpi:9", 100, || {
+            join(Some(&dir), true, &rank(0, 2, Some("openmpi:9"))).unwrap();
         });
         assert!(!dir.join("run.json").exists());
         assert_eq!(instances(&dir).len(), 0, "claims are empty until written");
@@ -515,12 +522,8 @@ mod tests {
         std::fs::create_dir_all(dir.join("records")).unwrap();
         std::fs::write(dir.join("run.json"), "{}").unwrap();
         std::fs::write(dir.join("notes.txt"), "mine").unwrap();
-        std::thread::scope(|s| {
-            let d = &dir;
-            let waiting = s.spawn(move || join(Some(d), true, &rank(1, 2, Some("slurm:4"))));
-            std::thread::sleep(Duration::from_millis(100));
-            join(Some(d), true, &rank(0, 2, Some("slurm:4"))).unwrap();
-            waiting.join().unwrap().unwrap();
+        rank_1_waits_while(&dir, "slurm:4", 100, || {
+            join(Some(&dir), true, &rank(0, 2, Some("slurm:4"))).unwrap();
         });
         assert_eq!(
             std::fs::read_to_string(dir.join("notes.txt")).unwrap(),
@@ -538,13 +541,8 @@ mod tests {
         let dir = t.path().join("cap");
         std::fs::create_dir_all(&dir).unwrap();
         std::fs::write(dir.join("notes.txt"), "mine").unwrap();
-        let r0 = rank(0, 2, Some("slurm:5"));
-        std::thread::scope(|s| {
-            let d = &dir;
-            let waiting = s.spawn(move || join(Some(d), true, &rank(1, 2, Some("slurm:5"))));
-            std::thread::sleep(Duration::from_millis(300));
-            assert!(create_job_file(d, &r0).unwrap());
-            waiting.join().unwrap().unwrap();
+        rank_1_waits_while(&dir, "slurm:5", 300, || {
+            assert!(create_job_file(&dir, &rank(0, 2, Some("slurm:5"))).unwrap());
         });
         assert!(instance_path(&dir, 1).exists());
     }
