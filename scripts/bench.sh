@@ -26,8 +26,10 @@
 #   collector  `xpu-asm-run collect` on a synthetic capture of 100,000 .asm
 #              files (1,000 modules, 10 processes): time and peak memory
 #              (launched kernels' .asm files are read whole, for their
-#              source lines and instruction mix), and that analysis of the
-#              text alone (the example analyze_speed: one thread, from memory)
+#              source lines and instruction mix), each run beside a plain
+#              run (every dump file read once by two readers) and as a
+#              ratio to it, and that analysis of the text alone (the
+#              example analyze_speed: one thread, from memory)
 #   mpi        32 ranks under Open MPI's mpirun, one xpu-asm-run per rank
 #              (the C workload of tests/, 1,000 launches each): the time from
 #              the job's end (the last rank's command ended) to report.json
