@@ -1,7 +1,7 @@
 //! The command line. Doc comments are the help text.
 
 use crate::inspect::diff::{parse_conditions, FailOn};
-use crate::report::files::Keep;
+use crate::report::files::{CopyLimit, Keep};
 use clap::{Args, Parser, Subcommand};
 use std::ffi::OsString;
 use std::path::PathBuf;
@@ -314,6 +314,12 @@ pub struct ReportArgs {
     /// Which IGC dump files to keep after matching
     #[arg(long, value_enum, value_name = "WHAT", default_value_t = Keep::Asm)]
     pub keep: Keep,
+
+    /// How many launched kernels get a readable copy under DIR/asm/, the
+    /// most launched first (`all`: every one); the others' ISA stays where
+    /// the table's ISA column says
+    #[arg(long, value_name = "N", default_value_t = CopyLimit::default(), value_parser = CopyLimit::parse)]
+    pub asm_copies: CopyLimit,
 }
 
 fn parse_regex(s: &str) -> Result<regex::Regex, String> {
@@ -347,6 +353,25 @@ mod tests {
 
     fn parse(args: &[&str]) -> Result<Cli, clap::Error> {
         Cli::try_parse_from(std::iter::once("xpu-asm-run").chain(args.iter().copied()))
+    }
+
+    #[test]
+    fn asm_copies_takes_a_count_or_all() {
+        let limit = |args: &[&str]| match parse(&[&["collect", "d"][..], args].concat()) {
+            Ok(Cli {
+                sub: Some(Sub::Collect(a)),
+                ..
+            }) => Ok(a.report.asm_copies),
+            Ok(_) => panic!("not collect"),
+            Err(e) => Err(e.to_string()),
+        };
+        assert_eq!(limit(&[]), Ok(CopyLimit::First(10_000)));
+        assert_eq!(limit(&["--asm-copies", "0"]), Ok(CopyLimit::First(0)));
+        assert_eq!(limit(&["--asm-copies", "all"]), Ok(CopyLimit::All));
+        for bad in ["ten", "", "1.5", "+all"] {
+            let e = limit(&["--asm-copies", bad]).unwrap_err();
+            assert!(e.contains("expected a number of kernels or `all`"), "{e}");
+        }
     }
 
     #[test]

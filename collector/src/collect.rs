@@ -14,9 +14,10 @@ use crate::report::entries::{self, Ranked};
 use crate::report::export::html::{self, PAGE_FILE};
 use crate::report::export::pieces::{Reader, Shared};
 use crate::report::files::{
-    copy_asm, save_state_and_prune, write_report, write_report_from, Copied, Dumps, Keep, Link,
+    copy_asm, save_state_and_prune, write_report, write_report_from, Copied, CopyLimit, Dumps,
+    Keep, Link,
 };
-use crate::report::{DumpsInfo, KernelEntry, Report, Totals, SCHEMA};
+use crate::report::{AsmCopies, DumpsInfo, KernelEntry, Report, Totals, SCHEMA};
 use crate::run::rebuild::Rebuild;
 use crate::sources::binaries::ModuleBinaries;
 use crate::sources::dumps::{scan_dumps, DumpFolder, DumpLocation};
@@ -39,6 +40,8 @@ pub struct Options {
     /// Also list compiled kernels that were never launched.
     pub all: bool,
     pub keep: Keep,
+    /// How many of the listed kernels get a copy under `asm/`.
+    pub asm_copies: CopyLimit,
     /// Set to stop promptly (a second Ctrl-C): the folder stays usable.
     pub stop: Option<&'static AtomicBool>,
     pub progress: Option<Progress>,
@@ -221,7 +224,7 @@ fn make_report(
 ) -> Result<Report, CollectError> {
     let interrupted = || CollectError::Interrupted(dir.to_path_buf());
     let ranked = entries::rank(&matching.launched, opts.filter.as_ref());
-    let links = asm_links(&matching, &ranked);
+    let (links, copies) = asm_links(&matching, &ranked, opts.asm_copies);
     let report_path = dir.join(REPORT_FILE);
     let base_warnings = warnings.len();
     let (copied, done) = copy_asm_beside(dir, &links, stop, || {
@@ -230,7 +233,8 @@ fn make_report(
             return Err(interrupted());
         }
         let parts = (recorded, sources, listed);
-        let report = assemble(dir, opts, parts, &links, warnings, stop, progress)?;
+        let mut report = assemble(dir, opts, parts, &links, warnings, stop, progress)?;
+        report.asm_copies = copies;
         if stop() {
             return Ok((report, None, None));
         }
@@ -350,10 +354,31 @@ fn read_isa(matching: &Matching, order: &[usize], stop: Stop) -> Vec<Option<Arc<
         .collect()
 }
 
-/// The readable copy under `asm/` of each listed kernel with an ISA file.
-fn asm_links(matching: &Matching, ranked: &Ranked) -> Vec<Link> {
-    let order: Vec<(usize, usize)> = ranked.order.iter().copied().enumerate().collect();
-    order
+/// The readable copy under `asm/` of each listed kernel with an ISA file,
+/// up to `limit` of them in report order; and what the limit left out.
+fn asm_links(
+    matching: &Matching,
+    ranked: &Ranked,
+    limit: CopyLimit,
+) -> (Vec<Link>, Option<AsmCopies>) {
+    let has_file = |i: usize| matching.launched[i].chosen_file().is_some();
+    // The kernels up to the limit's last copy; counted on, the left out.
+    let mut with_file = 0;
+    let end = ranked
+        .order
+        .iter()
+        .position(|&i| {
+            with_file += usize::from(has_file(i));
+            with_file > limit.count()
+        })
+        .unwrap_or(ranked.order.len());
+    let left_out = ranked.order[end..].iter().filter(|&&i| has_file(i)).count();
+    let copies = (left_out > 0).then(|| AsmCopies {
+        limit: limit.count() as u64,
+        left_out: left_out as u64,
+    });
+    let order: Vec<(usize, usize)> = ranked.order[..end].iter().copied().enumerate().collect();
+    let links = order
         .par_iter()
         .filter_map(|&(r, i)| {
             let k = &matching.launched[i];
@@ -364,7 +389,8 @@ fn asm_links(matching: &Matching, ranked: &Ranked) -> Vec<Link> {
                 file: names::asm_file_name(r + 1, &ranked.demangled[i], &k.name),
             })
         })
-        .collect()
+        .collect();
+    (links, copies)
 }
 
 /// Runs [`copy_asm`] for `links` on a thread of its own while `work` runs
@@ -479,6 +505,8 @@ fn assemble(
         filter: opts.filter.as_ref().map(|r| r.as_str().to_string()),
         isa,
         dumps: dumps_info(opts.keep, &state, after),
+        // Said by make_report, which made the links.
+        asm_copies: None,
         warnings,
     };
     Ok(report)

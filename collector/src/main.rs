@@ -54,6 +54,7 @@ fn options(r: &ReportArgs) -> Options {
         filter: r.filter.clone(),
         all: r.all,
         keep: r.keep,
+        asm_copies: r.asm_copies,
         stop: Some(&launch::STOP),
         progress,
         // Modules are compiled again (for source lines) by this binary.

@@ -7,8 +7,8 @@ use common::*;
 use serde_json::Value;
 use std::path::Path;
 use xpu_asm_collector::collect::{collect, Options};
-use xpu_asm_collector::report::files::Keep;
-use xpu_asm_collector::report::Report;
+use xpu_asm_collector::report::files::{CopyLimit, Keep};
+use xpu_asm_collector::report::{AsmCopies, Report};
 use xpu_asm_collector::sources::Status;
 
 fn run(out: &Path) -> Report {
@@ -1010,4 +1010,68 @@ fn isa_from_a_dump_folder_outside_the_capture_is_copied_not_linked() {
         .any(|e| e.file_name().to_string_lossy().ends_with(".ll")
             || e.file_name().to_string_lossy().ends_with(".visaasm")
             || e.file_name().to_string_lossy().ends_with(".kernbin")));
+}
+
+/// `asm_copies` counts copies, not ranks: a kernel without an ISA file
+/// (ranked first here) takes none of them, and only kernels with a file
+/// count as left out.
+#[test]
+fn the_copy_limit_counts_kernels_with_an_isa_file() {
+    let t = tempfile::tempdir().unwrap();
+    let mut p = Process::new(100);
+    p.modules = vec![Module::spirv(1, sha_a()), Module::spirv(2, sha_b())];
+    p.kernels = vec![
+        kernel(1, 9, b"orphan", 5000),
+        kernel(2, 1, b"vector_add", 1000),
+        kernel(3, 2, b"vector_add", 10),
+        kernel(4, 2, b"light", 5),
+    ];
+    p.write(t.path());
+    copy_dumps("pvc", t.path(), &p.dump_dir());
+    let opts = Options {
+        asm_copies: CopyLimit::First(2),
+        ..Default::default()
+    };
+    let r = collect(t.path(), &opts).expect("collect succeeds");
+    let got: Vec<(&str, u64, bool, bool)> = r
+        .kernels
+        .iter()
+        .map(|k| {
+            (
+                k.name.as_str(),
+                k.launches,
+                k.asm.is_some(),
+                k.asm_copy.is_some(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        got,
+        [
+            ("orphan", 5000, false, false),
+            ("vector_add", 1000, true, true),
+            ("vector_add", 10, true, true),
+            ("light", 5, true, false),
+        ]
+    );
+    assert_eq!(
+        r.asm_copies,
+        Some(AsmCopies {
+            limit: 2,
+            left_out: 1
+        })
+    );
+    let mut linked: Vec<String> = std::fs::read_dir(t.path().join("asm"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    linked.sort();
+    assert_eq!(linked.len(), 2);
+    assert!(linked[0].starts_with("002-vector_add-"), "{linked:?}");
+    assert!(linked[1].starts_with("003-vector_add-"), "{linked:?}");
+
+    // The default copies all four (three with a file): nothing said.
+    let r = run(t.path());
+    assert_eq!(r.asm_copies, None);
+    assert_eq!(r.kernels.iter().filter(|k| k.asm_copy.is_some()).count(), 3);
 }

@@ -209,6 +209,18 @@ pub struct DumpsInfo {
     pub after: Usage,
 }
 
+/// What `asm/` left out (`--asm-copies`): present only when some listed
+/// kernel with an ISA file has no copy there because of the limit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AsmCopies {
+    /// The most copies `asm/` holds: of the first listed kernels, in
+    /// report order.
+    pub limit: u64,
+    /// Listed kernels with an ISA file and no copy: each one's `asm`
+    /// names its file.
+    pub left_out: u64,
+}
+
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Report {
     pub schema: u32,
@@ -233,5 +245,7 @@ pub struct Report {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub isa: Option<String>,
     pub dumps: DumpsInfo,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub asm_copies: Option<AsmCopies>,
     pub warnings: Vec<String>,
 }

@@ -9,7 +9,7 @@
 //! the layout's). Compact JSON (the page's data) only joins them.
 
 use crate::capture::run::Exit;
-use crate::report::{DumpsInfo, KernelEntry, ProcessEntry, Report, Totals};
+use crate::report::{AsmCopies, DumpsInfo, KernelEntry, ProcessEntry, Report, Totals};
 use rayon::prelude::*;
 use serde::Serialize;
 use std::io::Write;
@@ -50,6 +50,8 @@ struct Tail<'a> {
     #[serde(skip_serializing_if = "Option::is_none")]
     isa: &'a Option<String>,
     dumps: &'a DumpsInfo,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    asm_copies: &'a Option<AsmCopies>,
     warnings: &'a [String],
 }
 
@@ -70,6 +72,7 @@ fn parts(r: &Report) -> (Head<'_>, &[KernelEntry], Tail<'_>) {
         filter,
         isa,
         dumps,
+        asm_copies,
         warnings,
     } = r;
     let head = Head {
@@ -87,6 +90,7 @@ fn parts(r: &Report) -> (Head<'_>, &[KernelEntry], Tail<'_>) {
         filter,
         isa,
         dumps,
+        asm_copies,
         warnings,
     };
     (head, kernels, tail)
@@ -497,7 +501,7 @@ pub(crate) fn rich_report(n: usize) -> Report {
       "launches":2,"appended":3,"matched":4,"unmatched":5,"filtered_out":6},
       "unlaunched_compiled":7,"unlaunched_listed":true,"filter":"x|y","isa":"binary",
       "dumps":{"keep":"asm","before":{"bytes":1,"files":2},"after":{"bytes":0,"files":0}},
-      "warnings":["w","<&>"]}"#;
+      "asm_copies":{"limit":2,"left_out":5},"warnings":["w","<&>"]}"#;
     let mut report: Report = serde_json::from_str(report).unwrap();
     report.kernels = (0..n)
         .map(|i| {
