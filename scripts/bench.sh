@@ -24,7 +24,9 @@
 #              and 8 threads; memory after 10 million launches over 10,000
 #              kernels
 #   collector  `xpu-asm-run collect` on a synthetic capture of 100,000 .asm
-#              files (1,000 modules, 10 processes): time and peak memory
+#              files (1,000 modules, 10 processes), all launched, a tenth,
+#              and all with a copy of each under asm/ (--asm-copies all; the
+#              default copies 10,000): time and peak memory
 #              (launched kernels' .asm files are read whole, for their
 #              source lines and instruction mix), each run beside a plain
 #              run (every dump file read once by two readers) and as a
@@ -426,8 +428,15 @@ if want collector; then
         result col_dump_mb "$(du -sm "$GEN/dumps" | cut -f1)"
         # collect prunes and writes into the folder: each run gets a fresh
         # copy (hard links, so the dump files are not rewritten).
-        for cfg in all tenth; do
+        # `copies`: all launched, each with its copy under asm/ (the
+        # default copies the 10,000 most launched).
+        for cfg in all tenth copies; do
             src="$WORK/capture-$cfg"
+            extra=()
+            if [[ $cfg == copies ]]; then
+                src="$WORK/capture-all"
+                extra=(--asm-copies all)
+            fi
             for ((r = 0; r < COLLECT_RUNS; r++)); do
                 run="$WORK/collect-run"
                 rm -rf "$run"
@@ -440,7 +449,7 @@ if want collector; then
                     'find "$1" -type f -print0 | xargs -0 -P 2 -n 5000 cat >/dev/null' sh "$run/dumps"
                 result "col_${cfg}_${r}_plain_s" "$(tail -n1 "$WORK/plain.txt")"
                 log "collector: collect ($cfg launched, run $((r + 1))/$COLLECT_RUNS)"
-                /usr/bin/time -v -o "$WORK/time.txt" "$RUNNER" collect --quiet "$run" ||
+                /usr/bin/time -v -o "$WORK/time.txt" "$RUNNER" collect --quiet "${extra[@]}" "$run" ||
                     log "collector: xpu-asm-run collect failed (status $?)"
                 python3 - "$WORK/time.txt" "$run/report.json" "$cfg" "$r" >>"$RESULTS" <<'EOF'
 import json, sys
@@ -1227,7 +1236,7 @@ if "col_asm_files" in res or "col_skipped" in res:
     else:
         print(f"   {g('col_asm_files')} .asm files ({g('col_dump_mb')} MB of dumps), {g('col_modules')} modules, {g('col_processes')} processes")
         print(f"   {'kernels launched':<20} {'wall s':>8} {'[min-max]':>14} {'user s':>7} {'sys s':>7} {'peak RSS MiB':>13} {'matched':>8}")
-        for cfg, label in (("all", "all 100%"), ("tenth", "a tenth")):
+        for cfg, label in (("all", "all 100%"), ("tenth", "a tenth"), ("copies", "all, --asm-copies all")):
             if f"col_{cfg}_wall_s" not in res:
                 continue
             rss = float(res[f"col_{cfg}_maxrss_kib"]) / 1024
@@ -1236,7 +1245,8 @@ if "col_asm_files" in res or "col_skipped" in res:
         if "col_all_plain_s" in res:
             print(f"   the plain run beside each: every dump file read once by two readers (cat): "
                   f"{f('col_all_plain_s', '{:.2f}')} s; collect / plain, median of the runs' ratios: "
-                  f"all {f('col_all_ratio', '{:.2f}')}, a tenth {f('col_tenth_ratio', '{:.2f}')}")
+                  f"all {f('col_all_ratio', '{:.2f}')}, a tenth {f('col_tenth_ratio', '{:.2f}')}, "
+                  f"all with every copy {f('col_copies_ratio', '{:.2f}')}")
         if "analyze_ns_per_line" in res:
             print(f"   the analysis of the text alone (one thread, from memory, {int(res['analyze_files']):,} files): "
                   f"{f('analyze_ns_per_line', '{:.1f}')} ns a line, {f('analyze_mb_per_s', '{:.0f}')} MB/s")
