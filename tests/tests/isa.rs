@@ -1123,8 +1123,20 @@ fn asm_copies_keeps_the_most_launched_and_the_others_isa_in_place() {
     }
 
     // None at all, then every one again.
-    let r = xpu(&["collect", out, "--asm-copies", "0", "--quiet"], &c.out);
+    let r = xpu(&["collect", out, "--asm-copies", "0"], &c.out);
     r.assert_status(0);
+    assert!(
+        r.stdout().contains(
+            "asm/: no copies (--asm-copies 0); the ISA column names each kernel's file\n"
+        ),
+        "{}",
+        r.ctx()
+    );
+    let isa_column: Vec<String> = kernels
+        .iter()
+        .map(|k| k["asm"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(table_isa_column(&r.stdout(), 6), isa_column, "{}", r.ctx());
     let report: Value =
         serde_json::from_slice(&std::fs::read(c.out.join("report.json")).unwrap()).unwrap();
     assert_eq!(

@@ -399,12 +399,21 @@ fn closing_lines(out: &mut String, r: &Report, style: &TableStyle) {
             d.after.files
         );
     }
-    if let Some(c) = r.asm_copies {
-        let _ = writeln!(
-            out,
-            "asm/: copies of the {} most launched kernels, not of the other {} (the ISA column names their files; --asm-copies all copies every one)",
-            c.limit, c.left_out
-        );
+    match r.asm_copies {
+        Some(c) if c.limit == 0 => {
+            let _ = writeln!(
+                out,
+                "asm/: no copies (--asm-copies 0); the ISA column names each kernel's file"
+            );
+        }
+        Some(c) => {
+            let _ = writeln!(
+                out,
+                "asm/: copies of the {} most launched kernels, not of the other {} (the ISA column names their files; --asm-copies all copies every one)",
+                c.limit, c.left_out
+            );
+        }
+        None => {}
     }
     if let Some(e) = r.exit {
         let _ = writeln!(out, "the command {}", e.describe());
