@@ -1236,7 +1236,7 @@ if "col_asm_files" in res or "col_skipped" in res:
     else:
         print(f"   {g('col_asm_files')} .asm files ({g('col_dump_mb')} MB of dumps), {g('col_modules')} modules, {g('col_processes')} processes")
         print(f"   {'kernels launched':<20} {'wall s':>8} {'[min-max]':>14} {'user s':>7} {'sys s':>7} {'peak RSS MiB':>13} {'matched':>8}")
-        for cfg, label in (("all", "all 100%"), ("tenth", "a tenth"), ("copies", "all, --asm-copies all")):
+        for cfg, label in (("all", "all 100%"), ("tenth", "a tenth"), ("copies", "all, every copy")):
             if f"col_{cfg}_wall_s" not in res:
                 continue
             rss = float(res[f"col_{cfg}_maxrss_kib"]) / 1024

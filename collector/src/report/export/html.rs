@@ -114,10 +114,11 @@ struct CaptureTail {
 
 /// The compressed ISA a page holds at most, and the kernels whose ISA it
 /// holds at most: kernels past either (in report order: the most launched
-/// first) are listed without their text, which stays in `asm/`. They
-/// bound what the page adds to a collection (reading and compressing
-/// 1,000 kernels' ISA of 22 KB each takes about 0.06 s of CPU: 6% of a
-/// collection of 100,000 kernels of which a tenth launched).
+/// first) are listed without their text, which stays in its file (its
+/// `asm/` copy, else its dump). They bound what the page adds to a
+/// collection (reading and compressing 1,000 kernels' ISA of 22 KB each
+/// takes about 0.06 s of CPU: 6% of a collection of 100,000 kernels of
+/// which a tenth launched).
 pub const MAX_PAGE_ISA_BYTES: usize = 16 << 20;
 pub const MAX_PAGE_ISA_KERNELS: usize = 2000;
 
