@@ -678,9 +678,11 @@ fn ctrl_c_at_a_terminal_is_reported_and_exits_130() {
 fn second_ctrl_c_stops_collecting_promptly_and_collect_finishes_later() {
     // 25 GB to hash (sparse: no disk used), in files small enough that the
     // check between two files comes often: a debug build hashes one in
-    // about half a second, the whole lot in minutes.
-    const PAD_FILES: usize = 800;
-    const PAD_MB: usize = 32;
+    // about an eighth of a second (32 MB files took half a second, and
+    // 7.5 s to stop on a machine loaded by other jobs), the whole lot in
+    // minutes.
+    const PAD_FILES: usize = 3200;
+    const PAD_MB: usize = 8;
     let s = scratch();
     let script = s.root.join("padded.sh");
     std::fs::write(
