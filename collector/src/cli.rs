@@ -1,7 +1,9 @@
 //! The command line. Doc comments are the help text.
 
 use crate::inspect::diff::{parse_conditions, FailOn};
-use crate::report::files::{CopyLimit, Keep};
+use crate::report::export::html::DEFAULT_PAGE_KERNELS;
+use crate::report::files::{Keep, DEFAULT_ASM_COPIES};
+use crate::report::Limit;
 use clap::{Args, Parser, Subcommand};
 use std::ffi::OsString;
 use std::path::PathBuf;
@@ -318,8 +320,14 @@ pub struct ReportArgs {
     /// How many launched kernels get a readable copy under DIR/asm/, the
     /// most launched first (`all`: every one); the others' ISA stays where
     /// the table's ISA column says
-    #[arg(long, value_name = "N", default_value_t = CopyLimit::default(), value_parser = CopyLimit::parse)]
-    pub asm_copies: CopyLimit,
+    #[arg(long, value_name = "N", default_value_t = Limit::First(DEFAULT_ASM_COPIES), value_parser = |s: &str| Limit::parse(s, DEFAULT_ASM_COPIES))]
+    pub asm_copies: Limit,
+
+    /// How many kernels DIR/report.html holds, the most launched first
+    /// (`all`: every one; a page of 100,000 does not open in a browser);
+    /// report.json holds every one
+    #[arg(long, value_name = "N", default_value_t = Limit::First(DEFAULT_PAGE_KERNELS), value_parser = |s: &str| Limit::parse(s, DEFAULT_PAGE_KERNELS))]
+    pub page_kernels: Limit,
 }
 
 fn parse_regex(s: &str) -> Result<regex::Regex, String> {
@@ -356,21 +364,28 @@ mod tests {
     }
 
     #[test]
-    fn asm_copies_takes_a_count_or_all() {
-        let limit = |args: &[&str]| match parse(&[&["collect", "d"][..], args].concat()) {
+    fn asm_copies_and_page_kernels_take_a_count_or_all() {
+        let limits = |args: &[&str]| match parse(&[&["collect", "d"][..], args].concat()) {
             Ok(Cli {
                 sub: Some(Sub::Collect(a)),
                 ..
-            }) => Ok(a.report.asm_copies),
+            }) => Ok((a.report.asm_copies, a.report.page_kernels)),
             Ok(_) => panic!("not collect"),
             Err(e) => Err(e.to_string()),
         };
-        assert_eq!(limit(&[]), Ok(CopyLimit::First(10_000)));
-        assert_eq!(limit(&["--asm-copies", "0"]), Ok(CopyLimit::First(0)));
-        assert_eq!(limit(&["--asm-copies", "all"]), Ok(CopyLimit::All));
-        for bad in ["ten", "", "1.5", "+all"] {
-            let e = limit(&["--asm-copies", bad]).unwrap_err();
-            assert!(e.contains("expected a number of kernels or `all`"), "{e}");
+        assert_eq!(limits(&[]), Ok((Limit::First(10_000), Limit::First(5_000))));
+        for (flag, default) in [("--asm-copies", 10_000), ("--page-kernels", 5_000)] {
+            let limit = |v: &str| {
+                limits(&[flag, v]).map(|(a, p)| if flag == "--asm-copies" { a } else { p })
+            };
+            assert_eq!(limit("0"), Ok(Limit::First(0)));
+            assert_eq!(limit("7"), Ok(Limit::First(7)));
+            assert_eq!(limit("all"), Ok(Limit::All));
+            for bad in ["ten", "", "1.5", "+all"] {
+                let e = limit(bad).unwrap_err();
+                let want = format!("expected a number of kernels or `all` (default {default})");
+                assert!(e.contains(&want), "{flag} {bad}: {e}");
+            }
         }
     }
 

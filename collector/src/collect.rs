@@ -14,10 +14,10 @@ use crate::report::entries::{self, Ranked};
 use crate::report::export::html::{self, PAGE_FILE};
 use crate::report::export::pieces::{Reader, Shared};
 use crate::report::files::{
-    copy_asm, save_state_and_prune, write_report, write_report_from, Copied, CopyLimit, Dumps,
-    Keep, Link,
+    copy_asm, save_state_and_prune, write_report, write_report_from, Copied, Dumps, Keep, Link,
+    DEFAULT_ASM_COPIES,
 };
-use crate::report::{AsmCopies, DumpsInfo, KernelEntry, Report, Totals, SCHEMA};
+use crate::report::{DumpsInfo, KernelEntry, LeftOut, Limit, Report, Totals, SCHEMA};
 use crate::run::rebuild::Rebuild;
 use crate::sources::binaries::ModuleBinaries;
 use crate::sources::dumps::{scan_dumps, DumpFolder, DumpLocation};
@@ -33,7 +33,7 @@ use xpu_asm_record::read::ProcessRecord;
 pub type Progress = Arc<dyn Fn(&str) + Send + Sync>;
 
 /// How to collect.
-#[derive(Clone, Default)]
+#[derive(Clone)]
 pub struct Options {
     /// List only kernels whose mangled or demangled name matches.
     pub filter: Option<regex::Regex>,
@@ -41,7 +41,9 @@ pub struct Options {
     pub all: bool,
     pub keep: Keep,
     /// How many of the listed kernels get a copy under `asm/`.
-    pub asm_copies: CopyLimit,
+    pub asm_copies: Limit,
+    /// How many of the listed kernels the page holds.
+    pub page_kernels: Limit,
     /// Set to stop promptly (a second Ctrl-C): the folder stays usable.
     pub stop: Option<&'static AtomicBool>,
     pub progress: Option<Progress>,
@@ -49,6 +51,23 @@ pub struct Options {
     /// again for their source lines (`xpu-asm-run __rebuild`); `None`:
     /// they are reported without, and a warning says how to get them.
     pub rebuild: Option<std::path::PathBuf>,
+}
+
+impl Default for Options {
+    /// Every launched kernel, the dumps pruned to the launched kernels'
+    /// `.asm`, the default limits of `asm/` and the page.
+    fn default() -> Self {
+        Options {
+            filter: None,
+            all: false,
+            keep: Keep::default(),
+            asm_copies: Limit::First(DEFAULT_ASM_COPIES),
+            page_kernels: Limit::First(html::DEFAULT_PAGE_KERNELS),
+            stop: None,
+            progress: None,
+            rebuild: None,
+        }
+    }
 }
 
 /// Asks whether to stop (a second Ctrl-C).
@@ -235,6 +254,9 @@ fn make_report(
         let parts = (recorded, sources, listed);
         let mut report = assemble(dir, opts, parts, &links, warnings, stop, progress)?;
         report.asm_copies = copies;
+        report.page_kernels = opts
+            .page_kernels
+            .left_out(report.kernels.iter().map(|_| true));
         if stop() {
             return Ok((report, None, None));
         }
@@ -356,11 +378,7 @@ fn read_isa(matching: &Matching, order: &[usize], stop: Stop) -> Vec<Option<Arc<
 
 /// The readable copy under `asm/` of each listed kernel with an ISA file,
 /// up to `limit` of them in report order; and what the limit left out.
-fn asm_links(
-    matching: &Matching,
-    ranked: &Ranked,
-    limit: CopyLimit,
-) -> (Vec<Link>, Option<AsmCopies>) {
+fn asm_links(matching: &Matching, ranked: &Ranked, limit: Limit) -> (Vec<Link>, Option<LeftOut>) {
     let has_file = |i: usize| matching.launched[i].chosen_file().is_some();
     // The kernels up to the limit's last copy; counted on, the left out.
     let mut with_file = 0;
@@ -372,11 +390,7 @@ fn asm_links(
             with_file > limit.count()
         })
         .unwrap_or(ranked.order.len());
-    let left_out = ranked.order[end..].iter().filter(|&&i| has_file(i)).count();
-    let copies = (left_out > 0).then(|| AsmCopies {
-        limit: limit.count() as u64,
-        left_out: left_out as u64,
-    });
+    let copies = limit.left_out(ranked.order.iter().map(|&i| has_file(i)));
     let order: Vec<(usize, usize)> = ranked.order[..end].iter().copied().enumerate().collect();
     let links = order
         .par_iter()
@@ -507,6 +521,7 @@ fn assemble(
         dumps: dumps_info(opts.keep, &state, after),
         // Said by make_report, which made the links.
         asm_copies: None,
+        page_kernels: None,
         warnings,
     };
     Ok(report)

@@ -55,6 +55,7 @@ fn options(r: &ReportArgs) -> Options {
         all: r.all,
         keep: r.keep,
         asm_copies: r.asm_copies,
+        page_kernels: r.page_kernels,
         stop: Some(&launch::STOP),
         progress,
         // Modules are compiled again (for source lines) by this binary.

@@ -163,6 +163,11 @@ fn cut_middle(s: &str, max: usize) -> String {
 /// its innermost name (`add_contig_kernel<float, float, float>`), then
 /// [`shorten`]'s steps. A ` [module 1234abcd]` suffix is kept whole.
 pub fn distinct(names: &[String], max: usize) -> Vec<String> {
+    distinct_first(names, max, names.len())
+}
+
+/// [`distinct`] of the first `n` of `names` (told apart from all of them).
+pub fn distinct_first(names: &[String], max: usize, n: usize) -> Vec<String> {
     const SUFFIX: &str = " [module ";
     let split = |n: &str| -> (String, String) {
         match n.rfind(SUFFIX) {
@@ -177,7 +182,7 @@ pub fn distinct(names: &[String], max: usize) -> Vec<String> {
         .map(|(n, _)| Parsed::of(&strip_trailing_params(n)))
         .collect();
     let index = Index::of(&parsed);
-    names
+    names[..n.min(names.len())]
         .par_iter()
         .zip(&parts)
         .enumerate()

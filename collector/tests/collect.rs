@@ -7,8 +7,8 @@ use common::*;
 use serde_json::Value;
 use std::path::Path;
 use xpu_asm_collector::collect::{collect, Options};
-use xpu_asm_collector::report::files::{CopyLimit, Keep};
-use xpu_asm_collector::report::{AsmCopies, Report};
+use xpu_asm_collector::report::files::Keep;
+use xpu_asm_collector::report::{LeftOut, Limit, Report};
 use xpu_asm_collector::sources::Status;
 
 fn run(out: &Path) -> Report {
@@ -1029,7 +1029,7 @@ fn the_copy_limit_counts_kernels_with_an_isa_file() {
     p.write(t.path());
     copy_dumps("pvc", t.path(), &p.dump_dir());
     let opts = Options {
-        asm_copies: CopyLimit::First(2),
+        asm_copies: Limit::First(2),
         ..Default::default()
     };
     let r = collect(t.path(), &opts).expect("collect succeeds");
@@ -1056,7 +1056,7 @@ fn the_copy_limit_counts_kernels_with_an_isa_file() {
     );
     assert_eq!(
         r.asm_copies,
-        Some(AsmCopies {
+        Some(LeftOut {
             limit: 2,
             left_out: 1
         })

@@ -82,6 +82,11 @@ try {
     })
   );
   result.columns = await page.$$eval("#kernels thead th", (ths) => ths.map((t) => t.textContent));
+  // What the page says above its table of the kernels it does not hold (--page-kernels).
+  result.page_note = await page.evaluate(() => {
+    const n = document.getElementById("page-kernels");
+    return n ? n.textContent : null;
+  });
   // What an injection would leave: a global set, scripts or images added.
   result.injected = await page.evaluate(() => ({
     pwned: window.pwned ?? null,

@@ -44,57 +44,15 @@ impl Keep {
     }
 }
 
-/// How many listed kernels get a readable copy under `asm/`: the first,
-/// in report order (the most launched first). A copy is a hard link, one
-/// insertion into the folder each: on a parallel file system, a request
-/// to its metadata server each, and 11 us of CPU each on ext4 here. Past
-/// the limit a kernel's `asm` names its file, kept as every launched
-/// kernel's is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum CopyLimit {
-    First(usize),
-    All,
-}
-
-/// The copies `asm/` holds unless told otherwise: more kernels than real
-/// workloads launch (thousands); the 100,000 of a synthetic capture would
-/// take a second of CPU and a folder nobody lists.
+/// The copies `asm/` holds unless told otherwise (`--asm-copies`), of
+/// the first listed kernels in report order (the most launched first). A
+/// copy is a hard link, one insertion into the folder each: on a parallel
+/// file system, a request to its metadata server each, and 11 us of CPU
+/// each on ext4 here. Past the limit a kernel's `asm` names its file, kept
+/// as every launched kernel's is. More kernels than real workloads launch
+/// (thousands); the 100,000 of a synthetic capture would take a second of
+/// CPU and a folder nobody lists.
 pub const DEFAULT_ASM_COPIES: usize = 10_000;
-
-impl Default for CopyLimit {
-    fn default() -> Self {
-        CopyLimit::First(DEFAULT_ASM_COPIES)
-    }
-}
-
-impl std::fmt::Display for CopyLimit {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            CopyLimit::First(n) => write!(f, "{n}"),
-            CopyLimit::All => f.write_str("all"),
-        }
-    }
-}
-
-impl CopyLimit {
-    /// `N` or `all`, as `--asm-copies` takes it.
-    pub fn parse(s: &str) -> Result<CopyLimit, String> {
-        if s == "all" {
-            return Ok(CopyLimit::All);
-        }
-        s.parse().map(CopyLimit::First).map_err(|_| {
-            format!("expected a number of kernels or `all` (default {DEFAULT_ASM_COPIES})")
-        })
-    }
-
-    /// The limit as a count (`usize::MAX` for all).
-    pub fn count(self) -> usize {
-        match self {
-            CopyLimit::First(n) => n,
-            CopyLimit::All => usize::MAX,
-        }
-    }
-}
 
 /// `report` as `report.json` (pretty JSON and a newline), written next to
 /// `path`, to be put in place by [`Pending::commit`].
@@ -503,6 +461,7 @@ mod tests {
                 after: Usage::default(),
             },
             asm_copies: None,
+            page_kernels: None,
             warnings: vec!["w".into()],
         };
         write_report(&path, &report).unwrap().commit().unwrap();

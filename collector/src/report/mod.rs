@@ -209,15 +209,71 @@ pub struct DumpsInfo {
     pub after: Usage,
 }
 
-/// What `asm/` left out (`--asm-copies`): present only when some listed
-/// kernel with an ISA file has no copy there because of the limit.
+/// How many of the listed kernels something holds (`asm/`'s copies, the
+/// page's kernels): the first, in report order (the most launched first),
+/// or all of them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Limit {
+    First(usize),
+    All,
+}
+
+impl std::fmt::Display for Limit {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Limit::First(n) => write!(f, "{n}"),
+            Limit::All => f.write_str("all"),
+        }
+    }
+}
+
+impl Limit {
+    /// `N` or `all`, as an option takes it; the error names `default`.
+    pub fn parse(s: &str, default: usize) -> Result<Limit, String> {
+        if s == "all" {
+            return Ok(Limit::All);
+        }
+        s.parse()
+            .map(Limit::First)
+            .map_err(|_| format!("expected a number of kernels or `all` (default {default})"))
+    }
+
+    /// The limit as a count (`usize::MAX` for all).
+    pub fn count(self) -> usize {
+        match self {
+            Limit::First(n) => n,
+            Limit::All => usize::MAX,
+        }
+    }
+
+    /// What the limit leaves out of `listed` kernels, of which `counted`
+    /// (in report order) say whether each counts against it: `None` when
+    /// nothing.
+    pub fn left_out(self, counted: impl Iterator<Item = bool>) -> Option<LeftOut> {
+        let (mut kept, mut left_out) = (0usize, 0u64);
+        for c in counted.filter(|&c| c) {
+            if kept < self.count() {
+                kept += usize::from(c);
+            } else {
+                left_out += 1;
+            }
+        }
+        (left_out > 0).then(|| LeftOut {
+            limit: self.count() as u64,
+            left_out,
+        })
+    }
+}
+
+/// What a [`Limit`] left out: present in the report only when it left out
+/// something (`asm_copies`: listed kernels with an ISA file and no copy
+/// under `asm/`, each one's `asm` naming its file; `page_kernels`: listed
+/// kernels the page does not hold).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-pub struct AsmCopies {
-    /// The most copies `asm/` holds: of the first listed kernels, in
-    /// report order.
+pub struct LeftOut {
+    /// The most the limit keeps: the first listed kernels, in report
+    /// order.
     pub limit: u64,
-    /// Listed kernels with an ISA file and no copy: each one's `asm`
-    /// names its file.
     pub left_out: u64,
 }
 
@@ -245,7 +301,12 @@ pub struct Report {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub isa: Option<String>,
     pub dumps: DumpsInfo,
+    /// `asm/`'s copies left out by `--asm-copies`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub asm_copies: Option<AsmCopies>,
+    pub asm_copies: Option<LeftOut>,
+    /// The kernels `report.html` does not hold (`--page-kernels`): it holds
+    /// the first `limit`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub page_kernels: Option<LeftOut>,
     pub warnings: Vec<String>,
 }

@@ -9,7 +9,7 @@
 //! the layout's). Compact JSON (the page's data) only joins them.
 
 use crate::capture::run::Exit;
-use crate::report::{AsmCopies, DumpsInfo, KernelEntry, ProcessEntry, Report, Totals};
+use crate::report::{DumpsInfo, KernelEntry, LeftOut, ProcessEntry, Report, Totals};
 use rayon::prelude::*;
 use serde::Serialize;
 use std::io::Write;
@@ -51,7 +51,9 @@ struct Tail<'a> {
     isa: &'a Option<String>,
     dumps: &'a DumpsInfo,
     #[serde(skip_serializing_if = "Option::is_none")]
-    asm_copies: &'a Option<AsmCopies>,
+    asm_copies: &'a Option<LeftOut>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    page_kernels: &'a Option<LeftOut>,
     warnings: &'a [String],
 }
 
@@ -73,6 +75,7 @@ fn parts(r: &Report) -> (Head<'_>, &[KernelEntry], Tail<'_>) {
         isa,
         dumps,
         asm_copies,
+        page_kernels,
         warnings,
     } = r;
     let head = Head {
@@ -91,6 +94,7 @@ fn parts(r: &Report) -> (Head<'_>, &[KernelEntry], Tail<'_>) {
         isa,
         dumps,
         asm_copies,
+        page_kernels,
         warnings,
     };
     (head, kernels, tail)
@@ -109,7 +113,21 @@ pub fn write_report_from(
     layout: Layout,
     shared: Option<&mut Reader>,
 ) -> std::io::Result<()> {
+    write_report_first(w, report, usize::MAX, layout, shared)
+}
+
+/// [`write_report_from`] of the report with only its first `n` kernels:
+/// what serializing it with the others removed writes. A `shared` reader
+/// leaves once it has read the batches it needs, holding up nothing.
+pub fn write_report_first(
+    w: &mut dyn Write,
+    report: &Report,
+    n: usize,
+    layout: Layout,
+    shared: Option<&mut Reader>,
+) -> std::io::Result<()> {
     let (head, kernels, tail) = parts(report);
+    let kernels = &kernels[..n.min(kernels.len())];
     let (head, tail) = (json(&head, layout)?, json(&tail, layout)?);
     // `{...}` twice, joined around the kernels: the head without its
     // close, the tail without its open.
@@ -123,7 +141,9 @@ pub fn write_report_from(
     w.write_all(head)?;
     w.write_all(key)?;
     match shared {
-        Some(r) if std::ptr::eq(r.shared.kernels, kernels) => write_shared(w, r, layout)?,
+        Some(r) if std::ptr::eq(r.shared.kernels.as_ptr(), kernels.as_ptr()) => {
+            write_shared(w, r, kernels.len(), layout)?
+        }
         _ => write_kernels(w, kernels, layout)?,
     }
     w.write_all(b",")?;
@@ -148,16 +168,33 @@ fn write_kernels(
         return w.write_all(b"[]");
     }
     w.write_all(b"[")?;
+    write_elements(w, kernels, true, layout)?;
+    close_array(w, layout)
+}
+
+/// The elements `kernels` of the array, serialized on every core, a batch
+/// at a time; `first`: they begin the array.
+fn write_elements(
+    w: &mut dyn Write,
+    kernels: &[KernelEntry],
+    first: bool,
+    layout: Layout,
+) -> std::io::Result<()> {
     for (b, batch) in kernels.chunks(PER_BATCH).enumerate() {
         let pieces = batch
             .par_chunks(PER_TASK)
             .enumerate()
-            .map(|(t, task)| elements(task, b == 0 && t == 0, layout))
+            .map(|(t, task)| elements(task, first && b == 0 && t == 0, layout))
             .collect::<std::io::Result<Vec<Vec<u8>>>>()?;
         for p in pieces {
             w.write_all(&p)?;
         }
     }
+    Ok(())
+}
+
+/// The end of the kernels' array.
+fn close_array(w: &mut dyn Write, layout: Layout) -> std::io::Result<()> {
     match layout {
         Layout::Pretty => w.write_all(b"\n  ]"),
         Layout::Compact => w.write_all(b"]"),
@@ -197,15 +234,28 @@ fn indented(text: &[u8], out: &mut Vec<u8>) {
     out.extend_from_slice(&text[start..]);
 }
 
-/// The kernels' array from the compact JSON of `r`'s batches: as is, or
-/// laid out as [`elements`] lays them out pretty ([`pretty_batch`]).
-fn write_shared(w: &mut dyn Write, r: &mut Reader, layout: Layout) -> std::io::Result<()> {
-    if r.shared.kernels.is_empty() {
+/// The kernels' array of the first `n` kernels from the compact JSON of
+/// `r`'s batches: as is, or laid out as [`elements`] lays them out pretty
+/// ([`pretty_batch`]). Short of them all, `r` reads the whole batches in
+/// them and leaves; the rest are serialized here.
+fn write_shared(
+    w: &mut dyn Write,
+    r: &mut Reader,
+    n: usize,
+    layout: Layout,
+) -> std::io::Result<()> {
+    let all = n >= r.shared.kernels.len();
+    if n == 0 {
+        r.leave();
         return w.write_all(b"[]");
     }
     w.write_all(b"[")?;
+    let whole = if all { usize::MAX } else { n / PER_BATCH };
     let mut out = Vec::new();
-    while let Some(batch) = r.next_batch()? {
+    while r.next < whole {
+        let Some(batch) = r.next_batch()? else {
+            break;
+        };
         for piece in batch.iter() {
             match layout {
                 Layout::Compact => w.write_all(piece)?,
@@ -217,10 +267,12 @@ fn write_shared(w: &mut dyn Write, r: &mut Reader, layout: Layout) -> std::io::R
             }
         }
     }
-    match layout {
-        Layout::Pretty => w.write_all(b"\n  ]"),
-        Layout::Compact => w.write_all(b"]"),
+    if !all {
+        r.leave();
+        let from = whole * PER_BATCH;
+        write_elements(w, &r.shared.kernels[from..n], from == 0, layout)?;
     }
+    close_array(w, layout)
 }
 
 /// Compact JSON elements of the kernels' array (each an object, after
@@ -343,6 +395,8 @@ enum Slot {
 pub struct Reader<'s, 'a> {
     shared: &'s Shared<'a>,
     next: usize,
+    /// It has left ([`Reader::leave`]).
+    gone: bool,
 }
 
 impl<'a> Shared<'a> {
@@ -364,6 +418,7 @@ impl<'a> Shared<'a> {
         let r = || Reader {
             shared: self,
             next: 0,
+            gone: false,
         };
         (r(), r())
     }
@@ -429,8 +484,18 @@ impl Reader<'_, '_> {
 }
 
 impl Drop for Reader<'_, '_> {
-    /// Gone: what it had yet to read is not held for it.
     fn drop(&mut self) {
+        self.leave();
+    }
+}
+
+impl Reader<'_, '_> {
+    /// Gone (dropped, or done early): what it had yet to read is not held
+    /// for it.
+    fn leave(&mut self) {
+        if std::mem::replace(&mut self.gone, true) {
+            return;
+        }
         let Ok(mut st) = self.shared.state.lock() else {
             return;
         };
@@ -559,6 +624,50 @@ mod tests {
             let (mut a, b) = shared.readers();
             drop(b);
             assert_eq!(write(Layout::Pretty, &mut a), pretty, "{n}, alone");
+        }
+    }
+
+    /// A reader of the first kernels only (the page's), beside one of
+    /// them all: each file is what serde writes of its report, and the
+    /// reader that leaves early holds up nothing (the other would wait
+    /// for it past [`AHEAD`] batches).
+    #[test]
+    fn a_reader_of_the_first_kernels_leaves_early() {
+        let total = (AHEAD + 3) * PER_BATCH + 5;
+        let r = rich_report(total);
+        for n in [
+            0,
+            1,
+            PER_TASK + 3,
+            PER_BATCH,
+            PER_BATCH + 17,
+            total - 1,
+            total,
+            total + 1,
+        ] {
+            let mut first = r.clone();
+            first.kernels.truncate(n);
+            let shared = Shared::new(&r.kernels);
+            let (mut a, mut b) = shared.readers();
+            let (all, some) = std::thread::scope(|s| {
+                let t = s.spawn(|| {
+                    let mut out = Vec::new();
+                    write_report_from(&mut out, &r, Layout::Pretty, Some(&mut a)).unwrap();
+                    out
+                });
+                let mut out = Vec::new();
+                write_report_first(&mut out, &r, n, Layout::Compact, Some(&mut b)).unwrap();
+                // Still alive, done with its batches: the other goes on.
+                let all = t.join().unwrap();
+                drop(b);
+                (all, out)
+            });
+            assert_eq!(all, serde_json::to_vec_pretty(&r).unwrap(), "{n}");
+            assert_eq!(some, serde_json::to_vec(&first).unwrap(), "{n}");
+            // Without a shared reader, and pretty: the same.
+            let mut out = Vec::new();
+            write_report_first(&mut out, &r, n, Layout::Pretty, None).unwrap();
+            assert_eq!(out, serde_json::to_vec_pretty(&first).unwrap(), "{n}");
         }
     }
 

@@ -181,8 +181,9 @@ pub const DEFAULT_WIDTH: usize = 120;
 
 /// Each kernel's name as the table of [`DEFAULT_WIDTH`] shows it (told
 /// apart by [`names::distinct`] at that table's name width), but not
-/// escaped: for the page, which sets names as text.
-pub fn short_names(r: &Report) -> Vec<String> {
+/// escaped: for the page, which sets names as text. Of the first `n`
+/// kernels, told apart from all of them.
+pub fn short_names(r: &Report, n: usize) -> Vec<String> {
     let plain = display_names(r, str::to_string);
     // The column's width is the terminal's, of the escaped names: the
     // same names unless one has a control character.
@@ -191,7 +192,7 @@ pub fn short_names(r: &Report) -> Vec<String> {
     } else {
         name_column_of(r, DEFAULT_WIDTH, &plain).2
     };
-    names::distinct(&plain, name_w)
+    names::distinct_first(&plain, name_w, n)
 }
 
 /// Each kernel's ranks as the table shows them, their column's width, and
@@ -414,6 +415,18 @@ fn closing_lines(out: &mut String, r: &Report, style: &TableStyle) {
             );
         }
         None => {}
+    }
+    if r.page_kernels.is_some_and(|p| p.limit == 0) {
+        let _ = writeln!(
+            out,
+            "report.html: no kernels (--page-kernels 0); report.json has every one"
+        );
+    } else if let Some(p) = r.page_kernels {
+        let _ = writeln!(
+            out,
+            "report.html: the {} most launched kernels, not the other {} (report.json has every one; --page-kernels all puts them all on the page)",
+            p.limit, p.left_out
+        );
     }
     if let Some(e) = r.exit {
         let _ = writeln!(out, "the command {}", e.describe());

@@ -649,6 +649,8 @@
     const shown = new Map(items.map((k, i) => [k, Array.isArray(DATA.names) ? DATA.names[i] : null]));
     return (k) => shown.get(k) ?? (k.demangled || k.name);
   }
+  /** `s` as one word of a shell command: as it is when nothing in it needs quoting. */
+  const shellWord = (s) => (/^[A-Za-z0-9_.,:/@%+=-]+$/.test(s) ? s : `'${s.replace(/'/g, "'\\''")}'`);
   /** The full name, for the name's tooltip and the kernel's heading. */
   const fullName = (k) => k.demangled || k.name;
 
@@ -685,8 +687,19 @@
     if (r.warnings.length) notes.append(h("details", null, h("summary", { text: plural(r.warnings.length, "warning") }), h("ul", null, r.warnings.map((w) => h("li", { text: w })))));
     const ranks = r.processes.map((p) => p.rank).filter((x) => x != null).sort((a, b) => a - b);
     if (ranks.length) notes.append(h("p", { text: `ranks ${ranges(ranks)} in ${plural(r.processes.length, "process", "processes")}` }));
+    // The page holds the most launched kernels only (--page-kernels): said, with where the others are.
+    const left = r.page_kernels ? r.page_kernels.left_out : 0;
+    if (left) {
+      const here = ks.reduce((s, k) => s + (k.status === "not-launched" ? 0 : k.launches), 0);
+      const share = t.launches ? ` (${((100 * here) / t.launches).toFixed(1)}% of the launches)` : "";
+      document.getElementById("kernels").before(h("p", { id: "page-kernels", class: "note", text: `This page holds the ${plural(ks.length, "most launched kernel")}${share}, not the other ${left}: report.json lists every one, xpu-asm-run show ${shellWord(DATA.dir)} N prints kernel #N, and xpu-asm-run collect ${shellWord(DATA.dir)} --page-kernels all puts them all on this page.` }));
+    }
     return (i, root) => {
       const k = ks[i];
+      if (!k && i >= ks.length && i < ks.length + left) {
+        root.append(h("p", { class: "warn", text: `kernel #${i + 1} is not on this page, which holds the ${ks.length} most launched: xpu-asm-run show ${shellWord(DATA.dir)} ${i + 1} prints it` }));
+        return Promise.resolve();
+      }
       if (!k) return null;
       root.append(h("h2", { text: `#${k.rank} ${fullName(k)}` }));
       root.append(names(k));
