@@ -362,8 +362,12 @@ fn write_capture_page_to(
     mut shared: Option<&mut pieces::Reader>,
 ) -> std::io::Result<()> {
     // Of the kernels the page holds, the names made while the ISA is read
-    // (both on every core).
+    // (both on every core); the other reader of the kernels' JSON told
+    // at once that none past them is to be held for the page.
     let n = page_count(report);
+    if let Some(r) = shared.as_deref_mut() {
+        r.only_first(r.batches_of_first(n));
+    }
     let ((isa, texts), names) = rayon::join(
         || read_isa_from(dir, &report.kernels[..n], "isa", file),
         || super::table::short_names(report, n),

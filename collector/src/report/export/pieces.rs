@@ -236,40 +236,45 @@ fn indented(text: &[u8], out: &mut Vec<u8>) {
 
 /// The kernels' array of the first `n` kernels from the compact JSON of
 /// `r`'s batches: as is, or laid out as [`elements`] lays them out pretty
-/// ([`pretty_batch`]). Short of them all, `r` reads the whole batches in
-/// them and leaves; the rest are serialized here.
+/// ([`pretty_batch`], a batch's pieces on every core). Short of them all,
+/// `r` reads the whole batches in them and leaves; the rest are
+/// serialized here.
 fn write_shared(
     w: &mut dyn Write,
     r: &mut Reader,
     n: usize,
     layout: Layout,
 ) -> std::io::Result<()> {
-    let all = n >= r.shared.kernels.len();
+    let whole = r.batches_of_first(n);
+    r.only_first(whole);
     if n == 0 {
-        r.leave();
         return w.write_all(b"[]");
     }
     w.write_all(b"[")?;
-    let whole = if all { usize::MAX } else { n / PER_BATCH };
-    let mut out = Vec::new();
-    while r.next < whole {
-        let Some(batch) = r.next_batch()? else {
-            break;
-        };
-        for piece in batch.iter() {
-            match layout {
-                Layout::Compact => w.write_all(piece)?,
-                Layout::Pretty => {
-                    out.clear();
-                    pretty_batch(piece, &mut out);
-                    w.write_all(&out)?;
+    while let Some(batch) = r.next_batch()? {
+        match layout {
+            Layout::Compact => {
+                for piece in batch.iter() {
+                    w.write_all(piece)?;
+                }
+            }
+            Layout::Pretty => {
+                let pretty: Vec<Vec<u8>> = batch
+                    .par_iter()
+                    .map(|piece| {
+                        let mut out = Vec::with_capacity(piece.len() * 2);
+                        pretty_batch(piece, &mut out);
+                        out
+                    })
+                    .collect();
+                for piece in &pretty {
+                    w.write_all(piece)?;
                 }
             }
         }
     }
-    if !all {
-        r.leave();
-        let from = whole * PER_BATCH;
+    let from = (whole * PER_BATCH).min(n);
+    if from < n {
         write_elements(w, &r.shared.kernels[from..n], from == 0, layout)?;
     }
     close_array(w, layout)
@@ -364,7 +369,9 @@ fn string_end(b: &[u8], start: usize) -> usize {
 /// of their own): the first to need a batch makes it (its kernels on
 /// every core), the other takes it; a batch goes when both have read it.
 /// The one ahead waits when [`AHEAD`] batches are held for the other
-/// (memory), unless the other is gone ([`Reader`] dropped).
+/// (memory), unless the other will not read that batch: it is gone
+/// ([`Reader`] dropped), or reads only the batches before it
+/// ([`Reader::only_first`]).
 pub struct Shared<'a> {
     kernels: &'a [KernelEntry],
     state: std::sync::Mutex<State>,
@@ -379,24 +386,24 @@ type Batch = std::sync::Arc<Vec<Vec<u8>>>;
 
 struct State {
     slots: Vec<Slot>,
-    /// Readers not yet dropped.
-    readers: usize,
+    /// The batches each reader reads: those before this (0 once gone).
+    ends: [usize; 2],
 }
 
 enum Slot {
     Empty,
     Making,
-    /// Made, with how many readers have yet to read it.
-    Ready(Batch, usize),
+    /// Made, and yet to be read by the other reader.
+    Ready(Batch),
     Read,
 }
 
 /// One reader of [`Shared`] batches, in order.
 pub struct Reader<'s, 'a> {
     shared: &'s Shared<'a>,
+    /// Which of the two.
+    id: usize,
     next: usize,
-    /// It has left ([`Reader::leave`]).
-    gone: bool,
 }
 
 impl<'a> Shared<'a> {
@@ -407,7 +414,7 @@ impl<'a> Shared<'a> {
             kernels,
             state: std::sync::Mutex::new(State {
                 slots: (0..n).map(|_| Slot::Empty).collect(),
-                readers: 2,
+                ends: [n; 2],
             }),
             changed: std::sync::Condvar::new(),
         }
@@ -415,12 +422,12 @@ impl<'a> Shared<'a> {
 
     /// Its two readers.
     pub fn readers(&self) -> (Reader<'_, 'a>, Reader<'_, 'a>) {
-        let r = || Reader {
+        let r = |id| Reader {
             shared: self,
+            id,
             next: 0,
-            gone: false,
         };
-        (r(), r())
+        (r(0), r(1))
     }
 
     fn lock(&self) -> std::io::Result<std::sync::MutexGuard<'_, State>> {
@@ -429,33 +436,32 @@ impl<'a> Shared<'a> {
 }
 
 impl Reader<'_, '_> {
-    /// The next batch, `None` after the last.
+    /// The next batch, `None` after the last it reads.
     fn next_batch(&mut self) -> std::io::Result<Option<Batch>> {
         let shared = self.shared;
         let b = self.next;
         let mut st = shared.lock()?;
-        if b >= st.slots.len() {
+        if b >= st.ends[self.id] {
             return Ok(None);
         }
+        // The other reader reads this batch too: held for it once made.
+        let other = 1 - self.id;
         loop {
             let held = st
                 .slots
                 .iter()
                 .filter(|s| matches!(s, Slot::Ready(..)))
                 .count();
-            let alone = st.readers < 2;
+            let for_other = st.ends[other] > b;
             match &mut st.slots[b] {
-                Slot::Ready(batch, left) => {
+                Slot::Ready(batch) => {
                     let batch = batch.clone();
-                    *left -= 1;
-                    if *left == 0 {
-                        st.slots[b] = Slot::Read;
-                    }
+                    st.slots[b] = Slot::Read;
                     shared.changed.notify_all();
                     self.next += 1;
                     return Ok(Some(batch));
                 }
-                Slot::Empty if held < AHEAD || alone => break,
+                Slot::Empty if held < AHEAD || !for_other => break,
                 _ => {}
             }
             st = shared.changed.wait(st).map_err(|_| poisoned())?;
@@ -472,44 +478,52 @@ impl Reader<'_, '_> {
                 return Err(e);
             }
         };
-        let others = st.readers - 1;
-        st.slots[b] = match others {
-            0 => Slot::Read,
-            n => Slot::Ready(batch.clone(), n),
+        st.slots[b] = match st.ends[other] > b {
+            true => Slot::Ready(batch.clone()),
+            false => Slot::Read,
         };
         shared.changed.notify_all();
         self.next += 1;
         Ok(Some(batch))
+    }
+
+    /// It reads only the batches before `end` (told as early as known,
+    /// so that the other reader holds none past them for it); those it
+    /// has not read that were held for it, it will not read.
+    pub fn only_first(&mut self, end: usize) {
+        let Ok(mut st) = self.shared.state.lock() else {
+            return;
+        };
+        let was = st.ends[self.id];
+        let end = end.max(self.next).min(was);
+        st.ends[self.id] = end;
+        for slot in &mut st.slots[end..was] {
+            if matches!(slot, Slot::Ready(..)) {
+                *slot = Slot::Read;
+            }
+        }
+        self.shared.changed.notify_all();
+    }
+
+    /// Gone (dropped, or done early): what it had yet to read is not held
+    /// for it.
+    fn leave(&mut self) {
+        self.only_first(0);
+    }
+
+    /// The batches it reads of the first `n` kernels: the whole ones in
+    /// them (all of them when `n` reaches the end).
+    pub fn batches_of_first(&self, n: usize) -> usize {
+        match n >= self.shared.kernels.len() {
+            true => self.shared.kernels.len().div_ceil(PER_BATCH),
+            false => n / PER_BATCH,
+        }
     }
 }
 
 impl Drop for Reader<'_, '_> {
     fn drop(&mut self) {
         self.leave();
-    }
-}
-
-impl Reader<'_, '_> {
-    /// Gone (dropped, or done early): what it had yet to read is not held
-    /// for it.
-    fn leave(&mut self) {
-        if std::mem::replace(&mut self.gone, true) {
-            return;
-        }
-        let Ok(mut st) = self.shared.state.lock() else {
-            return;
-        };
-        st.readers -= 1;
-        let from = self.next.min(st.slots.len());
-        for slot in &mut st.slots[from..] {
-            if let Slot::Ready(_, left) = slot {
-                *left -= 1;
-                if *left == 0 {
-                    *slot = Slot::Read;
-                }
-            }
-        }
-        self.shared.changed.notify_all();
     }
 }
 
@@ -629,41 +643,58 @@ mod tests {
 
     /// A reader of the first kernels only (the page's), beside one of
     /// them all: each file is what serde writes of its report, and the
-    /// reader that leaves early holds up nothing (the other would wait
-    /// for it past [`AHEAD`] batches).
+    /// reader of the first holds up nothing past them: neither once done
+    /// (the other would wait for it past [`AHEAD`] batches), nor once it
+    /// has said how many it reads, before reading any (the other then
+    /// writes its whole file first).
     #[test]
-    fn a_reader_of_the_first_kernels_leaves_early() {
+    fn a_reader_of_the_first_kernels_holds_up_nothing_past_them() {
         let total = (AHEAD + 3) * PER_BATCH + 5;
         let r = rich_report(total);
+        let all_of = |reader: &mut Reader| {
+            let mut out = Vec::new();
+            write_report_from(&mut out, &r, Layout::Pretty, Some(reader)).unwrap();
+            out
+        };
+        let first_of = |n, reader: &mut Reader| {
+            let mut out = Vec::new();
+            write_report_first(&mut out, &r, n, Layout::Compact, Some(reader)).unwrap();
+            out
+        };
+        let want_all = serde_json::to_vec_pretty(&r).unwrap();
         for n in [
             0,
             1,
             PER_TASK + 3,
             PER_BATCH,
             PER_BATCH + 17,
+            AHEAD * PER_BATCH + 5,
             total - 1,
             total,
             total + 1,
         ] {
             let mut first = r.clone();
             first.kernels.truncate(n);
+            let want = serde_json::to_vec(&first).unwrap();
             let shared = Shared::new(&r.kernels);
             let (mut a, mut b) = shared.readers();
             let (all, some) = std::thread::scope(|s| {
-                let t = s.spawn(|| {
-                    let mut out = Vec::new();
-                    write_report_from(&mut out, &r, Layout::Pretty, Some(&mut a)).unwrap();
-                    out
-                });
-                let mut out = Vec::new();
-                write_report_first(&mut out, &r, n, Layout::Compact, Some(&mut b)).unwrap();
+                let t = s.spawn(|| all_of(&mut a));
+                let some = first_of(n, &mut b);
                 // Still alive, done with its batches: the other goes on.
-                let all = t.join().unwrap();
-                drop(b);
-                (all, out)
+                (t.join().unwrap(), some)
             });
-            assert_eq!(all, serde_json::to_vec_pretty(&r).unwrap(), "{n}");
-            assert_eq!(some, serde_json::to_vec(&first).unwrap(), "{n}");
+            drop(b);
+            assert_eq!(all, want_all, "{n}");
+            assert_eq!(some, want, "{n}");
+            if n / PER_BATCH <= AHEAD {
+                // Said first: the other is done before it reads a batch.
+                let shared = Shared::new(&r.kernels);
+                let (mut a, mut b) = shared.readers();
+                b.only_first(b.batches_of_first(n));
+                assert_eq!(all_of(&mut a), want_all, "{n}, said first");
+                assert_eq!(first_of(n, &mut b), want, "{n}, said first");
+            }
             // Without a shared reader, and pretty: the same.
             let mut out = Vec::new();
             write_report_first(&mut out, &r, n, Layout::Pretty, None).unwrap();
