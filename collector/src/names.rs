@@ -67,9 +67,9 @@ pub fn shorten(name: &str, max: usize) -> String {
     }
     let no_params = strip_trailing_params(name);
     if no_params.chars().count() <= max {
-        return no_params;
+        return no_params.to_string();
     }
-    let no_templates = elide_templates(&no_params);
+    let no_templates = elide_templates(no_params);
     if no_templates.chars().count() <= max {
         return no_templates;
     }
@@ -90,11 +90,11 @@ pub fn shorten_keeping_end(name: &str, max: usize, marker: &str) -> String {
 
 /// `ns::f<int>(float*, int)` -> `ns::f<int>`; leaves names without a
 /// trailing, balanced parameter list alone.
-fn strip_trailing_params(name: &str) -> String {
+fn strip_trailing_params(name: &str) -> &str {
     let trimmed = name.trim_end();
     let trimmed = trimmed.strip_suffix(" const").unwrap_or(trimmed);
     if !trimmed.ends_with(')') {
-        return name.to_string();
+        return name;
     }
     // On bytes: the brackets are ASCII, so each is a character boundary.
     let mut depth = 0i64;
@@ -105,15 +105,15 @@ fn strip_trailing_params(name: &str) -> String {
                 depth -= 1;
                 if depth == 0 {
                     if i == 0 {
-                        return name.to_string();
+                        return name;
                     }
-                    return trimmed[..i].to_string();
+                    return &trimmed[..i];
                 }
             }
             _ => {}
         }
     }
-    name.to_string()
+    name
 }
 
 /// `a<b<c>, d>::e<f>` -> `a<…>::e<…>`
@@ -169,17 +169,24 @@ pub fn distinct(names: &[String], max: usize) -> Vec<String> {
 /// [`distinct`] of the first `n` of `names` (told apart from all of them).
 pub fn distinct_first(names: &[String], max: usize, n: usize) -> Vec<String> {
     const SUFFIX: &str = " [module ";
-    let split = |n: &str| -> (String, String) {
+    let split = |n: &str| -> (usize, usize) {
         match n.rfind(SUFFIX) {
-            Some(i) if i > 0 => (n[..i].to_string(), n[i..].to_string()),
-            _ => (n.to_string(), String::new()),
+            Some(i) if i > 0 => (i, n.len()),
+            _ => (n.len(), n.len()),
         }
     };
-    // Each name on its own on every core, the index of them all in one.
-    let parts: Vec<(String, String)> = names.par_iter().map(|n| split(n)).collect();
+    // Each name on its own on every core (borrowed: 100,000 names would
+    // be a million small allocations), the index of them all in one.
+    let parts: Vec<(&str, &str)> = names
+        .par_iter()
+        .map(|n| {
+            let (i, _) = split(n);
+            (&n[..i], &n[i..])
+        })
+        .collect();
     let parsed: Vec<Option<Parsed>> = parts
         .par_iter()
-        .map(|(n, _)| Parsed::of(&strip_trailing_params(n)))
+        .map(|(n, _)| Parsed::of(strip_trailing_params(n)))
         .collect();
     let index = Index::of(&parsed);
     names[..n.min(names.len())]
@@ -203,16 +210,16 @@ pub fn distinct_first(names: &[String], max: usize, n: usize) -> Vec<String> {
 /// A name as `::`-separated components, its innermost one's template
 /// arguments apart.
 #[derive(Debug, Clone, PartialEq, Eq)]
-struct Parsed {
+struct Parsed<'a> {
     /// The components, without the innermost one's template arguments.
-    path: Vec<String>,
+    path: Vec<&'a str>,
     /// The innermost component's template arguments (none: not a template).
     args: Option<Vec<String>>,
 }
 
-impl Parsed {
+impl<'a> Parsed<'a> {
     /// `None` for what does not parse as balanced brackets.
-    fn of(name: &str) -> Option<Parsed> {
+    fn of(name: &'a str) -> Option<Parsed<'a>> {
         let mut path = split_top(name, "::")?;
         let last = path.pop()?;
         let (base, args) = match last.find('<') {
@@ -222,7 +229,7 @@ impl Parsed {
                     .into_iter()
                     .map(|a| strip_qualifiers(a.trim()))
                     .collect();
-                (last[..i].to_string(), Some(args))
+                (&last[..i], Some(args))
             }
             _ => (last, None),
         };
@@ -251,7 +258,7 @@ impl Parsed {
             return all_args;
         }
         // The arguments that differ among the kernels of this innermost name.
-        let at = self.path.last().and_then(|b| index.args.get(b.as_str()));
+        let at = self.path.last().and_then(|b| index.args.get(b));
         let differing: Vec<String> = args
             .iter()
             .enumerate()
@@ -286,7 +293,7 @@ impl Parsed {
 struct Index<'a> {
     /// Each trailing run of components of a path: whether more than one
     /// path ends in it (the first path seen with it, and that).
-    tails: FastMap<&'a [String], (&'a [String], bool)>,
+    tails: FastMap<&'a [&'a str], (&'a [&'a str], bool)>,
     /// Each innermost name with template arguments: per argument
     /// position, whether its kernels' arguments there are not all the same
     /// (one lacks it, or two differ).
@@ -301,8 +308,8 @@ struct Position<'a> {
 }
 
 impl<'a> Index<'a> {
-    fn of(parsed: &'a [Option<Parsed>]) -> Index<'a> {
-        let mut tails: FastMap<&[String], (&[String], bool)> =
+    fn of(parsed: &'a [Option<Parsed<'a>>]) -> Index<'a> {
+        let mut tails: FastMap<&[&str], (&[&str], bool)> =
             FastMap::with_capacity_and_hasher(parsed.len(), FastHash);
         let mut args: FastMap<&str, (usize, Vec<Position>)> = FastMap::default();
         for p in parsed.iter().flatten() {
@@ -314,7 +321,7 @@ impl<'a> Index<'a> {
             let (Some(base), Some(a)) = (p.path.last(), &p.args) else {
                 continue;
             };
-            let (kernels, at) = args.entry(base.as_str()).or_default();
+            let (kernels, at) = args.entry(*base).or_default();
             *kernels += 1;
             for (i, v) in a.iter().enumerate() {
                 match at.get_mut(i) {
@@ -404,7 +411,7 @@ impl std::hash::Hasher for FastHasher {
 
 /// `s` split at each `sep` outside brackets (`<>`, `()`, `[]`, `{}`);
 /// `None` when the brackets do not balance.
-fn split_top(s: &str, sep: &str) -> Option<Vec<String>> {
+fn split_top<'a>(s: &'a str, sep: &str) -> Option<Vec<&'a str>> {
     let mut out = Vec::new();
     let mut depth = 0i32;
     let mut start = 0;
@@ -415,7 +422,7 @@ fn split_top(s: &str, sep: &str) -> Option<Vec<String>> {
             b'<' | b'(' | b'[' | b'{' => depth += 1,
             b'>' | b')' | b']' | b'}' => depth -= 1,
             _ if depth == 0 && b[i..].starts_with(sep.as_bytes()) => {
-                out.push(s[start..i].to_string());
+                out.push(&s[start..i]);
                 i += sep.len();
                 start = i;
                 continue;
@@ -428,7 +435,7 @@ fn split_top(s: &str, sep: &str) -> Option<Vec<String>> {
         i += 1;
     }
     (depth == 0).then(|| {
-        out.push(s[start..].to_string());
+        out.push(&s[start..]);
         out
     })
 }
@@ -474,7 +481,7 @@ pub fn asm_file_name(rank: usize, demangled: &str, name: &[u8]) -> String {
     let prefix = format!("{rank:03}-");
     let suffix = format!("-{}.asm", name_tag(name));
     let room = ASM_FILE_NAME_MAX.saturating_sub(prefix.len() + suffix.len());
-    let mut short = safe_component(&strip_trailing_params(demangled), room.max(1));
+    let mut short = safe_component(strip_trailing_params(demangled), room.max(1));
     if short.is_empty() {
         short = "kernel".chars().take(room.max(1)).collect();
     }
