@@ -467,6 +467,11 @@ print(f"col_{cfg}_{r}_wall_s={secs:.2f}")
 print(f"col_{cfg}_{r}_user_s={t.get('User time (seconds)', '?')}")
 print(f"col_{cfg}_{r}_sys_s={t.get('System time (seconds)', '?')}")
 print(f"col_{cfg}_{r}_maxrss_kib={t.get('Maximum resident set size (kbytes)', '?')}")
+import os
+for name, key in (("report.json", "json_mb"), ("report.html", "page_mb")):
+    path = os.path.join(os.path.dirname(sys.argv[2]), name)
+    if os.path.exists(path):
+        print(f"col_{cfg}_{r}_{key}={os.path.getsize(path) / 1e6:.1f}")
 try:
     tot = json.load(open(sys.argv[2]))["totals"]
     print(f"col_{cfg}_{r}_matched={tot['matched']}")
@@ -1247,6 +1252,9 @@ if "col_asm_files" in res or "col_skipped" in res:
                   f"{f('col_all_plain_s', '{:.2f}')} s; collect / plain, median of the runs' ratios: "
                   f"all {f('col_all_ratio', '{:.2f}')}, a tenth {f('col_tenth_ratio', '{:.2f}')}, "
                   f"all with every copy {f('col_copies_ratio', '{:.2f}')}")
+        if "col_all_0_page_mb" in res:
+            print(f"   written, all launched: report.json {g('col_all_0_json_mb')} MB, report.html {g('col_all_0_page_mb')} MB "
+                  f"(the 5,000 most launched kernels: --page-kernels); a tenth: {g('col_tenth_0_json_mb')} MB, {g('col_tenth_0_page_mb')} MB")
         if "analyze_ns_per_line" in res:
             print(f"   the analysis of the text alone (one thread, from memory, {int(res['analyze_files']):,} files): "
                   f"{f('analyze_ns_per_line', '{:.1f}')} ns a line, {f('analyze_mb_per_s', '{:.0f}')} MB/s")
