@@ -400,6 +400,25 @@ fn closing_lines(out: &mut String, r: &Report, style: &TableStyle) {
             d.after.files
         );
     }
+    limits(out, r);
+    if let Some(e) = r.exit {
+        let _ = writeln!(out, "the command {}", e.describe());
+    }
+    if let Some(dev) = &r.emulate {
+        let _ = writeln!(
+            out,
+            "emulated device {dev}: kernels were compiled for it but not executed"
+        );
+    }
+    let _ = writeln!(
+        out,
+        "report: {0}/report.json, to browse: {0}/report.html",
+        style.dir
+    );
+}
+
+/// What `asm/` and the page left out (`--asm-copies`, `--page-kernels`).
+fn limits(out: &mut String, r: &Report) {
     match r.asm_copies {
         Some(c) if c.limit == 0 => {
             let _ = writeln!(
@@ -428,20 +447,6 @@ fn closing_lines(out: &mut String, r: &Report, style: &TableStyle) {
             p.limit, p.left_out
         );
     }
-    if let Some(e) = r.exit {
-        let _ = writeln!(out, "the command {}", e.describe());
-    }
-    if let Some(dev) = &r.emulate {
-        let _ = writeln!(
-            out,
-            "emulated device {dev}: kernels were compiled for it but not executed"
-        );
-    }
-    let _ = writeln!(
-        out,
-        "report: {0}/report.json, to browse: {0}/report.html",
-        style.dir
-    );
 }
 
 #[cfg(test)]
