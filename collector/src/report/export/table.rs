@@ -417,6 +417,14 @@ fn closing_lines(out: &mut String, r: &Report, style: &TableStyle) {
     );
 }
 
+/// `N most launched kernels`, `most launched kernel` for one.
+fn most_launched(n: u64) -> String {
+    match n {
+        1 => "most launched kernel".to_string(),
+        n => format!("{n} most launched kernels"),
+    }
+}
+
 /// What `asm/` and the page left out (`--asm-copies`, `--page-kernels`).
 fn limits(out: &mut String, r: &Report) {
     match r.asm_copies {
@@ -429,8 +437,8 @@ fn limits(out: &mut String, r: &Report) {
         Some(c) => {
             let _ = writeln!(
                 out,
-                "asm/: copies of the {} most launched kernels, not of the other {} (the ISA column names their files; --asm-copies all copies every one)",
-                c.limit, c.left_out
+                "asm/: copies of the {}, not of the other {} (the ISA column names their files; --asm-copies all copies every one)",
+                most_launched(c.limit), c.left_out
             );
         }
         None => {}
@@ -443,8 +451,8 @@ fn limits(out: &mut String, r: &Report) {
     } else if let Some(p) = r.page_kernels {
         let _ = writeln!(
             out,
-            "report.html: the {} most launched kernels, not the other {} (report.json has every one; --page-kernels all puts them all on the page)",
-            p.limit, p.left_out
+            "report.html: the {}, not the other {} (report.json has every one; --page-kernels all puts them all on the page)",
+            most_launched(p.limit), p.left_out
         );
     }
 }
@@ -458,5 +466,39 @@ mod tests {
         assert_eq!(human_bytes(10), "10 B");
         assert_eq!(human_bytes(1536), "1.5 KiB");
         assert_eq!(human_bytes(3 * 1024 * 1024), "3.0 MiB");
+    }
+
+    /// The lines of what `asm/` and the page left out, for each limit.
+    #[test]
+    fn limits_say_what_was_left_out() {
+        let mut r = crate::report::export::pieces::rich_report(0);
+        let lines = |r: &Report| {
+            let mut out = String::new();
+            limits(&mut out, r);
+            out
+        };
+        let left = |limit, left_out| Some(crate::report::LeftOut { limit, left_out });
+        r.asm_copies = None;
+        assert_eq!(lines(&r), "");
+        for (limit, asm, page) in [
+            (
+                0,
+                "asm/: no copies (--asm-copies 0); the ISA column names each kernel's file",
+                "report.html: no kernels (--page-kernels 0); report.json has every one",
+            ),
+            (
+                1,
+                "asm/: copies of the most launched kernel, not of the other 5 (the ISA column names their files; --asm-copies all copies every one)",
+                "report.html: the most launched kernel, not the other 5 (report.json has every one; --page-kernels all puts them all on the page)",
+            ),
+            (
+                3,
+                "asm/: copies of the 3 most launched kernels, not of the other 5 (the ISA column names their files; --asm-copies all copies every one)",
+                "report.html: the 3 most launched kernels, not the other 5 (report.json has every one; --page-kernels all puts them all on the page)",
+            ),
+        ] {
+            (r.asm_copies, r.page_kernels) = (left(limit, 5), left(limit, 5));
+            assert_eq!(lines(&r), format!("{asm}\n{page}\n"), "{limit}");
+        }
     }
 }

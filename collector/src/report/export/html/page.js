@@ -692,7 +692,7 @@
     if (left) {
       const here = ks.reduce((s, k) => s + (k.status === "not-launched" ? 0 : k.launches), 0);
       const share = t.launches ? ` (${((100 * here) / t.launches).toFixed(1)}% of the launches)` : "";
-      document.getElementById("kernels").before(h("p", { id: "page-kernels", class: "note", text: `This page holds the ${plural(ks.length, "most launched kernel")}${share}, not the other ${left}: report.json lists every one, xpu-asm-run show ${shellWord(DATA.dir)} N prints kernel #N, and xpu-asm-run collect ${shellWord(DATA.dir)} --page-kernels all puts them all on this page.` }));
+      document.getElementById("kernels").before(h("p", { id: "page-kernels", class: "note", text: `This page holds the ${ks.length === 1 ? "most launched kernel" : `${ks.length} most launched kernels`}${share}, not the other ${left}: report.json lists every one, xpu-asm-run show ${shellWord(DATA.dir)} N prints kernel #N, and xpu-asm-run collect ${shellWord(DATA.dir)} --page-kernels all puts them all on this page.` }));
     }
     return (i, root) => {
       const k = ks[i];
