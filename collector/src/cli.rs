@@ -183,10 +183,16 @@ pub struct DiffArgs {
     pub fail_on: Option<FailOn>,
 
     /// Also write the comparison to FILE as a page to browse: one
-    /// self-contained HTML file with every kernel of A and B, their figures,
+    /// self-contained HTML file with the kernels of A and B, their figures,
     /// mix and ISA side by side
     #[arg(long, value_name = "FILE", conflicts_with = "kernel")]
     pub html: Option<PathBuf>,
+
+    /// How many kernels of the comparison the page of --html holds: those
+    /// that changed or are in one capture only first, then the others in
+    /// A's order (`all`: every one)
+    #[arg(long, value_name = "N", requires = "html", default_value_t = Limit::First(DEFAULT_PAGE_KERNELS), value_parser = |s: &str| Limit::parse(s, DEFAULT_PAGE_KERNELS))]
+    pub page_kernels: Limit,
 
     /// With KERNEL: rename registers in order of first use, to hide a
     /// different register allocation
@@ -450,6 +456,11 @@ mod tests {
         let c = parse(&["diff", "a", "b", "--html", "d.html"]).unwrap();
         assert!(matches!(c.sub, Some(Sub::Diff(a)) if a.html == Some(PathBuf::from("d.html"))));
         assert!(parse(&["diff", "a", "b", "k", "--html", "d.html"]).is_err());
+        let c = parse(&["diff", "a", "b", "--html", "d.html", "--page-kernels", "3"]).unwrap();
+        assert!(matches!(c.sub, Some(Sub::Diff(a)) if a.page_kernels == Limit::First(3)));
+        let c = parse(&["diff", "a", "b", "--html", "d.html"]).unwrap();
+        assert!(matches!(c.sub, Some(Sub::Diff(a)) if a.page_kernels == Limit::First(5000)));
+        assert!(parse(&["diff", "a", "b", "--page-kernels", "3"]).is_err());
         let c = parse(&["diff", "a", "b", "scale", "--normalize-regs"]).unwrap();
         assert!(
             matches!(c.sub, Some(Sub::Diff(a)) if a.kernel.as_deref() == Some("scale") && a.normalize_regs)

@@ -177,7 +177,7 @@ fn cmd_diff(a: &DiffArgs) -> i32 {
         };
     }
     if let Some(file) = &a.html {
-        if let Err(e) = diff::write_page(&a.a, &a.b, conditions, file) {
+        if let Err(e) = diff::write_page(&a.a, &a.b, conditions, file, a.page_kernels) {
             eprintln!("xpu-asm-run: {e}");
             return 2;
         }

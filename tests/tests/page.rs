@@ -452,6 +452,71 @@ fn diff(a: &Path, b: &Path, page: &Path) -> String {
     r.stdout()
 }
 
+/// `diff A B --html PAGE --page-kernels LIMIT`.
+fn diff_page_of(a: &Path, b: &Path, page: &Path, limit: &str) {
+    let mut cmd = Command::new(xpu_asm_run());
+    cmd.arg("diff").arg(a).arg(b).arg("--html").arg(page);
+    cmd.args(["--page-kernels", limit]);
+    run(cmd, a).assert_status(0);
+}
+
+/// The page of three kernels of the comparison of `a` and `b`, whose page
+/// of every kernel has the data `full` (names `names`): its rows are those
+/// that changed or are in one capture only first, in the comparison's
+/// order; each report holds the kernels they show, with their ISA; the
+/// counts are the whole comparison's. Returns its data and rows.
+fn assert_diff_page_of_three(
+    a: &Path,
+    b: &Path,
+    page: &Path,
+    full: &Value,
+    names: &[String],
+) -> (Value, Vec<usize>) {
+    diff_page_of(a, b, page, "3");
+    let (data, isa) = read_page(page);
+    let pairs = full["diff"]["kernels"].as_array().unwrap();
+    let notable = |p: &Value| {
+        !p["changed"].as_array().unwrap().is_empty() || p["a"].is_null() || p["b"].is_null()
+    };
+    let (first, then): (Vec<usize>, Vec<usize>) =
+        (0..pairs.len()).partition(|&i| notable(&pairs[i]));
+    let mut rows: Vec<usize> = first.into_iter().chain(then).take(3).collect();
+    rows.sort_unstable();
+    let pick = |v: &[Value]| Value::Array(rows.iter().map(|&i| v[i].clone()).collect());
+    assert_eq!(data["diff"]["kernels"], pick(pairs), "the page's rows");
+    let names: Vec<Value> = names.iter().map(|n| Value::from(n.as_str())).collect();
+    assert_eq!(data["names"], pick(&names), "the rows' names");
+    assert_eq!(data["diff"]["summary"], full["diff"]["summary"]);
+    assert_eq!(
+        data["page_kernels"],
+        serde_json::json!({"limit": 3, "left_out": pairs.len() - 3})
+    );
+    let classes = data["classes"].as_array().unwrap().clone();
+    for (side, dir) in [("a", a), ("b", b)] {
+        let ranks: Vec<&Value> = rows.iter().map(|&i| &pairs[i][side]["rank"]).collect();
+        let want: Vec<Value> = full[side]["kernels"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|k| ranks.contains(&&k["rank"]))
+            .cloned()
+            .collect();
+        assert_eq!(
+            data[side]["kernels"],
+            Value::Array(want),
+            "{side}'s kernels"
+        );
+        assert_isa_embedded(
+            dir,
+            &data[side],
+            &data[format!("isa_{side}")],
+            &classes,
+            &isa,
+        );
+    }
+    (data, rows)
+}
+
 /// A kernel by name (the first in the report).
 fn index_of(report: &Value, name: &str) -> usize {
     report["kernels"]
@@ -510,6 +575,11 @@ fn the_page_of_a_capture_and_of_a_diff() {
         "every kernel, in both: {:#}",
         data["diff"]
     );
+    let three = tmp.path().join("diff-3.html");
+    let (three_data, rows) = assert_diff_page_of_three(&g.out, &o0.out, &three, &data, &diff_names);
+    // The native module's scale, the same binary in both builds, is the
+    // first row and the one unchanged kernel: the page passes it by.
+    assert_eq!(rows, [1, 2, 3], "{:#}", pairs[0]);
     let hostile = tmp.path().join("h<!--<b x='1'>&\"");
     let hr = hostile_page(&g.out, &hostile);
     assert_hostile_page_file(&hostile, &hr);
@@ -579,6 +649,37 @@ fn the_page_of_a_capture_and_of_a_diff() {
         }
     }
     assert_not_blank(&dv["kernel_shot"], "a kernel of the diff");
+
+    let tv = browse(
+        &three,
+        &tmp.path().join("diff-3-shots"),
+        &["--kernels", "all"],
+    );
+    let full3: Vec<&str> = rows
+        .iter()
+        .map(|&i| pairs[i]["demangled"].as_str().unwrap())
+        .collect();
+    let names3: Vec<String> = rows.iter().map(|&i| diff_names[i].clone()).collect();
+    assert_table(&tv, 0, &names3, &full3, &[]);
+    let ab = format!("{} {}", g.out.display(), o0.out.display());
+    assert_eq!(
+        tv["page_note"],
+        format!(
+            "This page holds 3 of the comparison's {} kernels (those that changed or are in one \
+             capture only first, then the others in A's order), not the other {}: xpu-asm-run \
+             diff {ab} --all lists every one, xpu-asm-run diff {ab} KERNEL compares one's ISA, \
+             and --page-kernels all puts them all on the page.",
+            pairs.len(),
+            pairs.len() - 3
+        ),
+        "{tv:#}"
+    );
+    assert_eq!(tv["opened"].as_array().unwrap().len(), 3, "{tv:#}");
+    for o in tv["opened"].as_array().unwrap() {
+        let p = &three_data["diff"]["kernels"][u(&o["index"]) as usize];
+        assert_eq!(o["title"], p["demangled"]);
+        assert_eq!(o["panes"].as_array().unwrap().len(), 2, "{o:#}");
+    }
 }
 
 /// Kernel names no page may be injected by (names are the program's, so

@@ -9,9 +9,9 @@ use super::show::{self, ShowError};
 use crate::isa::{self, mix::Mix, Line};
 use crate::names;
 use crate::report::export::html;
-use crate::report::{KernelEntry, Report};
+use crate::report::{KernelEntry, LeftOut, Limit, Report};
 use serde::{Deserialize, Serialize};
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::fmt::Write;
 use std::path::Path;
 
@@ -558,19 +558,54 @@ struct DiffPage<'a> {
     b: &'a Report,
     isa_a: Vec<html::IsaRef>,
     isa_b: Vec<html::IsaRef>,
+    /// The kernels of the comparison the page does not hold
+    /// (`--page-kernels`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    page_kernels: Option<LeftOut>,
 }
 
-/// Writes the page of the comparison of `a_dir` and `b_dir` (every kernel,
-/// the conditions of `fail_on` evaluated) to `file`.
+/// The rows of a comparison's page of at most `n` of its `kernels`, in
+/// their order: those that changed or are in one capture only first, then
+/// the others.
+fn page_rows(kernels: &[KernelDiff], n: usize) -> Vec<usize> {
+    let notable = |k: &KernelDiff| !k.changed.is_empty() || k.a.is_none() || k.b.is_none();
+    let (first, then): (Vec<usize>, Vec<usize>) =
+        (0..kernels.len()).partition(|&i| notable(&kernels[i]));
+    let mut rows: Vec<usize> = first.into_iter().chain(then).take(n).collect();
+    rows.sort_unstable();
+    rows
+}
+
+/// Writes the page of the comparison of `a_dir` and `b_dir` (its kernels
+/// up to `limit`, [`page_rows`]; the conditions of `fail_on` evaluated) to
+/// `file`.
 pub fn write_page(
     a_dir: &Path,
     b_dir: &Path,
     fail_on: &[Condition],
     file: &Path,
+    limit: Limit,
 ) -> Result<(), PageError> {
-    let d = diff(a_dir, b_dir, true, fail_on)?;
-    let a = show::load_report(a_dir)?;
-    let b = show::load_report(b_dir)?;
+    let mut d = diff(a_dir, b_dir, true, fail_on)?;
+    let mut a = show::load_report(a_dir)?;
+    let mut b = show::load_report(b_dir)?;
+    let mut names = short_names(&d);
+    let page_kernels = limit.left_out(d.kernels.iter().map(|_| true));
+    if page_kernels.is_some() {
+        // The rows kept, and of each report the kernels they show.
+        let rows = page_rows(&d.kernels, limit.count());
+        d.kernels = rows.iter().map(|&i| d.kernels[i].clone()).collect();
+        names = rows.iter().map(|&i| names[i].clone()).collect();
+        let shown = |side: fn(&KernelDiff) -> &Option<Side>| -> HashSet<usize> {
+            d.kernels
+                .iter()
+                .filter_map(|k| side(k).as_ref().map(|s| s.rank))
+                .collect()
+        };
+        let (in_a, in_b) = (shown(|k| &k.a), shown(|k| &k.b));
+        a.kernels.retain(|k| in_a.contains(&k.rank));
+        b.kernels.retain(|k| in_b.contains(&k.rank));
+    }
     let (isa_a, mut texts) = html::read_isa(a_dir, &a.kernels, "a");
     let (isa_b, texts_b) = html::read_isa(b_dir, &b.kernels, "b");
     texts.extend(texts_b);
@@ -578,11 +613,12 @@ pub fn write_page(
         kind: "diff",
         classes: html::classes(),
         diff: &d,
-        names: short_names(&d),
+        names,
         a: &a,
         b: &b,
         isa_a,
         isa_b,
+        page_kernels,
     };
     let title = format!("xpu-asm diff: {} vs {}", d.a, d.b);
     let page = html::render(&html::Page {

@@ -733,6 +733,12 @@
       { label: "spill B", num: true, get: (k) => val(k.b, "spill_bytes") },
       { label: "changed", get: (k) => (k.a && k.b ? k.changed.join(", ") || "no change" : "-") },
     ];
+    // The page holds some of the comparison's kernels only (--page-kernels): said, with where the others are.
+    const left = DATA.page_kernels ? DATA.page_kernels.left_out : 0;
+    if (left) {
+      const ab = `${shellWord(d.a)} ${shellWord(d.b)}`;
+      document.getElementById("kernels").before(h("p", { id: "page-kernels", class: "note", text: `This page holds ${d.kernels.length} of the comparison's ${d.kernels.length + left} kernels (those that changed or are in one capture only first, then the others in A's order), not the other ${left}: xpu-asm-run diff ${ab} --all lists every one, xpu-asm-run diff ${ab} KERNEL compares one's ISA, and --page-kernels all puts them all on the page.` }));
+    }
     table(cols, d.kernels, (i) => (location.hash = `#kernel-${i}`), (k) => `${k.name}\n${k.demangled}\n${display(k)}`);
     return (i, root) => {
       const k = d.kernels[i];
