@@ -254,9 +254,7 @@ fn make_report(
         let parts = (recorded, sources, listed);
         let mut report = assemble(dir, opts, parts, &links, warnings, stop, progress)?;
         report.asm_copies = copies;
-        report.page_kernels = opts
-            .page_kernels
-            .left_out(report.kernels.iter().map(|_| true));
+        report.page_kernels = opts.page_kernels.left_out_of(report.kernels.len());
         if stop() {
             return Ok((report, None, None));
         }

@@ -246,21 +246,17 @@ impl Limit {
         }
     }
 
-    /// What the limit leaves out of `listed` kernels, of which `counted`
-    /// (in report order) say whether each counts against it: `None` when
-    /// nothing.
+    /// What the limit leaves out of kernels of which `counted` (in report
+    /// order) say whether each counts against it: `None` when nothing.
     pub fn left_out(self, counted: impl Iterator<Item = bool>) -> Option<LeftOut> {
-        let (mut kept, mut left_out) = (0usize, 0u64);
-        for c in counted.filter(|&c| c) {
-            if kept < self.count() {
-                kept += usize::from(c);
-            } else {
-                left_out += 1;
-            }
-        }
-        (left_out > 0).then(|| LeftOut {
+        self.left_out_of(counted.filter(|&c| c).count())
+    }
+
+    /// What the limit leaves out of `n` kernels, each counting against it.
+    pub fn left_out_of(self, n: usize) -> Option<LeftOut> {
+        (n > self.count()).then(|| LeftOut {
             limit: self.count() as u64,
-            left_out,
+            left_out: (n - self.count()) as u64,
         })
     }
 }
@@ -309,4 +305,24 @@ pub struct Report {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub page_kernels: Option<LeftOut>,
     pub warnings: Vec<String>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A limit leaves out what counts past it, and says nothing when it
+    /// leaves out nothing.
+    #[test]
+    fn a_limit_leaves_out_what_counts_past_it() {
+        let left = |limit, left_out| Some(LeftOut { limit, left_out });
+        assert_eq!(Limit::First(3).left_out_of(5), left(3, 2));
+        assert_eq!(Limit::First(3).left_out_of(3), None);
+        assert_eq!(Limit::First(0).left_out_of(1), left(0, 1));
+        assert_eq!(Limit::All.left_out_of(usize::MAX - 1), None);
+        // Only what counts: here, 4 of 7.
+        let counted = [true, false, true, false, true, false, true];
+        assert_eq!(Limit::First(2).left_out(counted.into_iter()), left(2, 2));
+        assert_eq!(Limit::First(4).left_out(counted.into_iter()), None);
+    }
 }
