@@ -176,13 +176,19 @@ fn cmd_diff(a: &DiffArgs) -> i32 {
             }
         };
     }
-    if let Some(file) = &a.html {
-        if let Err(e) = diff::write_page(&a.a, &a.b, conditions, file, a.page_kernels) {
-            eprintln!("xpu-asm-run: {e}");
-            return 2;
-        }
-    }
-    match diff::diff(&a.a, &a.b, a.all, conditions) {
+    // Each report read once, for the table and then the page.
+    let compared = diff::Captures::load(&a.a, &a.b)
+        .map_err(diff::PageError::from)
+        .and_then(|c| {
+            // Of every kernel once: the page's, and the table's as listed.
+            let every = c.diff(true, conditions);
+            let d = every.clone().listed(a.all);
+            if let Some(file) = &a.html {
+                diff::write_page(c, every, file, a.page_kernels)?;
+            }
+            Ok(d)
+        });
+    match compared {
         Ok(d) => {
             if a.json {
                 let mut text = serde_json::to_string_pretty(&d).unwrap_or_default();

@@ -443,16 +443,26 @@ pub fn compare(a: &Report, a_dir: &Path, b: &Report, b_dir: &Path) -> Vec<Kernel
             });
         }
     };
-    // A's order (by rank of the first of each name), then B's new names.
-    let mut names_a: Vec<&str> = ka.keys().copied().collect();
-    names_a.sort_by_key(|n| ka[n].iter().map(|k| k.rank).min().unwrap_or(0));
-    for n in names_a {
-        emit(n, &ka[n], kb.get(n).map_or(&[][..], |v| &v[..]));
+    // A's order (by rank of the first of each name), then B's new names;
+    // each name's rank found once (looked up in a sort's comparisons, the
+    // names of 100,000 kernels took seconds of comparing long names).
+    let first_rank = |v: &[&KernelEntry]| v.iter().map(|k| k.rank).min().unwrap_or(0);
+    let mut names_a: Vec<(usize, &str, &[&KernelEntry])> = ka
+        .iter()
+        .map(|(n, v)| (first_rank(v), *n, &v[..]))
+        .collect();
+    names_a.sort_by_key(|&(rank, ..)| rank);
+    for (_, n, list_a) in names_a {
+        emit(n, list_a, kb.get(n).map_or(&[][..], |v| &v[..]));
     }
-    let mut names_b: Vec<&str> = kb.keys().copied().filter(|n| !ka.contains_key(n)).collect();
-    names_b.sort_by_key(|n| kb[n].iter().map(|k| k.rank).min().unwrap_or(0));
-    for n in names_b {
-        emit(n, &[], &kb[n]);
+    let mut names_b: Vec<(usize, &str, &[&KernelEntry])> = kb
+        .iter()
+        .filter(|(n, _)| !ka.contains_key(*n))
+        .map(|(n, v)| (first_rank(v), *n, &v[..]))
+        .collect();
+    names_b.sort_by_key(|&(rank, ..)| rank);
+    for (_, n, list_b) in names_b {
+        emit(n, &[], list_b);
     }
     out
 }
@@ -493,9 +503,49 @@ pub fn diff(
     all: bool,
     fail_on: &[Condition],
 ) -> Result<DiffReport, ShowError> {
-    let a = show::load_report(a_dir)?;
-    let b = show::load_report(b_dir)?;
-    let kernels = compare(&a, a_dir, &b, b_dir);
+    let c = Captures::load(a_dir, b_dir)?;
+    Ok(c.diff(all, fail_on))
+}
+
+/// Two captures' reports, read once (a report of 100,000 kernels is
+/// 200 MB of JSON) for the table and the page of their comparison.
+pub struct Captures<'p> {
+    pub a_dir: &'p Path,
+    pub b_dir: &'p Path,
+    pub a: Report,
+    pub b: Report,
+}
+
+impl<'p> Captures<'p> {
+    /// Both reports, read side by side.
+    pub fn load(a_dir: &'p Path, b_dir: &'p Path) -> Result<Captures<'p>, ShowError> {
+        let (a, b) = rayon::join(|| show::load_report(a_dir), || show::load_report(b_dir));
+        Ok(Captures {
+            a_dir,
+            b_dir,
+            a: a?,
+            b: b?,
+        })
+    }
+
+    /// Their comparison: every kernel with `all`, else those that changed
+    /// and those in one capture only; the conditions of `fail_on`
+    /// evaluated on every kernel.
+    pub fn diff(&self, all: bool, fail_on: &[Condition]) -> DiffReport {
+        compare_reports(&self.a, self.a_dir, &self.b, self.b_dir, all, fail_on)
+    }
+}
+
+/// [`diff`] of the reports `a` and `b` of the captures `a_dir` and `b_dir`.
+fn compare_reports(
+    a: &Report,
+    a_dir: &Path,
+    b: &Report,
+    b_dir: &Path,
+    all: bool,
+    fail_on: &[Condition],
+) -> DiffReport {
+    let kernels = compare(a, a_dir, b, b_dir);
     let mut summary = Summary::default();
     let mut failed = Vec::new();
     for k in &kernels {
@@ -519,17 +569,25 @@ pub fn diff(
             }
         }
     }
-    let kernels = kernels
-        .into_iter()
-        .filter(|k| all || !k.changed.is_empty() || k.a.is_none() || k.b.is_none())
-        .collect();
-    Ok(DiffReport {
+    DiffReport {
         a: a_dir.display().to_string(),
         b: b_dir.display().to_string(),
         kernels,
         summary,
         failed,
-    })
+    }
+    .listed(all)
+}
+
+impl DiffReport {
+    /// The comparison as `diff` lists it: every kernel with `all`, else
+    /// those that changed and those in one capture only (the summary and
+    /// the conditions that held are of every kernel either way).
+    pub fn listed(mut self, all: bool) -> DiffReport {
+        self.kernels
+            .retain(|k| all || !k.changed.is_empty() || k.a.is_none() || k.b.is_none());
+        self
+    }
 }
 
 /// Why the page of a comparison was not written.
@@ -576,19 +634,21 @@ fn page_rows(kernels: &[KernelDiff], n: usize) -> Vec<usize> {
     rows
 }
 
-/// Writes the page of the comparison of `a_dir` and `b_dir` (its kernels
-/// up to `limit`, [`page_rows`]; the conditions of `fail_on` evaluated) to
-/// `file`.
+/// Writes the page of `d`, the comparison of every kernel of the captures
+/// `c` ([`Captures::diff`] with `all`), to `file`: its kernels up to
+/// `limit` ([`page_rows`]).
 pub fn write_page(
-    a_dir: &Path,
-    b_dir: &Path,
-    fail_on: &[Condition],
+    c: Captures,
+    mut d: DiffReport,
     file: &Path,
     limit: Limit,
 ) -> Result<(), PageError> {
-    let mut d = diff(a_dir, b_dir, true, fail_on)?;
-    let mut a = show::load_report(a_dir)?;
-    let mut b = show::load_report(b_dir)?;
+    let Captures {
+        a_dir,
+        b_dir,
+        mut a,
+        mut b,
+    } = c;
     let mut names = short_names(&d);
     let page_kernels = limit.left_out_of(d.kernels.len());
     if page_kernels.is_some() {
