@@ -179,14 +179,15 @@ fn cmd_diff(a: &DiffArgs) -> i32 {
     // Each report read once, for the table and then the page.
     let compared = diff::Captures::load(&a.a, &a.b)
         .map_err(diff::PageError::from)
-        .and_then(|c| {
+        .and_then(|c| match &a.html {
             // Of every kernel once: the page's, and the table's as listed.
-            let every = c.diff(true, conditions);
-            let d = every.clone().listed(a.all);
-            if let Some(file) = &a.html {
+            Some(file) => {
+                let every = c.diff(true, conditions);
+                let d = every.clone().listed(a.all);
                 diff::write_page(c, every, file, a.page_kernels)?;
+                Ok(d)
             }
-            Ok(d)
+            None => Ok(c.diff(a.all, conditions)),
         });
     match compared {
         Ok(d) => {

@@ -651,6 +651,8 @@
   }
   /** `s` as one word of a shell command: as it is when nothing in it needs quoting. */
   const shellWord = (s) => (/^[A-Za-z0-9_.,:/@%+=-]+$/.test(s) ? s : `'${s.replace(/'/g, "'\\''")}'`);
+  /** Says above the kernels table what the page does not hold (--page-kernels). */
+  const pageNote = (text) => document.getElementById("kernels").before(h("p", { id: "page-kernels", class: "note", text }));
   /** The full name, for the name's tooltip and the kernel's heading. */
   const fullName = (k) => k.demangled || k.name;
 
@@ -692,11 +694,11 @@
     if (left) {
       const here = ks.reduce((s, k) => s + (k.status === "not-launched" ? 0 : k.launches), 0);
       const share = t.launches ? ` (${((100 * here) / t.launches).toFixed(1)}% of the launches)` : "";
-      document.getElementById("kernels").before(h("p", { id: "page-kernels", class: "note", text: `This page holds the ${ks.length === 1 ? "most launched kernel" : `${ks.length} most launched kernels`}${share}, not the other ${left}: report.json lists every one, xpu-asm-run show ${shellWord(DATA.dir)} N prints kernel #N, and xpu-asm-run collect ${shellWord(DATA.dir)} --page-kernels all puts them all on this page.` }));
+      pageNote(`This page holds the ${ks.length === 1 ? "most launched kernel" : `${ks.length} most launched kernels`}${share}, not the other ${left}: report.json lists every one, xpu-asm-run show ${shellWord(DATA.dir)} N prints kernel #N, and xpu-asm-run collect ${shellWord(DATA.dir)} --page-kernels all puts them all on this page.`);
     }
     return (i, root) => {
       const k = ks[i];
-      if (!k && i >= ks.length && i < ks.length + left) {
+      if (i >= ks.length && i < ks.length + left) {
         root.append(h("p", { class: "warn", text: `kernel #${i + 1} is not on this page, which holds the ${ks.length} most launched: xpu-asm-run show ${shellWord(DATA.dir)} ${i + 1} prints it` }));
         return Promise.resolve();
       }
@@ -737,7 +739,7 @@
     const left = DATA.page_kernels ? DATA.page_kernels.left_out : 0;
     if (left) {
       const ab = `${shellWord(d.a)} ${shellWord(d.b)}`;
-      document.getElementById("kernels").before(h("p", { id: "page-kernels", class: "note", text: `This page holds ${d.kernels.length} of the comparison's ${d.kernels.length + left} kernels (those that changed or are in one capture only first, then the others in A's order), not the other ${left}: xpu-asm-run diff ${ab} --all lists every one, xpu-asm-run diff ${ab} KERNEL compares one's ISA, and --page-kernels all puts them all on the page.` }));
+      pageNote(`This page holds ${d.kernels.length} of the comparison's ${d.kernels.length + left} kernels (those that changed or are in one capture only first, then the others in A's order), not the other ${left}: xpu-asm-run diff ${ab} --all lists every one, xpu-asm-run diff ${ab} KERNEL compares one's ISA, and --page-kernels all puts them all on the page.`);
     }
     table(cols, d.kernels, (i) => (location.hash = `#kernel-${i}`), (k) => `${k.name}\n${k.demangled}\n${display(k)}`);
     return (i, root) => {
