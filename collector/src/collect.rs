@@ -162,7 +162,7 @@ fn scan_sources(
     let recs = &recorded.recs;
     let known = &recorded.state.final_binary;
     let (locations, mut folders) =
-        scan_dumps(dir, recs, known, stop, progress, warnings).map_err(interrupted)?;
+        scan_dumps(dir, recs, known, opts.all, stop, progress, warnings).map_err(interrupted)?;
     // IGC 1's light dumps: the kept attempts from the module binaries,
     // and the source lines of -g modules from compiling them again.
     crate::sources::light::verify_from_binaries(dir, recs, &mut folders, stop)

@@ -106,9 +106,29 @@ fn spv_names_the_module_by_the_sha_of_its_spirv() {
         "pvc",
         &BTreeMap::new(),
         &Default::default(),
+        true,
         &|| false,
     )
     .unwrap();
+    // Without `--all`, no kernel launched: each header read up to its
+    // `//.kernel` line, the same kernel and no other field.
+    let named = dumps::scan_folder(
+        &data_dir().join("pvc"),
+        "pvc",
+        &BTreeMap::new(),
+        &Default::default(),
+        false,
+        &|| false,
+    )
+    .unwrap();
+    assert_eq!(named.asm.len(), 6);
+    for (a, b) in f.asm.iter().zip(&named.asm) {
+        let (whole, kernel_line) = (a.header.as_ref().unwrap(), b.header.as_ref().unwrap());
+        assert!(whole.kernel.is_some() && whole.instructions.is_some() && !whole.kernel_only);
+        assert_eq!(kernel_line.kernel, whole.kernel, "{}", a.file_name);
+        assert!(kernel_line.kernel_only && kernel_line.instructions.is_none());
+        assert_eq!((&a.file_name, a.size), (&b.file_name, b.size));
+    }
     assert!(f.exists);
     assert_eq!(f.spv_by_sha.len(), 3);
     assert_eq!(f.asm.len(), 6);
@@ -136,11 +156,14 @@ fn real_kernbin_matches_real_machine_code() {
         .unwrap();
     assert_eq!(kb.machine_code, dat);
 
+    // The verdicts need each attempt's kernel only: the same from headers
+    // read up to their `//.kernel` line.
     let f = dumps::scan_folder(
         &data_dir().join("pvc"),
         "pvc",
         &BTreeMap::new(),
         &Default::default(),
+        false,
         &|| false,
     )
     .unwrap();

@@ -16,6 +16,11 @@ pub const HEADER_MAX_BYTES: u64 = 64 * 1024;
 /// the instruction body after them is not copied for nothing.
 pub const HEADER_READ_CHUNK: usize = 4096;
 
+/// The first read of a header that may end at its `//.kernel` line (the
+/// first line IGC writes): the line of a long name fits, the rest of a
+/// 4 KiB chunk is not copied for a kernel nobody launched.
+const KERNEL_LINE_READ: usize = 1024;
+
 /// What an `.asm` header says. Every field is optional: IGC versions differ
 /// in what they print, and a missing field is not an error.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -48,6 +53,11 @@ pub struct AsmHeader {
     pub igc_git_hash: Option<String>,
     /// The header went on past [`HEADER_MAX_BYTES`] (reading stopped there).
     pub truncated: bool,
+    /// Only the lines up to `//.kernel` were read: the file of a kernel
+    /// nobody launched, whose other fields nothing asked for (the scan
+    /// without `--all`); the fields after that line are `None`.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub kernel_only: bool,
 }
 
 /// Parses the leading `//` lines of an `.asm` dump. Stops at the first line
@@ -189,19 +199,22 @@ pub fn header_and_analysis(
     file: &File,
     launched: &HashSet<&[u8]>,
 ) -> std::io::Result<(AsmHeader, Option<super::Analysis>)> {
-    header_and_analysis_of(file, None, launched, false)
+    header_and_analysis_of(file, None, launched, false, true)
 }
 
 /// [`header_and_analysis`] of `file` whose metadata is `meta` when known
 /// (then not asked again). With `whole_first` (most files of its folder
 /// are launched kernels'), a file of at most [`HEADER_MAX_BYTES`] is read
 /// whole at once, its header parsed from what was read: one read(2)
-/// rather than the header's and then the rest's.
+/// rather than the header's and then the rest's. Without `others_whole`,
+/// the header of a kernel `launched` does not hold is read up to its
+/// `//.kernel` line only ([`AsmHeader::kernel_only`]).
 pub fn header_and_analysis_of(
     file: &File,
     meta: Option<&std::fs::Metadata>,
     launched: &HashSet<&[u8]>,
     whole_first: bool,
+    others_whole: bool,
 ) -> std::io::Result<(AsmHeader, Option<super::Analysis>)> {
     super::with_buffer(|bytes| {
         if let Some(m) = meta.filter(|m| whole_first && m.is_file() && m.len() <= HEADER_MAX_BYTES)
@@ -210,7 +223,8 @@ pub fn header_and_analysis_of(
             // header (it stops at the same line, or at the same end).
             super::read_to_length(file, bytes, m.len() as usize)?;
         }
-        let header = read_header_into(file, bytes, HEADER_MAX_BYTES as usize)?;
+        let stop_unless = (!others_whole).then_some(launched);
+        let header = read_header_into(file, bytes, HEADER_MAX_BYTES as usize, stop_unless)?;
         let wanted = header
             .kernel
             .as_deref()
@@ -227,7 +241,15 @@ pub fn header_and_analysis_of(
 /// [`parse_header`] of `file` (from its offset, at most `max` bytes), read
 /// [`HEADER_READ_CHUNK`] at a time onto the end of the empty `bytes`,
 /// which keeps what was read; the lines are parsed where they were read.
-fn read_header_into(file: &File, bytes: &mut Vec<u8>, max: usize) -> std::io::Result<AsmHeader> {
+/// With `stop_unless`, reading stops at a `//.kernel` line whose kernel it
+/// does not hold ([`AsmHeader::kernel_only`]), and the first read is
+/// [`KERNEL_LINE_READ`].
+fn read_header_into(
+    file: &File,
+    bytes: &mut Vec<u8>,
+    max: usize,
+    stop_unless: Option<&HashSet<&[u8]>>,
+) -> std::io::Result<AsmHeader> {
     let mut h = AsmHeader::default();
     // The current line starts at `start`; no `\n` in `start..scanned`.
     let (mut start, mut scanned) = (0, 0);
@@ -239,7 +261,11 @@ fn read_header_into(file: &File, bytes: &mut Vec<u8>, max: usize) -> std::io::Re
             None if all_read => None,
             None => {
                 scanned = bytes.len();
-                let want = HEADER_READ_CHUNK.min(max - bytes.len());
+                let chunk = match stop_unless {
+                    Some(_) if bytes.is_empty() => KERNEL_LINE_READ,
+                    _ => HEADER_READ_CHUNK,
+                };
+                let want = chunk.min(max - bytes.len());
                 if want == 0 || super::read_some(file, bytes, want)? == 0 {
                     all_read = true;
                 }
@@ -267,7 +293,14 @@ fn read_header_into(file: &File, bytes: &mut Vec<u8>, max: usize) -> std::io::Re
             h.truncated = true;
             break;
         }
+        let had_kernel = h.kernel.is_some();
         parse_header_line(line, &mut h);
+        if let (false, Some(k), Some(launched)) = (had_kernel, h.kernel.as_deref(), stop_unless) {
+            if !launched.contains(k) {
+                h.kernel_only = true;
+                break;
+            }
+        }
         match end {
             Some(e) => {
                 start = e + 1;
@@ -339,17 +372,47 @@ mod tests {
                 let want = parse_header(&t[..], max as u64).unwrap();
                 let f = File::open(&p).unwrap();
                 let mut bytes = Vec::new();
-                let got = read_header_into(&f, &mut bytes, max).unwrap();
+                let got = read_header_into(&f, &mut bytes, max, None).unwrap();
                 assert_eq!(got, want, "text {i}, cap {max}");
                 // What was read is the file's start, and the rest follows.
                 assert_eq!(&t[..bytes.len()], &bytes[..], "text {i}, cap {max}");
+                // A launched kernel's header is read whole.
+                let launched: HashSet<&[u8]> = [&b"k"[..], b"a"].into_iter().collect();
+                let f = File::open(&p).unwrap();
+                let mut bytes = Vec::new();
+                let got = read_header_into(&f, &mut bytes, max, Some(&launched)).unwrap();
+                assert_eq!(got, want, "text {i}, cap {max}, launched");
+                // Another's stops at its `//.kernel` line (the first line
+                // of each text that has one), after one short read.
+                let f = File::open(&p).unwrap();
+                let mut bytes = Vec::new();
+                let got = read_header_into(&f, &mut bytes, max, Some(&HashSet::new())).unwrap();
+                let only_kernel = AsmHeader {
+                    kernel: want.kernel.clone(),
+                    kernel_only: true,
+                    ..Default::default()
+                };
+                let expected = if want.kernel.is_some() {
+                    &only_kernel
+                } else {
+                    &want
+                };
+                assert_eq!(&got, expected, "text {i}, cap {max}, not launched");
+                assert_eq!(&t[..bytes.len()], &bytes[..], "text {i}, cap {max}");
+                if want.kernel.is_some() {
+                    assert_eq!(
+                        bytes.len(),
+                        t.len().min(KERNEL_LINE_READ).min(max),
+                        "text {i}, cap {max}"
+                    );
+                }
                 // The same header from the whole file read first (one no
                 // longer than the cap, as `whole_first` reads).
                 if t.len() <= max {
                     let f = File::open(&p).unwrap();
                     let mut bytes = Vec::new();
                     crate::isa::read_to_length(&f, &mut bytes, t.len()).unwrap();
-                    let got = read_header_into(&f, &mut bytes, max).unwrap();
+                    let got = read_header_into(&f, &mut bytes, max, None).unwrap();
                     assert_eq!(got, want, "text {i}, cap {max}, read whole");
                 }
             }

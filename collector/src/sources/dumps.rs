@@ -379,12 +379,15 @@ fn lower(s: &str) -> std::borrow::Cow<'_, str> {
 /// `known_final` gives verdicts learned by an earlier collection (whose
 /// evidence files may since have been pruned), keyed by shown path. The
 /// files of kernels named in `launched` are also read whole, for their
-/// [`AsmFile::analysis`].
+/// [`AsmFile::analysis`]; the others' headers are read whole with
+/// `all_headers` (`--all` lists those kernels), else up to their
+/// `//.kernel` line ([`AsmHeader::kernel_only`]).
 pub fn scan_folder(
     path: &Path,
     shown: &str,
     known_final: &BTreeMap<String, bool>,
     launched: &HashSet<&[u8]>,
+    all_headers: bool,
     stop: &(dyn Fn() -> bool + Sync),
 ) -> Result<DumpFolder, Stopped> {
     let mut f = DumpFolder {
@@ -397,6 +400,11 @@ pub fn scan_folder(
     };
     let files = list_files(entries, &mut f);
     let folder = open_folder_fd(&f.path);
+    let launched = Launched {
+        kernels: launched,
+        most: false,
+        all_headers,
+    };
     let scanned = read_files(&files, folder.as_ref(), launched, stop);
     drop(folder);
     let kernbins = put_together(&mut f, files, scanned, known_final)?;
@@ -485,23 +493,25 @@ enum Scanned {
 }
 
 /// The kernels whose files are read whole; whether they are most of the
-/// folder's `.asm` files (then each small file is read at once).
+/// folder's `.asm` files (then each small file is read at once); whether
+/// the other kernels' headers are read whole.
 struct Launched<'a> {
     kernels: &'a HashSet<&'a [u8]>,
     most: bool,
+    all_headers: bool,
 }
 
 /// The files' contents, read on every core.
 fn read_files(
     files: &[(String, PathBuf)],
     folder: Option<&OwnedFd>,
-    launched: &HashSet<&[u8]>,
+    launched: Launched,
     stop: &(dyn Fn() -> bool + Sync),
 ) -> Vec<Scanned> {
     let asm = files.iter().filter(|(n, _)| n.ends_with(".asm")).count();
     let launched = &Launched {
-        kernels: launched,
-        most: launched.len() * 2 >= asm,
+        most: launched.kernels.len() * 2 >= asm,
+        ..launched
     };
     files
         .par_iter()
@@ -538,8 +548,13 @@ fn read_asm(
 ) -> std::io::Result<AsmRead> {
     let f = open_in(folder, name, path)?;
     let meta = f.metadata().ok();
-    let (header, analysis) =
-        header_and_analysis_of(&f, meta.as_ref(), launched.kernels, launched.most)?;
+    let (header, analysis) = header_and_analysis_of(
+        &f,
+        meta.as_ref(),
+        launched.kernels,
+        launched.most,
+        launched.all_headers,
+    )?;
     let size = meta.filter(|m| m.is_file()).map(|m| m.len());
     Ok((header, analysis, size))
 }
@@ -829,6 +844,7 @@ pub fn scan_dumps(
     dir: &Path,
     recs: &[ProcessRecord],
     known_final: &std::collections::BTreeMap<String, bool>,
+    all_headers: bool,
     stop: &(dyn Fn() -> bool + Sync),
     progress: &dyn Fn(&str),
     warnings: &mut Vec<String>,
@@ -866,7 +882,14 @@ pub fn scan_dumps(
             .map(|&i| {
                 let loc = &locations[i];
                 let launched = launched.get(loc.path.as_path()).unwrap_or(&none);
-                scan_folder(&loc.path, &loc.shown, known_final, launched, stop)
+                scan_folder(
+                    &loc.path,
+                    &loc.shown,
+                    known_final,
+                    launched,
+                    all_headers,
+                    stop,
+                )
             })
             .collect()
     });
@@ -1272,12 +1295,20 @@ mod tests {
         assert_eq!(a2, None);
 
         // The folder's scan keeps it on the file.
-        let f = scan_folder(dir.path(), "d", &BTreeMap::new(), &launched, &|| false).unwrap();
-        assert_eq!(f.asm.len(), 1);
-        assert_eq!(f.asm[0].analysis.as_deref(), a.as_ref());
-        let f = scan_folder(dir.path(), "d", &BTreeMap::new(), &HashSet::new(), &|| {
+        let f = scan_folder(dir.path(), "d", &BTreeMap::new(), &launched, true, &|| {
             false
         })
+        .unwrap();
+        assert_eq!(f.asm.len(), 1);
+        assert_eq!(f.asm[0].analysis.as_deref(), a.as_ref());
+        let f = scan_folder(
+            dir.path(),
+            "d",
+            &BTreeMap::new(),
+            &HashSet::new(),
+            true,
+            &|| false,
+        )
         .unwrap();
         assert_eq!(f.asm[0].analysis, None);
     }
@@ -1293,7 +1324,7 @@ mod tests {
         std::fs::create_dir(d.join("sub")).unwrap();
         std::os::unix::fs::symlink(d.join("a.ll"), d.join("link.ll")).unwrap();
         std::os::unix::fs::symlink(d.join("sub"), d.join("link-dir")).unwrap();
-        let f = scan_folder(d, "d", &BTreeMap::new(), &HashSet::new(), &|| false).unwrap();
+        let f = scan_folder(d, "d", &BTreeMap::new(), &HashSet::new(), true, &|| false).unwrap();
         let listing = f.listing.unwrap();
         let sorted = |mut v: Vec<std::ffi::OsString>| {
             v.sort();
@@ -1314,6 +1345,7 @@ mod tests {
             "n",
             &BTreeMap::new(),
             &HashSet::new(),
+            true,
             &|| false,
         )
         .unwrap();

@@ -258,9 +258,14 @@ fn scan_rebuilt(
     for (name, kernels) in launched {
         let shown = format!("{}/{name}", xpu_asm_record::DUMPS_DIR);
         let path = dir.join(&shown);
-        rebuilt
-            .folders
-            .push(scan_folder(&path, &shown, known_final, &kernels, stop)?);
+        rebuilt.folders.push(scan_folder(
+            &path,
+            &shown,
+            known_final,
+            &kernels,
+            true,
+            stop,
+        )?);
         rebuilt.locations.push(DumpLocation {
             path,
             shown,
