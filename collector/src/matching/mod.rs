@@ -310,13 +310,13 @@ fn unlaunched(
         })
         .collect();
     drop(files);
-    each.par_sort_by(|a, b| a.0.cmp(&b.0));
-    // One kernel per (name, module key); made only to be listed.
-    let count =
-        each.windows(2).filter(|w| w[0].0 != w[1].0).count() + usize::from(!each.is_empty());
     if !list_unlaunched {
-        return (count as u64, Vec::new());
+        // Only how many: the distinct keys, not sorted.
+        let keys: FastSet<&UnKey> = each.iter().map(|e| &e.0).collect();
+        return (keys.len() as u64, Vec::new());
     }
+    each.par_sort_by(|a, b| a.0.cmp(&b.0));
+    // One kernel per (name, module key), to be listed:
     // (name, module key) -> (module SHA-256, pids, (folder, file))
     let mut unlaunched: Vec<(UnKey, Found)> = Vec::new();
     for (key, sha, pid, file) in each {
@@ -334,7 +334,7 @@ fn unlaunched(
         .par_iter()
         .map(|((name, _), found)| unlaunched_match(name, found))
         .collect();
-    (count as u64, listed)
+    (unlaunched.len() as u64, listed)
 }
 
 /// A kernel of a module's files that no process launched: its module's

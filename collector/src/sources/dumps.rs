@@ -154,10 +154,16 @@ fn every<'a>(haystack: &'a [u8], needle: &'a [u8]) -> impl Iterator<Item = usize
 
 /// `OCL_asm<hash>.spv` -> hash
 pub fn parse_spv_file_name(name: &str) -> Option<String> {
-    static RE: OnceLock<regex::Regex> = OnceLock::new();
-    if !name.ends_with(".spv") {
-        return None;
+    let body = name.strip_suffix(".spv")?;
+    if !name.is_ascii() {
+        return spv_hash_by_pattern(name);
     }
+    hash_ending(body).map(str::to_string)
+}
+
+/// [`parse_spv_file_name`] by its pattern.
+fn spv_hash_by_pattern(name: &str) -> Option<String> {
+    static RE: OnceLock<regex::Regex> = OnceLock::new();
     re(&RE, r"(?:^|_)asm([0-9a-f]{8,})\.spv$")
         .captures(name)
         .map(|c| c[1].to_string())
@@ -165,13 +171,39 @@ pub fn parse_spv_file_name(name: &str) -> Option<String> {
 
 /// `OCL_asm<hash>_entry_<NNNN>.kernbin` -> hash
 pub fn parse_kernbin_file_name(name: &str) -> Option<String> {
-    static RE: OnceLock<regex::Regex> = OnceLock::new();
-    if !name.ends_with(".kernbin") {
+    let body = name.strip_suffix(".kernbin")?;
+    if !name.is_ascii() {
+        return kernbin_hash_by_pattern(name);
+    }
+    let digits = body.bytes().rev().take_while(u8::is_ascii_digit).count();
+    if digits == 0 {
         return None;
     }
+    hash_ending(body[..body.len() - digits].strip_suffix("_entry_")?).map(str::to_string)
+}
+
+/// [`parse_kernbin_file_name`] by its pattern.
+fn kernbin_hash_by_pattern(name: &str) -> Option<String> {
+    static RE: OnceLock<regex::Regex> = OnceLock::new();
     re(&RE, r"(?:^|_)asm([0-9a-f]{8,})_entry_\d+\.kernbin$")
         .captures(name)
         .map(|c| c[1].to_string())
+}
+
+/// The hash that ends the ASCII `body` as the patterns' `(?:^|_)asm([0-9a-f]{8,})`
+/// before their suffix finds it, found without them (a search per file
+/// name was a share of a folder's scan): the hex digits that end `body`,
+/// 8 or more, after `asm` at its start or after `_`. No earlier `asm` can
+/// be the one: its `s` and `m` are not hex digits.
+fn hash_ending(body: &str) -> Option<&str> {
+    let hex = body
+        .bytes()
+        .rev()
+        .take_while(|c| matches!(c, b'0'..=b'9' | b'a'..=b'f'))
+        .count();
+    let (prefix, hash) = body.split_at(body.len() - hex);
+    let before = prefix.strip_suffix("asm")?;
+    (hex >= 8 && (before.is_empty() || before.ends_with('_'))).then_some(hash)
 }
 
 /// A kernel binary as IGC's patch-token `.kernbin` holds it.
@@ -1118,9 +1150,27 @@ mod tests {
             "A",
         ];
         let mut n = 0;
+        let mut modules = 0;
         for a in pieces {
             for b in pieces {
                 for c in pieces {
+                    // The module's files: `.spv` and `.kernbin`.
+                    for d in ["", "_entry_0002", "_entry_", "_entry_x", "_1_entry_7"] {
+                        let spv = format!("{a}{b}{c}{d}.spv");
+                        let kernbin = format!("{a}{b}{c}{d}.kernbin");
+                        assert_eq!(
+                            parse_spv_file_name(&spv),
+                            spv_hash_by_pattern(&spv),
+                            "{spv}"
+                        );
+                        assert_eq!(
+                            parse_kernbin_file_name(&kernbin),
+                            kernbin_hash_by_pattern(&kernbin),
+                            "{kernbin}"
+                        );
+                        modules += parse_spv_file_name(&spv).is_some() as usize
+                            + parse_kernbin_file_name(&kernbin).is_some() as usize;
+                    }
                     for d in ["", "_simd32_entry_0001", "_entry_2_simd16", "_0"] {
                         let name = format!("{a}{b}{c}{d}.asm");
                         assert_eq!(
@@ -1134,6 +1184,7 @@ mod tests {
             }
         }
         assert!(n >= 512, "{n}");
+        assert_eq!(modules, 156);
     }
 
     /// The interposer's `IGC_ShaderDumpRegexFilter` lets IGC write exactly
