@@ -30,7 +30,9 @@
 #              (launched kernels' .asm files are read whole, for their
 #              source lines and instruction mix), each run beside a plain
 #              run (every dump file read once by two readers) and as a
-#              ratio to it, and that analysis of the text alone (the
+#              ratio to it, beside the scan's system calls alone (the
+#              example scan_floor: the floor of each configuration) and as
+#              a ratio to them, and that analysis of the text alone (the
 #              example analyze_speed: one thread, from memory)
 #   mpi        32 ranks under Open MPI's mpirun, one xpu-asm-run per rank
 #              (the C workload of tests/, 1,000 launches each): the time from
@@ -426,6 +428,9 @@ if want collector; then
         result col_modules "$(find "$GEN/dumps" -name '*.spv' | wc -l)"
         result col_processes "$(find "$GEN/records" -name '*.events' | wc -l)"
         result col_dump_mb "$(du -sm "$GEN/dumps" | cut -f1)"
+        FLOOR="$TARGET/release/examples/scan_floor"
+        (cd "$ROOT" && cargo build --release --quiet -p xpu-asm-collector --example scan_floor) ||
+            log "collector: the example scan_floor did not build"
         # collect prunes and writes into the folder: each run gets a fresh
         # copy (hard links, so the dump files are not rewritten).
         # `copies`: all launched, each with its copy under asm/ (the
@@ -448,6 +453,14 @@ if want collector; then
                 /usr/bin/time -f "%e" -o "$WORK/plain.txt" sh -c \
                     'find "$1" -type f -print0 | xargs -0 -P 2 -n 5000 cat >/dev/null' sh "$run/dumps"
                 result "col_${cfg}_${r}_plain_s" "$(tail -n1 "$WORK/plain.txt")"
+                # The scan's system calls alone, on the collector's readers:
+                # the floor of this configuration (example scan_floor).
+                if [[ -x $FLOOR ]]; then
+                    every=1
+                    [[ $cfg == tenth ]] && every=10
+                    "$FLOOR" "$run/dumps" --whole-every "$every" --rounds 1 | tr ' ' '\n' |
+                        sed -n "s/^floor_s=/col_${cfg}_${r}_floor_s=/p" >>"$RESULTS"
+                fi
                 log "collector: collect ($cfg launched, run $((r + 1))/$COLLECT_RUNS)"
                 /usr/bin/time -v -o "$WORK/time.txt" "$RUNNER" collect --quiet "${extra[@]}" "$run" ||
                     log "collector: xpu-asm-run collect failed (status $?)"
@@ -484,17 +497,18 @@ EOF
 import statistics, sys
 res = dict(l.rstrip("\n").split("=", 1) for l in open(sys.argv[1]) if "=" in l)
 cfg = sys.argv[2]
-ratios = []
-for key, v in res.items():
-    if key.startswith(f"col_{cfg}_") and key.endswith("_plain_s"):
-        wall = res.get(key[: -len("plain_s")] + "wall_s", "")
-        try:
-            ratios.append(float(wall) / float(v))
-        except (ValueError, ZeroDivisionError):
-            pass
-if ratios:
-    print(f"col_{cfg}_ratio={statistics.median(ratios):.2f}")
-for k in ("wall_s", "maxrss_kib", "user_s", "sys_s", "plain_s"):
+for base, name in (("plain_s", "ratio"), ("floor_s", "floor_ratio")):
+    ratios = []
+    for key, v in res.items():
+        if key.startswith(f"col_{cfg}_") and key.endswith("_" + base) and key.count("_") == 4:
+            wall = res.get(key[: -len(base)] + "wall_s", "")
+            try:
+                ratios.append(float(wall) / float(v))
+            except (ValueError, ZeroDivisionError):
+                pass
+    if ratios:
+        print(f"col_{cfg}_{name}={statistics.median(ratios):.2f}")
+for k in ("wall_s", "maxrss_kib", "user_s", "sys_s", "plain_s", "floor_s"):
     vals = [float(v) for key, v in res.items()
             if key.startswith(f"col_{cfg}_") and key.endswith("_" + k) and v.replace(".", "").isdigit()]
     if vals:
@@ -1252,6 +1266,11 @@ if "col_asm_files" in res or "col_skipped" in res:
                   f"{f('col_all_plain_s', '{:.2f}')} s; collect / plain, median of the runs' ratios: "
                   f"all {f('col_all_ratio', '{:.2f}')}, a tenth {f('col_tenth_ratio', '{:.2f}')}, "
                   f"all with every copy {f('col_copies_ratio', '{:.2f}')}")
+        if "col_all_floor_s" in res:
+            print(f"   the scan's system calls alone beside each (opens, fstats, reads: every .spv and launched .asm whole, "
+                  f"the others' first 1 KiB; example scan_floor): all {f('col_all_floor_s', '{:.2f}')} s, "
+                  f"a tenth {f('col_tenth_floor_s', '{:.2f}')} s; collect / floor: all {f('col_all_floor_ratio', '{:.2f}')}, "
+                  f"a tenth {f('col_tenth_floor_ratio', '{:.2f}')}, all with every copy {f('col_copies_floor_ratio', '{:.2f}')}")
         if "col_all_0_page_mb" in res:
             print(f"   written, all launched: report.json {g('col_all_0_json_mb')} MB, report.html {g('col_all_0_page_mb')} MB "
                   f"(the 5,000 most launched kernels: --page-kernels); a tenth: {g('col_tenth_0_json_mb')} MB, {g('col_tenth_0_page_mb')} MB")
