@@ -94,6 +94,20 @@ fn every_test_data_asm_names_its_kernel_and_parses_its_name() {
     }
 }
 
+/// The real pvc dumps scanned with no kernel launched; headers whole with
+/// `all_headers` (`--all`), else up to their `//.kernel` line.
+fn scan_pvc(all_headers: bool) -> dumps::DumpFolder {
+    dumps::scan_folder(
+        &data_dir().join("pvc"),
+        "pvc",
+        &BTreeMap::new(),
+        &Default::default(),
+        all_headers,
+        &|| false,
+    )
+    .unwrap()
+}
+
 #[test]
 fn spv_names_the_module_by_the_sha_of_its_spirv() {
     // The same SPIR-V compiled for two devices: same IGC hash, same SHA-256.
@@ -101,26 +115,10 @@ fn spv_names_the_module_by_the_sha_of_its_spirv() {
         common::data_sha("pvc/OCL_asm16db3a16823c3d45.spv"),
         common::data_sha("dg2-retry/OCL_asm16db3a16823c3d45.spv")
     );
-    let f = dumps::scan_folder(
-        &data_dir().join("pvc"),
-        "pvc",
-        &BTreeMap::new(),
-        &Default::default(),
-        true,
-        &|| false,
-    )
-    .unwrap();
+    let f = scan_pvc(true);
     // Without `--all`, no kernel launched: each header read up to its
     // `//.kernel` line, the same kernel and no other field.
-    let named = dumps::scan_folder(
-        &data_dir().join("pvc"),
-        "pvc",
-        &BTreeMap::new(),
-        &Default::default(),
-        false,
-        &|| false,
-    )
-    .unwrap();
+    let named = scan_pvc(false);
     assert_eq!(named.asm.len(), 6);
     for (a, b) in f.asm.iter().zip(&named.asm) {
         let (whole, kernel_line) = (a.header.as_ref().unwrap(), b.header.as_ref().unwrap());
@@ -158,15 +156,7 @@ fn real_kernbin_matches_real_machine_code() {
 
     // The verdicts need each attempt's kernel only: the same from headers
     // read up to their `//.kernel` line.
-    let f = dumps::scan_folder(
-        &data_dir().join("pvc"),
-        "pvc",
-        &BTreeMap::new(),
-        &Default::default(),
-        false,
-        &|| false,
-    )
-    .unwrap();
+    let f = scan_pvc(false);
     for a in &f.asm {
         let is_light = a.header.as_ref().unwrap().kernel.as_deref() == Some(&b"light"[..]);
         assert_eq!(
