@@ -189,6 +189,12 @@ impl KernelDiff {
     pub fn display_name(&self) -> String {
         names::escape_for_terminal(&self.demangled)
     }
+
+    /// It changed, or is in one capture only: what `diff` lists without
+    /// `--all`, and its page shows first.
+    pub fn notable(&self) -> bool {
+        !self.changed.is_empty() || self.a.is_none() || self.b.is_none()
+    }
 }
 
 /// A condition of `--fail-on`.
@@ -584,8 +590,7 @@ impl DiffReport {
     /// those that changed and those in one capture only (the summary and
     /// the conditions that held are of every kernel either way).
     pub fn listed(mut self, all: bool) -> DiffReport {
-        self.kernels
-            .retain(|k| all || !k.changed.is_empty() || k.a.is_none() || k.b.is_none());
+        self.kernels.retain(|k| all || k.notable());
         self
     }
 }
@@ -626,9 +631,8 @@ struct DiffPage<'a> {
 /// their order: those that changed or are in one capture only first, then
 /// the others.
 fn page_rows(kernels: &[KernelDiff], n: usize) -> Vec<usize> {
-    let notable = |k: &KernelDiff| !k.changed.is_empty() || k.a.is_none() || k.b.is_none();
     let (first, then): (Vec<usize>, Vec<usize>) =
-        (0..kernels.len()).partition(|&i| notable(&kernels[i]));
+        (0..kernels.len()).partition(|&i| kernels[i].notable());
     let mut rows: Vec<usize> = first.into_iter().chain(then).take(n).collect();
     rows.sort_unstable();
     rows

@@ -432,12 +432,7 @@ pub fn scan_folder(
     };
     let files = list_files(entries, &mut f);
     let folder = open_folder_fd(&f.path);
-    let launched = Launched {
-        kernels: launched,
-        most: false,
-        all_headers,
-    };
-    let scanned = read_files(&files, folder.as_ref(), launched, stop);
+    let scanned = read_files(&files, folder.as_ref(), launched, all_headers, stop);
     drop(folder);
     let kernbins = put_together(&mut f, files, scanned, known_final)?;
     verify_final_binaries(&mut f, &kernbins, stop)?;
@@ -537,13 +532,15 @@ struct Launched<'a> {
 fn read_files(
     files: &[(String, PathBuf)],
     folder: Option<&OwnedFd>,
-    launched: Launched,
+    launched: &HashSet<&[u8]>,
+    all_headers: bool,
     stop: &(dyn Fn() -> bool + Sync),
 ) -> Vec<Scanned> {
     let asm = files.iter().filter(|(n, _)| n.ends_with(".asm")).count();
     let launched = &Launched {
-        most: launched.kernels.len() * 2 >= asm,
-        ..launched
+        kernels: launched,
+        most: launched.len() * 2 >= asm,
+        all_headers,
     };
     files
         .par_iter()
@@ -1346,22 +1343,17 @@ mod tests {
         assert_eq!(a2, None);
 
         // The folder's scan keeps it on the file.
-        let f = scan_folder(dir.path(), "d", &BTreeMap::new(), &launched, true, &|| {
-            false
-        })
-        .unwrap();
+        let f = scan(dir.path(), &launched);
         assert_eq!(f.asm.len(), 1);
         assert_eq!(f.asm[0].analysis.as_deref(), a.as_ref());
-        let f = scan_folder(
-            dir.path(),
-            "d",
-            &BTreeMap::new(),
-            &HashSet::new(),
-            true,
-            &|| false,
-        )
-        .unwrap();
+        let f = scan(dir.path(), &HashSet::new());
         assert_eq!(f.asm[0].analysis, None);
+    }
+
+    /// The scan of folder `d` (shown as `d`), with the `launched` kernels'
+    /// files read whole and every header whole, never stopped.
+    fn scan(d: &Path, launched: &HashSet<&[u8]>) -> DumpFolder {
+        scan_folder(d, "d", &BTreeMap::new(), launched, true, &|| false).unwrap()
     }
 
     #[test]
@@ -1375,7 +1367,7 @@ mod tests {
         std::fs::create_dir(d.join("sub")).unwrap();
         std::os::unix::fs::symlink(d.join("a.ll"), d.join("link.ll")).unwrap();
         std::os::unix::fs::symlink(d.join("sub"), d.join("link-dir")).unwrap();
-        let f = scan_folder(d, "d", &BTreeMap::new(), &HashSet::new(), true, &|| false).unwrap();
+        let f = scan(d, &HashSet::new());
         let listing = f.listing.unwrap();
         let sorted = |mut v: Vec<std::ffi::OsString>| {
             v.sort();
@@ -1391,15 +1383,7 @@ mod tests {
                 .collect::<Vec<_>>()
         );
         assert_eq!(listing.dirs, ["sub"]);
-        let missing = scan_folder(
-            &d.join("none"),
-            "n",
-            &BTreeMap::new(),
-            &HashSet::new(),
-            true,
-            &|| false,
-        )
-        .unwrap();
+        let missing = scan(&d.join("none"), &HashSet::new());
         assert_eq!(missing.listing, None);
     }
 }
