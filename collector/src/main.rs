@@ -18,11 +18,18 @@ use xpu_asm_collector::run::job::Joined;
 use xpu_asm_collector::run::launch::{self, LaunchError, OutDir};
 use xpu_asm_collector::run::{forward, job, merge};
 
+/// mimalloc: a collection of 100,000 kernels makes and frees millions of
+/// small strings and vectors on every core; glibc's malloc took 8% of its
+/// CPU (`docs/performance.md`).
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 /// Warnings printed on stderr; the rest are in report.json.
 const MAX_WARNINGS_SHOWN: usize = 20;
 
 fn main() {
     roomy_heaps();
+    keep_freed_pages();
     let cli = Cli::parse();
     let code = match cli.sub {
         Some(Sub::Collect(a)) => cmd_collect(&a.dir, &a.report),
@@ -517,9 +524,9 @@ fn collect_and_print(dir: &Path, args: &ReportArgs) {
     }
 }
 
-/// glibc grows and trims each thread's heap a few pages at a time: the
-/// analysis (IGA's text of a kernel, megabytes) and the report's writers
-/// made it call `mprotect` about a thousand times per run. A heap that
+/// glibc's malloc still serves the C libraries (IGA). It grows and trims
+/// each thread's heap a few pages at a time: IGA's text of a kernel,
+/// megabytes, made it call `mprotect` about a thousand times per run. A heap that
 /// grows by 32 MiB and is not trimmed asks the kernel a few times instead;
 /// the pages not touched stay unbacked.
 fn roomy_heaps() {
@@ -528,5 +535,48 @@ fn roomy_heaps() {
     unsafe {
         libc::mallopt(libc::M_TOP_PAD, 32 << 20);
         libc::mallopt(libc::M_TRIM_THRESHOLD, 256 << 20);
+    }
+}
+
+/// mimalloc's `mi_option_purge_delay`, as the `mi_option_t` of the
+/// mimalloc that the `mimalloc` crate builds numbers it (3.3,
+/// `MI_VERSION_OF_OPTIONS`).
+const MI_OPTION_PURGE_DELAY: libc::c_int = 15;
+/// The mimalloc version (major, minor) whose options these are.
+const MI_VERSION_OF_OPTIONS: libc::c_int = 303;
+
+extern "C" {
+    fn mi_version() -> libc::c_int;
+    fn mi_option_set(option: libc::c_int, value: libc::c_long);
+}
+
+/// Pages mimalloc freed stay the process's: by default it gives them back
+/// after a second, and a collection, which frees and makes hundreds of MB
+/// in turn, faulted them in (and the kernel zeroed them) again. It is
+/// built not to ask for transparent huge pages (feature `no_thp`), which
+/// made each of those faults zero 2 MiB: together a tenth of a
+/// collection's CPU. The memory goes back when xpu-asm-run exits; while
+/// it waits for a command, it holds little. A mimalloc of another version
+/// is left as it is.
+fn keep_freed_pages() {
+    // SAFETY: mi_version reads a constant; mi_option_set sets an option of
+    // the version checked, before any other thread exists.
+    unsafe {
+        if mi_version() / 100 == MI_VERSION_OF_OPTIONS {
+            mi_option_set(MI_OPTION_PURGE_DELAY, -1);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_mimalloc_built_is_the_one_whose_options_are_named() {
+        // A mimalloc of another version: look its mi_option_t up again.
+        // SAFETY: reads a constant.
+        assert_eq!(
+            unsafe { super::mi_version() } / 100,
+            super::MI_VERSION_OF_OPTIONS
+        );
     }
 }
