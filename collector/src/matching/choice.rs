@@ -5,6 +5,7 @@
 use crate::names;
 use crate::sources::{AsmFile, IsaSourceKind};
 use std::collections::HashMap;
+use std::sync::Arc;
 
 /// Picks the file the report shows among a kernel's `.asm` files, and says why.
 ///
@@ -20,11 +21,12 @@ use std::collections::HashMap;
 ///    narrower one only when the wider one aborted on spills (an aborted
 ///    width leaves no `.asm`).
 pub fn choose(cands: &[AsmFile]) -> Option<(usize, String)> {
-    choose_among(&cands.iter().collect::<Vec<_>>())
+    choose_among(cands)
 }
 
-/// [`choose`] over borrowed files.
-pub fn choose_among(cands: &[&AsmFile]) -> Option<(usize, String)> {
+/// [`choose`] over borrowed or shared files.
+pub fn choose_among<A: AsRef<AsmFile>>(cands: &[A]) -> Option<(usize, String)> {
+    let cands: Vec<&AsmFile> = cands.iter().map(AsRef::as_ref).collect();
     if cands.is_empty() {
         return None;
     }
@@ -123,16 +125,16 @@ fn compilation(a: &AsmFile) -> Compilation<'_> {
 /// A kernel's files over processes, each compilation once.
 pub struct Folded<'a> {
     /// One file per compilation, by path, with how many processes had it.
-    pub listed: Vec<(&'a AsmFile, u32)>,
+    pub listed: Vec<(&'a Arc<AsmFile>, u32)>,
     /// The other processes' files of a listed compilation.
-    pub same: Vec<&'a AsmFile>,
+    pub same: Vec<&'a Arc<AsmFile>>,
 }
 
 /// Folds `files` (each with the index of the process it is of) into one
 /// file per compilation: the first by path, or `chosen` when that is one
 /// of them. A file two processes share (a forked child writes into its
 /// parent's folder) counts for both and is listed once.
-pub fn fold<'a>(mut files: Vec<(usize, &'a AsmFile)>, chosen: Option<&str>) -> Folded<'a> {
+pub fn fold<'a>(mut files: Vec<(usize, &'a Arc<AsmFile>)>, chosen: Option<&str>) -> Folded<'a> {
     if let [(_, a)] = files[..] {
         // One file: one compilation (most kernels).
         return Folded {
@@ -142,8 +144,8 @@ pub fn fold<'a>(mut files: Vec<(usize, &'a AsmFile)>, chosen: Option<&str>) -> F
     }
     files.sort_by(|a, b| (a.1.shown.as_str(), a.0).cmp(&(b.1.shown.as_str(), b.0)));
     files.dedup_by(|a, b| a.0 == b.0 && a.1.shown == b.1.shown);
-    let mut listed: Vec<(&AsmFile, u32)> = Vec::new();
-    let mut same: Vec<&AsmFile> = Vec::new();
+    let mut listed: Vec<(&Arc<AsmFile>, u32)> = Vec::new();
+    let mut same: Vec<&Arc<AsmFile>> = Vec::new();
     let mut group: HashMap<Compilation, usize> = HashMap::new();
     for (_, a) in files {
         match group.entry(compilation(a)) {
@@ -172,8 +174,12 @@ pub fn fold<'a>(mut files: Vec<(usize, &'a AsmFile)>, chosen: Option<&str>) -> F
 /// The warning for a kernel whose processes compiled the chosen file
 /// differently (other instruction count, SIMD, retry, spills, binary), so
 /// that different ranks ran different code; `None` when they agree.
-pub fn disagreement(name: &[u8], chosen: &AsmFile, listed: &[(&AsmFile, u32)]) -> Option<String> {
-    let mut rivals: Vec<&(&AsmFile, u32)> = listed
+pub fn disagreement(
+    name: &[u8],
+    chosen: &AsmFile,
+    listed: &[(&Arc<AsmFile>, u32)],
+) -> Option<String> {
+    let mut rivals: Vec<&(&Arc<AsmFile>, u32)> = listed
         .iter()
         .filter(|l| l.0.source == chosen.source && l.0.file_name == chosen.file_name)
         .collect();

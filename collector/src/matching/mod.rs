@@ -18,6 +18,7 @@ use choice::{choose_among, disagreement, fold};
 use rayon::prelude::*;
 use std::borrow::Cow;
 use std::collections::BTreeMap;
+use std::sync::Arc;
 use xpu_asm_record::read::ProcessRecord;
 
 /// One process as the matcher sees it.
@@ -51,7 +52,7 @@ pub struct KernelMatch {
     pub reason: Option<String>,
     /// Every distinct compilation of this kernel in the processes' dump
     /// folders (and module binaries), one file each (see [`fold`]).
-    pub candidates: Vec<AsmFile>,
+    pub candidates: Vec<Arc<AsmFile>>,
     /// For each candidate, how many processes had that compilation.
     pub processes: Vec<u32>,
     /// The files that are the same compilation as a listed candidate in
@@ -66,7 +67,9 @@ pub struct KernelMatch {
 
 impl KernelMatch {
     pub fn chosen_file(&self) -> Option<&AsmFile> {
-        self.chosen.and_then(|i| self.candidates.get(i))
+        self.chosen
+            .and_then(|i| self.candidates.get(i))
+            .map(|a| &**a)
     }
 
     pub fn header(&self) -> Option<&AsmHeader> {
@@ -92,11 +95,16 @@ struct PerProcess<'a> {
     appended: u64,
     status: Status,
     reason: Option<String>,
-    candidates: Vec<&'a AsmFile>,
+    candidates: Vec<&'a Arc<AsmFile>>,
 }
 
 /// What one process's launch of a kernel found.
-type OneMatch<'a> = (Option<String>, Status, Option<String>, Vec<&'a AsmFile>);
+type OneMatch<'a> = (
+    Option<String>,
+    Status,
+    Option<String>,
+    Vec<&'a Arc<AsmFile>>,
+);
 
 /// Looks up one launched kernel of one process in each source in turn.
 fn match_one<'a>(
@@ -284,7 +292,7 @@ fn unlaunched(
     let mut folders_seen = std::collections::BTreeSet::new();
     // Every file of every folder (a forked child shares its parent's
     // folder; the files are the parent's), in order.
-    let files: Vec<(usize, &ProcessInput, &AsmFile)> = procs
+    let files: Vec<(usize, &ProcessInput, &Arc<AsmFile>)> = procs
         .iter()
         .enumerate()
         .filter(|(_, p)| folders_seen.insert(&p.folder.path))
@@ -293,7 +301,12 @@ fn unlaunched(
     // (name, module key), module SHA-256, pid, (folder, file) of each
     // file of a kernel nobody launched, in order, then sorted (stably).
     type UnKey<'a> = (&'a [u8], Cow<'a, str>);
-    type One<'a> = (UnKey<'a>, Option<&'a String>, u32, (usize, &'a AsmFile));
+    type One<'a> = (
+        UnKey<'a>,
+        Option<&'a String>,
+        u32,
+        (usize, &'a Arc<AsmFile>),
+    );
     let mut each: Vec<One> = files
         .par_iter()
         .filter_map(|&(folder, p, a)| {
@@ -339,7 +352,7 @@ fn unlaunched(
 
 /// A kernel of a module's files that no process launched: its module's
 /// SHA-256, the pids and the files.
-type Found<'a> = (Option<&'a String>, Vec<u32>, Vec<(usize, &'a AsmFile)>);
+type Found<'a> = (Option<&'a String>, Vec<u32>, Vec<(usize, &'a Arc<AsmFile>)>);
 
 /// The entry of kernel `name` that no process launched.
 fn unlaunched_match(name: &[u8], found: &Found) -> KernelMatch {
@@ -347,7 +360,7 @@ fn unlaunched_match(name: &[u8], found: &Found) -> KernelMatch {
     let mut pids = pids.clone();
     pids.sort_unstable();
     let folded = fold(files.clone(), None);
-    let listed: Vec<&AsmFile> = folded.listed.iter().map(|l| l.0).collect();
+    let listed: Vec<&Arc<AsmFile>> = folded.listed.iter().map(|l| l.0).collect();
     let pick = choose_among(&listed);
     KernelMatch {
         name: name.to_vec(),
@@ -416,7 +429,7 @@ fn merge_processes(
         // Choose within the leading process; list every process's
         // compilations.
         let pick = choose_among(&lead.candidates);
-        let all: Vec<(usize, &AsmFile)> = per
+        let all: Vec<(usize, &Arc<AsmFile>)> = per
             .iter()
             .enumerate()
             .flat_map(|(i, p)| p.candidates.iter().map(move |a| (i, *a)))
@@ -429,7 +442,7 @@ fn merge_processes(
             warning = disagreement(name, c, &folded.listed);
         }
         km.processes = folded.listed.iter().map(|l| l.1).collect();
-        km.candidates = folded.listed.into_iter().map(|l| l.0.clone()).collect();
+        km.candidates = folded.listed.into_iter().map(|l| Arc::clone(l.0)).collect();
         km.same_files = folded.same.into_iter().map(|a| a.path.clone()).collect();
     }
     (km, warning)

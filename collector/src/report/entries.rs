@@ -71,7 +71,7 @@ impl KernelEntry {
                 .candidates
                 .into_iter()
                 .enumerate()
-                .map(|(i, a)| Candidate::from_file(a, processes.get(i).copied().unwrap_or(1)))
+                .map(|(i, a)| Candidate::from_file(&a, processes.get(i).copied().unwrap_or(1)))
                 .collect(),
             simd,
             grf,

@@ -83,10 +83,10 @@ fn one() -> u32 {
 }
 
 impl Candidate {
-    pub fn from_file(a: AsmFile, processes: u32) -> Self {
+    pub fn from_file(a: &AsmFile, processes: u32) -> Self {
         let h = a.header.as_ref();
         Candidate {
-            path: a.shown,
+            path: a.shown.clone(),
             source: a.source,
             simd: a.name.simd,
             retry: a.name.retry,

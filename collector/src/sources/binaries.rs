@@ -29,7 +29,7 @@ use crate::isa::header::{parse_header, read_header, HEADER_MAX_BYTES};
 use rayon::prelude::*;
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::path::{Component, Path, PathBuf};
-use std::sync::OnceLock;
+use std::sync::{Arc, OnceLock};
 use xpu_asm_record::read::{Module, ProcessRecord};
 
 /// What a kernel's lookup in a module binary needs: the binary and the
@@ -101,7 +101,7 @@ pub fn request(
 }
 
 /// The outcome for one kernel.
-type Outcome = Result<AsmFile, (Status, String)>;
+type Outcome = Result<Arc<AsmFile>, (Status, String)>;
 
 /// The module binaries of a capture, with the kernels asked of them
 /// disassembled.
@@ -537,7 +537,7 @@ fn disassemble(
         if let Ok(h) = read_header(&path) {
             if h.kernel.as_deref() == Some(kernel.name.as_slice()) {
                 // Its source lines and mix are read after matching.
-                return Ok(file(h, None));
+                return Ok(Arc::new(file(h, None)));
             }
         }
     }
@@ -572,7 +572,7 @@ fn disassemble(
     // file after matching (the same size limit as for a file).
     let analysis = (asm.len() as u64 <= crate::isa::MAX_ANALYZED_BYTES)
         .then(|| std::sync::Arc::new(crate::isa::analyze(&asm)));
-    Ok(file(header, analysis))
+    Ok(Arc::new(file(header, analysis)))
 }
 
 impl IsaSource for ModuleBinaries {

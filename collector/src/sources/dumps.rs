@@ -253,7 +253,7 @@ pub struct DumpFolder {
     /// Every `.asm` with a module hash in its name, sorted by file name.
     /// Lookups go through an index built from it on first use: after
     /// changing it, call [`DumpFolder::reindex`].
-    pub asm: Vec<AsmFile>,
+    pub asm: Vec<Arc<AsmFile>>,
     /// `.asm` files whose name has no module hash.
     pub other_asm: usize,
     /// The size of each `.spv` the scan hashed, by file name.
@@ -282,7 +282,7 @@ fn index_key(a: &AsmFile) -> (&str, Option<&[u8]>) {
 }
 
 impl AsmIndex {
-    fn build(asm: &[AsmFile]) -> Self {
+    fn build(asm: &[Arc<AsmFile>]) -> Self {
         let mut order: Vec<usize> = (0..asm.len()).collect();
         // Stable: equal keys keep the folder's order.
         order.sort_by(|&i, &j| index_key(&asm[i]).cmp(&index_key(&asm[j])));
@@ -290,7 +290,7 @@ impl AsmIndex {
     }
 
     /// Files of module `hash`, in the folder's order.
-    fn module(&self, asm: &[AsmFile], hash: &str) -> &[usize] {
+    fn module(&self, asm: &[Arc<AsmFile>], hash: &str) -> &[usize] {
         let lo = self
             .order
             .partition_point(|&i| asm[i].name.hash.as_str() < hash);
@@ -302,7 +302,7 @@ impl AsmIndex {
 
     /// Files of module `hash` whose `//.kernel` line is `name`, in the
     /// folder's order.
-    fn kernel(&self, asm: &[AsmFile], hash: &str, name: &[u8]) -> &[usize] {
+    fn kernel(&self, asm: &[Arc<AsmFile>], hash: &str, name: &[u8]) -> &[usize] {
         let key = (hash, Some(name));
         let lo = self.order.partition_point(|&i| index_key(&asm[i]) < key);
         // A kernel has a file or a few: the run's end found by walking it
@@ -350,7 +350,7 @@ impl DumpFolder {
     }
 
     /// The `.asm` files of the module whose SPIR-V has SHA-256 `sha`.
-    pub fn module_asm<'a>(&'a self, sha: &str) -> impl Iterator<Item = &'a AsmFile> + 'a {
+    pub fn module_asm<'a>(&'a self, sha: &str) -> impl Iterator<Item = &'a Arc<AsmFile>> + 'a {
         let idx = self.index();
         self.indices(self.hashes(sha), |h| idx.module(&self.asm, h))
             .into_iter()
@@ -359,7 +359,7 @@ impl DumpFolder {
 
     /// The `.asm` files of the module whose SPIR-V has SHA-256 `sha` whose
     /// `//.kernel` line is exactly `name`, in the folder's order.
-    pub fn kernel_asm(&self, sha: &str, name: &[u8]) -> Vec<&AsmFile> {
+    pub fn kernel_asm(&self, sha: &str, name: &[u8]) -> Vec<&Arc<AsmFile>> {
         let idx = self.index();
         self.indices(self.hashes(sha), |h| idx.kernel(&self.asm, h, name))
             .into_iter()
@@ -679,7 +679,7 @@ fn put_together(
             Scanned::Spv(_, Err(e)) => f.warnings.push(format!("{shown_file}: cannot read: {e}")),
             Scanned::Asm(asm_name, read) => {
                 let a = asm_file(f, p, shown_file, name, asm_name, read, known_final);
-                f.asm.push(a);
+                f.asm.push(Arc::new(a));
             }
             Scanned::OtherAsm => f.other_asm += 1,
             Scanned::Kernbin(hash) => kernbins.push((hash, p, shown_file)),
@@ -765,7 +765,7 @@ fn verify_final_binaries(
         match v? {
             Ok(found) => {
                 for (i, same) in found {
-                    f.asm[i].final_binary = Some(same);
+                    Arc::make_mut(&mut f.asm[i]).final_binary = Some(same);
                 }
             }
             Err(warning) => f.warnings.push(warning),
@@ -1263,15 +1263,19 @@ mod tests {
                 .push(h.into());
         }
         f.spv_by_sha.insert("sha-b".into(), vec!["bbbbbbbb".into()]);
-        f.asm = vec![
+        f.asm = [
             asm_file("OCL_asmaaaaaaaa_1_simd32_entry_0001.asm", Some("k")),
             asm_file("OCL_asmaaaaaaaa_simd32_entry_0001.asm", Some("k")),
             asm_file("OCL_asmaaaaaaaa_simd32_entry_0002.asm", Some("k_v2")),
             asm_file("OCL_asmaaaaaaaa_simd32_entry_0003.asm", None),
             asm_file("OCL_asmbbbbbbbb_simd32_entry_0001.asm", Some("k")),
             asm_file("OCL_asmcccccccc_simd8_entry_0001.asm", Some("k")),
-        ];
-        let names = |v: Vec<&AsmFile>| v.iter().map(|a| a.file_name.clone()).collect::<Vec<_>>();
+        ]
+        .into_iter()
+        .map(Arc::new)
+        .collect();
+        let names =
+            |v: Vec<&Arc<AsmFile>>| v.iter().map(|a| a.file_name.clone()).collect::<Vec<_>>();
         assert_eq!(
             names(f.kernel_asm("SHA-A", b"k")),
             [

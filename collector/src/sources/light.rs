@@ -52,7 +52,7 @@ pub fn verify_from_binaries(
             .collect();
         for v in verdicts {
             for (i, same) in v? {
-                folder.asm[i].final_binary = Some(same);
+                std::sync::Arc::make_mut(&mut folder.asm[i]).final_binary = Some(same);
             }
         }
     }

@@ -89,7 +89,7 @@ pub struct BinaryOrigin {
 #[derive(Debug, Clone)]
 pub enum Lookup<'a> {
     /// Its `.asm` files (more than one when IGC compiled it more than once).
-    Found(Vec<&'a AsmFile>),
+    Found(Vec<&'a Arc<AsmFile>>),
     /// Nothing: why, and what to do.
     Missing(Status, String),
 }
@@ -172,4 +172,12 @@ pub struct AsmFile {
     /// Its size, when the scan measured it (the dumps' usage is counted
     /// from it rather than asked again of every file).
     pub size: Option<u64>,
+}
+
+/// A file as itself, as a shared one (`Arc<AsmFile>`) is: for what takes
+/// either ([`crate::matching::choice::choose_among`]).
+impl AsRef<AsmFile> for AsmFile {
+    fn as_ref(&self) -> &AsmFile {
+        self
+    }
 }

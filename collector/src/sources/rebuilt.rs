@@ -298,7 +298,7 @@ fn take_lines(
         let mine = rf.kernel_asm_indices(&w.module.sha256, name);
         let mut ran = false;
         for &i in &mine {
-            let a = &mut rf.asm[i];
+            let a = std::sync::Arc::make_mut(&mut rf.asm[i]);
             if let (Some(code), Ok(dat)) = (code, std::fs::read(a.path.with_extension("dat"))) {
                 a.final_binary = Some(&dat == code);
             }
@@ -327,16 +327,16 @@ fn replace_kernel<'a>(
     folder: &mut DumpFolder,
     sha: &str,
     name: &[u8],
-    with: impl Iterator<Item = &'a AsmFile>,
+    with: impl Iterator<Item = &'a std::sync::Arc<AsmFile>>,
 ) {
     let old: HashSet<usize> = folder.kernel_asm_indices(sha, name).into_iter().collect();
-    let mut asm: Vec<AsmFile> = std::mem::take(&mut folder.asm)
+    let mut asm: Vec<std::sync::Arc<AsmFile>> = std::mem::take(&mut folder.asm)
         .into_iter()
         .enumerate()
         .filter(|(i, _)| !old.contains(i))
         .map(|(_, a)| a)
         .collect();
-    let new: Vec<AsmFile> = with.cloned().collect();
+    let new: Vec<std::sync::Arc<AsmFile>> = with.cloned().collect();
     for a in &new {
         let hashes = folder.spv_by_sha.entry(sha.to_string()).or_default();
         if !hashes.contains(&a.name.hash) {
