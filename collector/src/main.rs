@@ -526,9 +526,9 @@ fn collect_and_print(dir: &Path, args: &ReportArgs) {
 
 /// glibc's malloc still serves the C libraries (IGA). It grows and trims
 /// each thread's heap a few pages at a time: IGA's text of a kernel,
-/// megabytes, made it call `mprotect` about a thousand times per run. A heap that
-/// grows by 32 MiB and is not trimmed asks the kernel a few times instead;
-/// the pages not touched stay unbacked.
+/// megabytes, made it call `mprotect` about a thousand times per run. A
+/// heap that grows by 32 MiB and is not trimmed asks the kernel a few
+/// times instead; the pages not touched stay unbacked.
 fn roomy_heaps() {
     // SAFETY: mallopt only sets glibc's malloc parameters, before any
     // other thread exists.

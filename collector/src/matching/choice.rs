@@ -26,11 +26,12 @@ pub fn choose(cands: &[AsmFile]) -> Option<(usize, String)> {
 
 /// [`choose`] over borrowed or shared files.
 pub fn choose_among<A: AsRef<AsmFile>>(cands: &[A]) -> Option<(usize, String)> {
-    let cands: Vec<&AsmFile> = cands.iter().map(AsRef::as_ref).collect();
+    // Borrowed where they are (a kernel's choice is made 100,000 times).
+    let files = || cands.iter().map(AsRef::as_ref);
     if cands.is_empty() {
         return None;
     }
-    let verified = cands.iter().any(|c| c.final_binary == Some(true));
+    let verified = files().any(|c| c.final_binary == Some(true));
     fn key(verified: bool, c: &AsmFile) -> (bool, u32, u32, &str) {
         (
             !verified || c.final_binary == Some(true),
@@ -41,8 +42,9 @@ pub fn choose_among<A: AsRef<AsmFile>>(cands: &[A]) -> Option<(usize, String)> {
     }
     let key = |c| key(verified, c);
     // The last of the greatest, as `max_by_key` (borrowing the names).
-    let best = (0..cands.len()).max_by(|&i, &j| key(cands[i]).cmp(&key(cands[j])))?;
-    let b = &cands[best];
+    let best =
+        (0..cands.len()).max_by(|&i, &j| key(cands[i].as_ref()).cmp(&key(cands[j].as_ref())))?;
+    let b = cands[best].as_ref();
     if let Some(o) = &b.binary {
         let member = o
             .fat_entry
@@ -75,7 +77,7 @@ pub fn choose_among<A: AsRef<AsmFile>>(cands: &[A]) -> Option<(usize, String)> {
         ));
     }
     let spill = |c: &AsmFile| c.header.as_ref().and_then(|h| h.spill_bytes).unwrap_or(0);
-    let mut why = if cands.iter().any(|c| c.name.retry != b.name.retry) {
+    let mut why = if files().any(|c| c.name.retry != b.name.retry) {
         format!(
             "the latest of IGC's compilations (retry {}); IGC keeps a retry unless it spills much more than the attempt before",
             b.name.retry
@@ -84,7 +86,7 @@ pub fn choose_among<A: AsRef<AsmFile>>(cands: &[A]) -> Option<(usize, String)> {
         "the widest SIMD width IGC finished (it finishes a narrower width only when a wider one aborts on spills)"
             .to_string()
     };
-    if cands.iter().any(|c| spill(c) < spill(b)) {
+    if files().any(|c| spill(c) < spill(b)) {
         why.push_str(
             "; this one spills more than another attempt, so IGC may have kept that one instead",
         );

@@ -12,6 +12,7 @@ use crate::capture::layout::Stopped;
 use rayon::prelude::*;
 use std::collections::BTreeMap;
 use std::path::Path;
+use std::sync::Arc;
 use xpu_asm_record::read::{Module, ProcessRecord};
 
 /// Whether `rec`'s process ran with IGC 1's light dumps: the interposer set
@@ -52,7 +53,7 @@ pub fn verify_from_binaries(
             .collect();
         for v in verdicts {
             for (i, same) in v? {
-                std::sync::Arc::make_mut(&mut folder.asm[i]).final_binary = Some(same);
+                Arc::make_mut(&mut folder.asm[i]).final_binary = Some(same);
             }
         }
     }

@@ -17,6 +17,7 @@ use crate::capture::layout::Stopped;
 use crate::capture::rebuilt::{module_key, read_markers, Marker, RebuiltModule};
 use std::collections::{BTreeMap, HashSet};
 use std::path::Path;
+use std::sync::Arc;
 use xpu_asm_record::read::{Module, ProcessRecord};
 
 /// Compiles modules again in a new rebuild folder: its name and marker,
@@ -298,7 +299,7 @@ fn take_lines(
         let mine = rf.kernel_asm_indices(&w.module.sha256, name);
         let mut ran = false;
         for &i in &mine {
-            let a = std::sync::Arc::make_mut(&mut rf.asm[i]);
+            let a = Arc::make_mut(&mut rf.asm[i]);
             if let (Some(code), Ok(dat)) = (code, std::fs::read(a.path.with_extension("dat"))) {
                 a.final_binary = Some(&dat == code);
             }
@@ -327,16 +328,16 @@ fn replace_kernel<'a>(
     folder: &mut DumpFolder,
     sha: &str,
     name: &[u8],
-    with: impl Iterator<Item = &'a std::sync::Arc<AsmFile>>,
+    with: impl Iterator<Item = &'a Arc<AsmFile>>,
 ) {
     let old: HashSet<usize> = folder.kernel_asm_indices(sha, name).into_iter().collect();
-    let mut asm: Vec<std::sync::Arc<AsmFile>> = std::mem::take(&mut folder.asm)
+    let mut asm: Vec<Arc<AsmFile>> = std::mem::take(&mut folder.asm)
         .into_iter()
         .enumerate()
         .filter(|(i, _)| !old.contains(i))
         .map(|(_, a)| a)
         .collect();
-    let new: Vec<std::sync::Arc<AsmFile>> = with.cloned().collect();
+    let new: Vec<Arc<AsmFile>> = with.cloned().collect();
     for a in &new {
         let hashes = folder.spv_by_sha.entry(sha.to_string()).or_default();
         if !hashes.contains(&a.name.hash) {
