@@ -9,7 +9,7 @@ use std::sync::atomic::{AtomicU64, AtomicU8, Ordering};
 use std::sync::OnceLock;
 use xpu_asm_record::{
     ranks, DUMPS_DIR, DUMPS_ENV, DUMP_ENV, DUMP_FILTER, DUMP_FILTER_ENV, IGC1_DUMP_ENV, IGC_ENV,
-    ISA_ENV, OUT_ENV, OWNED_ENV, STAGING_DEFAULT, STAGING_ENV,
+    ISA_ENV, NOTIFY_ENV, OUT_ENV, OWNED_ENV, STAGING_DEFAULT, STAGING_ENV,
 };
 
 /// Test only: `CALL:ERRNO[:N]` faults injected into the recorder's own
@@ -42,6 +42,9 @@ pub struct Config {
     /// cannot be put into the capture folder; `None` when it is not a
     /// folder this process can use.
     pub staging: Option<String>,
+    /// The abstract socket `xpu-asm-run` listens on for notices
+    /// ([`NOTIFY_ENV`]).
+    pub notify: Option<String>,
 }
 
 /// Which file descriptor 2 was at load (`(dev, ino)` packed; 0: closed).
@@ -207,6 +210,7 @@ fn load() -> Option<Config> {
         isa_binary,
         igc1_light,
         staging: staging_folder(),
+        notify: getenv(NOTIFY_ENV).filter(|n| !n.is_empty()),
     })
 }
 

@@ -308,11 +308,11 @@ pub fn map_shared(file: &File, len: usize, at: u64, fixed: Option<usize>) -> Res
     Ok(p as usize)
 }
 
-/// Anonymous zeroed memory of `len` bytes, at `fixed` when given.
+/// Anonymous zeroed memory of `len` bytes, at `fixed` when given. (No
+/// fault is injected here: what `mmap` of a file fails with, ENOSPC, EIO
+/// or EMFILE, anonymous memory never does; its only failure is the
+/// process's memory exhausted.)
 pub fn map_anonymous(len: usize, fixed: Option<usize>) -> Result<usize, Errno> {
-    if let Some(e) = injected(Call::Mmap) {
-        return Err(e);
-    }
     let flags = libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | fixed.map_or(0, |_| libc::MAP_FIXED);
     let addr = fixed.unwrap_or(0) as *mut libc::c_void;
     let prot = libc::PROT_READ | libc::PROT_WRITE;
@@ -391,6 +391,39 @@ pub fn free_bytes(path: &CStr) -> Option<u64> {
     // SAFETY: a valid C string and a live struct.
     (unsafe { libc::statvfs(path.as_ptr(), &mut st) } == 0)
         .then(|| st.f_bavail.saturating_mul(st.f_frsize))
+}
+
+/// Sends `msg` as one datagram to the abstract Unix socket `name`, without
+/// waiting (nobody listening, a full queue: the notice is dropped). Uses
+/// no file: it is what is left when no file can be written.
+pub fn notify(name: &[u8], msg: &[u8]) {
+    // SAFETY: plain data.
+    let mut addr: libc::sockaddr_un = unsafe { std::mem::zeroed() };
+    addr.sun_family = libc::AF_UNIX as libc::sa_family_t;
+    if name.is_empty() || name.len() + 1 > addr.sun_path.len() {
+        return;
+    }
+    for (i, b) in name.iter().enumerate() {
+        addr.sun_path[i + 1] = *b as libc::c_char;
+    }
+    let len = std::mem::size_of::<libc::sa_family_t>() + 1 + name.len();
+    // SAFETY: a new socket of our own, closed below.
+    let fd = unsafe { libc::socket(libc::AF_UNIX, libc::SOCK_DGRAM | libc::SOCK_CLOEXEC, 0) };
+    if fd < 0 {
+        return;
+    }
+    // SAFETY: msg and addr are valid for the lengths given.
+    unsafe {
+        libc::sendto(
+            fd,
+            msg.as_ptr().cast(),
+            msg.len(),
+            libc::MSG_DONTWAIT,
+            (&addr as *const libc::sockaddr_un).cast(),
+            len as libc::socklen_t,
+        );
+        libc::close(fd);
+    }
 }
 
 /// `path` as a C string, or the errno of a path that cannot be one.

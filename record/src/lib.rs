@@ -66,6 +66,12 @@ pub const STAGED_FLAGS_AT: usize = 2048;
 /// First 8 bytes of a staged counts file.
 pub const STAGED_COUNTS_MAGIC: [u8; 8] = *b"XPUSTG01";
 
+/// Environment variable naming the abstract Unix datagram socket on which
+/// `xpu-asm-run` listens for notices: a process that can write its record
+/// nowhere (neither the capture folder nor the staging folder) says so
+/// there, one JSON line a notice: `{"host":..,"pid":..,"reason":..}`.
+pub const NOTIFY_ENV: &str = "XPU_ASM_NOTIFY";
+
 /// `xpu-asm-H-P-T.events` / `.counts`: a process's staged files.
 pub fn staged_file_name(stem: &str, ext: &str) -> String {
     format!("xpu-asm-{stem}.{ext}")

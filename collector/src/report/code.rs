@@ -494,6 +494,7 @@ mod tests {
         KernelMatch {
             name: b"k".to_vec(),
             module_sha256: Some("ab".into()),
+            counts_incomplete: false,
             launches: 3,
             appended: 0,
             pids: vec![1],

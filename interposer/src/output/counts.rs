@@ -187,7 +187,10 @@ impl Counts {
             true => sys::open(path, libc::O_RDWR, 0)?,
             false => {
                 let f = sys::open(path, libc::O_RDWR | libc::O_CREAT | libc::O_TRUNC, 0o600)?;
-                f.pwrite_all(&staged_head_page(&self.staged_head), 0)?;
+                if let Err(e) = f.pwrite_all(&staged_head_page(&self.staged_head), 0) {
+                    sys::unlink(path);
+                    return Err(e);
+                }
                 self.staged_made = true;
                 f
             }

@@ -189,4 +189,9 @@ impl Events {
     pub fn waiting(&self) -> usize {
         self.pending.len()
     }
+
+    /// Whether what waits is in the staged file.
+    pub fn is_staged(&self) -> bool {
+        self.staged.is_some()
+    }
 }

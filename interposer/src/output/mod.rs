@@ -68,6 +68,10 @@ pub struct Output {
     saved: HashSet<String>,
     /// Problems already told on stderr, by kind.
     told: HashSet<&'static str>,
+    /// Where to send a notice when the record can be written nowhere.
+    notify: Option<String>,
+    /// A notice was sent.
+    notified: bool,
 }
 
 /// Writes `dir/name` unless a file of that size is there: under a
@@ -176,6 +180,7 @@ fn process_header(cfg: &Config, pid: u32, forked_from: Option<u32>) -> Vec<u8> {
         None => l.extend_from_slice(b",\"forked_from\":null"),
     }
     l.extend_from_slice(format!(",\"start_unix_ms\":{}", now_unix_ms()).as_bytes());
+    l.extend_from_slice(format!(",\"start\":{}", start_ticks()).as_bytes());
     l.extend_from_slice(b",\"job\":");
     push_job(&mut l, cfg);
     if cfg.isa_binary {
@@ -273,6 +278,8 @@ impl Output {
             modules_dir: format!("{}/{MODULES_DIR}", cfg.out.trim_end_matches('/')),
             saved: HashSet::new(),
             told: HashSet::new(),
+            notify: cfg.notify.clone(),
+            notified: false,
             records_dir,
         };
         o.start(cfg, None);
@@ -360,7 +367,39 @@ impl Output {
                     self.events.waiting()
                 );
                 self.tell("write", &msg);
+                if !self.events.is_staged() {
+                    self.notify_nowhere(e);
+                }
             }
+        }
+    }
+
+    /// Neither the capture folder nor the staging folder takes the record:
+    /// `xpu-asm-run` is told (once), so that the report says this process's
+    /// record is missing or incomplete even if it never gets written.
+    fn notify_nowhere(&mut self, e: sys::Errno) {
+        let Some(name) = self.notify.as_ref().filter(|_| !self.notified) else {
+            return;
+        };
+        self.notified = true;
+        let mut l = b"{\"host\":".to_vec();
+        push_json_str(&mut l, &self.stem_host());
+        l.extend_from_slice(format!(",\"pid\":{},\"reason\":", self.pid).as_bytes());
+        let why = format!(
+            "its record could not be written into the capture or the staging folder ({})",
+            sys::describe(e)
+        );
+        push_json_str(&mut l, &why);
+        l.extend_from_slice(b"}\n");
+        sys::notify(name.as_bytes(), &l);
+    }
+
+    /// The host part of this record's stem (`H` of `H-P-T`).
+    fn stem_host(&self) -> String {
+        let tail = format!("-{}-", self.pid);
+        match self.stem.rfind(&tail) {
+            Some(i) => self.stem[..i].to_string(),
+            None => self.stem.clone(),
         }
     }
 
@@ -464,6 +503,7 @@ impl Output {
         self.events.forget_pending(true);
         self.others.clear();
         self.told.clear();
+        self.notified = false;
         let chunks = std::mem::take(&mut self.counts.chunks);
         self.start(cfg, Some(parent));
         let journal = std::mem::take(&mut self.journal);
