@@ -6,10 +6,25 @@
 # where the ISA went. Two of its modules are SPIR-V (ISA from IGC's dumps), one
 # is a native zebin built ahead of time (ISA disassembled from the binary). Kernels do not execute in emulation; they are compiled
 # by the real IGC exactly as for a PVC GPU.
+#
+# Installs only what it runs (scripts/install-deps.sh --demo: the host's
+# Level Zero stack, ocloc, a C compiler) and builds only what it runs
+# (xpu-asm-run and the interposer). Each step's time goes to stderr:
+# `demo.sh: <step> took N s`, then the total.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bash scripts/install-deps.sh
-cargo build --release --workspace --quiet
+
+demo_start=$SECONDS
+step_start=$SECONDS
+step() {
+    echo "demo.sh: $1 took $((SECONDS - step_start)) s" >&2
+    step_start=$SECONDS
+}
+
+bash scripts/install-deps.sh --demo
+step "install-deps --demo"
+cargo build --release -p xpu-asm-interposer -p xpu-asm-collector --quiet
+step "build"
 
 demo=target/demo
 rm -rf "$demo"
@@ -22,6 +37,7 @@ done
 # Ahead of time, as DPC++ -fsycl-targets=spir64_gen or a prebuilt wheel does.
 (cd "$demo/build" && ocloc compile -file ../../../tests/workload/kernels_mix.cl \
     -device pvc --format zebin -output kernels_mix -output_no_suffix -q >/dev/null)
+step "workload and its modules"
 
 run=${CARGO_TARGET_DIR:-target}/release/xpu-asm-run
 # 1000 + 300 + 20 launches on immediate lists, a regular list of 4 appends run
@@ -34,6 +50,7 @@ steps=(imm:a:_ZTSZ4mainE10vector_add:1000 imm:a:scale:300 imm:a:scale_v2:20
     "$demo/build/workload" --via ddi \
     --module "a=$demo/build/kernels_a.spv" --module "b=$demo/build/kernels_b.spv" \
     --native "m=$demo/build/kernels_mix" "${steps[@]}"
+step "capture"
 
 # The same program twice more, quietly: its modules built with line
 # information (-g), and without optimisation (build flags -cl-opt-disable);
@@ -42,14 +59,17 @@ for m in a b; do
     (cd "$demo/build" && ocloc compile -file "../../../tests/workload/kernels_$m.cl" -spv_only \
         -device pvc -options -g -output "kernels_${m}_g" -output_no_suffix -q >/dev/null)
 done
+step "modules with -g"
 "$run" --emulate pvc -q -o "$demo/capture-g" -- \
     "$demo/build/workload" --via ddi --build-flags -g \
     --module "a=$demo/build/kernels_a_g.spv" --module "b=$demo/build/kernels_b_g.spv" \
     --native "m=$demo/build/kernels_mix" "${steps[@]}" >/dev/null
+step "capture -g"
 "$run" --emulate pvc -q -o "$demo/capture-O0" -- \
     "$demo/build/workload" --via ddi --build-flags -cl-opt-disable \
     --module "a=$demo/build/kernels_a.spv" --module "b=$demo/build/kernels_b.spv" \
     --native "m=$demo/build/kernels_mix" "${steps[@]}" >/dev/null
+step "capture -O0"
 
 echo
 echo "\$ xpu-asm-run show $demo/capture-g scale_v2 --lines"
@@ -57,6 +77,7 @@ echo "\$ xpu-asm-run show $demo/capture-g scale_v2 --lines"
 echo
 echo "\$ xpu-asm-run diff $demo/capture $demo/capture-O0 --fail-on instructions+40%"
 "$run" diff "$demo/capture" "$demo/capture-O0" --fail-on instructions+40% || true
+step "show and diff"
 
 echo
 echo "ISA of each launched kernel:  $demo/capture/asm/"
@@ -64,3 +85,4 @@ ls "$demo/capture/asm" | sed 's/^/  /'
 echo "full report:                  $demo/capture/report.json"
 echo "again, without running:       $run collect $demo/capture"
 echo "a kernel with its source lines: $run show $demo/capture-g scale_v2"
+echo "demo.sh: total $((SECONDS - demo_start)) s" >&2

@@ -16,30 +16,59 @@
 #   downloads a browser).
 # Idempotent: does nothing when everything is installed. Each step is timed.
 #
-#   scripts/install-deps.sh          both stacks
+#   scripts/install-deps.sh          both stacks (what scripts/test.sh and CI run on)
 #   scripts/install-deps.sh --bench  both stacks and valgrind (for benchmarks)
 #   scripts/install-deps.sh --no-sid the host's stack only
+#   scripts/install-deps.sh --demo   what scripts/demo.sh runs, nothing else:
+#                                    the loader and its headers (libze1,
+#                                    libze-dev), NEO with ocloc
+#                                    (intel-opencl-icd), IGC with IGA's library
+#                                    (libigc1, libigdfcl1), and the C compiler
+#                                    (gcc, libc6-dev); no MPI, Slurm, browser,
+#                                    venv or sid root
 set -euo pipefail
 
 packages=(libze1 libze-dev intel-opencl-icd libigc1 libigdfcl1 libigc-tools
     openmpi-bin libopenmpi-dev mpich slurmctld slurmd slurm-client munge libpmix-dev
     debootstrap chromium nodejs)
+# The demo: its workload's C build (gcc, libc6-dev and the loader's headers),
+# ocloc for its modules, the stack its capture runs on; the C compiler also
+# links the Rust build (and builds mimalloc's C).
+demo_packages=(libze1 libze-dev intel-opencl-icd libigc1 libigdfcl1 gcc libc6-dev)
 sid=1
+demo=0
+bench=0
 
 for arg in "$@"; do
     case "$arg" in
-    --bench) packages+=(valgrind) ;;
+    --bench) bench=1 ;;
     --no-sid) sid=0 ;;
+    --demo) demo=1 ;;
     -h | --help)
-        sed -n '2,21p' "$0"
+        sed -n '2,/^set /{/^#/p}' "$0"
         exit 0
         ;;
     *)
-        echo "install-deps.sh: unknown argument '$arg' (--bench and --no-sid are known)" >&2
+        echo "install-deps.sh: unknown argument '$arg' (--bench, --no-sid and --demo are known)" >&2
         exit 2
         ;;
     esac
 done
+if [[ $demo -eq 1 ]]; then
+    packages=("${demo_packages[@]}")
+    sid=0
+fi
+if [[ $bench -eq 1 ]]; then
+    packages+=(valgrind)
+fi
+
+# The steps after the host's packages: none for the demo.
+after_packages() {
+    [[ $demo -eq 0 ]] || return 0
+    browser_deps
+    impi_venv
+    sid_root
+}
 
 # playwright-core for tests/browser/check.mjs, as its lock file pins it.
 browser_deps() {
@@ -114,9 +143,7 @@ fi
 mapfile -t missing < <(missing_packages)
 if [[ ${#missing[@]} -eq 0 ]]; then
     echo "install-deps.sh: all installed: ${packages[*]}"
-    browser_deps
-    impi_venv
-    sid_root
+    after_packages
     exit 0
 fi
 
@@ -152,6 +179,4 @@ if [[ ${#still[@]} -ne 0 ]]; then
     fail "apt-get reported success but some packages are not installed."
 fi
 echo "install-deps.sh: installed: ${missing[*]} ($((SECONDS - start)) s)"
-browser_deps
-impi_venv
-sid_root
+after_packages
