@@ -586,7 +586,7 @@ const ETXTBSY: i32 = 26;
 /// Spawns `cmd`, again while the executable is busy (ETXTBSY): a program a
 /// test has just written can be held open for writing by a child another
 /// test thread forked meanwhile, until that child execs.
-fn spawn_retrying(cmd: &mut Command) -> std::io::Result<std::process::Child> {
+pub fn spawn_retrying(cmd: &mut Command) -> std::io::Result<std::process::Child> {
     let mut tries = 0;
     loop {
         match cmd.spawn() {

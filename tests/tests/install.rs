@@ -187,7 +187,7 @@ fn two_dozen_concurrent_starts_write_it_once_and_all_load_it() {
             cmd.stdin(Stdio::null())
                 .stdout(Stdio::piped())
                 .stderr(Stdio::piped());
-            (out, cmd.spawn().expect("xpu-asm-run started"))
+            (out, spawn_retrying(&mut cmd).expect("xpu-asm-run started"))
         })
         .collect();
     let mut wrote = 0;
