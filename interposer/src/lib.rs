@@ -42,6 +42,9 @@
 
 #![deny(unsafe_op_in_unsafe_fn)]
 
+pub mod cl_ffi;
+pub mod cl_hooks;
+pub mod cl_queries;
 pub mod config;
 mod direct;
 #[cfg(target_arch = "x86_64")]

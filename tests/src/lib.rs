@@ -223,9 +223,11 @@ pub fn neo_env_for(product: &str) -> Vec<(String, String)> {
         ("SetCommandStreamReceiver", "1"),
         ("ProductFamilyOverride", product),
         ("HardwareInfoOverride", "1x4x8"),
-        ("AUBDumpSubCaptureMode", "1"),
-        ("AUBDumpFilterKernelStartIdx", "999999999"),
-        ("AUBDumpFilterKernelEndIdx", "999999999"),
+        // NEO 22.43's AUB stream (NEO 26 writes none); its sub-capture mode
+        // would make every OpenCL enqueue blocking.
+        ("AUBDumpCaptureFileName", "/dev/null"),
+        // OpenCL's waits: else clFinish and blocking reads never return.
+        ("EnableTimestampWaitForQueues", "0"),
         // NEO 26: without it zeInit segfaults (Debian builds it without aubstream).
         ("UseAubStream", "0"),
         // NEO 26 on dg2, mtl, bmg, lnl, ptl: else it aborts at device creation.
