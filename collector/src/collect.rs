@@ -260,7 +260,7 @@ fn make_report(
         }
         progress("writing report.json and report.html");
         let (written, page) = write_both(dir, &report_path, &report, &links);
-        Ok((report, Some(written?), Some(page)))
+        Ok((report, written.ok(), Some(page)))
     });
     let (mut report, written, page) = done?;
     let copied = copied.map_err(|_| interrupted())?;
@@ -283,9 +283,19 @@ fn make_report(
             .push(format!("{PAGE_FILE} not written: {e}"));
         written = None;
     }
-    match written {
-        Some(w) => w.commit()?,
-        None => write_report(&report_path, &report)?.commit()?,
+    // A capture folder that cannot take the report (full, read-only)
+    // still gives it: on the terminal, with the reason.
+    let saved = match written {
+        Some(w) => w.commit(),
+        None => write_report(&report_path, &report).and_then(|w| w.commit()),
+    };
+    if let Err(e) = saved {
+        // First: the table's last line and the first warning say it.
+        let w = format!(
+            "{} ({e}): this table is all there is",
+            crate::report::export::table::NOT_WRITTEN
+        );
+        report.warnings.insert(0, w);
     }
     Ok(report)
 }
@@ -496,6 +506,8 @@ fn assemble(
     progress("copying ISA files");
     let waited = capture::waited(dir);
     let processes = entries::process_entries(&recs, &locations, &folders, run.as_ref(), &waited);
+    let mut incomplete = counts_incomplete(&processes);
+    incomplete.extend(unrecorded(dir, run.as_ref(), &processes));
     let by_rank = entries::launches_by_rank(&recs);
     // `binary` when every process ran so (records of a merge included).
     let isa = (!recs.is_empty() && recs.iter().all(|r| r.isa_binary)).then(|| "binary".to_string());
@@ -520,9 +532,49 @@ fn assemble(
         // Said by make_report, which made the links.
         asm_copies: None,
         page_kernels: None,
+        counts_incomplete: incomplete,
         warnings,
     };
     Ok(report)
+}
+
+/// The processes that said their record could be written nowhere and
+/// left none: one line each.
+fn unrecorded(
+    dir: &Path,
+    run: Option<&RunInfo>,
+    processes: &[crate::report::ProcessEntry],
+) -> Vec<String> {
+    let mut notices: Vec<_> = run.map(|r| r.notices.clone()).unwrap_or_default();
+    notices.extend(
+        capture::job::instances(dir)
+            .into_iter()
+            .flat_map(|i| i.notices),
+    );
+    notices.sort_by(|a, b| (&a.host, a.pid).cmp(&(&b.host, b.pid)));
+    notices.dedup_by(|a, b| (&a.host, a.pid) == (&b.host, b.pid));
+    notices
+        .into_iter()
+        .filter(|n| !processes.iter().any(|p| p.pid == n.pid && p.host == n.host))
+        .map(|n| format!("process {} on {}: no record: {}", n.pid, n.host, n.reason))
+        .collect()
+}
+
+/// Each process whose counts are not whole, and why: one line each.
+fn counts_incomplete(processes: &[crate::report::ProcessEntry]) -> Vec<String> {
+    processes
+        .iter()
+        .filter(|p| !p.counts_incomplete.is_empty())
+        .map(|p| {
+            let rank = p.rank.map(|r| format!(" (rank {r})")).unwrap_or_default();
+            format!(
+                "process {} on {}{rank}: {}",
+                p.pid,
+                p.host,
+                p.counts_incomplete.join("; ")
+            )
+        })
+        .collect()
 }
 
 /// The listed kernels' code read (mostly one thread's work for kernels

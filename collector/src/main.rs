@@ -111,7 +111,7 @@ fn print_report(dir: &Path, r: &Report, args: &ReportArgs) {
         for w in r.warnings.iter().take(MAX_WARNINGS_SHOWN) {
             eprintln!("xpu-asm-run: warning: {}", escape_for_terminal(w));
         }
-        if r.warnings.len() > MAX_WARNINGS_SHOWN {
+        if r.warnings.len() > MAX_WARNINGS_SHOWN && dir.join("report.json").is_file() {
             eprintln!(
                 "xpu-asm-run: {} more warnings in {}/report.json",
                 r.warnings.len() - MAX_WARNINGS_SHOWN,
@@ -271,6 +271,7 @@ fn cmd_merge(out: &Path, dirs: &[std::path::PathBuf], args: &ReportArgs) -> i32 
 /// `xpu-asm-run -- cmd`: runs the command under the interposer, then
 /// collects (for a job's rank: the last rank to end collects).
 fn cmd_run(a: &RunArgs) -> Result<i32, LaunchError> {
+    launch::raise_fd_limit();
     let resolved = RunArgs {
         isa: a.isa.resolve(
             xpu_asm_collector::sources::native::iga::only_igc(),
@@ -307,7 +308,11 @@ fn cmd_run(a: &RunArgs) -> Result<i32, LaunchError> {
     let mut info = run_info(a, &interposer);
     let save = |info: &RunInfo| save_run_info(&dir, joined.as_ref(), info);
     save(&info)?;
-    let (command, env, unset) = child_command(a, &interposer, &dir);
+    let (command, mut env, unset) = child_command(a, &interposer, &dir);
+    let notices = xpu_asm_collector::run::notices::Notices::listen();
+    if let Some(n) = &notices {
+        env.push((xpu_asm_record::NOTIFY_ENV.into(), n.name().into()));
+    }
     if let Some(why) = launch::untraceable(&cmd0) {
         eprintln!("xpu-asm-run: warning: {why}; running it anyway");
     }
@@ -317,6 +322,7 @@ fn cmd_run(a: &RunArgs) -> Result<i32, LaunchError> {
         None => xpu_asm_collector::report::code::warm_up(&dir),
         Some(_) => None,
     };
+    let folder_at_start = folder_id(&dir);
     let ran = launch::spawn_and_wait(&command, &env, &unset);
     if let Some(w) = warm {
         w.finish();
@@ -326,7 +332,18 @@ fn cmd_run(a: &RunArgs) -> Result<i32, LaunchError> {
         Err(e) => return not_started(e, a, &out, joined.as_ref(), &mut info, &save),
     };
     launch::enter_collecting();
+    if folder_id(&dir) != folder_at_start {
+        // Removed while the command ran: what the processes still held,
+        // they wrote again; the rest is gone.
+        eprintln!(
+            "xpu-asm-run: warning: the capture folder {} was removed while the command ran; \
+             the records of processes that had ended before are lost",
+            dir.display()
+        );
+        let _ = std::fs::create_dir_all(&dir);
+    }
     info.state = "ended".into();
+    info.notices = notices.map(|n| n.take()).unwrap_or_default();
     info.pid = Some(pid);
     info.exit = Some(exit);
     info.ended_unix = Some(unix_now());
@@ -347,6 +364,12 @@ fn cmd_run(a: &RunArgs) -> Result<i32, LaunchError> {
     }
     collect_and_print(&dir, args);
     Ok(exit.status())
+}
+
+/// Which folder `dir` is (device, inode), when it is there.
+fn folder_id(dir: &Path) -> Option<(u64, u64)> {
+    use std::os::unix::fs::MetadataExt;
+    std::fs::metadata(dir).ok().map(|m| (m.dev(), m.ino()))
 }
 
 /// `run.json` as the command starts.
@@ -371,6 +394,7 @@ fn run_info(a: &RunArgs, interposer: &Path) -> RunInfo {
         error: None,
         started_unix: unix_now(),
         ended_unix: None,
+        notices: Vec::new(),
     }
 }
 
@@ -389,6 +413,7 @@ fn save_run_info(dir: &Path, joined: Option<&Joined>, info: &RunInfo) -> Result<
                 state: info.state.clone(),
                 exit: info.exit,
                 error: info.error.clone(),
+                notices: info.notices.clone(),
             },
         ),
         None => write_run_info(dir, info),

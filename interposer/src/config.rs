@@ -5,12 +5,16 @@
 //! constructor, before `main`, where `std::env` and I/O have no place.
 
 use std::ffi::{CStr, CString};
-use std::sync::atomic::{AtomicU8, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicU8, Ordering};
 use std::sync::OnceLock;
 use xpu_asm_record::{
     ranks, DUMPS_DIR, DUMPS_ENV, DUMP_ENV, DUMP_FILTER, DUMP_FILTER_ENV, IGC1_DUMP_ENV, IGC_ENV,
-    ISA_ENV, OUT_ENV, OWNED_ENV,
+    ISA_ENV, NOTIFY_ENV, OUT_ENV, OWNED_ENV, STAGING_DEFAULT, STAGING_ENV,
 };
+
+/// Test only: `CALL:ERRNO[:N]` faults injected into the recorder's own
+/// system calls (`sys::set_faults`).
+const FAULTS_ENV: &str = "XPU_ASM_FAULTS";
 
 pub struct Config {
     /// Absolute output folder (`XPU_ASM_OUT`).
@@ -34,6 +38,27 @@ pub struct Config {
     /// IGC 1's light dumps ([`IGC_ENV`]): IGC writes only the `.asm` and
     /// `.dat` files, and the interposer each SPIR-V module's `.spv`.
     pub igc1_light: bool,
+    /// The staging folder ([`STAGING_ENV`]): node-local memory for what
+    /// cannot be put into the capture folder; `None` when it is not a
+    /// folder this process can use.
+    pub staging: Option<String>,
+    /// The abstract socket `xpu-asm-run` listens on for notices
+    /// ([`NOTIFY_ENV`]).
+    pub notify: Option<String>,
+}
+
+/// Which file descriptor 2 was at load (`(dev, ino)` packed; 0: closed).
+static STDERR_AT_LOAD: AtomicU64 = AtomicU64::new(0);
+
+fn pack(id: Option<crate::sys::Identity>) -> u64 {
+    id.map_or(0, |(dev, ino)| dev.rotate_left(32) ^ ino ^ 1)
+}
+
+/// Whether descriptor 2 is still the stderr the process started with
+/// (the recorder's warnings go there only then).
+pub fn stderr_is_the_one_at_load() -> bool {
+    let now = pack(crate::sys::identity_of_fd(2));
+    now != 0 && now == STDERR_AT_LOAD.load(Ordering::Relaxed)
 }
 
 static CONFIG: OnceLock<Option<Config>> = OnceLock::new();
@@ -69,6 +94,17 @@ fn getenv(name: &str) -> Option<String> {
     }
     // SAFETY: non-null result of getenv is a NUL-terminated string.
     Some(unsafe { CStr::from_ptr(p) }.to_string_lossy().into_owned())
+}
+
+fn getcwd() -> Option<String> {
+    let mut buf = vec![0u8; 4096];
+    // SAFETY: buf is writable for its length; getcwd NUL-terminates on success.
+    let p = unsafe { libc::getcwd(buf.as_mut_ptr().cast(), buf.len()) };
+    if p.is_null() {
+        return None;
+    }
+    let end = buf.iter().position(|b| *b == 0)?;
+    String::from_utf8(buf[..end].to_vec()).ok()
 }
 
 fn unsetenv(name: &str) {
@@ -109,6 +145,21 @@ pub fn new_token() -> String {
 
 fn load() -> Option<Config> {
     let out = getenv(OUT_ENV).filter(|s| !s.is_empty())?;
+    // A relative folder stays the same folder when the program changes
+    // its working directory.
+    let out = match out.starts_with('/') {
+        true => out,
+        false => match getcwd() {
+            Some(d) => format!("{}/{out}", d.trim_end_matches('/')),
+            None => out,
+        },
+    };
+    STDERR_AT_LOAD.store(pack(crate::sys::identity_of_fd(2)), Ordering::Relaxed);
+    if let Some(spec) = getenv(FAULTS_ENV) {
+        for bad in crate::sys::set_faults(&spec) {
+            crate::output::warn(&format!("{FAULTS_ENV}: cannot read {bad:?}; ignored"));
+        }
+    }
     let host = xpu_asm_record::host_name();
     // SAFETY: getpid has no preconditions.
     let pid = unsafe { libc::getpid() } as u32;
@@ -158,7 +209,21 @@ fn load() -> Option<Config> {
         rank: ranks::from_env(getenv),
         isa_binary,
         igc1_light,
+        staging: staging_folder(),
+        notify: getenv(NOTIFY_ENV).filter(|n| !n.is_empty()),
     })
+}
+
+/// The staging folder: [`STAGING_ENV`], or [`STAGING_DEFAULT`]; `None`
+/// when it is not a folder (it is used only when something cannot be put
+/// into the capture folder).
+fn staging_folder() -> Option<String> {
+    let dir = getenv(STAGING_ENV).filter(|d| !d.is_empty());
+    let dir = dir.unwrap_or_else(|| STAGING_DEFAULT.to_string());
+    let c = CString::new(dir.as_str()).ok()?;
+    // SAFETY: a valid C string; access only reads the file's metadata.
+    let usable = unsafe { libc::access(c.as_ptr(), libc::W_OK | libc::X_OK) } == 0;
+    usable.then(|| dir.trim_end_matches('/').to_string())
 }
 
 /// Sets each variable of [`DUMP_ENV`] that the user did not set (none with

@@ -472,7 +472,9 @@ unsafe fn handles<'a>(p: *const Handle, n: u32) -> &'a [Handle] {
 
 hook!(zeModuleCreate => module_create(
     context: Handle, device: Handle, desc: *const ModuleDesc, ph_module: *mut Handle, ph_build_log: *mut Handle
-) after {
+) before {
+    state::module_build_begins();
+} after {
     // SAFETY: on success the driver wrote the new handle; desc was accepted.
     unsafe {
         let fns = ModuleFns {

@@ -11,7 +11,9 @@
 //!   Level Zero functions the interposer calls itself (graph capture).
 //! - `guard`: the reentrancy guard and the panic barrier.
 //! - `state`, `handles`: what is known about the process and the launch path.
-//! - `output`: the per-process record files.
+//! - `output`: the per-process record files; `sys`: the recorder's own
+//!   system calls (no descriptor kept, errors instead of signals, faults
+//!   injected by tests).
 //!
 //! Exported symbols (all `extern "C"`):
 //! `dlsym`; `zeGetModuleProcAddrTable`, `zeGetDeviceProcAddrTable` (read,
@@ -58,6 +60,7 @@ pub mod output;
 pub mod queries;
 pub mod real;
 pub mod state;
+pub mod sys;
 pub mod tables;
 
 /// Load time: read the configuration and set the environment the driver and
@@ -68,4 +71,11 @@ fn on_load() {
         let _ = config::get();
         hooks::set_stand_in(names::stand_in);
     });
+}
+
+/// Unload (after every exit handler of the program's): the record's last
+/// counts written (`state::unload`).
+#[ctor::dtor]
+fn on_unload() {
+    guard::no_panic(state::unload);
 }

@@ -218,9 +218,17 @@ extern "C" {
 /// will see it). Endings that skip `exit()` leave no exit event.
 extern "C" fn at_exit(status: libc::c_int, _: *mut libc::c_void) {
     crate::guard::no_panic(|| {
-        let line = format!("{{\"type\":\"exit\",\"code\":{}}}\n", status & 0xff);
-        with_registry(|r, _| r.out.event(line.as_bytes(), false));
+        with_registry(|r, _| r.out.finish_at_exit(status & 0xff));
     });
+}
+
+/// The library is unloaded, after every exit handler: counters kept out
+/// of the counts file are written into it once more (launches made by
+/// later exit handlers), and the staged files go.
+pub fn unload() {
+    if let Some(Some(_)) = REGISTRY.get() {
+        with_registry(|r, _| r.out.finish_at_unload());
+    }
 }
 
 /// Makes sure the record exists: called when Level Zero is first seen, so
@@ -308,6 +316,14 @@ fn device_id(r: &mut Registry, dev: &DeviceRef) -> u32 {
     id
 }
 
+/// A module is about to be built: IGC's dump folder is made again if it
+/// went (the capture folder removed while the program runs).
+pub fn module_build_begins() {
+    if let Some(cfg) = config::get() {
+        crate::output::ensure_dump_folder(cfg);
+    }
+}
+
 /// A module was created successfully. `binary` is its GPU code (what the
 /// program passed for a native module, the driver's build of a SPIR-V
 /// one), or why there is none; it is saved once per content under
@@ -372,7 +388,7 @@ pub fn module_built(
     let sha = first.map(|i| sha256_hex(i.bytes)).unwrap_or_default();
     let binary = hash_binary(format, first, &sha, binary);
     let rebuilt = rebuilt.map(|r| r.map(|b| (b, sha256_hex(b))));
-    with_registry(|r, _| {
+    with_registry(|r, cfg| {
         let device_id = device_id(r, &device);
         let id = r.next_module;
         r.next_module += 1;
@@ -382,6 +398,11 @@ pub fn module_built(
         push_kernel_names(&mut line, kernel_names);
         if device_id != 0 {
             line.extend_from_slice(format!(",\"device\":{device_id}").as_bytes());
+        }
+        // IGC's writes fail silently on a full filesystem: the collector
+        // then trusts no dump of this module.
+        if let Some(free) = crate::output::space_left_if_low(cfg) {
+            line.extend_from_slice(format!(",\"space_left\":{free}").as_bytes());
         }
         push_binary(&mut line, "binary", &binary, &mut r.out);
         if let Some(rebuilt) = &rebuilt {

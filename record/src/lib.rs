@@ -39,6 +39,62 @@ pub const COUNTS_SLOT_LEN: usize = 32;
 /// Kernel id of launches whose kernel handle was never seen being created.
 pub const UNKNOWN_KERNEL_ID: u32 = 0;
 
+/// Slots per chunk of a counts file: the interposer reserves and maps a
+/// counts file a chunk at a time, and says of each chunk where its counts
+/// are (a `counts` event: in the file, staged, or in memory).
+pub const CHUNK_SLOTS: usize = 2048;
+
+/// Environment variable naming the folder where a process keeps what it
+/// could not (yet) put into the capture folder: counts of chunks that
+/// could not be mapped there safely, events that could not be written.
+/// A node-local memory filesystem; default [`STAGING_DEFAULT`].
+pub const STAGING_ENV: &str = "XPU_ASM_STAGING";
+/// The default staging folder.
+pub const STAGING_DEFAULT: &str = "/dev/shm";
+/// The `record` field of a staged file's header.
+pub const STAGING_TAG: &str = "xpu-asm-staging";
+/// Size of a staged counts file's first page: [`STAGED_COUNTS_MAGIC`],
+/// the length of a JSON header (u32 LE at 8) and the header itself (at
+/// 16; the same object as a staged events file's first line), and from
+/// [`STAGED_FLAGS_AT`] one byte per chunk: 1 while that chunk's counts are
+/// staged here and not yet written into the capture's counts file. The
+/// counts file's own layout follows, so that chunk `c` starts at
+/// `STAGED_HEAD_LEN + c * CHUNK_SLOTS * COUNTS_SLOT_LEN`, page-aligned.
+pub const STAGED_HEAD_LEN: usize = 4096;
+/// Where a staged counts file's chunk flags start.
+pub const STAGED_FLAGS_AT: usize = 2048;
+/// First 8 bytes of a staged counts file.
+pub const STAGED_COUNTS_MAGIC: [u8; 8] = *b"XPUSTG01";
+
+/// Environment variable naming the abstract Unix datagram socket on which
+/// `xpu-asm-run` listens for notices: a process that can write its record
+/// nowhere (neither the capture folder nor the staging folder) says so
+/// there, one JSON line a notice: `{"host":..,"pid":..,"reason":..}`.
+pub const NOTIFY_ENV: &str = "XPU_ASM_NOTIFY";
+
+/// `xpu-asm-H-P-T.events` / `.counts`: a process's staged files.
+pub fn staged_file_name(stem: &str, ext: &str) -> String {
+    format!("xpu-asm-{stem}.{ext}")
+}
+
+/// The header of a process's staged files (without a newline): where its
+/// record is (absolute paths), and which process it is (`start`: its start
+/// time in clock ticks since boot, `/proc/<pid>/stat`'s 22nd field, which
+/// tells it from a later process of the same pid).
+pub fn staging_header(events: &str, counts: &str, host: &str, pid: u32, start: u64) -> Vec<u8> {
+    let mut l = Vec::with_capacity(256);
+    l.extend_from_slice(b"{\"record\":");
+    push_json_str(&mut l, STAGING_TAG);
+    l.extend_from_slice(b",\"events\":");
+    push_json_str(&mut l, events);
+    l.extend_from_slice(b",\"counts\":");
+    push_json_str(&mut l, counts);
+    l.extend_from_slice(b",\"host\":");
+    push_json_str(&mut l, host);
+    l.extend_from_slice(format!(",\"pid\":{pid},\"start\":{start}}}").as_bytes());
+    l
+}
+
 /// Folder under the output folder that holds the records.
 pub const RECORDS_DIR: &str = "records";
 /// Folder under the output folder that holds one IGC dump folder per process.

@@ -44,6 +44,10 @@ pub struct Module {
     /// SPIR-V its binary carries (`spirv`), or the binary (`native`).
     pub from: Option<String>,
     pub from_sha256: Option<String>,
+    /// Bytes free on the dump folder's filesystem after the build, when
+    /// that was low: IGC may have failed to write its dumps (it says
+    /// nothing when a write fails).
+    pub space_left: Option<u64>,
 }
 
 /// The API a module was made through.
@@ -97,6 +101,18 @@ pub struct Kernel {
     pub name: Vec<u8>,
     pub launches: u64,
     pub appended: u64,
+    /// Its counts are not whole: they were kept out of the counts file and
+    /// lost, or the process still runs (the collector sets it, from
+    /// [`ProcessRecord::counts_places`]).
+    pub incomplete: bool,
+}
+
+/// Where a chunk of a process's counters was, by its last `counts` event.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct CountsPlace {
+    /// `file`, `staged` or `memory`.
+    pub place: String,
+    pub reason: String,
 }
 
 /// Everything one process left.
@@ -119,6 +135,20 @@ pub struct ProcessRecord {
     pub isa_binary: bool,
     /// Launches of kernel handles never seen being created.
     pub unknown_launches: u64,
+    /// Launches counted in slots of kernels that have no kernel event:
+    /// their creation was recorded, but that event was lost.
+    pub unattributed_launches: u64,
+    /// Each chunk of counters (of `CHUNK_SLOTS` kernel ids) that was not
+    /// (only) in the counts file, by its last `counts` event.
+    pub counts_places: BTreeMap<u32, CountsPlace>,
+    /// Why the counts file could not be read, when it could not.
+    pub counts_missing: Option<String>,
+    /// The process's start time, clock ticks since boot (`start` in the
+    /// header): with host and pid, whether it still runs.
+    pub start_ticks: Option<u64>,
+    /// Why its counts are not whole, one reason each (the collector fills
+    /// it, from what the record and the staging folder hold).
+    pub counts_incomplete: Vec<String>,
     pub notes: Vec<String>,
     /// The process wrote its exit event: it ended through `exit()`.
     pub exited: bool,
@@ -166,15 +196,67 @@ pub fn read_process(events_path: &Path) -> ProcessRecord {
         }
     };
     parse_events(&bytes, &shown, &mut rec);
+    if rec.pid == 0 && rec.host.is_empty() {
+        // No header (it could not be written): the file's name says which
+        // process it is, so that its counts still speak.
+        if let Some((host, pid)) = stem_of(events_path) {
+            rec.host = host;
+            rec.pid = pid;
+        }
+    }
     let counts_path = events_path.with_extension("counts");
     match read_regular(&counts_path) {
         Ok(c) => apply_counts(&c, &counts_path.display().to_string(), &mut rec),
-        Err(e) => rec.warnings.push(format!(
-            "{}: cannot read: {e}; launch counts of this process are unknown",
-            counts_path.display()
-        )),
+        Err(e) => {
+            rec.counts_missing = Some(format!("cannot read its counts file: {e}"));
+            rec.warnings.push(format!(
+                "{}: cannot read: {e}; launch counts of this process are unknown",
+                counts_path.display()
+            ))
+        }
     }
     rec
+}
+
+/// `(host, pid)` from a record's file name, `H-P-T.events` or `H-P.events`.
+fn stem_of(path: &Path) -> Option<(String, u32)> {
+    let stem = path.file_stem()?.to_str()?;
+    let mut parts = stem.rsplitn(3, '-');
+    let last = parts.next()?;
+    let (pid, host) = match last.len() == 8 && last.bytes().all(|b| b.is_ascii_hexdigit()) {
+        true => (parts.next()?, parts.next()?),
+        false => (last, stem.rsplit_once('-')?.0),
+    };
+    Some((host.to_string(), pid.parse().ok()?))
+}
+
+/// Parses more events of a record already read (those a process kept in
+/// its staged events file): a process header among them is read only when
+/// `rec` has none yet.
+pub fn parse_more_events(bytes: &[u8], shown: &str, rec: &mut ProcessRecord) {
+    if rec.pid == 0 && rec.host.is_empty() {
+        parse_events(bytes, shown, rec);
+        return;
+    }
+    let ends_with_newline = bytes.last() == Some(&b'\n');
+    let lines: Vec<&[u8]> = bytes.split(|b| *b == b'\n').collect();
+    let n = lines.len();
+    for (i, line) in lines.into_iter().enumerate() {
+        let at = At {
+            shown,
+            lineno: i + 1,
+        };
+        let last_unterminated = i + 1 == n && !ends_with_newline;
+        if line.is_empty() {
+            continue;
+        }
+        let Some(v) = parse_line(line, last_unterminated, at, &mut rec.warnings) else {
+            continue;
+        };
+        if v.get("type").and_then(Value::as_str) != Some("process") {
+            read_event(&v, at, rec);
+        }
+    }
 }
 
 /// Reads a regular file (following symlinks) and refuses anything else: a
@@ -292,6 +374,7 @@ fn read_header(v: &Value, rec: &mut ProcessRecord) {
         .and_then(Value::as_u64)
         .map(|p| p as u32);
     rec.rank = v.get("job").and_then(parse_rank);
+    rec.start_ticks = v.get("start").and_then(Value::as_u64);
     if let Some(env) = v.get("env").and_then(Value::as_object) {
         for (name, s) in env {
             rec.env.push(EnvSetting {
@@ -323,6 +406,14 @@ fn read_event(v: &Value, at: At, rec: &mut ProcessRecord) {
                 .push(format!("{at}: kernel event without a name; skipped")),
         },
         "note" => rec.notes.push(get_str(v, "message")),
+        "counts" => {
+            let chunk = get_u64(v, "chunk") as u32;
+            let place = CountsPlace {
+                place: get_str(v, "place"),
+                reason: get_str(v, "reason"),
+            };
+            rec.counts_places.insert(chunk, place);
+        }
         "exit" => {
             rec.exited = true;
             rec.exit_code = v.get("code").and_then(Value::as_i64).map(|c| c as i32);
@@ -357,6 +448,7 @@ fn module_event(v: &Value) -> Module {
             .get("from_sha256")
             .and_then(Value::as_str)
             .map(str::to_string),
+        space_left: v.get("space_left").and_then(Value::as_u64),
     }
 }
 
@@ -393,6 +485,7 @@ fn kernel_event(v: &Value) -> Option<Kernel> {
         name: bytes_field(v, "name")?,
         launches: 0,
         appended: 0,
+        incomplete: false,
     })
 }
 
@@ -429,6 +522,13 @@ pub fn apply_counts(bytes: &[u8], shown: &str, rec: &mut ProcessRecord) {
             )),
         }
     }
+    // Counters of kernels whose event is missing (lost with events that
+    // could not be written).
+    let slots = (bytes.len() - COUNTS_HEADER_LEN) / COUNTS_SLOT_LEN;
+    rec.unattributed_launches = (1..slots as u32)
+        .filter(|id| !rec.kernels.contains_key(id))
+        .filter_map(|id| read_slot(id).map(|s| s.0))
+        .sum();
 }
 
 /// The header's `job` object: `{"launcher","rank","local_rank","size","id"}`.

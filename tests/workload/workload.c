@@ -31,6 +31,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -126,6 +128,18 @@ static void usage(void) {
             "  recreate:M:K:N     create K, N launches, destroy, create K again, N launches\n"
             "  swap:M:K1:K2:N     create K1, N launches, destroy, create K2, N launches\n"
             "  fork:M:K:N         a forked child initialises again and launches K N times\n"
+            "  each:M:P:N         kernels P0..P(N-1) of M, each created, launched i+1 times, destroyed\n"
+            "the workload's own files and limits (for the do-no-harm tests):\n"
+            "  closefds           close every descriptor from 3 to 4095\n"
+            "  open:PATH          open (create, truncate) PATH as the workload's own file\n"
+            "  say:TEXT           write TEXT and a newline into that file (write(2))\n"
+            "  fill:PATH          write PATH until its filesystem is full (ENOSPC)\n"
+            "  unfill:PATH        remove PATH\n"
+            "  fdfill / fdfree    open /dev/null until EMFILE, print how many; close them\n"
+            "  chdir:PATH         change the working directory\n"
+            "  umask:OCTAL        set the umask\n"
+            "  handlers           SIGBUS and SIGSEGV print 'caught signal N' and exit 99\n"
+            "  waitfile:PATH      wait until PATH exists (the test changes something meanwhile)\n"
             "  end:exit|_exit|abort|segv|kill|thread-exit|term-wait\n");
     exit(2);
 }
@@ -581,6 +595,140 @@ static void step_fork(int mi, const char *kname, long n) {
     printf("fork %s %s %ld child=%d\n", modules[mi].name, kname, n, (int)pid);
 }
 
+static void step_each(int mi, const char *prefix, long n) {
+    char name[256];
+    for (long i = 0; i < n; i++) {
+        snprintf(name, sizeof name, "%s%ld", prefix, i);
+        ze_kernel_handle_t k = create_kernel(mi, name);
+        launch_immediate(k, i + 1);
+        CALL(KernelDestroy, k);
+    }
+}
+
+/* The workload's own file (open:, say:) and the descriptors of fdfill. */
+static int own_fd = -1;
+static int held[65536];
+static int n_held;
+
+static void step_open(const char *path) {
+    own_fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    if (own_fd < 0)
+        die("open %s: %s", path, strerror(errno));
+    printf("open %s fd=%d\n", path, own_fd);
+}
+
+static void step_say(const char *text) {
+    if (own_fd < 0)
+        die("say before open");
+    size_t n = strlen(text);
+    if (write(own_fd, text, n) != (ssize_t)n || write(own_fd, "\n", 1) != 1)
+        die("write: %s", strerror(errno));
+    printf("say %s\n", text);
+}
+
+static void step_fill(const char *path) {
+    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    if (fd < 0)
+        die("open %s: %s", path, strerror(errno));
+    static char block[65536];
+    memset(block, 'x', sizeof block);
+    for (;;) {
+        ssize_t w = write(fd, block, sizeof block);
+        if (w < 0 && errno == ENOSPC)
+            break;
+        if (w < 0)
+            die("write %s: %s", path, strerror(errno));
+    }
+    /* The last few bytes a block left. */
+    while (write(fd, block, 1) == 1) {
+    }
+    close(fd);
+    printf("fill %s: full\n", path);
+}
+
+static void step_fdfill(void) {
+    n_held = 0;
+    for (;;) {
+        int fd = open("/dev/null", O_RDONLY);
+        if (fd < 0) {
+            if (errno != EMFILE)
+                die("open /dev/null: %s", strerror(errno));
+            break;
+        }
+        if (n_held == (int)(sizeof held / sizeof held[0]))
+            die("too many descriptors");
+        held[n_held++] = fd;
+    }
+    printf("fdfill %d\n", n_held);
+}
+
+static void step_fdfree(void) {
+    for (int i = 0; i < n_held; i++)
+        close(held[i]);
+    printf("fdfree %d\n", n_held);
+    n_held = 0;
+}
+
+static void on_fault(int sig) {
+    char line[64];
+    int n = snprintf(line, sizeof line, "caught signal %d\n", sig);
+    if (write(1, line, (size_t)n) < 0) {
+    }
+    _exit(99);
+}
+
+static void step_handlers(void) {
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_fault;
+    sigaction(SIGBUS, &sa, NULL);
+    sigaction(SIGSEGV, &sa, NULL);
+    printf("handlers\n");
+}
+
+static void step_waitfile(const char *path) {
+    while (access(path, F_OK) != 0)
+        usleep(10000);
+    printf("waitfile %s\n", path);
+}
+
+/* Steps of one field that are not about Level Zero; 0 when spec is none. */
+static int run_plain_step(const char *kind, char **f, int nf) {
+    if (strcmp(kind, "closefds") == 0 && nf == 1) {
+        for (int fd = 3; fd < 4096; fd++)
+            close(fd);
+        printf("closefds\n");
+    } else if (strcmp(kind, "fdfill") == 0 && nf == 1) {
+        step_fdfill();
+    } else if (strcmp(kind, "fdfree") == 0 && nf == 1) {
+        step_fdfree();
+    } else if (strcmp(kind, "handlers") == 0 && nf == 1) {
+        step_handlers();
+    } else if (strcmp(kind, "open") == 0 && nf == 2) {
+        step_open(f[1]);
+    } else if (strcmp(kind, "say") == 0 && nf == 2) {
+        step_say(f[1]);
+    } else if (strcmp(kind, "fill") == 0 && nf == 2) {
+        step_fill(f[1]);
+    } else if (strcmp(kind, "unfill") == 0 && nf == 2) {
+        if (unlink(f[1]) != 0)
+            die("unlink %s: %s", f[1], strerror(errno));
+        printf("unfill %s\n", f[1]);
+    } else if (strcmp(kind, "chdir") == 0 && nf == 2) {
+        if (chdir(f[1]) != 0)
+            die("chdir %s: %s", f[1], strerror(errno));
+        printf("chdir %s\n", f[1]);
+    } else if (strcmp(kind, "umask") == 0 && nf == 2) {
+        umask((mode_t)strtol(f[1], NULL, 8));
+        printf("umask %s\n", f[1]);
+    } else if (strcmp(kind, "waitfile") == 0 && nf == 2) {
+        step_waitfile(f[1]);
+    } else {
+        return 0;
+    }
+    return 1;
+}
+
 static void *exit_from_thread(void *unused) {
     (void)unused;
     exit(3);
@@ -622,10 +770,13 @@ static void run_step(char *spec) {
     current_step = spec;
     char *f[MAX_FIELDS];
     int nf = split(copy, ':', f, MAX_FIELDS);
-    if (nf < 2)
+    if (nf < 1)
         die("malformed step");
     const char *kind = f[0];
-    if (strcmp(kind, "end") == 0 && nf == 2) {
+    if (run_plain_step(kind, f, nf)) {
+    } else if (nf < 2) {
+        die("malformed step");
+    } else if (strcmp(kind, "end") == 0 && nf == 2) {
         step_end(f[1]);
     } else if ((strcmp(kind, "imm") == 0 || strcmp(kind, "coop") == 0 ||
                 strcmp(kind, "indirect") == 0) &&
@@ -657,6 +808,10 @@ static void run_step(char *spec) {
                same ? "yes" : "no");
     } else if (strcmp(kind, "fork") == 0 && nf == 4) {
         step_fork(find_module(f[1]), f[2], count_arg(f[3]));
+    } else if (strcmp(kind, "each") == 0 && nf == 4) {
+        long n = count_arg(f[3]);
+        step_each(find_module(f[1]), f[2], n);
+        printf("each %s %s %ld\n", f[1], f[2], n);
     } else {
         die("unknown step or wrong number of fields");
     }

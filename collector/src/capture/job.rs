@@ -34,6 +34,9 @@ pub struct Instance {
     pub state: String,
     pub exit: Option<Exit>,
     pub error: Option<String>,
+    /// As `run.json`'s: processes whose record could be written nowhere.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub notices: Vec<super::run::Notice>,
 }
 
 pub fn instance_path(dir: &Path, rank: u32) -> PathBuf {

@@ -12,6 +12,7 @@ pub mod merged;
 pub mod rebuilt;
 pub mod records;
 pub mod run;
+pub mod staged;
 pub mod state;
 
 use run::Exit;

@@ -74,6 +74,18 @@ pub struct RunInfo {
     pub error: Option<String>,
     pub started_unix: u64,
     pub ended_unix: Option<u64>,
+    /// Processes of the command that said their record could be written
+    /// nowhere (`run::notices`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub notices: Vec<Notice>,
+}
+
+/// A process's notice that its record could be written nowhere.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Notice {
+    pub host: String,
+    pub pid: u32,
+    pub reason: String,
 }
 
 pub fn unix_now() -> u64 {

@@ -50,6 +50,8 @@ pub struct KernelMatch {
     pub api: Api,
     pub launches: u64,
     pub appended: u64,
+    /// Some process's counts of it are not whole.
+    pub counts_incomplete: bool,
     pub pids: Vec<u32>,
     pub status: Status,
     pub reason: Option<String>,
@@ -96,6 +98,7 @@ struct PerProcess<'a> {
     pid: u32,
     launches: u64,
     appended: u64,
+    incomplete: bool,
     status: Status,
     reason: Option<String>,
     candidates: Vec<&'a Arc<AsmFile>>,
@@ -131,6 +134,10 @@ fn match_one<'a>(
     let sha = Some(module.sha256.to_ascii_lowercase()).filter(|s| !s.is_empty());
     let mut misses: Vec<(IsaSourceKind, Status, String)> = Vec::new();
     for source in p.sources(binaries) {
+        if let (IsaSourceKind::IgcDump, Some(free)) = (source.kind(), module.space_left) {
+            misses.push((source.kind(), Status::NoSpace, no_space(free)));
+            continue;
+        }
         match source.find(rec, module, name) {
             Lookup::Found(files) => return (sha, Status::Matched, None, files),
             Lookup::Missing(status, why) => misses.push((source.kind(), status, why)),
@@ -138,6 +145,15 @@ fn match_one<'a>(
     }
     let (status, why) = explain(module, misses);
     (sha, status, Some(why), vec![])
+}
+
+/// Why the dumps of a module built on a (nearly) full filesystem are not
+/// taken.
+fn no_space(free: u64) -> String {
+    format!(
+        "its module was built when the dump folder's filesystem had {free} bytes left: \
+         IGC's dumps of it may be missing or cut (no space), so none is taken"
+    )
 }
 
 /// The status and reason of a kernel no source had: the binary's, which
@@ -150,6 +166,9 @@ fn explain(
     let dump = misses.iter().find(|m| m.0 == IsaSourceKind::IgcDump);
     let binary = misses.iter().find(|m| m.0 == IsaSourceKind::ModuleBinary);
     match (dump, binary) {
+        (Some(d), Some(b)) if d.1 == Status::NoSpace => {
+            (d.1, format!("{}; and its module binary: {}", d.2, b.2))
+        }
         (Some(d), _) if module.binary.is_none() && module.format == "spirv" => (d.1, d.2.clone()),
         (Some(d), Some(b)) if module.format == "spirv" => (
             b.1,
@@ -173,6 +192,7 @@ pub fn binary_requests(procs: &[ProcessInput]) -> Vec<Request> {
         .filter_map(|(p, k)| {
             let module = p.rec.modules.get(&k.module)?;
             if !p.rec.isa_binary
+                && module.space_left.is_none()
                 && matches!(p.folder.find(p.rec, module, &k.name), Lookup::Found(_))
             {
                 return None;
@@ -252,6 +272,7 @@ fn by_kernel<'a>(
                 pid: p.rec.pid,
                 launches: k.launches,
                 appended: k.appended,
+                incomplete: k.incomplete,
                 status,
                 reason,
                 candidates,
@@ -390,6 +411,7 @@ fn unlaunched_match(name: &[u8], found: &Found, api: Api) -> KernelMatch {
         api,
         launches: 0,
         appended: 0,
+        counts_incomplete: false,
         pids,
         status: Status::NotLaunched,
         reason: Some("IGC compiled it; the program never launched it".into()),
@@ -440,6 +462,7 @@ fn merge_processes(
         api,
         launches: per.iter().map(|p| p.launches).sum(),
         appended: per.iter().map(|p| p.appended).sum(),
+        counts_incomplete: per.iter().any(|p| p.incomplete),
         pids,
         status: lead.status,
         reason: lead.reason.clone(),

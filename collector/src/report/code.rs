@@ -495,6 +495,7 @@ mod tests {
             name: b"k".to_vec(),
             module_sha256: Some("ab".into()),
             api: Api::LevelZero,
+            counts_incomplete: false,
             launches: 3,
             appended: 0,
             pids: vec![1],

@@ -57,6 +57,7 @@ impl KernelEntry {
             api: k.api.into(),
             launches: k.launches,
             appended: k.appended,
+            counts_incomplete: k.counts_incomplete,
             pids: k.pids,
             ranks: Vec::new(),
             launches_by_rank: Vec::new(),
@@ -185,6 +186,7 @@ pub fn kernel_entries(
             .filter(|k| k.status != Status::Matched)
             .count() as u64,
         filtered_out,
+        incomplete: kernels.iter().filter(|k| k.counts_incomplete).count() as u64,
     };
     if all {
         let mut un: Vec<(KernelMatch, String)> = unlaunched
@@ -257,6 +259,7 @@ pub fn process_entries(
                 rank: r.rank.as_ref().map(|k| k.rank),
                 local_rank: r.rank.as_ref().and_then(|k| k.local_rank),
                 job_id: r.rank.as_ref().and_then(|k| k.job.clone()),
+                counts_incomplete: r.counts_incomplete.clone(),
             }
         })
         .collect()

@@ -462,6 +462,7 @@ mod tests {
             },
             asm_copies: None,
             page_kernels: None,
+            counts_incomplete: vec!["process 1 on h: it was still running".into()],
             warnings: vec!["w".into()],
         };
         write_report(&path, &report).unwrap().commit().unwrap();

@@ -46,6 +46,11 @@ pub struct ProcessEntry {
     /// The launcher's job id (`openmpi:<id>`, `slurm:<job>.<step>`, ...).
     #[serde(default)]
     pub job_id: Option<String>,
+    /// Why its launch counts are not whole (empty: they are): counters
+    /// kept out of the capture and lost, a process still running, events
+    /// lost, an unreadable counts file.
+    #[serde(default)]
+    pub counts_incomplete: Vec<String>,
 }
 
 /// One rank's share of a kernel's launches.
@@ -145,6 +150,10 @@ pub struct KernelEntry {
     pub api: Api,
     pub launches: u64,
     pub appended: u64,
+    /// Its counts are a lower bound, not exact: some of its launches (in a
+    /// process whose `counts_incomplete` says why) may be missing.
+    #[serde(default)]
+    pub counts_incomplete: bool,
     pub pids: Vec<u32>,
     /// Ranks of the processes that launched it, sorted (empty outside a job).
     #[serde(default)]
@@ -232,6 +241,9 @@ pub struct Totals {
     pub unmatched: u64,
     /// Launched kernels left out by `--filter`.
     pub filtered_out: u64,
+    /// Listed kernels whose counts are a lower bound (`counts_incomplete`).
+    #[serde(default)]
+    pub incomplete: u64,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -338,6 +350,10 @@ pub struct Report {
     /// the first `limit`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub page_kernels: Option<LeftOut>,
+    /// Each process whose launch counts are not whole, and why (empty:
+    /// every count is exact).
+    #[serde(default)]
+    pub counts_incomplete: Vec<String>,
     pub warnings: Vec<String>,
 }
 

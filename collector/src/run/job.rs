@@ -417,6 +417,7 @@ mod tests {
                 state: "ended".into(),
                 exit: Some(exit),
                 error: None,
+                notices: Vec::new(),
             },
         )
         .unwrap();

@@ -717,6 +717,31 @@ pub fn enter_collecting() {
     PHASE.store(PHASE_COLLECTING, Ordering::SeqCst);
 }
 
+/// The descriptor limit the user gave (soft, hard), when xpu-asm-run
+/// raised its own soft limit above it: the command gets it back.
+static USERS_FD_LIMIT: std::sync::OnceLock<(u64, u64)> = std::sync::OnceLock::new();
+
+/// Raises xpu-asm-run's own descriptor limit to the hard limit (a
+/// collection reads many files at once), remembering the user's for the
+/// command: `ulimit -n 16 ; xpu-asm-run -- cmd` runs cmd at 16.
+pub fn raise_fd_limit() {
+    // SAFETY: plain data filled by getrlimit.
+    let mut r: libc::rlimit = unsafe { std::mem::zeroed() };
+    // SAFETY: getrlimit into a live struct.
+    if unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut r) } != 0 || r.rlim_cur >= r.rlim_max {
+        return;
+    }
+    let raised = libc::rlimit {
+        rlim_cur: r.rlim_max,
+        rlim_max: r.rlim_max,
+    };
+    // SAFETY: setrlimit with a valid struct; raising the soft limit to the
+    // hard one is always allowed.
+    if unsafe { libc::setrlimit(libc::RLIMIT_NOFILE, &raised) } == 0 {
+        let _ = USERS_FD_LIMIT.set((r.rlim_cur, r.rlim_max));
+    }
+}
+
 /// Runs `cmd` with `env` added (and `remove` removed) and waits for it.
 /// Returns its pid and how it ended.
 pub fn spawn_and_wait(
@@ -736,6 +761,21 @@ pub fn spawn_and_wait(
         c.env_remove(k);
     }
     c.envs(env.iter().map(|(k, v)| (k, v)));
+    if let Some(&(soft, hard)) = USERS_FD_LIMIT.get() {
+        use std::os::unix::process::CommandExt;
+        let limit = libc::rlimit {
+            rlim_cur: soft,
+            rlim_max: hard,
+        };
+        // SAFETY: setrlimit is async-signal-safe and touches no memory of
+        // the parent's; it runs in the child between fork and exec.
+        unsafe {
+            c.pre_exec(move || {
+                libc::setrlimit(libc::RLIMIT_NOFILE, &limit);
+                Ok(())
+            });
+        }
+    }
     PHASE.store(PHASE_RUNNING, Ordering::SeqCst);
     let mut child = c.spawn().map_err(|source| {
         PHASE.store(PHASE_IDLE, Ordering::SeqCst);

@@ -451,6 +451,12 @@ fn run_info(merged: &Merged, exits: &[Exit]) -> RunInfo {
             .min()
             .unwrap_or_else(unix_now),
         ended_unix: Some(unix_now()),
+        notices: merged
+            .inputs
+            .iter()
+            .filter_map(|i| i.run.as_ref())
+            .flat_map(|r| r.notices.iter().cloned())
+            .collect(),
     }
 }
 

@@ -10,5 +10,6 @@ pub mod interposer;
 pub mod job;
 pub mod launch;
 pub mod merge;
+pub mod notices;
 pub mod rebuild;
 pub mod ze;

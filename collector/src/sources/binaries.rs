@@ -58,6 +58,15 @@ pub struct Request {
     pub name: Vec<u8>,
 }
 
+/// What to do when a module binary could not be saved, by why.
+fn fix_for(why: &str) -> &'static str {
+    if why.contains("No space left") || why.contains("quota") {
+        "free space where the capture folder is (or put it elsewhere: -o) and run again"
+    } else {
+        "make the capture folder writable and run again"
+    }
+}
+
 /// The binary of `module` as `rec` recorded it, as a [`Request`] for kernel
 /// `name`; `Err` when the record has no binary for it.
 pub fn request(
@@ -79,7 +88,10 @@ pub fn request(
         let why = b.error.as_deref().unwrap_or("no file was written");
         return Err(Lookup::Missing(
             Status::NoBinary,
-            format!("its module's binary was not saved at run time ({why}); make the capture folder writable and run again"),
+            format!(
+                "its module's binary was not saved at run time ({why}); {}",
+                fix_for(why)
+            ),
         ));
     }
     let built = module

@@ -54,6 +54,7 @@ struct Tail<'a> {
     asm_copies: &'a Option<LeftOut>,
     #[serde(skip_serializing_if = "Option::is_none")]
     page_kernels: &'a Option<LeftOut>,
+    counts_incomplete: &'a [String],
     warnings: &'a [String],
 }
 
@@ -76,6 +77,7 @@ fn parts(r: &Report) -> (Head<'_>, &[KernelEntry], Tail<'_>) {
         dumps,
         asm_copies,
         page_kernels,
+        counts_incomplete,
         warnings,
     } = r;
     let head = Head {
@@ -95,6 +97,7 @@ fn parts(r: &Report) -> (Head<'_>, &[KernelEntry], Tail<'_>) {
         dumps,
         asm_copies,
         page_kernels,
+        counts_incomplete,
         warnings,
     };
     (head, kernels, tail)

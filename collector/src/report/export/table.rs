@@ -60,6 +60,7 @@ pub fn render_table(r: &Report, style: &TableStyle) -> String {
     let mut out = String::new();
     kernel_rows(&mut out, r, &Columns::of(r, style.width), c);
     totals(&mut out, r, c);
+    incomplete(&mut out, r, c);
     not_matched(&mut out, r, c);
     isa_notes(&mut out, r, c);
     closing_lines(&mut out, r, style);
@@ -249,9 +250,12 @@ fn display_names(r: &Report, shown: impl Fn(&str) -> String + Sync) -> Vec<Strin
         .collect()
 }
 
+/// A kernel's launches; `>=N` when its counts are a lower bound.
 fn launches(k: &KernelEntry) -> String {
     if k.status == Status::NotLaunched {
         "0".to_string()
+    } else if k.counts_incomplete {
+        format!(">={}", k.launches)
     } else {
         k.launches.to_string()
     }
@@ -275,6 +279,28 @@ fn isa_file(k: &KernelEntry, c: bool) -> String {
 }
 
 /// The totals, the job's ranks and what `--filter` left out.
+/// The processes whose counts are not whole, and why: the table's counts
+/// of their kernels are lower bounds (`>=`).
+fn incomplete(out: &mut String, r: &Report, c: bool) {
+    if r.counts_incomplete.is_empty() {
+        return;
+    }
+    let k = r.totals.incomplete;
+    let n = r.counts_incomplete.len();
+    let processes = format!("{n} process{}", if n == 1 { "" } else { "es" });
+    let head = match k {
+        0 => format!("counts incomplete: launches of {processes} are missing:"),
+        _ => format!(
+            "counts incomplete: {k} kernel{} counted at least as shown (>=); launches of {processes} are missing:",
+            if k == 1 { "" } else { "s" }
+        ),
+    };
+    let _ = writeln!(out, "{}", paint(c, "33", &head));
+    for why in &r.counts_incomplete {
+        let _ = writeln!(out, "  {}", names::escape_for_terminal(why));
+    }
+}
+
 fn totals(out: &mut String, r: &Report, c: bool) {
     let t = &r.totals;
     let _ = writeln!(
@@ -330,13 +356,31 @@ fn not_matched(out: &mut String, r: &Report, c: bool) {
         return;
     }
     let _ = writeln!(out, "{}", paint(c, "33", "not matched:"));
+    // Kernels that share a reason (a module's, a full disk's) are one line.
+    let mut groups: Vec<(&str, Vec<&KernelEntry>)> = Vec::new();
     for k in unmatched {
+        let why = k.reason.as_deref().unwrap_or("no reason recorded");
+        match groups.iter_mut().find(|g| g.0 == why) {
+            Some(g) => g.1.push(k),
+            None => groups.push((why, vec![k])),
+        }
+    }
+    for (why, ks) in groups {
+        let named =
+            |k: &&KernelEntry| format!("#{} {}", k.rank, names::shorten(&k.display_name(), 60));
+        if ks.len() <= 3 {
+            for k in &ks {
+                let _ = writeln!(out, "  {}: {why}", named(k));
+            }
+            continue;
+        }
+        let first: Vec<String> = ks.iter().take(3).map(named).collect();
         let _ = writeln!(
             out,
-            "  #{} {}: {}",
-            k.rank,
-            names::shorten(&k.display_name(), 60),
-            k.reason.as_deref().unwrap_or("no reason recorded")
+            "  {} kernels ({} and {} more): {why}",
+            ks.len(),
+            first.join(", "),
+            ks.len() - 3
         );
     }
 }
@@ -418,12 +462,22 @@ fn closing_lines(out: &mut String, r: &Report, style: &TableStyle) {
             "emulated device {dev}: kernels were compiled for it but not executed"
         );
     }
-    let _ = writeln!(
-        out,
-        "report: {0}/report.json, to browse: {0}/report.html",
-        style.dir
-    );
+    match r.warnings.iter().find(|w| w.starts_with(NOT_WRITTEN)) {
+        Some(w) => {
+            let _ = writeln!(out, "report: {}", paint(style.color, "33", w));
+        }
+        None => {
+            let _ = writeln!(
+                out,
+                "report: {0}/report.json, to browse: {0}/report.html",
+                style.dir
+            );
+        }
+    }
 }
+
+/// How the warning that `report.json` could not be written starts.
+pub const NOT_WRITTEN: &str = "report.json not written";
 
 /// `N most launched kernels`, `most launched kernel` for one.
 fn most_launched(n: u64) -> String {

@@ -1,0 +1,311 @@
+//! What processes kept in the staging folder (node-local memory,
+//! `XPU_ASM_STAGING`, default `/dev/shm`) because the capture folder could
+//! not take it: launch counts that could not be mapped there safely or at
+//! all, events that could not be written. A process writes them into its
+//! record itself when it can, and at exit; one that was killed leaves them
+//! here, and the collection on that host writes them into the capture
+//! ([`adopt`]), or, when the capture cannot take them either, reads them
+//! where they are ([`overlay`]).
+
+use std::collections::BTreeSet;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use xpu_asm_record::read::{apply_counts, parse_more_events, ProcessRecord};
+use xpu_asm_record::{
+    counts_header, CHUNK_SLOTS, COUNTS_HEADER_LEN, COUNTS_SLOT_LEN, STAGED_COUNTS_MAGIC,
+    STAGED_FLAGS_AT, STAGED_HEAD_LEN, STAGING_DEFAULT, STAGING_ENV, STAGING_TAG,
+};
+
+const CHUNK_BYTES: usize = CHUNK_SLOTS * COUNTS_SLOT_LEN;
+
+/// The staging folder this host's processes use.
+pub fn staging_dir() -> PathBuf {
+    match std::env::var_os(STAGING_ENV).filter(|v| !v.is_empty()) {
+        Some(d) => PathBuf::from(d),
+        None => PathBuf::from(STAGING_DEFAULT),
+    }
+}
+
+/// Whose staged files these are: the header both of them start with.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Owner {
+    pub events: PathBuf,
+    pub counts: PathBuf,
+    pub host: String,
+    pub pid: u32,
+    pub start: u64,
+}
+
+impl Owner {
+    fn parse(json: &[u8]) -> Option<Owner> {
+        let v: serde_json::Value = serde_json::from_slice(json).ok()?;
+        if v.get("record")?.as_str()? != STAGING_TAG {
+            return None;
+        }
+        let s = |k: &str| v.get(k).and_then(|x| x.as_str()).map(str::to_string);
+        Some(Owner {
+            events: PathBuf::from(s("events")?),
+            counts: PathBuf::from(s("counts")?),
+            host: s("host")?,
+            pid: v.get("pid")?.as_u64()? as u32,
+            start: v.get("start")?.as_u64()?,
+        })
+    }
+
+    /// Whether this process still runs (on this host: same pid, same
+    /// start time). A process of another host is taken as ended.
+    pub fn running(&self) -> bool {
+        self.host == xpu_asm_record::host_name() && still_running(self.pid, Some(self.start))
+    }
+}
+
+/// Whether process `pid`, started at `start` (clock ticks since boot, when
+/// known), still runs on this host.
+pub fn still_running(pid: u32, start: Option<u64>) -> bool {
+    let Ok(stat) = std::fs::read(format!("/proc/{pid}/stat")) else {
+        return false;
+    };
+    let Some(start) = start else { return true };
+    let after = stat
+        .iter()
+        .rposition(|b| *b == b')')
+        .map_or(&stat[..0], |i| &stat[i + 1..]);
+    let now: Option<u64> = String::from_utf8_lossy(after)
+        .split_whitespace()
+        .nth(19)
+        .and_then(|f| f.parse().ok());
+    // A zombie has ended: its counts are final.
+    let zombie = String::from_utf8_lossy(after).split_whitespace().next() == Some("Z");
+    now == Some(start) && !zombie
+}
+
+/// One process's staged files.
+#[derive(Debug, Clone)]
+pub struct Staged {
+    pub owner: Owner,
+    /// `xpu-asm-H-P-T.events`: events not yet in the record.
+    pub events: Option<PathBuf>,
+    /// `xpu-asm-H-P-T.counts`: counters not (yet) in the counts file.
+    pub counts: Option<PathBuf>,
+}
+
+/// The staged files of processes of the capture `dir`, by record.
+pub fn find(dir: &Path) -> Vec<Staged> {
+    let Ok(rd) = std::fs::read_dir(staging_dir()) else {
+        return Vec::new();
+    };
+    let records = records_dir_names(dir);
+    let mut found: Vec<Staged> = Vec::new();
+    for e in rd.flatten() {
+        let name = e.file_name().to_string_lossy().into_owned();
+        let Some(rest) = name.strip_prefix("xpu-asm-") else {
+            continue;
+        };
+        let (is_events, path) = match rest.rsplit_once('.') {
+            Some((_, "events")) => (true, e.path()),
+            Some((_, "counts")) => (false, e.path()),
+            _ => continue,
+        };
+        let Some(owner) = read_owner(&path, is_events) else {
+            continue;
+        };
+        if !owner
+            .events
+            .parent()
+            .is_some_and(|p| records.iter().any(|r| r == p))
+        {
+            continue;
+        }
+        let at = match found.iter().position(|s| s.owner.events == owner.events) {
+            Some(i) => i,
+            None => {
+                found.push(Staged {
+                    owner,
+                    events: None,
+                    counts: None,
+                });
+                found.len() - 1
+            }
+        };
+        match is_events {
+            true => found[at].events = Some(path),
+            false => found[at].counts = Some(path),
+        }
+    }
+    found.sort_by(|a, b| a.owner.events.cmp(&b.owner.events));
+    found
+}
+
+/// The ways the capture's `records/` folder can be named (as given, and
+/// as it is once links are resolved).
+fn records_dir_names(dir: &Path) -> Vec<PathBuf> {
+    let abs = std::path::absolute(dir).unwrap_or_else(|_| dir.to_path_buf());
+    let mut v = vec![abs.join(xpu_asm_record::RECORDS_DIR)];
+    if let Ok(c) = std::fs::canonicalize(dir) {
+        v.push(c.join(xpu_asm_record::RECORDS_DIR));
+    }
+    v
+}
+
+/// The header of a staged file: an events file's first line, a counts
+/// file's first page.
+fn read_owner(path: &Path, is_events: bool) -> Option<Owner> {
+    let mut head = vec![0u8; STAGED_HEAD_LEN];
+    let n = read_at_most(path, &mut head)?;
+    head.truncate(n);
+    match is_events {
+        true => Owner::parse(&head[..head.iter().position(|b| *b == b'\n')?]),
+        false => {
+            if head.len() < STAGED_FLAGS_AT || head[..8] != STAGED_COUNTS_MAGIC {
+                return None;
+            }
+            let len = u32::from_le_bytes(head[8..12].try_into().ok()?) as usize;
+            Owner::parse(head.get(16..16 + len)?)
+        }
+    }
+}
+
+fn read_at_most(path: &Path, buf: &mut [u8]) -> Option<usize> {
+    use std::io::Read;
+    let mut f = std::fs::File::open(path).ok()?;
+    let mut n = 0;
+    while n < buf.len() {
+        match f.read(&mut buf[n..]) {
+            Ok(0) => break,
+            Ok(k) => n += k,
+            Err(_) => return None,
+        }
+    }
+    Some(n)
+}
+
+/// The staged events: everything after the header line.
+fn staged_events(path: &Path) -> Option<Vec<u8>> {
+    let bytes = std::fs::read(path).ok()?;
+    let start = bytes.iter().position(|b| *b == b'\n')? + 1;
+    Some(bytes[start..].to_vec())
+}
+
+/// The chunks a staged counts file holds, each as (its index, its bytes
+/// as they go into the counts file, at that offset).
+fn staged_chunks(path: &Path) -> Option<Vec<(usize, u64, Vec<u8>)>> {
+    let bytes = std::fs::read(path).ok()?;
+    let flags = bytes.get(STAGED_FLAGS_AT..STAGED_HEAD_LEN)?;
+    let mut out = Vec::new();
+    for (c, _) in flags.iter().enumerate().filter(|(_, f)| **f == 1) {
+        let (from, len) = match c {
+            0 => (0, COUNTS_HEADER_LEN + CHUNK_BYTES),
+            _ => (c * CHUNK_BYTES + COUNTS_HEADER_LEN, CHUNK_BYTES),
+        };
+        let Some(b) = bytes.get(STAGED_HEAD_LEN + from..STAGED_HEAD_LEN + from + len) else {
+            continue;
+        };
+        out.push((c, from as u64, b.to_vec()));
+    }
+    Some(out)
+}
+
+/// What [`adopt`] did: the staged files left (still running, or the
+/// capture could not take them), and for each record it wrote into, the
+/// chunks of counters it wrote.
+pub struct Adopted {
+    pub left: Vec<Staged>,
+    pub written: Vec<(PathBuf, BTreeSet<u32>)>,
+}
+
+/// Writes the staged files of processes that have ended into their
+/// records and removes them, with a warning for each the capture could
+/// not take.
+pub fn adopt(staged: Vec<Staged>, warnings: &mut Vec<String>) -> Adopted {
+    let mut left = Vec::new();
+    let mut written = Vec::new();
+    for s in staged {
+        if s.owner.running() {
+            left.push(s);
+            continue;
+        }
+        match write_into_record(&s) {
+            Ok(chunks) => {
+                for p in [&s.events, &s.counts].into_iter().flatten() {
+                    let _ = std::fs::remove_file(p);
+                }
+                written.push((s.owner.events.clone(), chunks));
+            }
+            Err(e) => {
+                warnings.push(format!(
+                    "process {} on {}: what it kept in {} could not be written into the capture ({e}); read from there, and kept until a collection can write it",
+                    s.owner.pid,
+                    s.owner.host,
+                    staging_dir().display()
+                ));
+                left.push(s);
+            }
+        }
+    }
+    Adopted { left, written }
+}
+
+/// Writes `s` into its record; the chunks of counters written.
+fn write_into_record(s: &Staged) -> std::io::Result<BTreeSet<u32>> {
+    let mut written = BTreeSet::new();
+    if let Some(dir) = s.owner.events.parent() {
+        std::fs::create_dir_all(dir)?;
+    }
+    if let Some(p) = &s.events {
+        let bytes = staged_events(p).unwrap_or_default();
+        if !bytes.is_empty() {
+            let mut f = std::fs::OpenOptions::new()
+                .append(true)
+                .create(true)
+                .open(&s.owner.events)?;
+            f.write_all(&bytes)?;
+        }
+    }
+    if let Some(p) = &s.counts {
+        use std::os::unix::fs::FileExt;
+        let chunks = staged_chunks(p).unwrap_or_default();
+        let f = std::fs::OpenOptions::new()
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .open(&s.owner.counts)?;
+        if f.metadata()?.len() < COUNTS_HEADER_LEN as u64 {
+            f.write_all_at(&counts_header(), 0)?;
+        }
+        for (c, at, bytes) in chunks {
+            f.write_all_at(&bytes, at)?;
+            written.insert(c as u32);
+        }
+    }
+    Ok(written)
+}
+
+/// Reads what `s` staged into `rec` (its events after the record's, its
+/// staged counters over the counts file's: they are as new or newer).
+/// Returns the chunks whose counters it read.
+pub fn overlay(rec: &mut ProcessRecord, s: &Staged) -> BTreeSet<u32> {
+    if let Some(p) = &s.events {
+        if let Some(bytes) = staged_events(p) {
+            parse_more_events(&bytes, &p.display().to_string(), rec);
+        }
+    }
+    let mut read = BTreeSet::new();
+    let Some(p) = &s.counts else { return read };
+    let Some(chunks) = staged_chunks(p) else {
+        return read;
+    };
+    let mut merged = std::fs::read(&s.owner.counts).unwrap_or_default();
+    if merged.len() < COUNTS_HEADER_LEN {
+        merged = counts_header().to_vec();
+    }
+    for (c, at, bytes) in chunks {
+        let end = at as usize + bytes.len();
+        if merged.len() < end {
+            merged.resize(end, 0);
+        }
+        merged[at as usize..end].copy_from_slice(&bytes);
+        read.insert(c as u32);
+    }
+    apply_counts(&merged, &p.display().to_string(), rec);
+    read
+}
