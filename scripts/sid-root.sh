@@ -25,11 +25,13 @@
 # (debootstrap, chroot, mount); run as another user, it uses sudo.
 set -euo pipefail
 
-# What the tests need inside: the stack, the C build, the tools the tests
+# What the tests need inside: the stack (with the OpenCL ICD loader and
+# headers, for the OpenCL workload), the C build, the tools the tests
 # call (python3 for the terminal tests, procps for kill, binutils for
 # readelf), both MPI launchers, and Slurm with munge (about 11 MB: the
 # tests start a one-host cluster of their own, scripts/slurm-cluster.sh).
 PACKAGES=(libze1 libze-dev libze-intel-gpu1 intel-opencl-icd intel-ocloc libigc2-tools
+    ocl-icd-libopencl1 opencl-c-headers
     gcc libc6-dev binutils python3 procps openmpi-bin libopenmpi-dev mpich
     slurmctld slurmd slurm-client munge)
 SPEC="xpu-asm sid-root 1: ${PACKAGES[*]}"
