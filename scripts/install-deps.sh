@@ -7,6 +7,7 @@
 #   here: the tests start a cluster of their own, scripts/slurm-cluster.sh),
 #   and debootstrap;
 # - Intel MPI (impi-rt, impi-devel from PyPI) in a venv, scripts/impi-venv.sh;
+# - pyopencl from PyPI in a venv, scripts/pyopencl-venv.sh;
 # - in a root of Debian sid's packages beside it, today's stack (loader 1.32,
 #   NEO 26, IGC 2), made by scripts/sid-root.sh and kept between runs.
 # - on the host, for the test of the page to browse (tests/tests/page.rs):
@@ -75,6 +76,17 @@ impi_venv() {
     echo "install-deps.sh: Intel MPI venv ready ($((SECONDS - start)) s)"
 }
 
+# pyopencl from PyPI, in a venv kept between runs (tests/tests/pyopencl.rs).
+pyopencl_venv() {
+    local start=$SECONDS
+    bash "$(dirname "$0")/pyopencl-venv.sh" >/dev/null ||
+        {
+            echo "install-deps.sh: the pyopencl venv could not be made (see above)" >&2
+            exit 1
+        }
+    echo "install-deps.sh: pyopencl venv ready ($((SECONDS - start)) s)"
+}
+
 # Today's stack, in its root (after the host's packages, which bring debootstrap).
 sid_root() {
     local start=$SECONDS
@@ -117,6 +129,7 @@ if [[ ${#missing[@]} -eq 0 ]]; then
     echo "install-deps.sh: all installed: ${packages[*]}"
     browser_deps
     impi_venv
+    pyopencl_venv
     sid_root
     exit 0
 fi
@@ -155,4 +168,5 @@ fi
 echo "install-deps.sh: installed: ${missing[*]} ($((SECONDS - start)) s)"
 browser_deps
 impi_venv
+pyopencl_venv
 sid_root
