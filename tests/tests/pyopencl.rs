@@ -45,6 +45,10 @@ fn venv() -> PathBuf {
     .clone()
 }
 
+/// Each launched kernel by (name, program): (launches, status, isa_source,
+/// api, instructions).
+type Rows = BTreeMap<(String, String), (u64, String, String, String, u64)>;
+
 /// Launches of py_scale, of py_common in program A, in program B.
 const COUNTS: [u64; 3] = [3, 5, 7];
 
@@ -72,12 +76,7 @@ fn capture(out: &Path, cache: &Path, no_cache: bool) -> Run {
 /// Each launched kernel by (name, program: `A` for the first module's,
 /// `B` for the second's): (launches, status, isa_source, api,
 /// instructions). And what the two modules were made from.
-fn kernels(
-    run: &Run,
-) -> (
-    BTreeMap<(String, String), (u64, String, String, String, u64)>,
-    Vec<String>,
-) {
+fn kernels(run: &Run) -> (Rows, Vec<String>) {
     let rec = only_record(&run.out);
     let label: BTreeMap<&str, &str> = rec
         .modules
@@ -115,11 +114,7 @@ fn kernels(
 
 /// The three kernels with their counts, all matched, of API `opencl`,
 /// their ISA from `source`.
-fn assert_counted(
-    run: &Run,
-    rows: &BTreeMap<(String, String), (u64, String, String, String, u64)>,
-    source: &str,
-) {
+fn assert_counted(run: &Run, rows: &Rows, source: &str) {
     let got: Vec<((String, String), (u64, String, String, String))> = rows
         .iter()
         .map(|(k, v)| (k.clone(), (v.0, v.1.clone(), v.2.clone(), v.3.clone())))
@@ -167,9 +162,7 @@ fn with_its_cache_the_second_run_gets_the_isa_of_the_cached_binaries() {
     assert_eq!(from, ["binary", "binary"], "{}", second.ctx());
     assert_counted(&second, &two, "module-binary");
     // The same code: IGC's dump in run 1, IGA's disassembly in run 2.
-    let instrs = |r: &BTreeMap<_, (u64, String, String, String, u64)>| -> Vec<u64> {
-        r.values().map(|v| v.4).collect()
-    };
+    let instrs = |r: &Rows| -> Vec<u64> { r.values().map(|v| v.4).collect() };
     assert!(instrs(&one).iter().all(|&n| n > 0), "{}", first.ctx());
     assert_eq!(instrs(&two), instrs(&one), "{}", second.ctx());
 }
