@@ -49,6 +49,9 @@ fn venv() -> PathBuf {
 /// api, instructions).
 type Rows = BTreeMap<(String, String), (u64, String, String, String, u64)>;
 
+/// A row without its instruction count.
+type Row = ((String, String), (u64, String, String, String));
+
 /// Launches of py_scale, of py_common in program A, in program B.
 const COUNTS: [u64; 3] = [3, 5, 7];
 
@@ -115,7 +118,7 @@ fn kernels(run: &Run) -> (Rows, Vec<String>) {
 /// The three kernels with their counts, all matched, of API `opencl`,
 /// their ISA from `source`.
 fn assert_counted(run: &Run, rows: &Rows, source: &str) {
-    let got: Vec<((String, String), (u64, String, String, String))> = rows
+    let got: Vec<Row> = rows
         .iter()
         .map(|(k, v)| (k.clone(), (v.0, v.1.clone(), v.2.clone(), v.3.clone())))
         .collect();
