@@ -346,7 +346,12 @@ fn the_opencl_backend_every_kernel_counted_with_its_asm() {
     let apis: BTreeSet<(String, String)> = rec
         .modules
         .values()
-        .map(|m| (m.api.as_str().to_string(), m.from.clone().unwrap_or_default()))
+        .map(|m| {
+            (
+                m.api.as_str().to_string(),
+                m.from.clone().unwrap_or_default(),
+            )
+        })
         .collect();
     assert_eq!(
         apis,
