@@ -313,9 +313,7 @@ fn cmd_run(a: &RunArgs) -> Result<i32, LaunchError> {
     if let Some(n) = &notices {
         env.push((xpu_asm_record::NOTIFY_ENV.into(), n.name().into()));
     }
-    if let Some(why) = launch::untraceable(&cmd0) {
-        eprintln!("xpu-asm-run: warning: {why}; running it anyway");
-    }
+    warn_untraceable(&cmd0);
     launch::install_signal_handlers();
     // A rank of a job does not collect: the last one reads what all wrote.
     let warm = match joined {
@@ -332,21 +330,8 @@ fn cmd_run(a: &RunArgs) -> Result<i32, LaunchError> {
         Err(e) => return not_started(e, a, &out, joined.as_ref(), &mut info, &save),
     };
     launch::enter_collecting();
-    if folder_id(&dir) != folder_at_start {
-        // Removed while the command ran: what the processes still held,
-        // they wrote again; the rest is gone.
-        eprintln!(
-            "xpu-asm-run: warning: the capture folder {} was removed while the command ran; \
-             the records of processes that had ended before are lost",
-            dir.display()
-        );
-        let _ = std::fs::create_dir_all(&dir);
-    }
-    info.state = "ended".into();
-    info.notices = notices.map(|n| n.take()).unwrap_or_default();
-    info.pid = Some(pid);
-    info.exit = Some(exit);
-    info.ended_unix = Some(unix_now());
+    folder_still_there(&dir, folder_at_start);
+    command_ended(&mut info, pid, exit, notices);
     if let Err(e) = save(&info) {
         eprintln!("xpu-asm-run: {e}");
     }
@@ -366,10 +351,44 @@ fn cmd_run(a: &RunArgs) -> Result<i32, LaunchError> {
     Ok(exit.status())
 }
 
+/// What `run.json` says once the command ended.
+fn command_ended(
+    info: &mut RunInfo,
+    pid: u32,
+    exit: Exit,
+    notices: Option<xpu_asm_collector::run::notices::Notices>,
+) {
+    info.state = "ended".into();
+    info.notices = notices.map(|n| n.take()).unwrap_or_default();
+    info.pid = Some(pid);
+    info.exit = Some(exit);
+    info.ended_unix = Some(unix_now());
+}
+
+/// After the command: a capture folder removed while it ran is made
+/// again (what the processes still held, they wrote again; the rest is
+/// gone, and the user is told).
+fn folder_still_there(dir: &Path, at_start: Option<(u64, u64)>) {
+    if folder_id(dir) != at_start {
+        eprintln!(
+            "xpu-asm-run: warning: the capture folder {} was removed while the command ran; \
+             the records of processes that had ended before are lost",
+            dir.display()
+        );
+        let _ = std::fs::create_dir_all(dir);
+    }
+}
+
 /// Which folder `dir` is (device, inode), when it is there.
 fn folder_id(dir: &Path) -> Option<(u64, u64)> {
     use std::os::unix::fs::MetadataExt;
     std::fs::metadata(dir).ok().map(|m| (m.dev(), m.ino()))
+}
+
+fn warn_untraceable(cmd0: &std::ffi::OsStr) {
+    if let Some(why) = launch::untraceable(cmd0) {
+        eprintln!("xpu-asm-run: warning: {why}; running it anyway");
+    }
 }
 
 /// `run.json` as the command starts.

@@ -5,7 +5,7 @@
 //! constructor, before `main`, where `std::env` and I/O have no place.
 
 use std::ffi::{CStr, CString};
-use std::sync::atomic::{AtomicU64, AtomicU8, Ordering};
+use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::OnceLock;
 use xpu_asm_record::{
     ranks, DUMPS_DIR, DUMPS_ENV, DUMP_ENV, DUMP_FILTER, DUMP_FILTER_ENV, IGC1_DUMP_ENV, IGC_ENV,
@@ -45,20 +45,6 @@ pub struct Config {
     /// The abstract socket `xpu-asm-run` listens on for notices
     /// ([`NOTIFY_ENV`]).
     pub notify: Option<String>,
-}
-
-/// Which file descriptor 2 was at load (`(dev, ino)` packed; 0: closed).
-static STDERR_AT_LOAD: AtomicU64 = AtomicU64::new(0);
-
-fn pack(id: Option<crate::sys::Identity>) -> u64 {
-    id.map_or(0, |(dev, ino)| dev.rotate_left(32) ^ ino ^ 1)
-}
-
-/// Whether descriptor 2 is still the stderr the process started with
-/// (the recorder's warnings go there only then).
-pub fn stderr_is_the_one_at_load() -> bool {
-    let now = pack(crate::sys::identity_of_fd(2));
-    now != 0 && now == STDERR_AT_LOAD.load(Ordering::Relaxed)
 }
 
 static CONFIG: OnceLock<Option<Config>> = OnceLock::new();
@@ -154,10 +140,10 @@ fn load() -> Option<Config> {
             None => out,
         },
     };
-    STDERR_AT_LOAD.store(pack(crate::sys::identity_of_fd(2)), Ordering::Relaxed);
+    crate::sys::remember_stderr();
     if let Some(spec) = getenv(FAULTS_ENV) {
         for bad in crate::sys::set_faults(&spec) {
-            crate::output::warn(&format!("{FAULTS_ENV}: cannot read {bad:?}; ignored"));
+            crate::sys::warn(&format!("{FAULTS_ENV}: cannot read {bad:?}; ignored"));
         }
     }
     let host = xpu_asm_record::host_name();

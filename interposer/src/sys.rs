@@ -120,6 +120,32 @@ pub fn describe(e: Errno) -> String {
     std::io::Error::from_raw_os_error(e).to_string()
 }
 
+/// Which file descriptor 2 was at load (`(dev, ino)` packed; 0: closed).
+static STDERR_AT_LOAD: AtomicU64 = AtomicU64::new(0);
+
+fn pack(id: Option<Identity>) -> u64 {
+    id.map_or(0, |(dev, ino)| dev.rotate_left(32) ^ ino ^ 1)
+}
+
+/// Remembers which file descriptor 2 is (at load).
+pub fn remember_stderr() {
+    STDERR_AT_LOAD.store(pack(identity_of_fd(2)), Relaxed);
+}
+
+/// A diagnostic on stderr, for conditions the user must know about. Only
+/// while descriptor 2 is still the stderr the process started with: a
+/// workload that closed it and opened a file of its own there never finds
+/// the recorder's words in that file. Never on the launch path.
+pub fn warn(msg: &str) {
+    let now = pack(identity_of_fd(2));
+    if now == 0 || now != STDERR_AT_LOAD.load(Relaxed) {
+        return;
+    }
+    let line = format!("xpu-asm: {msg}\n");
+    // SAFETY: writing a valid buffer to fd 2.
+    unsafe { libc::write(2, line.as_ptr().cast(), line.len()) };
+}
+
 /// `(st_dev, st_ino)`: which file a path or descriptor is.
 pub type Identity = (u64, u64);
 

@@ -226,7 +226,7 @@ fn workload_on(dev: &str, via: &str) {
     }
     assert_eq!(got, want_counts(), "launches per kernel\n{}", r.ctx());
     let totals: Value = serde_json::json!({
-        "kernels": 6, "launches": 32, "appended": 26, "matched": 6, "unmatched": 0, "filtered_out": 0
+        "kernels": 6, "launches": 32, "appended": 26, "matched": 6, "unmatched": 0, "filtered_out": 0, "incomplete": 0
     });
     assert_eq!(report["totals"], totals, "{}", r.ctx());
     let rec = only_record(&s.out);

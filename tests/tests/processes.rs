@@ -112,7 +112,7 @@ fn assert_kernels(run: &Run, r: &Value, want: &[(&str, u64, u64)]) {
     assert_eq!(
         r["totals"],
         json!({"kernels": n, "launches": launches, "appended": appended,
-               "matched": n, "unmatched": 0, "filtered_out": 0}),
+               "matched": n, "unmatched": 0, "filtered_out": 0, "incomplete": 0}),
         "totals of the report\n{}",
         run.ctx()
     );
@@ -1093,6 +1093,7 @@ fn documented_vars() -> BTreeSet<String> {
     v.insert(OWNED_ENV.to_string());
     v.insert(OUT_ENV.to_string());
     v.insert("LD_PRELOAD".to_string());
+    v.insert(xpu_asm_record::NOTIFY_ENV.to_string());
     v
 }
 
@@ -1267,10 +1268,23 @@ fn environment_differs_only_by_the_documented_variables() {
         );
         let p = env_map(&plain.output.stdout);
         let mut t = env_map(&traced.output.stdout);
-        let ours: BTreeMap<String, String> = documented_vars()
+        let mut ours: BTreeMap<String, String> = documented_vars()
             .iter()
             .filter_map(|k| t.remove_entry(k))
             .collect();
+        // xpu-asm-run's socket for notices: `xpu-asm-<its pid>-<8 hex>`.
+        let notify = ours.remove(xpu_asm_record::NOTIFY_ENV).unwrap_or_default();
+        let parts: Vec<&str> = notify.split('-').collect();
+        assert!(
+            parts.len() == 4
+                && parts[..2] == ["xpu", "asm"]
+                && parts[2].parse::<u32>().is_ok()
+                && parts[3].len() == 8
+                && parts[3].bytes().all(|b| b.is_ascii_hexdigit()),
+            "{name}: {}={notify:?}\n{}",
+            xpu_asm_record::NOTIFY_ENV,
+            traced.ctx()
+        );
         // Python adds nothing of its own here, and neither may we.
         assert_eq!(
             t,

@@ -290,14 +290,17 @@ pub fn overlay(rec: &mut ProcessRecord, s: &Staged) -> BTreeSet<u32> {
         }
     }
     let mut read = BTreeSet::new();
-    let Some(p) = &s.counts else { return read };
-    let Some(chunks) = staged_chunks(p) else {
-        return read;
-    };
-    let mut merged = std::fs::read(&s.owner.counts).unwrap_or_default();
+    // The counts again, for the kernels the staged events named too.
+    let counts_path = rec.events_path.with_extension("counts");
+    let mut merged = std::fs::read(&counts_path).unwrap_or_default();
     if merged.len() < COUNTS_HEADER_LEN {
         merged = counts_header().to_vec();
     }
+    let chunks = s
+        .counts
+        .as_deref()
+        .and_then(staged_chunks)
+        .unwrap_or_default();
     for (c, at, bytes) in chunks {
         let end = at as usize + bytes.len();
         if merged.len() < end {
@@ -306,6 +309,9 @@ pub fn overlay(rec: &mut ProcessRecord, s: &Staged) -> BTreeSet<u32> {
         merged[at as usize..end].copy_from_slice(&bytes);
         read.insert(c as u32);
     }
-    apply_counts(&merged, &p.display().to_string(), rec);
+    apply_counts(&merged, &counts_path.display().to_string(), rec);
+    if !read.is_empty() || rec.counts_missing.is_some() {
+        rec.counts_missing = None;
+    }
     read
 }

@@ -96,7 +96,12 @@ pub fn save_state_and_prune(
     let folders = || dumps.folders.iter().chain(&dumps.rebuilt.folders);
     let scanned = Scanned::new(folders());
     let dumps_now = usage_knowing(&dumps_root, &scanned);
-    save_state(state_path, state, folders(), dumps_now)?;
+    if let Err(e) = save_state(state_path, state, folders(), dumps_now) {
+        // What pruning would delete is what collect.json keeps the facts
+        // of: without it, nothing is pruned.
+        let w = format!("{e}; the dumps are not pruned");
+        return Ok((vec![w], dumps_now));
+    }
     if stop() {
         return Err(interrupted());
     }

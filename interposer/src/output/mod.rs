@@ -110,18 +110,7 @@ pub fn write_once(dir: &str, name: &str, bytes: &[u8]) -> Result<(), String> {
     })
 }
 
-/// A diagnostic on stderr, for conditions the user must know about. Only
-/// while descriptor 2 is still the stderr the process started with: a
-/// workload that closed it and opened a file of its own there never finds
-/// the recorder's words in that file. Never on the launch path.
-pub fn warn(msg: &str) {
-    if !crate::config::stderr_is_the_one_at_load() {
-        return;
-    }
-    let line = format!("xpu-asm: {msg}\n");
-    // SAFETY: writing a valid buffer to fd 2.
-    unsafe { libc::write(2, line.as_ptr().cast(), line.len()) };
-}
+pub use crate::sys::warn;
 
 fn now_unix_ms() -> u64 {
     std::time::SystemTime::now()
