@@ -1084,6 +1084,14 @@ for v in none xpu-asm; do
     cg \$v "imm=$N" "$CGS/imm.\$v" bench_immediate_loop
     cg \$v "reg=${REGK}x$REGM" "$CGS/reg.\$v" bench_regular_loop
 done
+# OpenCL: bench/enqueue_loop.c, with --emulate's OpenCL keys.
+gcc -O2 -g -Wall -Wextra -o enqueue_loop "$ROOT/bench/enqueue_loop.c" -l:libOpenCL.so.1
+for v in none xpu-asm; do
+    pre=(env AUBDumpCaptureFileName=/dev/null EnableTimestampWaitForQueues=0)
+    [[ \$v == xpu-asm ]] && { rm -rf "$CGS/xpu-out"; pre+=(XPU_ASM_OUT="$CGS/xpu-out" LD_PRELOAD="$INTERPOSER"); }
+    "\${pre[@]}" "$CGS/valgrind.bin" --tool=callgrind --dump-instr=yes --toggle-collect=bench_enqueue_loop \
+        --callgrind-out-file="$CGS/cl.\$v" ./enqueue_loop "$ROOT/bench/kernels.cl" n=$N >/dev/null 2>"$CGS/cl.\$v.log"
+done
 EOF
         # shellcheck disable=SC2086
         if sid_run --bind "$VG_LIB" env -i PATH="$SID_PATH" VALGRIND_LIB="$VG_LIB" $SID_NEO \
@@ -1093,7 +1101,9 @@ EOF
                 >"$CGS/imm.profile"
             python3 "$S" "$CGS/reg.none" "$CGS/reg.xpu-asm" --launches "$((REGK * REGM))" \
                 --label cgsid_reg_xpu >"$CGS/reg.profile"
-            grep '^RESULT ' "$CGS/imm.profile" "$CGS/reg.profile" | sed 's/^[^:]*:RESULT //' >>"$RESULTS"
+            python3 "$S" "$CGS/cl.none" "$CGS/cl.xpu-asm" --launches "$N" --label cgsid_cl_xpu \
+                >"$CGS/cl.profile"
+            grep '^RESULT ' "$CGS/imm.profile" "$CGS/reg.profile" "$CGS/cl.profile" | sed 's/^[^:]*:RESULT //' >>"$RESULTS"
         else
             log "callgrind-sid: the runs inside the root failed (logs in $CGS)"
             result cgsid_skipped "the runs inside the root failed"
