@@ -621,6 +621,28 @@ mod tests {
     }
 
     #[test]
+    fn an_api_tag_is_kept_whole_after_a_modules_or_alone() {
+        let tagged: Vec<String> = [
+            "dpnp::tensor::kernels::add_contig_kernel<float, float, float, 4u, 2u, true> [opencl]",
+            "common_kernel [module 3e8fd3a6] [level zero]",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        let got = distinct(&tagged, 44);
+        assert!(got[0].ends_with(" [opencl]"), "{got:?}");
+        assert!(
+            got[0].chars().count() <= 44 && got[0].starts_with("add_contig_kernel<"),
+            "{got:?}"
+        );
+        assert_eq!(got[1], "common_kernel [module 3e8fd3a6] [level zero]");
+        assert_eq!(
+            (api_tag("opencl"), api_tag("level_zero")),
+            (" [opencl]", " [level zero]")
+        );
+    }
+
+    #[test]
     fn distinct_names_keep_what_tells_kernels_apart() {
         let names: Vec<String> = [
             "dpnp::tensor::kernels::add_contig_kernel<float, float, float, 4u, 2u, true>",

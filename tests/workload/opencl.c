@@ -24,6 +24,7 @@
  *   nd:P:K:N      clEnqueueNDRangeKernel
  *   task:P:K:N    clEnqueueTask
  *   count:P:K:N   clEnqueueNDCountKernelINTEL (clGetExtensionFunctionAddressForPlatform)
+ *   countg:P:K:N  the same from clGetExtensionFunctionAddress
  *   clone:P:K:N   clCloneKernel of K, N launches of the clone
  *   all:P:N       clCreateKernelsInProgram, N launches of each of its kernels
  *   user:P:K:N    N launches each behind a user event, signaled after the
@@ -34,6 +35,7 @@
  */
 #define _GNU_SOURCE
 #define CL_TARGET_OPENCL_VERSION 300
+#define CL_USE_DEPRECATED_OPENCL_1_1_APIS
 #define CL_USE_DEPRECATED_OPENCL_1_2_APIS
 #include <CL/cl.h>
 #include <CL/cl_ext.h>
@@ -73,7 +75,8 @@
     X(clWaitForEvents)               \
     X(clReleaseEvent)                \
     X(clFinish)                      \
-    X(clGetExtensionFunctionAddressForPlatform)
+    X(clGetExtensionFunctionAddressForPlatform) \
+    X(clGetExtensionFunctionAddress)
 
 #ifdef VIA_LINK
 #define CL(name) name
@@ -320,12 +323,16 @@ static void behind_user_events(cl_kernel k, long n) {
         CHECK(CL(clWaitForEvents)(1, &done));
 }
 
-static void count_kernel(cl_kernel k, long n) {
+/* clEnqueueNDCountKernelINTEL, from clGetExtensionFunctionAddressForPlatform
+ * (for_platform) or clGetExtensionFunctionAddress. */
+static void count_kernel(cl_kernel k, long n, int for_platform) {
     typedef cl_int (*count_fn)(cl_command_queue, cl_kernel, cl_uint, const size_t *,
                                const size_t *, const size_t *, cl_uint, const cl_event *,
                                cl_event *);
-    count_fn f = (count_fn)CL(clGetExtensionFunctionAddressForPlatform)(
-        platform, "clEnqueueNDCountKernelINTEL");
+    const char *name = "clEnqueueNDCountKernelINTEL";
+    count_fn f = (count_fn)(for_platform
+                                ? CL(clGetExtensionFunctionAddressForPlatform)(platform, name)
+                                : CL(clGetExtensionFunctionAddress)(name));
     if (!f)
         die("clGetExtensionFunctionAddressForPlatform(clEnqueueNDCountKernelINTEL)", -1);
     size_t groups = 4, local = 16;
@@ -374,8 +381,8 @@ static void step(char *s) {
         } else if (strcmp(what, "task") == 0) {
             for (long i = 0; i < count; i++)
                 CHECK(CL(clEnqueueTask)(queue, k, 0, NULL, NULL));
-        } else if (strcmp(what, "count") == 0) {
-            count_kernel(k, count);
+        } else if (strcmp(what, "count") == 0 || strcmp(what, "countg") == 0) {
+            count_kernel(k, count, strcmp(what, "count") == 0);
         } else if (strcmp(what, "clone") == 0) {
             cl_int e;
             cl_kernel c = CL(clCloneKernel)(k, &e);

@@ -373,13 +373,7 @@ fn unlaunched(
             e.2.push(file);
         }
     }
-    // Dumps do not say their API: a module of an OpenCL program does.
-    let opencl: FastSet<&str> = procs
-        .iter()
-        .flat_map(|p| p.rec.modules.values())
-        .filter(|m| m.api == Api::OpenCl)
-        .map(|m| m.sha256.as_str())
-        .collect();
+    let opencl = opencl_modules(procs);
     let listed = unlaunched
         .par_iter()
         .map(|((name, _), found)| {
@@ -391,6 +385,17 @@ fn unlaunched(
         })
         .collect();
     (unlaunched.len() as u64, listed)
+}
+
+/// The SHA-256s of the modules of OpenCL programs: dumps do not say their
+/// API, a module of an OpenCL program does.
+fn opencl_modules<'a>(procs: &'a [ProcessInput]) -> FastSet<&'a str> {
+    procs
+        .iter()
+        .flat_map(|p| p.rec.modules.values())
+        .filter(|m| m.api == Api::OpenCl)
+        .map(|m| m.sha256.as_str())
+        .collect()
 }
 
 /// A kernel of a module's files that no process launched: its module's
