@@ -330,7 +330,7 @@ fn cmd_run(a: &RunArgs) -> Result<i32, LaunchError> {
         Err(e) => return not_started(e, a, &out, joined.as_ref(), &mut info, &save),
     };
     launch::enter_collecting();
-    folder_still_there(&dir, folder_at_start);
+    after_the_command(&dir, folder_at_start);
     command_ended(&mut info, pid, exit, notices);
     if let Err(e) = save(&info) {
         eprintln!("xpu-asm-run: {e}");
@@ -367,7 +367,14 @@ fn command_ended(
 
 /// After the command: a capture folder removed while it ran is made
 /// again (what the processes still held, they wrote again; the rest is
-/// gone, and the user is told).
+/// gone, and the user is told), and what its processes left in node-local
+/// memory is written into the capture (what cannot be, the collection
+/// reads where it is, and says so).
+fn after_the_command(dir: &Path, at_start: Option<(u64, u64)>) {
+    folder_still_there(dir, at_start);
+    let _ = xpu_asm_collector::capture::staged::finish_here(dir);
+}
+
 fn folder_still_there(dir: &Path, at_start: Option<(u64, u64)>) {
     if folder_id(dir) != at_start {
         eprintln!(

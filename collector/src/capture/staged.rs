@@ -219,8 +219,11 @@ pub struct Adopted {
 pub fn adopt(staged: Vec<Staged>, warnings: &mut Vec<String>) -> Adopted {
     let mut left = Vec::new();
     let mut written = Vec::new();
+    let here = xpu_asm_record::host_name();
     for s in staged {
-        if s.owner.running() {
+        // Another host's (a staging folder shared, against its purpose):
+        // read, never taken, as whether it runs cannot be told here.
+        if s.owner.host != here || s.owner.running() {
             left.push(s);
             continue;
         }
@@ -243,6 +246,16 @@ pub fn adopt(staged: Vec<Staged>, warnings: &mut Vec<String>) -> Adopted {
         }
     }
     Adopted { left, written }
+}
+
+/// After a command ended: what its processes on this host left staged is
+/// written into the capture now (each rank of a job does it for its own,
+/// so that a killed rank's counts reach the shared folder from its host).
+/// Returns the warnings.
+pub fn finish_here(dir: &Path) -> Vec<String> {
+    let mut warnings = Vec::new();
+    let _ = adopt(find(dir), &mut warnings);
+    warnings
 }
 
 /// Writes `s` into its record; the chunks of counters written.
@@ -275,6 +288,20 @@ fn write_into_record(s: &Staged) -> std::io::Result<BTreeSet<u32>> {
         for (c, at, bytes) in chunks {
             f.write_all_at(&bytes, at)?;
             written.insert(c as u32);
+        }
+        // The record says so itself: its chunks are in the file now.
+        let mut said = Vec::new();
+        for c in &written {
+            said.extend_from_slice(format!(
+                "{{\"type\":\"counts\",\"chunk\":{c},\"place\":\"file\",\"reason\":\"written from node-local memory after the process ended\"}}\n"
+            ).as_bytes());
+        }
+        if !said.is_empty() {
+            let mut e = std::fs::OpenOptions::new()
+                .append(true)
+                .create(true)
+                .open(&s.owner.events)?;
+            e.write_all(&said)?;
         }
     }
     Ok(written)

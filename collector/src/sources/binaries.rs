@@ -58,9 +58,14 @@ pub struct Request {
     pub name: Vec<u8>,
 }
 
+/// Whether a write failed for want of space (or quota).
+fn no_space(why: &str) -> bool {
+    why.contains("No space left") || why.contains("quota")
+}
+
 /// What to do when a module binary could not be saved, by why.
 fn fix_for(why: &str) -> &'static str {
-    if why.contains("No space left") || why.contains("quota") {
+    if no_space(why) {
         "free space where the capture folder is (or put it elsewhere: -o) and run again"
     } else {
         "make the capture folder writable and run again"
@@ -86,8 +91,12 @@ pub fn request(
         .map(|d| (d.device_id, d.ip_version));
     if b.sha256.is_empty() || b.file.is_none() {
         let why = b.error.as_deref().unwrap_or("no file was written");
+        let status = match no_space(why) {
+            true => Status::NoSpace,
+            false => Status::NoBinary,
+        };
         return Err(Lookup::Missing(
-            Status::NoBinary,
+            status,
             format!(
                 "its module's binary was not saved at run time ({why}); {}",
                 fix_for(why)

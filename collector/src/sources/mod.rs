@@ -135,9 +135,9 @@ pub enum Status {
     IgaMissing,
     /// IGA refused the kernel's code (or its text could not be written).
     IgaFailed,
-    /// Its module was built while the dump folder's filesystem was full:
-    /// IGC's dumps of it may be missing or cut (IGC says nothing when a
-    /// write fails), and no module binary gave its ISA.
+    /// Its module was built while the capture's filesystem was full: IGC's
+    /// dumps of it may be missing or cut (IGC says nothing when a write
+    /// fails), and its module binary could not be saved.
     NoSpace,
 }
 
