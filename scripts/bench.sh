@@ -17,7 +17,7 @@
 #              Then the same hooks on bench/hook_loop.c over do-nothing
 #              stand-ins of the loader and driver (bench/fake_ze.c): the
 #              hook's own time, without the driver's run-to-run noise
-#   callgrind  instructions per launch inside the measured loop (callgrind
+#   callgrind  instructions per launch (and per OpenCL enqueue, bench/enqueue_loop.c) inside the measured loop (callgrind
 #              --toggle-collect), with and without the interposer, and a
 #              profile of what the interposer adds
 #   core       interposer/benches/core.rs: the counting core alone on 1, 2
@@ -156,9 +156,12 @@ RESULTS="$WORK/results.txt"
 result() { echo "$1=$2" >>"$RESULTS"; }
 log() { echo "bench: $*" >&2; }
 
-# NEO without GPU hardware (docs/real-stack.md): the whole set that
-# `--emulate` gives a capture (collector/src/run/launch.rs, EMULATE_ENV), so
-# that a plain run and a capture run NEO alike.
+# NEO without GPU hardware (docs/real-stack.md), the same for a plain run
+# and a capture. For Level Zero, NEO 22.43's sub-capture mode writes no AUB
+# stream at all, where `--emulate` (collector/src/run/launch.rs,
+# EMULATE_ENV) writes it to /dev/null for OpenCL's sake (its sub-capture
+# mode makes every OpenCL enqueue blocking) at about 0.3 ms a launch; the
+# OpenCL loop below takes --emulate's keys.
 export NEOReadDebugKeys=1 SetCommandStreamReceiver=1 ProductFamilyOverride=pvc \
     HardwareInfoOverride=1x4x8 AUBDumpSubCaptureMode=1 \
     AUBDumpFilterKernelStartIdx=999999999 AUBDumpFilterKernelEndIdx=999999999 \
@@ -209,6 +212,7 @@ RUNNER="$TARGET/release/xpu-asm-run"
 BIN="$WORK/bin"
 mkdir -p "$BIN"
 gcc -O2 -g -Wall -Wextra -o "$BIN/launch_loop" "$ROOT/bench/launch_loop.c" -lze_loader
+gcc -O2 -g -Wall -Wextra -o "$BIN/enqueue_loop" "$ROOT/bench/enqueue_loop.c" -l:libOpenCL.so.1
 gcc -O2 -g -Wall -Wextra -shared -fPIC -o "$BIN/libbare_hook.so" "$ROOT/bench/bare_hook.c" -ldl
 gcc -O2 -g -Wall -Wextra -shared -fPIC -DFAKE_DRIVER -o "$BIN/libfake_ze_driver.so" "$ROOT/bench/fake_ze.c"
 gcc -O2 -g -Wall -Wextra -shared -fPIC -o "$BIN/libfake_ze.so" "$ROOT/bench/fake_ze.c" -ldl
@@ -390,6 +394,26 @@ if want callgrind; then
         grep '^RESULT ' "$CGD/imm.profile" "$CGD/reg.profile" | sed 's/^[^:]*:RESULT //' >>"$RESULTS"
         result cg_imm_launches "$N"
         result cg_reg_launches "$((REGK * REGM))"
+        # OpenCL: N clEnqueueNDRangeKernel through the system's ICD loader
+        # (bench/enqueue_loop.c), with --emulate's keys for OpenCL (NEO's
+        # sub-capture mode would make each enqueue blocking).
+        log "callgrind: OpenCL enqueue loop ($N enqueues)"
+        clg() { # out-file, then the preload's variables if any
+            local outf=$1
+            shift
+            env -u AUBDumpSubCaptureMode -u AUBDumpFilterKernelStartIdx -u AUBDumpFilterKernelEndIdx \
+                AUBDumpCaptureFileName=/dev/null EnableTimestampWaitForQueues=0 "$@" \
+                valgrind --tool=callgrind --dump-instr=yes --toggle-collect=bench_enqueue_loop \
+                --callgrind-out-file="$outf" "$BIN/enqueue_loop" "$ROOT/bench/kernels.cl" n="$N"
+        }
+        clg "$CGD/cl.none" >/dev/null 2>"$CGD/cl.none.log"
+        rm -rf "$WORK/xpu-out"
+        clg "$CGD/cl.xpu-asm" XPU_ASM_OUT="$WORK/xpu-out" LD_PRELOAD="$INTERPOSER" \
+            >/dev/null 2>"$CGD/cl.xpu-asm.log"
+        python3 "$S" "$CGD/cl.none" "$CGD/cl.xpu-asm" --launches "$N" --label cg_cl_xpu \
+            >"$CGD/cl.profile"
+        grep '^RESULT ' "$CGD/cl.profile" | sed 's/^RESULT //' >>"$RESULTS"
+        result cg_cl_enqueues "$N"
     fi
 fi
 
@@ -1060,6 +1084,14 @@ for v in none xpu-asm; do
     cg \$v "imm=$N" "$CGS/imm.\$v" bench_immediate_loop
     cg \$v "reg=${REGK}x$REGM" "$CGS/reg.\$v" bench_regular_loop
 done
+# OpenCL: bench/enqueue_loop.c, with --emulate's OpenCL keys.
+gcc -O2 -g -Wall -Wextra -o enqueue_loop "$ROOT/bench/enqueue_loop.c" -l:libOpenCL.so.1
+for v in none xpu-asm; do
+    pre=(env AUBDumpCaptureFileName=/dev/null EnableTimestampWaitForQueues=0)
+    [[ \$v == xpu-asm ]] && { rm -rf "$CGS/xpu-out"; pre+=(XPU_ASM_OUT="$CGS/xpu-out" LD_PRELOAD="$INTERPOSER"); }
+    "\${pre[@]}" "$CGS/valgrind.bin" --tool=callgrind --dump-instr=yes --toggle-collect=bench_enqueue_loop \
+        --callgrind-out-file="$CGS/cl.\$v" ./enqueue_loop "$ROOT/bench/kernels.cl" n=$N >/dev/null 2>"$CGS/cl.\$v.log"
+done
 EOF
         # shellcheck disable=SC2086
         if sid_run --bind "$VG_LIB" env -i PATH="$SID_PATH" VALGRIND_LIB="$VG_LIB" $SID_NEO \
@@ -1069,7 +1101,9 @@ EOF
                 >"$CGS/imm.profile"
             python3 "$S" "$CGS/reg.none" "$CGS/reg.xpu-asm" --launches "$((REGK * REGM))" \
                 --label cgsid_reg_xpu >"$CGS/reg.profile"
-            grep '^RESULT ' "$CGS/imm.profile" "$CGS/reg.profile" | sed 's/^[^:]*:RESULT //' >>"$RESULTS"
+            python3 "$S" "$CGS/cl.none" "$CGS/cl.xpu-asm" --launches "$N" --label cgsid_cl_xpu \
+                >"$CGS/cl.profile"
+            grep '^RESULT ' "$CGS/imm.profile" "$CGS/reg.profile" "$CGS/cl.profile" | sed 's/^[^:]*:RESULT //' >>"$RESULTS"
         else
             log "callgrind-sid: the runs inside the root failed (logs in $CGS)"
             result cgsid_skipped "the runs inside the root failed"

@@ -3,10 +3,11 @@
 # against, and the launchers the cluster tests use (Open MPI, MPICH, Slurm
 # and munge, Intel MPI from PyPI); see docs/real-stack.md and docs/clusters.md:
 # - on the host, Debian 12's stack (Level Zero loader 1.8, NEO 22.43 with
-#   ocloc, IGC 1 and its tools), Slurm's daemons and munge (never started
+#   ocloc, IGC 1 and its tools, the OpenCL ICD loader and headers), Slurm's daemons and munge (never started
 #   here: the tests start a cluster of their own, scripts/slurm-cluster.sh),
 #   and debootstrap;
 # - Intel MPI (impi-rt, impi-devel from PyPI) in a venv, scripts/impi-venv.sh;
+# - pyopencl from PyPI in a venv, scripts/pyopencl-venv.sh;
 # - in a root of Debian sid's packages beside it, today's stack (loader 1.32,
 #   NEO 26, IGC 2), made by scripts/sid-root.sh and kept between runs.
 # - on the host, for the test of the page to browse (tests/tests/page.rs):
@@ -29,6 +30,7 @@
 set -euo pipefail
 
 packages=(libze1 libze-dev intel-opencl-icd libigc1 libigdfcl1 libigc-tools
+    ocl-icd-libopencl1 opencl-c-headers
     openmpi-bin libopenmpi-dev mpich slurmctld slurmd slurm-client munge libpmix-dev
     debootstrap chromium nodejs)
 # The demo: its workload's C build (gcc, libc6-dev and the loader's headers),
@@ -67,6 +69,7 @@ after_packages() {
     [[ $demo -eq 0 ]] || return 0
     browser_deps
     impi_venv
+    pyopencl_venv
     sid_root
 }
 
@@ -101,6 +104,17 @@ impi_venv() {
             exit 1
         }
     echo "install-deps.sh: Intel MPI venv ready ($((SECONDS - start)) s)"
+}
+
+# pyopencl from PyPI, in a venv kept between runs (tests/tests/pyopencl.rs).
+pyopencl_venv() {
+    local start=$SECONDS
+    bash "$(dirname "$0")/pyopencl-venv.sh" >/dev/null ||
+        {
+            echo "install-deps.sh: the pyopencl venv could not be made (see above)" >&2
+            exit 1
+        }
+    echo "install-deps.sh: pyopencl venv ready ($((SECONDS - start)) s)"
 }
 
 # Today's stack, in its root (after the host's packages, which bring debootstrap).

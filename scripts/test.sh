@@ -103,6 +103,12 @@ for line in sys.stdin:
     # Intel MPI's venv (scripts/impi-venv.sh): its mpiexec and libmpi run
     # inside the root as they are.
     binds+=(--bind "$(bash scripts/impi-venv.sh | tail -n1)")
+    # pyopencl's venv (scripts/pyopencl-venv.sh), and its Python (the SYCL
+    # venv's, bound once).
+    venv=$(bash scripts/pyopencl-venv.sh | tail -n1)
+    python=$(dirname "$(dirname "$(readlink -f "$venv/bin/python")")")
+    binds+=(--bind "$venv")
+    [[ " ${binds[*]} " == *" $python "* ]] || binds+=(--bind "$python")
     if [[ ${#bins[@]} -eq 0 ]]; then
         echo "test.sh: found no integration test binaries to run on sid" >&2
         echo "test result: FAILED. 0 passed; 1 failed;" >"$logs/sid"

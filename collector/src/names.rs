@@ -161,16 +161,41 @@ fn cut_middle(s: &str, max: usize) -> String {
 /// kernels' names still differ without) and those inside its template
 /// arguments, the template arguments that are the same in every kernel of
 /// its innermost name (`add_contig_kernel<float, float, float>`), then
-/// [`shorten`]'s steps. A ` [module 1234abcd]` suffix is kept whole.
+/// [`shorten`]'s steps. A ` [module 1234abcd]` suffix, and an API's
+/// ([`api_tag`]), are kept whole.
 pub fn distinct(names: &[String], max: usize) -> Vec<String> {
     distinct_first(names, max, names.len())
 }
 
+/// The tags that follow a kernel's name in a capture of both APIs, by the
+/// report's name of its API.
+pub fn api_tag(api: &str) -> &'static str {
+    match api {
+        "opencl" => API_TAGS[0],
+        _ => API_TAGS[1],
+    }
+}
+
+const API_TAGS: [&str; 2] = [" [opencl]", " [level zero]"];
+
+/// Where the tags after a name start (its end when there are none): the
+/// module's, else the API's.
+fn suffix_at(n: &str) -> usize {
+    const MODULE: &str = " [module ";
+    let api = || {
+        API_TAGS
+            .iter()
+            .find(|t| n.ends_with(*t))
+            .map(|t| n.len() - t.len())
+    };
+    n.rfind(MODULE)
+        .or_else(api)
+        .filter(|&i| i > 0)
+        .unwrap_or(n.len())
+}
+
 /// [`distinct`] of the first `n` of `names` (told apart from all of them).
 pub fn distinct_first(names: &[String], max: usize, n: usize) -> Vec<String> {
-    const SUFFIX: &str = " [module ";
-    // Where the suffix starts (the end when there is none).
-    let suffix_at = |n: &str| n.rfind(SUFFIX).filter(|&i| i > 0).unwrap_or(n.len());
     // Each name on its own on every core (borrowed: 100,000 names would
     // be a million small allocations), the index of them all in one.
     let parts: Vec<(&str, &str)> = names.par_iter().map(|n| n.split_at(suffix_at(n))).collect();
@@ -592,6 +617,28 @@ mod tests {
         assert_ne!(
             asm_file_name(1, &long, long.as_bytes()),
             asm_file_name(1, &long, format!("{long}x").as_bytes())
+        );
+    }
+
+    #[test]
+    fn an_api_tag_is_kept_whole_after_a_modules_or_alone() {
+        let tagged: Vec<String> = [
+            "dpnp::tensor::kernels::add_contig_kernel<float, float, float, 4u, 2u, true> [opencl]",
+            "common_kernel [module 3e8fd3a6] [level zero]",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        let got = distinct(&tagged, 44);
+        assert!(got[0].ends_with(" [opencl]"), "{got:?}");
+        assert!(
+            got[0].chars().count() <= 44 && got[0].starts_with("add_contig_kernel<"),
+            "{got:?}"
+        );
+        assert_eq!(got[1], "common_kernel [module 3e8fd3a6] [level zero]");
+        assert_eq!(
+            (api_tag("opencl"), api_tag("level_zero")),
+            (" [opencl]", " [level zero]")
         );
     }
 

@@ -2,6 +2,9 @@
 //! functions by name instead of linking them: runtimes that `dlopen` the
 //! loader and ask it for its DDI tables (`zeGet<Object>ProcAddrTable`), or
 //! for each function; and the loader itself asking the driver for its tables.
+//! OpenCL's the same way: programs that `dlopen` an ICD loader and `dlsym`
+//! each `cl*` function, and the loader asking the ICD for its
+//! `clGetExtensionFunctionAddress`.
 //!
 //! `dlsym` depends on its caller: `RTLD_NEXT` means "after the calling
 //! object", and glibc finds the caller from the return address. A hook that
@@ -9,8 +12,8 @@
 //! from this library. So `dlsym` is a small naked function: it asks
 //! [`decide`] whether the lookup is one to rewrite and, if not, restores the
 //! arguments and *jumps* to libc's `dlsym`, which then sees the original
-//! return address. Only `ze*` names on an explicit handle or `RTLD_DEFAULT`
-//! are ever rewritten; `RTLD_NEXT` lookups are always passed through.
+//! return address. Only `ze*` and `cl*` names on an explicit handle or
+//! `RTLD_DEFAULT` are ever rewritten; `RTLD_NEXT` lookups are always passed through.
 
 use crate::hooks::*;
 use crate::names::known;
@@ -41,7 +44,7 @@ unsafe extern "C" fn decide(
         // SAFETY: dlsym's name argument is a C string.
         let name = unsafe { CStr::from_ptr(name) };
         let bytes = name.to_bytes();
-        if !bytes.starts_with(b"ze") {
+        if !bytes.starts_with(b"ze") && !bytes.starts_with(b"cl") {
             return;
         }
         let Some(k) = known(bytes) else { return };

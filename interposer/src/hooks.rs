@@ -208,6 +208,7 @@ unsafe fn record_module(desc: *const ModuleDesc, module: Handle, device: Handle,
         format: d.format,
         inputs: &inputs,
         kernel_names: &names,
+        api: state::Api::LevelZero,
     };
     state::module_built(
         module,
@@ -729,7 +730,7 @@ pub fn set_stand_in(f: fn(&[u8], usize) -> usize) {
 }
 
 /// What a program that found `name` by name gets instead of `real`.
-fn stand_in(name: &[u8], real: usize) -> usize {
+pub(crate) fn stand_in(name: &[u8], real: usize) -> usize {
     match STAND_IN.load(std::sync::atomic::Ordering::Acquire) {
         0 => real,
         f => {

@@ -1,12 +1,15 @@
 //! xpu-asm's interposer: preloaded into every process of a traced command,
-//! it records each Level Zero module and kernel the process creates and
-//! counts each kernel launch, whichever way the process reaches Level Zero.
+//! it records each Level Zero module and OpenCL program and each kernel the
+//! process creates, and counts each kernel launch (each OpenCL enqueue),
+//! whichever way the process reaches Level Zero or an OpenCL ICD loader.
 //!
 //! Layout:
 //! - `config`: read at load time; sets the IGC dump environment.
 //! - `hooks`, `tables`, `dlsym`, `names`: the `extern "C"` boundary (exported
 //!   symbols below), the DDI table wrapping, the `dlsym` trampoline, and the
-//!   functions stood in for by name.
+//!   functions stood in for by name; `cl_hooks`, `cl_queries`, `cl_ffi`:
+//!   OpenCL's hooks, the OpenCL functions the interposer calls itself
+//!   (through each object's dispatch table), and its slice of the C API.
 //! - `real`: finding the real functions behind the hooks; `queries`: the
 //!   Level Zero functions the interposer calls itself (graph capture).
 //! - `guard`: the reentrancy guard and the panic barrier.
@@ -41,9 +44,18 @@
 //! `zeCommandListGetNextCommandIdWithKernelsExp`,
 //! `zeCommandListUpdateMutableCommandKernelsExp`; and
 //! `zeGetDriverProcAddrTable`, `zeDriverGetExtensionFunctionAddress`.
+//! OpenCL's: `clCreateProgramWithSource`, `clCreateProgramWithIL`,
+//! `clCreateProgramWithILKHR`, `clCreateProgramWithBinary`,
+//! `clBuildProgram`, `clCompileProgram`, `clLinkProgram`, `clCreateKernel`,
+//! `clCreateKernelsInProgram`, `clCloneKernel`, `clEnqueueNDRangeKernel`,
+//! `clEnqueueTask`, `clEnqueueNDCountKernelINTEL`,
+//! `clGetExtensionFunctionAddress`, `clGetExtensionFunctionAddressForPlatform`.
 
 #![deny(unsafe_op_in_unsafe_fn)]
 
+pub mod cl_ffi;
+pub mod cl_hooks;
+pub mod cl_queries;
 pub mod config;
 mod direct;
 #[cfg(target_arch = "x86_64")]

@@ -1,8 +1,10 @@
 //! The functions the interposer stands in for when a program finds them by
 //! name: through `dlsym` (see `dlsym.rs`) or from the driver's
 //! `zeDriverGetExtensionFunctionAddress` (how SYCL's v2 adapter gets the
-//! graph functions, under their experimental ...Exp names).
+//! graph functions, under their experimental ...Exp names), and OpenCL's
+//! `clGetExtensionFunctionAddress[ForPlatform]`.
 
+use crate::cl_hooks::*;
 use crate::hooks::*;
 use crate::queries::{GET_GRAPH, IS_GRAPH_CAPTURE_ENABLED};
 use crate::real::{Real, SLOTS};
@@ -79,6 +81,38 @@ pub fn known(name: &[u8]) -> Option<Known> {
         b"zeCommandListGetNextCommandIdWithKernelsExp" => k!(get_next_command_id_with_kernels_exp),
         b"zeCommandListUpdateMutableCommandKernelsExp" => k!(update_mutable_command_kernels_exp),
         b"zeDriverGetExtensionFunctionAddress" => k!(driver_get_extension_function_address),
+        _ => known_cl(name),
+    }
+}
+
+/// The hooked OpenCL function called `name`, if any.
+fn known_cl(name: &[u8]) -> Option<Known> {
+    macro_rules! k {
+        ($m:ident) => {
+            Some(Known {
+                real: &$m::REAL,
+                addrs: $m::addrs,
+            })
+        };
+    }
+    match name {
+        b"clCreateProgramWithSource" => k!(create_program_with_source),
+        b"clCreateProgramWithIL" => k!(create_program_with_il),
+        b"clCreateProgramWithILKHR" => k!(create_program_with_il_khr),
+        b"clCreateProgramWithBinary" => k!(create_program_with_binary),
+        b"clBuildProgram" => k!(build_program),
+        b"clCompileProgram" => k!(compile_program),
+        b"clLinkProgram" => k!(link_program),
+        b"clCreateKernel" => k!(create_kernel),
+        b"clCreateKernelsInProgram" => k!(create_kernels_in_program),
+        b"clCloneKernel" => k!(clone_kernel),
+        b"clEnqueueNDRangeKernel" => k!(enqueue_nd_range_kernel),
+        b"clEnqueueTask" => k!(enqueue_task),
+        b"clEnqueueNDCountKernelINTEL" => k!(enqueue_nd_count_kernel_intel),
+        b"clGetExtensionFunctionAddress" => k!(get_extension_function_address),
+        b"clGetExtensionFunctionAddressForPlatform" => {
+            k!(get_extension_function_address_for_platform)
+        }
         _ => None,
     }
 }

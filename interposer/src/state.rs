@@ -113,6 +113,8 @@ struct Registry {
     commands: HashMap<usize, HashMap<u64, Command>>,
     /// Handles already warned about (one warning each).
     warned: HashSet<usize>,
+    /// OpenCL program handle -> what the program was made from.
+    programs: HashMap<usize, ProgramFrom>,
 }
 
 /// A capture in progress on its primary list.
@@ -180,6 +182,7 @@ fn start(cfg: &Config) -> Registry {
         captures: HashMap::new(),
         commands: HashMap::new(),
         warned: HashSet::new(),
+        programs: HashMap::new(),
     }
 }
 
@@ -338,8 +341,18 @@ pub fn module_created(
         format,
         inputs,
         kernel_names,
+        api: Api::LevelZero,
     };
     module_built(module, binary, None, device);
+}
+
+/// The API a module was made through.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Api {
+    LevelZero,
+    /// An OpenCL program, once built: its module event says so
+    /// (`"api":"opencl"`) and what the program was made from.
+    OpenCl,
 }
 
 /// A module [`module_created`] records.
@@ -348,6 +361,7 @@ pub struct CreatedModule<'a> {
     pub format: u32,
     pub inputs: &'a [ModuleInput<'a>],
     pub kernel_names: &'a [Vec<u8>],
+    pub api: Api,
 }
 
 /// [`module_created`], with `rebuilt`: for a native module whose binary the
@@ -364,6 +378,7 @@ pub fn module_built(
         format,
         inputs,
         kernel_names,
+        api,
     } = m;
     // Hashed before the lock is taken: a module can be megabytes.
     let first = inputs.first();
@@ -392,6 +407,9 @@ pub fn module_built(
         push_binary(&mut line, "binary", &binary, &mut r.out);
         if let Some(rebuilt) = &rebuilt {
             push_binary(&mut line, "built_binary", rebuilt, &mut r.out);
+        }
+        if api == Api::OpenCl {
+            push_program_from(&mut line, r.programs.get(&handle));
         }
         line.extend_from_slice(b"}\n");
         r.out.event(&line, true);
@@ -1170,4 +1188,184 @@ fn set_run_at(runs: &mut Vec<(usize, u64)>, position: u64, key: usize) {
         runs.splice(i..=i, parts);
         return;
     }
+}
+
+// OpenCL (docs/internals.md, "OpenCL"): a program is a module once built,
+// its kernels are kernels, and an enqueue is a launch, counted as an append
+// to an immediate list is.
+
+/// What an OpenCL program was made from, as its creation was seen.
+#[derive(Clone, Debug)]
+pub enum ProgramFrom {
+    /// `clCreateProgramWithSource` (`"source"`), `...WithIL` (`"il"`),
+    /// `...WithBinary` (`"binary"`): the bytes' size and SHA-256.
+    Input {
+        kind: &'static str,
+        size: usize,
+        sha256: String,
+    },
+    /// `clLinkProgram`: what each input program was made from.
+    Link(Vec<ProgramFrom>),
+}
+
+/// An OpenCL program was created from `input` (`kind`: `source`, `il`,
+/// `binary`). A handle seen before is a new program: its old module is
+/// forgotten until this one is built.
+pub fn program_created(handle: usize, kind: &'static str, input: &[u8]) {
+    let from = ProgramFrom::Input {
+        kind,
+        size: input.len(),
+        sha256: sha256_hex(input),
+    };
+    with_registry(|r, _| {
+        r.modules.remove(&handle);
+        r.programs.insert(handle, from);
+    });
+}
+
+/// `clLinkProgram` made program `handle` of `inputs`.
+pub fn program_linked(handle: usize, inputs: &[usize]) {
+    with_registry(|r, _| {
+        let from = inputs
+            .iter()
+            .map(|i| {
+                r.programs
+                    .get(i)
+                    .cloned()
+                    .unwrap_or(ProgramFrom::Link(Vec::new()))
+            })
+            .collect();
+        r.modules.remove(&handle);
+        r.programs.insert(handle, ProgramFrom::Link(from));
+    });
+}
+
+/// Whether OpenCL program `handle` is recorded as a module (built where
+/// the interposer saw it, or recorded since).
+pub fn program_recorded(handle: usize) -> bool {
+    with_registry(|r, _| r.modules.contains_key(&handle)).unwrap_or(true)
+}
+
+/// Program `handle` has no binary after a build (an asynchronous build
+/// still running, a failed one): its kernels' creation records it.
+pub fn program_unbuilt(handle: usize) {
+    with_registry(|r, _| r.modules.remove(&handle));
+}
+
+/// What a built OpenCL program holds.
+pub struct BuiltProgram<'a> {
+    pub handle: usize,
+    /// `CL_PROGRAM_BINARIES`: what the driver runs.
+    pub binary: &'a [u8],
+    /// The SPIR-V IGC compiled, carried in the binary (`None`: a binary
+    /// without it, which IGC did not compile).
+    pub spirv: Option<&'a [u8]>,
+    pub build_flags: &'a [u8],
+    pub kernel_names: &'a [Vec<u8>],
+}
+
+/// An OpenCL program was built (or linked): a module, of the SPIR-V IGC
+/// compiled when its binary carries it (so that its dumps are found as a
+/// Level Zero module's are), else of its binary; `binary` is its binary.
+pub fn program_built(p: BuiltProgram, device: DeviceRef) {
+    let input = [ModuleInput {
+        bytes: p.spirv.unwrap_or(p.binary),
+        build_flags: p.build_flags,
+    }];
+    let module = CreatedModule {
+        handle: p.handle,
+        format: match p.spirv {
+            Some(_) => crate::ffi::ZE_MODULE_FORMAT_IL_SPIRV,
+            None => crate::ffi::ZE_MODULE_FORMAT_NATIVE,
+        },
+        inputs: &input,
+        kernel_names: p.kernel_names,
+        api: Api::OpenCl,
+    };
+    module_built(module, Ok(p.binary), None, device);
+}
+
+/// `,"api":"opencl","from":..`: what an OpenCL program was made from.
+fn push_program_from(line: &mut Vec<u8>, from: Option<&ProgramFrom>) {
+    line.extend_from_slice(b",\"api\":\"opencl\",");
+    match from {
+        Some(f) => push_from_fields(line, f),
+        None => line.extend_from_slice(b"\"from\":\"unknown\""),
+    }
+}
+
+/// `"from":"<kind>","from_size":N,"from_sha256":".."`, or for a link
+/// `"from":"link","from_inputs":[{..},..]`.
+fn push_from_fields(line: &mut Vec<u8>, from: &ProgramFrom) {
+    match from {
+        ProgramFrom::Input { kind, size, sha256 } => {
+            line.extend_from_slice(b"\"from\":");
+            push_json_str(line, kind);
+            line.extend_from_slice(format!(",\"from_size\":{size},\"from_sha256\":").as_bytes());
+            push_json_str(line, sha256);
+        }
+        ProgramFrom::Link(inputs) => {
+            line.extend_from_slice(b"\"from\":\"link\",\"from_inputs\":[");
+            for (i, input) in inputs.iter().enumerate() {
+                if i > 0 {
+                    line.push(b',');
+                }
+                line.push(b'{');
+                push_from_fields(line, input);
+                line.push(b'}');
+            }
+            line.push(b']');
+        }
+    }
+}
+
+/// `clCloneKernel`: the clone counts with the kernel it was cloned from.
+pub fn kernel_cloned(source: usize, clone: usize) {
+    with_registry(|_, _| MAPS.kernels.set(clone, MAPS.kernels.get(source)));
+}
+
+/// One OpenCL kernel enqueued (`clEnqueueNDRangeKernel`, `clEnqueueTask`,
+/// ...): one launch, one atomic add (the launch path, as [`launch`] on an
+/// immediate list).
+#[inline(always)]
+pub fn enqueued(kernel: usize) {
+    const K: usize = std::mem::offset_of!(Maps, kernels) + HandleMap::TABLE_OFFSET;
+    let kernels = load_word!(MAPS, K, MAPS.kernels.table_word());
+    // SAFETY: the kernel map's current table.
+    match unsafe { HandleMap::first_in(kernels, kernel) } {
+        Some(0) => enqueued_slow(kernel),
+        Some(c) => {
+            // SAFETY: counters live in mappings that are never unmapped.
+            unsafe { &*(c as *const Counter) }
+                .immediate
+                .fetch_add(1, Relaxed);
+        }
+        None => enqueued_further(kernel),
+    }
+}
+
+/// [`enqueued`] of a kernel past its first entry, or never seen created.
+#[cold]
+#[inline(never)]
+extern "C" fn enqueued_further(kernel: usize) {
+    match MAPS.kernels.further(kernel) {
+        0 => enqueued_slow(kernel),
+        c => {
+            // SAFETY: as in `enqueued`.
+            unsafe { &*(c as *const Counter) }
+                .immediate
+                .fetch_add(1, Relaxed);
+        }
+    }
+}
+
+/// [`enqueued`] of a kernel never seen created: counted as unknown.
+#[cold]
+#[inline(never)]
+extern "C" fn enqueued_slow(kernel: usize) {
+    crate::guard::no_panic(|| {
+        if let Some(c) = counter_of(kernel) {
+            c.immediate.fetch_add(1, Relaxed);
+        }
+    });
 }

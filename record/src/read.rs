@@ -36,10 +36,36 @@ pub struct Module {
     /// driver runs the bytes passed, for SPIR-V modules, and in older
     /// records.
     pub built_binary: Option<ModuleBinary>,
+    /// The API it was made through (`"api"`; absent: Level Zero).
+    pub api: Api,
+    /// For an OpenCL program: what it was made from (`source`, `il`,
+    /// `binary`, `link`, `unknown`), and that input's SHA-256 (none for a
+    /// link). Its `format` and `sha256` are of what IGC compiled: the
+    /// SPIR-V its binary carries (`spirv`), or the binary (`native`).
+    pub from: Option<String>,
+    pub from_sha256: Option<String>,
     /// Bytes free on the dump folder's filesystem after the build, when
     /// that was low: IGC may have failed to write its dumps (it says
     /// nothing when a write fails).
     pub space_left: Option<u64>,
+}
+
+/// The API a module was made through.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Api {
+    #[default]
+    LevelZero,
+    OpenCl,
+}
+
+impl Api {
+    /// As the record and the report write it: `level_zero`, `opencl`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Api::LevelZero => "level_zero",
+            Api::OpenCl => "opencl",
+        }
+    }
 }
 
 /// A module's GPU binary: for a native module the bytes the program passed,
@@ -413,6 +439,15 @@ fn module_event(v: &Value) -> Module {
         device: v.get("device").and_then(Value::as_u64).map(|d| d as u32),
         binary: binary_field(v, "binary"),
         built_binary: binary_field(v, "built_binary"),
+        api: match v.get("api").and_then(Value::as_str) {
+            Some("opencl") => Api::OpenCl,
+            _ => Api::LevelZero,
+        },
+        from: v.get("from").and_then(Value::as_str).map(str::to_string),
+        from_sha256: v
+            .get("from_sha256")
+            .and_then(Value::as_str)
+            .map(str::to_string),
         space_left: v.get("space_left").and_then(Value::as_u64),
     }
 }
@@ -685,6 +720,32 @@ mod tests {
         let mut rec = ProcessRecord::default();
         parse_events(binary_mode.as_bytes(), "t", &mut rec);
         assert!(rec.isa_binary);
+    }
+
+    #[test]
+    fn opencl_programs_say_their_api_and_what_they_were_made_from() {
+        let mut ev = header().into_bytes();
+        ev.extend_from_slice(line(r#"{"type":"module","id":1,"format":"spirv","size":3,"sha256":"ab","build_flags":"","kernel_names":["a"],"binary":{"size":9,"sha256":"cd","file":"modules/cd.bin"},"api":"opencl","from":"source","from_size":40,"from_sha256":"12"}"#).as_bytes());
+        ev.extend_from_slice(line(r#"{"type":"module","id":2,"format":"spirv","size":3,"sha256":"ef","build_flags":"","kernel_names":["a"],"api":"opencl","from":"link","from_inputs":[{"from":"source","from_size":4,"from_sha256":"34"}]}"#).as_bytes());
+        // Level Zero's modules say no api.
+        ev.extend_from_slice(line(r#"{"type":"module","id":3,"format":"spirv","size":3,"sha256":"ab","build_flags":"","kernel_names":["a"]}"#).as_bytes());
+        let mut rec = ProcessRecord::default();
+        parse_events(&ev, "t", &mut rec);
+        assert_eq!(rec.warnings, Vec::<String>::new());
+        let m = |id: u32| &rec.modules[&id];
+        assert_eq!(
+            (m(1).api, m(1).from.as_deref(), m(1).from_sha256.as_deref()),
+            (Api::OpenCl, Some("source"), Some("12"))
+        );
+        assert_eq!(
+            (m(2).api, m(2).from.as_deref(), m(2).from_sha256.as_deref()),
+            (Api::OpenCl, Some("link"), None)
+        );
+        assert_eq!((m(3).api, m(3).from.as_deref()), (Api::LevelZero, None));
+        assert_eq!(
+            (Api::OpenCl.as_str(), Api::LevelZero.as_str()),
+            ("opencl", "level_zero")
+        );
     }
 
     #[test]

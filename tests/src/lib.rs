@@ -223,9 +223,11 @@ pub fn neo_env_for(product: &str) -> Vec<(String, String)> {
         ("SetCommandStreamReceiver", "1"),
         ("ProductFamilyOverride", product),
         ("HardwareInfoOverride", "1x4x8"),
-        ("AUBDumpSubCaptureMode", "1"),
-        ("AUBDumpFilterKernelStartIdx", "999999999"),
-        ("AUBDumpFilterKernelEndIdx", "999999999"),
+        // NEO 22.43's AUB stream (NEO 26 writes none); its sub-capture mode
+        // would make every OpenCL enqueue blocking.
+        ("AUBDumpCaptureFileName", "/dev/null"),
+        // OpenCL's waits: else clFinish and blocking reads never return.
+        ("EnableTimestampWaitForQueues", "0"),
         // NEO 26: without it zeInit segfaults (Debian builds it without aubstream).
         ("UseAubStream", "0"),
         // NEO 26 on dg2, mtl, bmg, lnl, ptl: else it aborts at device creation.
@@ -354,6 +356,44 @@ pub fn workload_for(via: &str) -> PathBuf {
     }
 }
 
+/// The two ways the OpenCL workload reaches the ICD loader (`--via`).
+pub const CL_WAYS: [&str; 2] = ["link", "dlsym"];
+
+/// The OpenCL workload (`tests/workload/opencl.c`) that does `--via <via>`:
+/// linked with the ICD loader (`link`), or `dlopen`ing it (`dlsym`), built
+/// once per test process with the stack's gcc and OpenCL headers.
+pub fn opencl_workload(via: &str) -> PathBuf {
+    static BUILT: [OnceLock<PathBuf>; 2] = [const { OnceLock::new() }; 2];
+    let i = CL_WAYS
+        .iter()
+        .position(|w| *w == via)
+        .unwrap_or_else(|| panic!("unknown way {via:?}; expected one of {CL_WAYS:?}"));
+    BUILT[i]
+        .get_or_init(|| {
+            require_stack();
+            for need in ["/usr/include/CL/cl.h", "/usr/lib/x86_64-linux-gnu/libOpenCL.so.1"] {
+                assert!(
+                    Path::new(need).exists(),
+                    "{need} is missing on {}: run scripts/install-deps.sh (opencl-c-headers, ocl-icd-libopencl1)",
+                    stack_info()
+                );
+            }
+            let dest = build_dir().join(format!("opencl-{via}"));
+            build_atomically(&dest, |out| {
+                let mut cmd = Command::new("gcc");
+                cmd.args(["-std=c11", "-O1", "-g", "-Wall", "-Wextra", "-Werror"]);
+                if via == "link" {
+                    cmd.arg("-DVIA_LINK");
+                }
+                cmd.arg(workload_src_dir().join("opencl.c")).arg("-o").arg(out);
+                cmd.arg(if via == "link" { "-l:libOpenCL.so.1" } else { "-ldl" });
+                run_build(&mut cmd);
+            });
+            dest
+        })
+        .clone()
+}
+
 /// Builds `tests/workload/<cl>` with `ocloc compile` and `args` into
 /// `<build dir>/<stem>.<tag>`; `out_file` is what ocloc writes for
 /// `-output out -output_no_suffix` (`out`, or `out.spv` with `-spv_only`).
@@ -408,8 +448,8 @@ pub fn spirv_with(name: &str, options: &str) -> PathBuf {
     static BUILT: std::sync::Mutex<BTreeMap<(String, String), PathBuf>> =
         std::sync::Mutex::new(BTreeMap::new());
     assert!(
-        ["a", "b", "mix", "loops", "many"].contains(&name),
-        "no kernel source for module {name:?} (have a, b, mix, loops, many)"
+        ["a", "b", "mix", "loops", "many", "cl"].contains(&name),
+        "no kernel source for module {name:?} (have a, b, mix, loops, many, cl)"
     );
     let mut built = BUILT.lock().unwrap_or_else(|e| e.into_inner());
     built

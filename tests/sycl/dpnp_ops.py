@@ -61,9 +61,13 @@ def parse(argv):
 
 def main():
     times = parse(sys.argv[1:])
-    q = dpctl.SyclQueue("level_zero:gpu")
-    if q.sycl_device.backend != dpctl.backend_type.level_zero:
-        sys.exit(f"{sys.argv[0]}: expected a Level Zero device, got {q.sycl_device}")
+    # The backend of ONEAPI_DEVICE_SELECTOR (Level Zero unless it says
+    # opencl:gpu).
+    selector = os.environ.get("ONEAPI_DEVICE_SELECTOR", "level_zero:gpu")
+    backend = dpctl.backend_type.opencl if selector.startswith("opencl") else dpctl.backend_type.level_zero
+    q = dpctl.SyclQueue(selector)
+    if q.sycl_device.backend != backend:
+        sys.exit(f"{sys.argv[0]}: expected a device of {backend}, got {q.sycl_device}")
 
     def dev(a):
         return dpnp.asarray(a, sycl_queue=q)

@@ -1,7 +1,8 @@
 """Workload for xpu-asm's SYCL runtime test (tests/tests/sycl.rs).
 
 Runs real prebuilt SYCL kernels from PyPI (dpctl 0.15.0 on the 2024.0 DPC++
-runtime) through the SYCL Level Zero backend: a fixed number of calls of a few
+runtime) through the SYCL Level Zero backend (or its OpenCL backend, with
+ONEAPI_DEVICE_SELECTOR=opencl:gpu): a fixed number of calls of a few
 dpctl.tensor operations, each of which launches its own `_ZTS...` kernel(s),
 JIT-compiled from SPIR-V by the driver at first use.
 
@@ -28,6 +29,7 @@ that list exact:
   sequential one dpctl uses for reductions shorter than a work-group.
 """
 
+import os
 import sys
 
 import numpy as np
@@ -61,9 +63,13 @@ def parse(argv):
 
 def main():
     times = parse(sys.argv[1:])
-    q = dpctl.SyclQueue("level_zero:gpu")
-    if q.sycl_device.backend != dpctl.backend_type.level_zero:
-        sys.exit(f"{sys.argv[0]}: expected a Level Zero device, got {q.sycl_device}")
+    # The backend of ONEAPI_DEVICE_SELECTOR (Level Zero unless it says
+    # opencl:gpu).
+    selector = os.environ.get("ONEAPI_DEVICE_SELECTOR", "level_zero:gpu")
+    backend = dpctl.backend_type.opencl if selector.startswith("opencl") else dpctl.backend_type.level_zero
+    q = dpctl.SyclQueue(selector)
+    if q.sycl_device.backend != backend:
+        sys.exit(f"{sys.argv[0]}: expected a device of {backend}, got {q.sycl_device}")
 
     x = dpt.asarray(np.linspace(0.0, 1.0, N_ELEMS, dtype=np.float32), sycl_queue=q)
     y = dpt.asarray(np.full(N_ELEMS, 2.0, dtype=np.float32), sycl_queue=q)

@@ -317,6 +317,49 @@ fn check_records(out: &Path, times: &[(&str, u64)]) {
     }
 }
 
+/// SYCL's OpenCL backend (`ONEAPI_DEVICE_SELECTOR=opencl:gpu`: the
+/// runtime's OpenCL plugin, through the system's ICD loader, to NEO's
+/// OpenCL driver): the same kernels, each with its exact count and its
+/// `.asm`, from modules of API `opencl` made from IL.
+#[test]
+fn the_opencl_backend_every_kernel_counted_with_its_asm() {
+    let s = scratch();
+    let venv = venv();
+    let mut cmd = Command::new(venv.join("bin/python"));
+    cmd.arg(ops_py())
+        .args(ops_args_distinct())
+        .current_dir(&s.out)
+        .envs(neo_env());
+    sycl_env(&mut cmd, &venv);
+    cmd.env("ONEAPI_DEVICE_SELECTOR", "opencl:gpu");
+    trace(&mut cmd, &s.out);
+    let shown = shell_words(&cmd);
+    let output = run_with_timeout(&mut cmd);
+    assert!(
+        output.status.success(),
+        "ops.py failed under the interposer on the OpenCL backend\n{}",
+        describe(&shown, &output, &s.out)
+    );
+    assert_ops_stdout(&output, &TIMES);
+    check_records(&s.out, &TIMES);
+    let rec = only_record(&s.out);
+    let apis: BTreeSet<(String, String)> = rec
+        .modules
+        .values()
+        .map(|m| {
+            (
+                m.api.as_str().to_string(),
+                m.from.clone().unwrap_or_default(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        apis,
+        BTreeSet::from([("opencl".to_string(), "il".to_string())]),
+        "the modules' (api, from): {rec:#?}"
+    );
+}
+
 #[test]
 fn immediate_lists_every_kernel_counted_with_its_asm() {
     let s = scratch();

@@ -643,3 +643,63 @@ fn v2_ptl_isa_binary_exact_counts_all_matched() {
 fn v2_ptl_sycl_cache_second_run_native_all_matched() {
     sycl_cache(&PTL);
 }
+
+/// SYCL 2026's OpenCL backend (`ONEAPI_DEVICE_SELECTOR=opencl:gpu`: its
+/// OpenCL adapter, the venv's ICD loader, NEO's OpenCL driver) on pvc,
+/// under `xpu-asm-run --emulate pvc --isa dump`: each kernel's launches, of
+/// API `opencl`, equal the UR trace's of the same run (dpnp's kernels,
+/// oneMKL's vector math, and oneMKL's GEMM and its probe, which oneMKL
+/// builds in OpenCL itself), every kernel matched.
+#[test]
+fn opencl_backend_pvc_exact_counts_all_matched() {
+    let dir = tempfile::Builder::new()
+        .prefix("xpu-asm-sycl2026-opencl-")
+        .tempdir_in("/tmp")
+        .expect("a temporary folder under /tmp");
+    let (out, trace) = (dir.path().join("out"), dir.path().join("ur-trace.txt"));
+    let venv = venv();
+    let mut sc = SidCommand::new(xpu_asm_run(), dir.path());
+    sc.args(["--emulate", "pvc", "--isa", "dump", "-q", "-o"])
+        .arg(&out)
+        .arg("--")
+        .arg(venv.join("bin/python"))
+        .arg(dpnp_ops_py())
+        .args(ops_args())
+        .env("ONEAPI_DEVICE_SELECTOR", "opencl:gpu")
+        .env("LD_LIBRARY_PATH", venv.join("lib"))
+        .env("PYTHONNOUSERSITE", "1")
+        .env("PYTHONDONTWRITEBYTECODE", "1")
+        .env("UR_ENABLE_LAYERS", "UR_LAYER_TRACING")
+        .env(
+            "UR_LOG_TRACING",
+            format!("level:info;output:file,{}", trace.display()),
+        );
+    let run = run(sc.command(), &out);
+    run.assert_status(0);
+    let text = std::fs::read_to_string(&trace)
+        .unwrap_or_else(|e| panic!("no UR trace {} ({e})\n{}", trace.display(), run.ctx()));
+    let ur = ur_launches(&text).unwrap_or_else(|e| panic!("the UR trace: {e}\n{}", run.ctx()));
+    let r = run.report();
+    let mut got: BTreeMap<String, u64> = BTreeMap::new();
+    for k in r["kernels"].as_array().into_iter().flatten() {
+        let name = k["name"].as_str().unwrap_or("?").to_string();
+        assert_eq!(
+            (k["status"].as_str(), k["api"].as_str()),
+            (Some("matched"), Some("opencl")),
+            "{name}\n{}",
+            run.ctx()
+        );
+        *got.entry(name).or_insert(0) += k["launches"].as_u64().unwrap_or(0);
+    }
+    assert!(
+        !ur.launches.is_empty(),
+        "the UR trace counted nothing\n{}",
+        run.ctx()
+    );
+    assert_eq!(
+        got,
+        ur.launches,
+        "launches per kernel: the report's, the UR trace's\n{}",
+        run.ctx()
+    );
+}

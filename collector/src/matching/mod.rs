@@ -19,7 +19,7 @@ use rayon::prelude::*;
 use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::sync::Arc;
-use xpu_asm_record::read::ProcessRecord;
+use xpu_asm_record::read::{Api, ProcessRecord};
 
 /// One process as the matcher sees it.
 pub struct ProcessInput<'a> {
@@ -45,6 +45,9 @@ impl ProcessInput<'_> {
 pub struct KernelMatch {
     pub name: Vec<u8>,
     pub module_sha256: Option<String>,
+    /// The API its module was made through: the same SPIR-V made into a
+    /// Level Zero module and an OpenCL program is two kernels.
+    pub api: Api,
     pub launches: u64,
     pub appended: u64,
     /// Some process's counts of it are not whole.
@@ -216,7 +219,7 @@ pub fn match_all_listing(
     let launched = by_kernel(procs, binaries, &mut out.warnings);
     let merged: Vec<(KernelMatch, Option<String>)> = launched
         .par_iter()
-        .map(|((name, _), (sha, per))| merge_processes(name, sha, per))
+        .map(|((name, _, api), (sha, per))| merge_processes(name, sha, *api, per))
         .collect();
     drop(launched);
     out.launched.reserve(merged.len());
@@ -228,8 +231,8 @@ pub fn match_all_listing(
     out
 }
 
-/// A kernel as matching tells kernels apart: name and module key.
-type Key<'a> = (&'a [u8], String);
+/// A kernel as matching tells kernels apart: name, module key and API.
+type Key<'a> = (&'a [u8], String, Api);
 
 /// Each kernel's module SHA-256 (the first process's) and each process's
 /// findings, by key.
@@ -274,7 +277,13 @@ fn by_kernel<'a>(
                 reason,
                 candidates,
             };
-            each.push(((k.name.as_slice(), module_key), sha, per));
+            let api = p
+                .rec
+                .modules
+                .get(&k.module)
+                .map(|m| m.api)
+                .unwrap_or_default();
+            each.push(((k.name.as_slice(), module_key, api), sha, per));
         }
         if p.rec.unknown_launches > 0 {
             warnings.push(format!(
@@ -364,11 +373,29 @@ fn unlaunched(
             e.2.push(file);
         }
     }
+    let opencl = opencl_modules(procs);
     let listed = unlaunched
         .par_iter()
-        .map(|((name, _), found)| unlaunched_match(name, found))
+        .map(|((name, _), found)| {
+            let api = match found.0.is_some_and(|s| opencl.contains(s.as_str())) {
+                true => Api::OpenCl,
+                false => Api::LevelZero,
+            };
+            unlaunched_match(name, found, api)
+        })
         .collect();
     (unlaunched.len() as u64, listed)
+}
+
+/// The SHA-256s of the modules of OpenCL programs: dumps do not say their
+/// API, a module of an OpenCL program does.
+fn opencl_modules<'a>(procs: &'a [ProcessInput]) -> FastSet<&'a str> {
+    procs
+        .iter()
+        .flat_map(|p| p.rec.modules.values())
+        .filter(|m| m.api == Api::OpenCl)
+        .map(|m| m.sha256.as_str())
+        .collect()
 }
 
 /// A kernel of a module's files that no process launched: its module's
@@ -376,7 +403,7 @@ fn unlaunched(
 type Found<'a> = (Option<&'a String>, Vec<u32>, Vec<(usize, &'a Arc<AsmFile>)>);
 
 /// The entry of kernel `name` that no process launched.
-fn unlaunched_match(name: &[u8], found: &Found) -> KernelMatch {
+fn unlaunched_match(name: &[u8], found: &Found, api: Api) -> KernelMatch {
     let (sha, pids, files) = found;
     let mut pids = pids.clone();
     pids.sort_unstable();
@@ -386,6 +413,7 @@ fn unlaunched_match(name: &[u8], found: &Found) -> KernelMatch {
     KernelMatch {
         name: name.to_vec(),
         module_sha256: sha.cloned(),
+        api,
         launches: 0,
         appended: 0,
         counts_incomplete: false,
@@ -412,6 +440,7 @@ fn launched_kernels(rec: &ProcessRecord) -> impl Iterator<Item = &xpu_asm_record
 fn merge_processes(
     name: &[u8],
     sha: &Option<String>,
+    api: Api,
     per: &[PerProcess],
 ) -> (KernelMatch, Option<String>) {
     // The process that launched it most speaks for it; ties: lowest pid.
@@ -435,6 +464,7 @@ fn merge_processes(
     let mut km = KernelMatch {
         name: name.to_vec(),
         module_sha256: sha.clone(),
+        api,
         launches: per.iter().map(|p| p.launches).sum(),
         appended: per.iter().map(|p| p.appended).sum(),
         counts_incomplete: per.iter().any(|p| p.incomplete),

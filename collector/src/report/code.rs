@@ -32,7 +32,7 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
-use xpu_asm_record::read::ProcessRecord;
+use xpu_asm_record::read::{Api, ProcessRecord};
 
 /// Set (to anything but empty or `0`): no kernel's code is analysed (each
 /// gets a `flow_reason` saying so); for timing, or when no analysis is
@@ -147,7 +147,7 @@ pub fn read_flows(
         .iter()
         .map(|&i| {
             let k = &launched[i];
-            keys.get(&(k.name.as_slice(), k.module_sha256.as_deref()))
+            keys.get(&(k.name.as_slice(), k.module_sha256.as_deref(), k.api))
                 .unwrap_or(&no_binary)
         })
         .collect();
@@ -309,7 +309,7 @@ fn warm_once(dir: &Path, seen: &mut Seen, stop: &AtomicBool) {
 }
 
 /// A kernel by name and module SHA-256, borrowed from the records.
-type KernelKey<'a> = (&'a [u8], Option<&'a str>);
+type KernelKey<'a> = (&'a [u8], Option<&'a str>, Api);
 
 /// (kernel name, module SHA-256) -> its module's binary, from the first
 /// process that launched it with one saved (or why none has).
@@ -323,7 +323,7 @@ fn binary_keys(recs: &[ProcessRecord]) -> FastMap<KernelKey<'_>, Wanted> {
             let Some(module) = rec.modules.get(&k.module) else {
                 continue;
             };
-            let key = (k.name.as_slice(), Some(module.sha256.as_str()));
+            let key = (k.name.as_slice(), Some(module.sha256.as_str()), module.api);
             if out.get(&key).is_some_and(|r| r.is_ok()) {
                 continue;
             }
@@ -494,6 +494,7 @@ mod tests {
         KernelMatch {
             name: b"k".to_vec(),
             module_sha256: Some("ab".into()),
+            api: Api::LevelZero,
             counts_incomplete: false,
             launches: 3,
             appended: 0,

@@ -3,7 +3,7 @@
 //! launches per rank ([`fill_ranks`]), and the processes
 //! ([`process_entries`]).
 
-use super::{Candidate, KernelEntry, ProcessEntry, RankLaunches, Totals};
+use super::{Api, Candidate, KernelEntry, ProcessEntry, RankLaunches, Totals};
 use crate::capture::run::{Exit, RunInfo};
 use crate::matching::{KernelMatch, Matching};
 use crate::names;
@@ -54,6 +54,7 @@ impl KernelEntry {
             name_hex,
             demangled,
             module_sha256: k.module_sha256,
+            api: k.api.into(),
             launches: k.launches,
             appended: k.appended,
             counts_incomplete: k.counts_incomplete,
@@ -127,6 +128,7 @@ pub fn rank(launched: &[KernelMatch], filter: Option<&regex::Regex>) -> Ranked {
             .then_with(|| demangled[a].cmp(&demangled[b]))
             .then_with(|| ka.name.cmp(&kb.name))
             .then_with(|| ka.module_sha256.cmp(&kb.module_sha256))
+            .then_with(|| ka.api.cmp(&kb.api))
     });
     let total = order.len();
     order.retain(|&i| passes(filter, &launched[i].name, &demangled[i]));
@@ -263,8 +265,9 @@ pub fn process_entries(
         .collect()
 }
 
-/// A kernel as the report tells kernels apart: name and module SHA-256.
-pub type KernelKey = (Vec<u8>, Option<String>);
+/// A kernel as the report tells kernels apart: name, module SHA-256 and
+/// API.
+pub type KernelKey = (Vec<u8>, Option<String>, Api);
 
 /// Per kernel, its (launches, appends) by rank.
 pub type LaunchesByRank = HashMap<KernelKey, BTreeMap<u32, (u64, u64)>>;
@@ -281,9 +284,11 @@ pub fn launches_by_rank(recs: &[xpu_asm_record::read::ProcessRecord]) -> Launche
             if k.launches == 0 && k.appended == 0 {
                 continue;
             }
-            let sha = r.modules.get(&k.module).map(|m| m.sha256.clone());
+            let module = r.modules.get(&k.module);
+            let sha = module.map(|m| m.sha256.clone());
+            let api = module.map(|m| Api::from(m.api)).unwrap_or_default();
             let e = m
-                .entry((k.name.clone(), sha))
+                .entry((k.name.clone(), sha, api))
                 .or_default()
                 .entry(rank)
                 .or_default();
@@ -304,7 +309,7 @@ pub fn fill_ranks(kernels: &mut [KernelEntry], by_rank: &LaunchesByRank) {
             Some(h) => xpu_asm_record::unhex(h).unwrap_or_default(),
             None => k.name.as_bytes().to_vec(),
         };
-        let Some(per) = by_rank.get(&(name, k.module_sha256.clone())) else {
+        let Some(per) = by_rank.get(&(name, k.module_sha256.clone(), k.api)) else {
             continue;
         };
         k.ranks = per.keys().copied().collect();

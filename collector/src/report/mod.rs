@@ -103,6 +103,36 @@ impl Candidate {
     }
 }
 
+/// The API a kernel's module was made through.
+#[derive(
+    Debug, Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize,
+)]
+pub enum Api {
+    #[default]
+    #[serde(rename = "level_zero")]
+    LevelZero,
+    #[serde(rename = "opencl")]
+    OpenCl,
+}
+
+impl Api {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Api::LevelZero => "level_zero",
+            Api::OpenCl => "opencl",
+        }
+    }
+}
+
+impl From<xpu_asm_record::read::Api> for Api {
+    fn from(a: xpu_asm_record::read::Api) -> Api {
+        match a {
+            xpu_asm_record::read::Api::LevelZero => Api::LevelZero,
+            xpu_asm_record::read::Api::OpenCl => Api::OpenCl,
+        }
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct KernelEntry {
     /// 1-based position in the report (by launches, most first).
@@ -114,6 +144,10 @@ pub struct KernelEntry {
     pub name_hex: Option<String>,
     pub demangled: String,
     pub module_sha256: Option<String>,
+    /// The API its module was made through: `level_zero` or `opencl`
+    /// (reports before this field: Level Zero).
+    #[serde(default)]
+    pub api: Api,
     pub launches: u64,
     pub appended: u64,
     /// Its counts are a lower bound, not exact: some of its launches (in a

@@ -20,18 +20,22 @@ pub const INTERPOSER_LIB: &str = interposer::FILE_NAME;
 pub const INTERPOSER_ENV: &str = "XPU_ASM_INTERPOSER";
 
 /// NEO's no-hardware mode (see docs/real-stack.md); `ProductFamilyOverride`
-/// gets the device. One set serves NEO 22.43 and NEO 26: each ignores the
-/// keys it does not know.
-pub const EMULATE_ENV: [(&str, &str); 9] = [
+/// gets the device. One set serves NEO 22.43 and NEO 26, Level Zero and
+/// OpenCL: each ignores the keys it does not know.
+pub const EMULATE_ENV: [(&str, &str); 8] = [
     ("NEOReadDebugKeys", "1"),
     ("SetCommandStreamReceiver", "1"),
     ("ProductFamilyOverride", ""),
     // Without it zeKernelCreate (NEO 22.43) or zeInit (NEO 26) fails.
     ("HardwareInfoOverride", "1x4x8"),
-    // NEO 22.43: with these three, no AUB file at all (NEO 26 writes none).
-    ("AUBDumpSubCaptureMode", "1"),
-    ("AUBDumpFilterKernelStartIdx", "999999999"),
-    ("AUBDumpFilterKernelEndIdx", "999999999"),
+    // NEO 22.43 writes its AUB stream here, not to a file (NEO 26 writes
+    // none). Not its sub-capture mode, which writes none either but makes
+    // every OpenCL enqueue blocking: one behind a user event not yet
+    // signaled never returns (on NEO 26 too).
+    ("AUBDumpCaptureFileName", "/dev/null"),
+    // OpenCL waits for timestamps nothing writes: without it clFinish,
+    // blocking reads and event waits never return.
+    ("EnableTimestampWaitForQueues", "0"),
     // NEO 26 built without aubstream (Debian's): without it zeInit segfaults.
     ("UseAubStream", "0"),
     // NEO 26 on dg2, mtl, bmg, lnl, ptl: without it NEO aborts at device creation.
@@ -889,7 +893,9 @@ mod tests {
         assert_eq!(env[0].1, "/i.so");
         assert!(env.contains(&("ProductFamilyOverride".into(), "dg2".into())));
         assert!(env.contains(&("SetCommandStreamReceiver".into(), "1".into())));
-        assert!(env.contains(&("AUBDumpFilterKernelEndIdx".into(), "999999999".into())));
+        assert!(env.contains(&("AUBDumpCaptureFileName".into(), "/dev/null".into())));
+        assert!(env.contains(&("EnableTimestampWaitForQueues".into(), "0".into())));
+        assert!(!env.iter().any(|(k, _)| k == "AUBDumpSubCaptureMode"));
         assert!(env.contains(&("UseAubStream".into(), "0".into())));
         assert!(env.contains(&("UseExternalAllocatorForSshAndDsh".into(), "0".into())));
         assert!(env.contains(&("ForceDeviceId".into(), "4f80".into())));

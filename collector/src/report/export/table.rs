@@ -1,7 +1,7 @@
 //! The report as the table printed on a terminal ([`render_table`]).
 
 use crate::names;
-use crate::report::{KernelEntry, Report};
+use crate::report::{Api, KernelEntry, Report};
 use crate::sources::{IsaSourceKind, Status};
 use rayon::prelude::*;
 use std::fmt::Write;
@@ -220,22 +220,34 @@ fn name_column_of(
 }
 
 /// Each kernel's name (as `shown` makes it of the demangled name);
-/// same-named kernels of different modules told apart by module.
+/// same-named kernels of one API told apart by module, and, in a capture
+/// of both APIs, each kernel's API after it (`[opencl]`, `[level zero]`).
 fn display_names(r: &Report, shown: impl Fn(&str) -> String + Sync) -> Vec<String> {
     // Counted by hash: long names that share long prefixes (a capture's
     // 100,000) cost a tree many comparisons.
-    let mut seen: names::FastMap<&str, usize> = names::FastMap::default();
+    let mut seen: names::FastMap<(&str, Api), usize> = names::FastMap::default();
     seen.reserve(r.kernels.len());
     for k in &r.kernels {
-        *seen.entry(k.demangled.as_str()).or_insert(0) += 1;
+        *seen.entry((k.demangled.as_str(), k.api)).or_insert(0) += 1;
     }
+    let both = [Api::LevelZero, Api::OpenCl]
+        .iter()
+        .all(|a| r.kernels.iter().any(|k| k.api == *a));
     r.kernels
         .par_iter()
         .map(|k| {
             let mut display = shown(&k.demangled);
-            if seen.get(k.demangled.as_str()).copied().unwrap_or(0) > 1 {
+            if seen
+                .get(&(k.demangled.as_str(), k.api))
+                .copied()
+                .unwrap_or(0)
+                > 1
+            {
                 let sha = k.module_sha256.as_deref().unwrap_or("");
                 display.push_str(&format!(" [module {}]", sha.get(..8).unwrap_or(sha)));
+            }
+            if both {
+                display.push_str(names::api_tag(k.api.as_str()));
             }
             display
         })

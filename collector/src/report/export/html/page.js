@@ -242,6 +242,7 @@
       ["ISA file", k.asm_copy || k.asm || "-"],
       ["status", k.status + (k.reason ? `: ${k.reason}` : "")],
       ["module", fmt(k.module_sha256)],
+      ["API", k.api === "opencl" ? "OpenCL" : "Level Zero"],
       ["processes", (k.pids || []).join(", ") || "-"],
     ].concat(extra || []);
     return h("dl", { class: "figures" }, rows.filter(Boolean).map(([t, d]) => [h("dt", { text: t }), h("dd", { text: d })]));

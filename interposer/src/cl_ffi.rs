@@ -1,0 +1,60 @@
+//! The slice of the OpenCL C API the interposer needs: handle and result
+//! types, the query constants it asks with, and the positions of the
+//! functions it calls itself in the ICD dispatch table (`cl_icd.h`'s
+//! `struct _cl_icd_dispatch`), which every object of an ICD starts with.
+
+use std::ffi::c_void;
+
+/// `cl_int`.
+pub type ClInt = i32;
+/// `cl_uint`.
+pub type ClUint = u32;
+/// Any OpenCL object (`cl_program`, `cl_kernel`, `cl_device_id`, ...).
+pub type ClHandle = *mut c_void;
+
+pub const CL_SUCCESS: ClInt = 0;
+/// What a hook answers when it has no real function to call.
+pub const CL_INVALID_OPERATION: ClInt = -59;
+
+pub const CL_DEVICE_VENDOR_ID: ClUint = 0x1001;
+pub const CL_DEVICE_NAME: ClUint = 0x102B;
+/// `cl_intel_device_attribute_query`: the IP version (NEO 26: Level Zero's
+/// `ze_device_ip_version_ext_t`; NEO 22.43: another encoding, below 1 << 22).
+pub const CL_DEVICE_IP_VERSION_INTEL: ClUint = 0x4250;
+/// `cl_intel_device_attribute_query`: the PCI device id.
+pub const CL_DEVICE_ID_INTEL: ClUint = 0x4251;
+
+pub const CL_PROGRAM_NUM_DEVICES: ClUint = 0x1162;
+pub const CL_PROGRAM_DEVICES: ClUint = 0x1163;
+pub const CL_PROGRAM_BINARY_SIZES: ClUint = 0x1165;
+pub const CL_PROGRAM_BINARIES: ClUint = 0x1166;
+pub const CL_PROGRAM_NUM_KERNELS: ClUint = 0x1167;
+pub const CL_PROGRAM_KERNEL_NAMES: ClUint = 0x1168;
+pub const CL_PROGRAM_BUILD_STATUS: ClUint = 0x1181;
+pub const CL_PROGRAM_BUILD_OPTIONS: ClUint = 0x1182;
+pub const CL_BUILD_SUCCESS: ClInt = 0;
+
+pub const CL_KERNEL_FUNCTION_NAME: ClUint = 0x1190;
+
+/// Entries of the ICD dispatch table the interposer calls (index of the
+/// function pointer; the table's layout is fixed by the ICD ABI).
+pub const DISPATCH_GET_PLATFORM_IDS: usize = 0;
+pub const DISPATCH_GET_DEVICE_INFO: usize = 3;
+pub const DISPATCH_GET_PROGRAM_INFO: usize = 32;
+pub const DISPATCH_GET_PROGRAM_BUILD_INFO: usize = 33;
+pub const DISPATCH_GET_KERNEL_INFO: usize = 39;
+
+/// `cl_khr_icd` 2.0.0: an object whose dispatch table starts with this
+/// value (in place of `clGetPlatformIDs`) keeps its loader's table in its
+/// second word (`disp_data`), the table first there.
+pub const CL_ICD2_TAG_KHR: usize = 0x4F50_454E_434C_3331;
+
+/// Section type of a program binary's SPIR-V: NEO's OpenCL ELF
+/// (`SPIRV Object`, NEO 22.43) and zebin (`.spv`, NEO 26) alike.
+pub const SHT_SPIRV: u32 = 0xff00_0009;
+
+/// `clGet{Program,Kernel,Device}Info`.
+pub type GetInfo = unsafe extern "C" fn(ClHandle, ClUint, usize, *mut c_void, *mut usize) -> ClInt;
+/// `clGetProgramBuildInfo`.
+pub type GetBuildInfo =
+    unsafe extern "C" fn(ClHandle, ClHandle, ClUint, usize, *mut c_void, *mut usize) -> ClInt;

@@ -1,0 +1,332 @@
+//! OpenCL functions the interposer calls itself, without hooking them: what
+//! a built program holds (its devices, binaries, kernel names, build
+//! status), a kernel's name, a device's ids. Each is called through the
+//! dispatch table its object starts with, as every ICD loader calls it (the
+//! ICD ABI), so no loader has to be found, and a program reached through
+//! any loader (the system's, pyopencl's bundled copy) is asked the same
+//! way. Rare paths only (a program built, a kernel created).
+
+use crate::cl_ffi::*;
+use crate::state::DeviceInfo;
+use std::ffi::c_void;
+
+/// The function at `index` of `object`'s dispatch table, or 0 (`cl_khr_icd`
+/// 2.0's tagged objects: the table their loader keeps in their second word).
+///
+/// # Safety
+/// `object` is NULL or a live OpenCL object of an ICD.
+unsafe fn dispatch(object: ClHandle, index: usize) -> usize {
+    if object.is_null() {
+        return 0;
+    }
+    // SAFETY: an ICD object starts with its dispatch table's address.
+    let table = unsafe { *(object as *const *const usize) };
+    if table.is_null() {
+        return 0;
+    }
+    // SAFETY: a dispatch table has every entry up to `index`.
+    let table = match unsafe { *table.add(DISPATCH_GET_PLATFORM_IDS) } {
+        // SAFETY: a tagged object keeps its loader's table second.
+        CL_ICD2_TAG_KHR => unsafe { *(object as *const *const usize).add(1) },
+        _ => table,
+    };
+    if table.is_null() {
+        return 0;
+    }
+    // SAFETY: as above.
+    unsafe { *table.add(index) }
+}
+
+/// `clGet*Info(object, param)` of the function at dispatch entry `index`:
+/// its answer's bytes, or `None` when it fails.
+///
+/// # Safety
+/// `object` is a live object of the kind the entry takes.
+unsafe fn info(object: ClHandle, index: usize, param: ClUint) -> Option<Vec<u8>> {
+    // SAFETY: per this function's contract.
+    let f = unsafe { dispatch(object, index) };
+    if f == 0 {
+        return None;
+    }
+    // SAFETY: the entries `info` is used with are clGet*Info functions.
+    let f: GetInfo = unsafe { std::mem::transmute::<usize, GetInfo>(f) };
+    let mut size = 0usize;
+    // SAFETY: the two-call pattern of the API: first the size.
+    if unsafe { f(object, param, 0, std::ptr::null_mut(), &mut size) } != CL_SUCCESS {
+        return None;
+    }
+    let mut buf = vec![0u8; size];
+    // SAFETY: buf has room for `size` bytes.
+    let r = unsafe {
+        f(
+            object,
+            param,
+            size,
+            buf.as_mut_ptr().cast(),
+            std::ptr::null_mut(),
+        )
+    };
+    (r == CL_SUCCESS).then_some(buf)
+}
+
+/// A `cl_uint` answer.
+///
+/// # Safety
+/// As [`info`].
+unsafe fn info_u32(object: ClHandle, index: usize, param: ClUint) -> Option<u32> {
+    // SAFETY: per this function's contract.
+    let b = unsafe { info(object, index, param) }?;
+    Some(u32::from_ne_bytes(b.get(..4)?.try_into().ok()?))
+}
+
+/// A string answer, without its NUL.
+fn c_string(mut b: Vec<u8>) -> Vec<u8> {
+    if let Some(end) = b.iter().position(|c| *c == 0) {
+        b.truncate(end);
+    }
+    b
+}
+
+/// What the driver says of `device`: vendor, PCI device id, name, IP
+/// version (only in the encoding Level Zero gives: NEO 22.43's OpenCL
+/// answers another one, and its Level Zero driver none).
+///
+/// # Safety
+/// `device` is a live `cl_device_id`.
+pub unsafe fn device_info(device: ClHandle) -> Option<DeviceInfo> {
+    let i = DISPATCH_GET_DEVICE_INFO;
+    // SAFETY: per this function's contract, for each query.
+    unsafe {
+        Some(DeviceInfo {
+            vendor_id: info_u32(device, i, CL_DEVICE_VENDOR_ID)?,
+            device_id: info_u32(device, i, CL_DEVICE_ID_INTEL).unwrap_or(0),
+            name: info(device, i, CL_DEVICE_NAME)
+                .map(c_string)
+                .unwrap_or_default(),
+            ip_version: info_u32(device, i, CL_DEVICE_IP_VERSION_INTEL).filter(|v| v >> 22 != 0),
+        })
+    }
+}
+
+/// A kernel's name (`CL_KERNEL_FUNCTION_NAME`).
+///
+/// # Safety
+/// `kernel` is a live `cl_kernel`.
+pub unsafe fn kernel_name(kernel: ClHandle) -> Option<Vec<u8>> {
+    // SAFETY: per this function's contract.
+    unsafe { info(kernel, DISPATCH_GET_KERNEL_INFO, CL_KERNEL_FUNCTION_NAME) }.map(c_string)
+}
+
+/// How many kernels a built program has.
+///
+/// # Safety
+/// `program` is a live `cl_program`.
+pub unsafe fn kernel_count(program: ClHandle) -> Option<usize> {
+    // SAFETY: per this function's contract.
+    let b = unsafe { info(program, DISPATCH_GET_PROGRAM_INFO, CL_PROGRAM_NUM_KERNELS) }?;
+    Some(usize::from_ne_bytes(b.get(..8)?.try_into().ok()?))
+}
+
+/// What a built program holds, for one device.
+pub struct Built {
+    pub device: ClHandle,
+    /// `CL_PROGRAM_BINARIES`: what the driver runs.
+    pub binary: Vec<u8>,
+    pub kernel_names: Vec<Vec<u8>>,
+}
+
+/// A program's devices (`CL_PROGRAM_DEVICES`).
+///
+/// # Safety
+/// `program` is a live `cl_program`.
+unsafe fn devices(program: ClHandle) -> Vec<ClHandle> {
+    // SAFETY: per this function's contract.
+    let b = unsafe { info(program, DISPATCH_GET_PROGRAM_INFO, CL_PROGRAM_DEVICES) };
+    b.unwrap_or_default()
+        .chunks_exact(8)
+        .map(|c| usize::from_ne_bytes(c.try_into().unwrap_or_default()) as ClHandle)
+        .collect()
+}
+
+/// Whether `program` was built for `device` (an asynchronous build may
+/// still be running when `clBuildProgram` returns).
+///
+/// # Safety
+/// `program` is a live `cl_program`, `device` one of its devices.
+pub unsafe fn built_for(program: ClHandle, device: ClHandle) -> bool {
+    // SAFETY: per this function's contract.
+    let f = unsafe { dispatch(program, DISPATCH_GET_PROGRAM_BUILD_INFO) };
+    if f == 0 {
+        return false;
+    }
+    // SAFETY: the entry is clGetProgramBuildInfo.
+    let f: GetBuildInfo = unsafe { std::mem::transmute::<usize, GetBuildInfo>(f) };
+    let mut status: ClInt = -1;
+    let size = std::mem::size_of::<ClInt>();
+    let p = (&mut status as *mut ClInt).cast::<c_void>();
+    // SAFETY: status is writable for its size.
+    let r = unsafe {
+        f(
+            program,
+            device,
+            CL_PROGRAM_BUILD_STATUS,
+            size,
+            p,
+            std::ptr::null_mut(),
+        )
+    };
+    r == CL_SUCCESS && status == CL_BUILD_SUCCESS
+}
+
+/// The options `program` was built for `device` with
+/// (`CL_PROGRAM_BUILD_OPTIONS`), empty when the driver does not say.
+///
+/// # Safety
+/// `program` is a live `cl_program`, `device` one of its devices.
+pub unsafe fn build_options(program: ClHandle, device: ClHandle) -> Vec<u8> {
+    // SAFETY: per this function's contract.
+    let f = unsafe { dispatch(program, DISPATCH_GET_PROGRAM_BUILD_INFO) };
+    if f == 0 {
+        return Vec::new();
+    }
+    // SAFETY: the entry is clGetProgramBuildInfo.
+    let f: GetBuildInfo = unsafe { std::mem::transmute::<usize, GetBuildInfo>(f) };
+    let param = CL_PROGRAM_BUILD_OPTIONS;
+    let mut size = 0usize;
+    // SAFETY: the two-call pattern of the API: first the size.
+    if unsafe { f(program, device, param, 0, std::ptr::null_mut(), &mut size) } != CL_SUCCESS {
+        return Vec::new();
+    }
+    let mut buf = vec![0u8; size];
+    let p = buf.as_mut_ptr().cast::<c_void>();
+    // SAFETY: buf has room for `size` bytes.
+    match unsafe { f(program, device, param, size, p, std::ptr::null_mut()) } {
+        CL_SUCCESS => c_string(buf),
+        _ => Vec::new(),
+    }
+}
+
+/// A built program's binary and kernel names, for the first of its devices
+/// that has a binary; `None` when it has none (not built, or built by an
+/// asynchronous build still running).
+///
+/// # Safety
+/// `program` is a live `cl_program`.
+pub unsafe fn built(program: ClHandle) -> Option<Built> {
+    let p = DISPATCH_GET_PROGRAM_INFO;
+    // SAFETY: per this function's contract.
+    let devices = unsafe { devices(program) };
+    // SAFETY: as above.
+    let sizes: Vec<usize> = unsafe { info(program, p, CL_PROGRAM_BINARY_SIZES) }?
+        .chunks_exact(8)
+        .map(|c| usize::from_ne_bytes(c.try_into().unwrap_or_default()))
+        .collect();
+    let at = sizes.iter().position(|&s| s != 0)?;
+    let device = *devices.get(at)?;
+    // SAFETY: as above.
+    if !unsafe { built_for(program, device) } {
+        return None;
+    }
+    let mut bufs: Vec<Vec<u8>> = sizes.iter().map(|&s| vec![0u8; s]).collect();
+    let mut ptrs: Vec<*mut u8> = bufs.iter_mut().map(|b| b.as_mut_ptr()).collect();
+    // SAFETY: as above.
+    let f = unsafe { dispatch(program, p) };
+    if f == 0 {
+        return None;
+    }
+    // SAFETY: the entry is clGetProgramInfo; one buffer per device, each of
+    // the size the driver gave.
+    let r = unsafe {
+        std::mem::transmute::<usize, GetInfo>(f)(
+            program,
+            CL_PROGRAM_BINARIES,
+            ptrs.len() * std::mem::size_of::<*mut u8>(),
+            ptrs.as_mut_ptr().cast(),
+            std::ptr::null_mut(),
+        )
+    };
+    if r != CL_SUCCESS {
+        return None;
+    }
+    // SAFETY: as above.
+    let names = unsafe { info(program, p, CL_PROGRAM_KERNEL_NAMES) }.map(c_string);
+    Some(Built {
+        device,
+        binary: std::mem::take(&mut bufs[at]),
+        kernel_names: names
+            .unwrap_or_default()
+            .split(|c| *c == b';')
+            .filter(|n| !n.is_empty())
+            .map(<[u8]>::to_vec)
+            .collect(),
+    })
+}
+
+/// The SPIR-V a program binary carries: the section IGC compiled, in NEO's
+/// OpenCL ELF (NEO 22.43) and in zebin (NEO 26), byte for byte the `.spv`
+/// of IGC's dumps. `None` for a binary without one.
+pub fn spirv_section(elf: &[u8]) -> Option<&[u8]> {
+    let word = |at: usize, n: usize| -> Option<u64> {
+        let b = elf.get(at..at.checked_add(n)?)?;
+        let mut v = [0u8; 8];
+        v[..n].copy_from_slice(b);
+        Some(u64::from_le_bytes(v))
+    };
+    // ELF64, little-endian.
+    if elf.get(..6) != Some(b"\x7fELF\x02\x01") {
+        return None;
+    }
+    let (shoff, shentsize, shnum) = (word(0x28, 8)?, word(0x3a, 2)?, word(0x3c, 2)?);
+    (0..shnum).find_map(|i| {
+        let h = usize::try_from(shoff.checked_add(i.checked_mul(shentsize)?)?).ok()?;
+        if word(h + 4, 4)? != u64::from(SHT_SPIRV) {
+            return None;
+        }
+        let (off, size) = (word(h + 0x18, 8)?, word(h + 0x20, 8)?);
+        let start = usize::try_from(off).ok()?;
+        elf.get(start..start.checked_add(usize::try_from(size).ok()?)?)
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::spirv_section;
+
+    /// An ELF64 with one section header of `kind` over `payload`.
+    fn elf(kind: u32, payload: &[u8]) -> Vec<u8> {
+        let mut b = vec![0u8; 0x40];
+        b[..6].copy_from_slice(b"\x7fELF\x02\x01");
+        let data = b.len();
+        b.extend_from_slice(payload);
+        let shoff = b.len();
+        b[0x28..0x30].copy_from_slice(&(shoff as u64).to_le_bytes());
+        b[0x3a..0x3c].copy_from_slice(&64u16.to_le_bytes());
+        b[0x3c..0x3e].copy_from_slice(&2u16.to_le_bytes());
+        b.extend_from_slice(&[0u8; 64]);
+        let mut h = vec![0u8; 64];
+        h[4..8].copy_from_slice(&kind.to_le_bytes());
+        h[0x18..0x20].copy_from_slice(&(data as u64).to_le_bytes());
+        h[0x20..0x28].copy_from_slice(&(payload.len() as u64).to_le_bytes());
+        b.extend_from_slice(&h);
+        b
+    }
+
+    #[test]
+    fn the_spirv_section_is_found_by_its_type_and_bounds_are_checked() {
+        assert_eq!(
+            spirv_section(&elf(0xff00_0009, b"spv!")),
+            Some(&b"spv!"[..])
+        );
+        assert_eq!(spirv_section(&elf(1, b"code")), None);
+        // The last header cut inside its offset field.
+        let mut cut = elf(0xff00_0009, b"spv!");
+        cut.truncate(cut.len() - 64 + 0x1c);
+        assert_eq!(spirv_section(&cut), None);
+        // A section past the end of the file.
+        let mut far = elf(0xff00_0009, b"spv!");
+        let n = far.len();
+        far[n - 0x28..n - 0x20].copy_from_slice(&u64::MAX.to_le_bytes());
+        assert_eq!(spirv_section(&far), None);
+        assert_eq!(spirv_section(b"not an elf"), None);
+    }
+}
