@@ -33,8 +33,12 @@ pub struct Config {
     /// Its rank, from the launcher's variables.
     pub rank: Option<ranks::Rank>,
     /// `XPU_ASM_ISA=binary`: ISA from module binaries only, so the IGC dump
-    /// and cache variables are left as the user has them.
+    /// and cache variables are left as the user has them (and those a
+    /// parent process of this run set are removed).
     pub isa_binary: bool,
+    /// A rank other than 0 of a job: IGC dumps nothing here, rank 0's
+    /// dumps serve it (`dumps_by` 0; see [`dumps_by`]); `isa_binary` then.
+    pub dumps_by: Option<u32>,
     /// IGC 1's light dumps ([`IGC_ENV`]): IGC writes only the `.asm` and
     /// `.dat` files, and the interposer each SPIR-V module's `.spv`.
     pub igc1_light: bool,
@@ -173,7 +177,9 @@ fn load() -> Option<Config> {
         xpu_asm_record::process_stem(&host, pid, &token)
     );
     let ours_abs = format!("{}/{ours_rel}", out.trim_end_matches('/'));
-    let isa_binary = getenv(ISA_ENV).is_some_and(|v| v == "binary");
+    let rank = ranks::from_env(getenv);
+    let dumps_by = dumps_by(rank.as_ref(), &owned_before);
+    let isa_binary = getenv(ISA_ENV).is_some_and(|v| v == "binary") || dumps_by.is_some();
     let (env, igc1_light) = set_dump_env(&owned_before, &ours_abs, isa_binary);
     let dump_abs = env
         .iter()
@@ -192,7 +198,8 @@ fn load() -> Option<Config> {
         dump_dir_abs: dump_abs,
         env,
         token,
-        rank: ranks::from_env(getenv),
+        rank,
+        dumps_by,
         isa_binary,
         igc1_light,
         staging: staging_folder(),
@@ -210,6 +217,22 @@ fn staging_folder() -> Option<String> {
     // SAFETY: a valid C string; access only reads the file's metadata.
     let usable = unsafe { libc::access(c.as_ptr(), libc::W_OK | libc::X_OK) } == 0;
     usable.then(|| dir.trim_end_matches('/').to_string())
+}
+
+/// Which rank's IGC dumps serve this process: `Some(0)` for a rank other
+/// than 0 of a parallel job. A job's ranks compile the same modules; IGC
+/// dumping each in every rank made a 512-rank job write 512 copies of
+/// every `.asm` into the shared folder (a metadata storm on Lustre or
+/// GPFS). Rank 0 dumps; the others save only their module binaries (once
+/// per content), and the collection gives a rank's kernel rank 0's dump
+/// when its module binary is byte for byte rank 0's (the same code), its
+/// own binary's disassembly otherwise. `None` outside a job, for rank 0,
+/// and when the user set `IGC_ShaderDumpEnable` (every rank then dumps as
+/// told).
+pub fn dumps_by(rank: Option<&ranks::Rank>, owned_before: &[String]) -> Option<u32> {
+    let users_enable = getenv("IGC_ShaderDumpEnable").is_some()
+        && !owned_before.iter().any(|o| o == "IGC_ShaderDumpEnable");
+    rank.filter(|r| r.rank != 0 && !users_enable).map(|_| 0)
 }
 
 /// Sets each variable of [`DUMP_ENV`] that the user did not set (none with
@@ -287,6 +310,8 @@ fn set_one<'a>(
 ) {
     match current {
         Some(v) if !mine => env.push((name.to_string(), v, true)),
+        // A parent process of this run set it (for its own dumps).
+        Some(_) if isa_binary => unsetenv(name),
         _ if isa_binary => {}
         _ => {
             setenv(name, ours);

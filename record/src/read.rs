@@ -133,6 +133,9 @@ pub struct ProcessRecord {
     pub devices: BTreeMap<u32, Device>,
     /// Recorded with `XPU_ASM_ISA=binary`: no IGC dumps were asked for.
     pub isa_binary: bool,
+    /// The rank whose IGC dumps serve this process's kernels (a rank other
+    /// than 0 of a job dumps nothing: `Some(0)`).
+    pub dumps_by: Option<u32>,
     /// Launches of kernel handles never seen being created.
     pub unknown_launches: u64,
     /// Launches counted in slots of kernels that have no kernel event:
@@ -369,6 +372,7 @@ fn read_header(v: &Value, rec: &mut ProcessRecord) {
     rec.exe = get_str(v, "exe");
     rec.dump_dir = get_str(v, "dump_dir");
     rec.isa_binary = v.get("isa").and_then(Value::as_str) == Some("binary");
+    rec.dumps_by = v.get("dumps_by").and_then(Value::as_u64).map(|r| r as u32);
     rec.forked_from = v
         .get("forked_from")
         .and_then(Value::as_u64)

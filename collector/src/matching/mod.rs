@@ -12,6 +12,7 @@ pub mod choice;
 use crate::isa::header::AsmHeader;
 use crate::names::{short_sha, FastSet};
 use crate::sources::binaries::{self, ModuleBinaries, Request};
+use crate::sources::borrowed::Borrowed;
 use crate::sources::dumps::DumpFolder;
 use crate::sources::{AsmFile, IsaSource, IsaSourceKind, Lookup, Status};
 use choice::{choose_among, disagreement, fold};
@@ -29,15 +30,27 @@ pub struct ProcessInput<'a> {
 
 impl ProcessInput<'_> {
     /// The sources asked for this process's kernels, in order: its dump
-    /// folder (unless it ran with `--isa binary`), then module binaries.
-    fn sources<'s>(&'s self, binaries: &'s ModuleBinaries) -> Vec<&'s dyn IsaSource> {
+    /// folder (unless it ran with `--isa binary`; a rank that left its
+    /// dumps to rank 0: rank 0's of the same code), then module binaries.
+    fn sources<'s>(
+        &'s self,
+        binaries: &'s ModuleBinaries,
+        borrowed: &'s Borrowed<'s>,
+    ) -> Vec<&'s dyn IsaSource> {
         let mut v: Vec<&dyn IsaSource> = Vec::with_capacity(2);
         if !self.rec.isa_binary {
             v.push(self.folder);
+        } else if self.rec.dumps_by.is_some() {
+            v.push(borrowed);
         }
         v.push(binaries);
         v
     }
+}
+
+/// The dumps processes may borrow (see [`Borrowed`]).
+fn borrowed<'a>(procs: &'a [ProcessInput<'a>]) -> Borrowed<'a> {
+    Borrowed::of(procs.iter().map(|p| (p.rec, p.folder)))
 }
 
 /// A kernel (name, module) with everything found for it, across processes.
@@ -116,6 +129,7 @@ type OneMatch<'a> = (
 fn match_one<'a>(
     p: &'a ProcessInput<'a>,
     binaries: &'a ModuleBinaries,
+    borrowed: &'a Borrowed<'a>,
     name: &[u8],
     module_id: u32,
 ) -> OneMatch<'a> {
@@ -133,7 +147,7 @@ fn match_one<'a>(
     };
     let sha = Some(module.sha256.to_ascii_lowercase()).filter(|s| !s.is_empty());
     let mut misses: Vec<(IsaSourceKind, Status, String)> = Vec::new();
-    for source in p.sources(binaries) {
+    for source in p.sources(binaries, borrowed) {
         if let (IsaSourceKind::IgcDump, Some(free)) = (source.kind(), module.space_left) {
             misses.push((source.kind(), Status::NoSpace, no_space(free)));
             continue;
@@ -184,6 +198,7 @@ fn explain(
 /// launched kernel that its process's dumps do not have (all of them for
 /// a process that ran with `--isa binary`).
 pub fn binary_requests(procs: &[ProcessInput]) -> Vec<Request> {
+    let lent = borrowed(procs);
     let jobs: Vec<(&ProcessInput, &xpu_asm_record::read::Kernel)> = procs
         .iter()
         .flat_map(|p| launched_kernels(p.rec).map(move |k| (p, k)))
@@ -195,6 +210,9 @@ pub fn binary_requests(procs: &[ProcessInput]) -> Vec<Request> {
                 && module.space_left.is_none()
                 && matches!(p.folder.find(p.rec, module, &k.name), Lookup::Found(_))
             {
+                return None;
+            }
+            if p.rec.dumps_by.is_some() && matches!(lent.find(p.rec, module, &k.name), Lookup::Found(_)) {
                 return None;
             }
             binaries::request(p.rec, module, &k.name).ok()
@@ -216,7 +234,8 @@ pub fn match_all_listing(
     list_unlaunched: bool,
 ) -> Matching {
     let mut out = Matching::default();
-    let launched = by_kernel(procs, binaries, &mut out.warnings);
+    let lent = borrowed(procs);
+    let launched = by_kernel(procs, binaries, &lent, &mut out.warnings);
     let merged: Vec<(KernelMatch, Option<String>)> = launched
         .par_iter()
         .map(|((name, _, api), (sha, per))| merge_processes(name, sha, *api, per))
@@ -246,6 +265,7 @@ type ByKernel<'a> = Vec<(Key<'a>, (Option<String>, Vec<PerProcess<'a>>))>;
 fn by_kernel<'a>(
     procs: &'a [ProcessInput],
     binaries: &'a ModuleBinaries,
+    lent: &'a Borrowed<'a>,
     warnings: &mut Vec<String>,
 ) -> ByKernel<'a> {
     let jobs: Vec<(&ProcessInput, &xpu_asm_record::read::Kernel)> = procs
@@ -254,7 +274,7 @@ fn by_kernel<'a>(
         .collect();
     let found: Vec<OneMatch> = jobs
         .par_iter()
-        .map(|(p, k)| match_one(p, binaries, &k.name, k.module))
+        .map(|(p, k)| match_one(p, binaries, lent, &k.name, k.module))
         .collect();
     let mut found = found.into_iter().zip(jobs.iter().map(|(_, k)| k));
     let mut each: Vec<(Key, Option<String>, PerProcess)> = Vec::with_capacity(jobs.len());

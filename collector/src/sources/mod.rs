@@ -9,6 +9,7 @@
 //! nothing, or alone with `--isa binary`.
 
 pub mod binaries;
+pub mod borrowed;
 pub mod dumps;
 pub mod light;
 pub mod native;

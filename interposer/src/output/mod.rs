@@ -175,6 +175,9 @@ fn process_header(cfg: &Config, pid: u32, forked_from: Option<u32>) -> Vec<u8> {
     if cfg.isa_binary {
         l.extend_from_slice(b",\"isa\":\"binary\"");
     }
+    if let Some(r) = cfg.dumps_by {
+        l.extend_from_slice(format!(",\"dumps_by\":{r}").as_bytes());
+    }
     l.extend_from_slice(b",\"env\":{");
     for (i, (name, value, by_user)) in cfg.env.iter().enumerate() {
         if i > 0 {
