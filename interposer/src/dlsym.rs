@@ -61,7 +61,13 @@ unsafe extern "C" fn decide(
             answer = Some(real);
             return;
         }
-        state::activate();
+        // Level Zero: the record (and IGC's dump folder) from now on. Not
+        // for OpenCL: the ICD loader looks up every vendor's functions in
+        // any process that asks for platforms (hwloc in mpirun does), and
+        // an OpenCL program's record begins when one is built.
+        if bytes.starts_with(b"ze") {
+            state::activate();
+        }
         answer = Some(match k.real.claim(real as usize) {
             Some(slot) => {
                 if bytes == b"zeModuleCreate" {

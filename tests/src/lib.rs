@@ -40,6 +40,9 @@ pub fn hermetic(cmd: &mut Command) {
     for (name, _) in neo_env() {
         cmd.env_remove(name);
     }
+    for (name, _) in NEO22_ENV {
+        cmd.env_remove(name);
+    }
 }
 
 const LIB_DIR: &str = "/usr/lib/x86_64-linux-gnu";
@@ -215,17 +218,23 @@ pub fn neo_env() -> Vec<(String, String)> {
     neo_env_for("pvc")
 }
 
-/// [`neo_env`] for `product`: one set for NEO 22.43 and NEO 26 (each ignores
-/// the keys it does not know), as collector/src/launch.rs's table.
+/// NEO 22.43's keys for writing no AUB stream (its sub-capture mode with a
+/// filter past any kernel), as collector/src/run/launch.rs's
+/// `EMULATE_NEO22_ENV`: on Debian 12 only.
+const NEO22_ENV: [(&str, &str); 3] = [
+    ("AUBDumpSubCaptureMode", "1"),
+    ("AUBDumpFilterKernelStartIdx", "999999999"),
+    ("AUBDumpFilterKernelEndIdx", "999999999"),
+];
+
+/// [`neo_env`] for `product`, as `xpu-asm-run --emulate` sets it on this
+/// stack (collector/src/run/launch.rs's tables).
 pub fn neo_env_for(product: &str) -> Vec<(String, String)> {
     let mut env = vec![
         ("NEOReadDebugKeys", "1"),
         ("SetCommandStreamReceiver", "1"),
         ("ProductFamilyOverride", product),
         ("HardwareInfoOverride", "1x4x8"),
-        // NEO 22.43's AUB stream (NEO 26 writes none); its sub-capture mode
-        // would make every OpenCL enqueue blocking.
-        ("AUBDumpCaptureFileName", "/dev/null"),
         // OpenCL's waits: else clFinish and blocking reads never return.
         ("EnableTimestampWaitForQueues", "0"),
         // NEO 26: without it zeInit segfaults (Debian builds it without aubstream).
@@ -233,6 +242,9 @@ pub fn neo_env_for(product: &str) -> Vec<(String, String)> {
         // NEO 26 on dg2, mtl, bmg, lnl, ptl: else it aborts at device creation.
         ("UseExternalAllocatorForSshAndDsh", "0"),
     ];
+    if stack() == Stack::Debian12 {
+        env.extend(NEO22_ENV);
+    }
     // Else the device id reads 0: lnl's on NEO 26, dg2's on NEO 22.43.
     match product {
         "dg2" => env.push(("ForceDeviceId", "4f80")),

@@ -29,6 +29,7 @@
  *   all:P:N       clCreateKernelsInProgram, N launches of each of its kernels
  *   user:P:K:N    N launches each behind a user event, signaled after the
  *                 enqueue, then clWaitForEvents of the last
+ *   usersig:P:K:N the same, each event signaled before its enqueue
  *   end:exit|kill exit(0), or SIGKILL itself right after the last launch
  * Every step ends with clFinish and a blocking read. Prints "ready" once
  * the programs are built, "step S done" after each step.
@@ -306,7 +307,10 @@ static void finish(void) {
     CHECK(CL(clEnqueueReadBuffer)(queue, buffer, CL_TRUE, 0, sizeof host, host, 0, NULL, NULL));
 }
 
-static void behind_user_events(cl_kernel k, long n) {
+/* Each enqueue waits on a user event, signaled after the enqueue returns,
+ * or before it (first: where each enqueue blocks, as in NEO 22.43's
+ * no-hardware mode, one behind an event not yet signaled never returns). */
+static void behind_user_events(cl_kernel k, long n, int first) {
     size_t global = 64;
     cl_int e;
     cl_event done = NULL;
@@ -315,8 +319,11 @@ static void behind_user_events(cl_kernel k, long n) {
         CHECK(e);
         if (done)
             CHECK(CL(clReleaseEvent)(done));
+        if (first)
+            CHECK(CL(clSetUserEventStatus)(user, CL_COMPLETE));
         CHECK(CL(clEnqueueNDRangeKernel)(queue, k, 1, NULL, &global, NULL, 1, &user, &done));
-        CHECK(CL(clSetUserEventStatus)(user, CL_COMPLETE));
+        if (!first)
+            CHECK(CL(clSetUserEventStatus)(user, CL_COMPLETE));
         CHECK(CL(clReleaseEvent)(user));
     }
     if (done)
@@ -389,8 +396,8 @@ static void step(char *s) {
             CHECK(e);
             nd(c, count);
             CHECK(CL(clReleaseKernel)(c));
-        } else if (strcmp(what, "user") == 0) {
-            behind_user_events(k, count);
+        } else if (strcmp(what, "user") == 0 || strcmp(what, "usersig") == 0) {
+            behind_user_events(k, count, strcmp(what, "usersig") == 0);
         } else {
             fprintf(stderr, "opencl: unknown step %s\n", current_step);
             exit(2);

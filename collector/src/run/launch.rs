@@ -22,17 +22,12 @@ pub const INTERPOSER_ENV: &str = "XPU_ASM_INTERPOSER";
 /// NEO's no-hardware mode (see docs/real-stack.md); `ProductFamilyOverride`
 /// gets the device. One set serves NEO 22.43 and NEO 26, Level Zero and
 /// OpenCL: each ignores the keys it does not know.
-pub const EMULATE_ENV: [(&str, &str); 8] = [
+pub const EMULATE_ENV: [(&str, &str); 7] = [
     ("NEOReadDebugKeys", "1"),
     ("SetCommandStreamReceiver", "1"),
     ("ProductFamilyOverride", ""),
     // Without it zeKernelCreate (NEO 22.43) or zeInit (NEO 26) fails.
     ("HardwareInfoOverride", "1x4x8"),
-    // NEO 22.43 writes its AUB stream here, not to a file (NEO 26 writes
-    // none). Not its sub-capture mode, which writes none either but makes
-    // every OpenCL enqueue blocking: one behind a user event not yet
-    // signaled never returns (on NEO 26 too).
-    ("AUBDumpCaptureFileName", "/dev/null"),
     // OpenCL waits for timestamps nothing writes: without it clFinish,
     // blocking reads and event waits never return.
     ("EnableTimestampWaitForQueues", "0"),
@@ -40,6 +35,22 @@ pub const EMULATE_ENV: [(&str, &str); 8] = [
     ("UseAubStream", "0"),
     // NEO 26 on dg2, mtl, bmg, lnl, ptl: without it NEO aborts at device creation.
     ("UseExternalAllocatorForSshAndDsh", "0"),
+];
+
+/// What NEO 22.43 (the NEO of IGC 1) needs besides [`EMULATE_ENV`]: it
+/// writes an AUB stream of everything it submits (1.3 MB a launch, into
+/// the working folder) unless its sub-capture mode is on with a filter
+/// past any kernel, which writes nothing and holds no file. (That mode
+/// makes each enqueue blocking: an OpenCL enqueue behind a user event not
+/// yet signaled never returns there. The stream to `/dev/null` instead
+/// would cost 0.3 ms a launch and keep a descriptor of NEO's open, which a
+/// workload that closes its descriptors gets back for a file of its own,
+/// NEO's stream then written into it.) NEO 26 writes no stream at all
+/// (`UseAubStream=0`), and gets none of these.
+pub const EMULATE_NEO22_ENV: [(&str, &str); 3] = [
+    ("AUBDumpSubCaptureMode", "1"),
+    ("AUBDumpFilterKernelStartIdx", "999999999"),
+    ("AUBDumpFilterKernelEndIdx", "999999999"),
 ];
 
 /// What one product needs besides [`EMULATE_ENV`]: a device id, which
@@ -601,9 +612,18 @@ pub fn child_env(
     env
 }
 
-/// NEO's no-hardware variables for device `dev` (`--emulate dev`).
+/// NEO's no-hardware variables for device `dev` (`--emulate dev`) on this
+/// system's NEO.
 pub fn emulate_env(dev: &str) -> Vec<(OsString, OsString)> {
+    emulate_env_for(dev, crate::sources::native::iga::only_igc() == Some(1))
+}
+
+/// [`emulate_env`] for NEO 22.43 (`neo22`) or a later NEO.
+pub fn emulate_env_for(dev: &str, neo22: bool) -> Vec<(OsString, OsString)> {
     let mut env: Vec<(OsString, OsString)> = Vec::new();
+    if neo22 {
+        env.extend(EMULATE_NEO22_ENV.map(|(k, v)| (k.into(), v.into())));
+    }
     for (k, v) in EMULATE_ENV {
         let v = if k == "ProductFamilyOverride" { dev } else { v };
         env.push((k.into(), v.into()));
@@ -893,9 +913,14 @@ mod tests {
         assert_eq!(env[0].1, "/i.so");
         assert!(env.contains(&("ProductFamilyOverride".into(), "dg2".into())));
         assert!(env.contains(&("SetCommandStreamReceiver".into(), "1".into())));
-        assert!(env.contains(&("AUBDumpCaptureFileName".into(), "/dev/null".into())));
         assert!(env.contains(&("EnableTimestampWaitForQueues".into(), "0".into())));
-        assert!(!env.iter().any(|(k, _)| k == "AUBDumpSubCaptureMode"));
+        assert!(!env.iter().any(|(k, _)| k == "AUBDumpCaptureFileName"));
+        // NEO 22.43 alone writes an AUB stream unless told to write none.
+        let old = emulate_env_for("pvc", true);
+        assert!(old.contains(&("AUBDumpSubCaptureMode".into(), "1".into())));
+        assert!(!emulate_env_for("pvc", false)
+            .iter()
+            .any(|(k, _)| k.to_string_lossy().starts_with("AUBDump")));
         assert!(env.contains(&("UseAubStream".into(), "0".into())));
         assert!(env.contains(&("UseExternalAllocatorForSshAndDsh".into(), "0".into())));
         assert!(env.contains(&("ForceDeviceId".into(), "4f80".into())));
