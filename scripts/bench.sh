@@ -42,6 +42,11 @@
 #              stopped here); then `collect` on a synthetic
 #              capture of a 1,000-rank job (125 hosts, 100 kernels launched
 #              by every rank, 100,000 .asm files)
+#   ranks      one job at 1, 8, 32 and 128 ranks on this host (MPICH's
+#              mpiexec.hydra, one xpu-asm-run --emulate pvc per rank, the C
+#              workload): files and bytes in the capture (the per-rank
+#              records, the report, the rest) and `collect` time, each
+#              against the 1-rank job (bench/ranks.py)
 #   onefile    xpu-asm-run copied alone into an empty folder, `-q -- true`:
 #              its first start (it writes the interposer it carries into a
 #              fresh cache) against later starts (it checks the one written)
@@ -104,7 +109,7 @@ set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 QUICK=0
-ONLY="launch,callgrind,core,collector,mpi,onefile,modules,binaries,reading,sycl,page,sycl-sid,callgrind-sid"
+ONLY="launch,callgrind,core,collector,mpi,ranks,onefile,modules,binaries,reading,sycl,page,sycl-sid,callgrind-sid"
 KEEP=0
 while [[ $# -gt 0 ]]; do
     case "$1" in
@@ -128,9 +133,9 @@ done
 want() { [[ ",$ONLY," == *",$1,"* ]]; }
 for s in ${ONLY//,/ }; do
     case "$s" in
-    launch | callgrind | core | collector | mpi | onefile | modules | binaries | reading | sycl | page | sycl-sid | callgrind-sid) ;;
+    launch | callgrind | core | collector | mpi | ranks | onefile | modules | binaries | reading | sycl | page | sycl-sid | callgrind-sid) ;;
     *)
-        echo "bench.sh: unknown section '$s' (launch, callgrind, core, collector, mpi, onefile, modules, binaries, reading, sycl, page, sycl-sid, callgrind-sid)" >&2
+        echo "bench.sh: unknown section '$s' (launch, callgrind, core, collector, mpi, ranks, onefile, modules, binaries, reading, sycl, page, sycl-sid, callgrind-sid)" >&2
         exit 2
         ;;
     esac
@@ -667,6 +672,25 @@ for pre, keys in (("mpi", ("to_report_s", "to_exit_s")), ("srun", ("to_report_s"
             print(f"{pre}_{k}_lo={min(vals):g}")
             print(f"{pre}_{k}_hi={max(vals):g}")
 EOF
+    fi
+fi
+
+# ---- ranks: one job at 1 to 128 ranks, its capture and its collection -------
+
+RANKS_TABLE="$WORK/ranks.md"
+if want ranks; then
+    if ! command -v mpiexec.hydra >/dev/null; then
+        log "ranks: no mpiexec.hydra (scripts/install-deps.sh installs mpich)"
+    else
+        gcc -std=c11 -O2 -o "$BIN/workload" "$ROOT/tests/workload/workload.c" -ldl -lpthread
+        (cd "$BIN" && ocloc compile -file "$ROOT/tests/workload/kernels_a.cl" -spv_only \
+            -device pvc -output kernels_a -output_no_suffix -q >/dev/null)
+        log "ranks: one job at 1, 8, 32 and 128 ranks"
+        python3 "$ROOT/bench/ranks.py" --runner "xpu-asm=$RUNNER" --workload "$BIN/workload" \
+            --spv "$BIN/kernels_a.spv" --rounds 7 "$WORK/ranks" >"$WORK/ranks.out" ||
+            log "ranks: bench/ranks.py failed (status $?)"
+        grep '^|' "$WORK/ranks.out" >"$RANKS_TABLE" || true
+        grep '=' "$WORK/ranks.out" >>"$RESULTS" || true
     fi
 fi
 
@@ -1494,6 +1518,18 @@ if "page_write_s" in res:
     verdict("report.html of 1,000 kernels written (s)", res["page_write_s"], 2, "s")
 if "page_loaded_ms" in res:
     verdict("report.html of 1,000 kernels loaded in Chromium (s)", float(res["page_loaded_ms"]) / 1000, 2, "s")
+r128 = "ranks_xpu-asm_128_"
+if r128 + "files" in res:
+    verdict("capture at 128 ranks but the per-rank records and report, vs 1 rank (x)",
+            (int(res[r128 + "bytes"]) - int(res[r128 + "rank_bytes"]) - int(res.get(r128 + "report_bytes", 0)))
+            / max(1, int(res["ranks_xpu-asm_1_bytes"]) - int(res["ranks_xpu-asm_1_rank_bytes"]) - int(res.get("ranks_xpu-asm_1_report_bytes", 0))),
+            1.10, "x")
+    verdict("collect at 128 ranks vs 1 rank (x)",
+            float(res[r128 + "collect_s"]) / float(res["ranks_xpu-asm_1_collect_s"]), 2, "x")
 print("\n".join(verdicts) if verdicts else "  (no section run)")
 print()
 EOF
+if [[ -s "$RANKS_TABLE" ]]; then
+    echo "One job at 1 to 128 ranks on this host (section ranks; bench/ranks.py):"
+    cat "$RANKS_TABLE"
+fi

@@ -529,3 +529,127 @@ fn installed_binary_finds_its_interposer_and_captures() {
         std::fs::canonicalize(&lib).unwrap().display().to_string()
     );
 }
+
+// ---------------------------------------------------------------------------
+// IGC's dumps once per job
+
+/// An MPMD job (`mpiexec.hydra -n A CMD : -n B CMD2`), one xpu-asm-run
+/// per rank: rank 0 runs `first`, the others `rest`.
+fn mpmd(s: &Scratch, first: &[String], rest: (usize, &[String])) -> Run {
+    let mut cmd = command(HYDRA);
+    cmd.current_dir(&s.root).args(["-n", "1"]);
+    cmd.args(per_rank(&s.out)).args(first);
+    cmd.args([":", "-n", &rest.0.to_string()]);
+    cmd.args(per_rank(&s.out)).args(rest.1);
+    run(cmd, &s.out)
+}
+
+/// `(isa_source, processes)` of each candidate of kernel `name`.
+fn candidates(r: &Value, name: &str) -> Vec<(String, u64)> {
+    let k = r["kernels"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .find(|k| k["name"] == name)
+        .cloned()
+        .unwrap_or_default();
+    let mut v: Vec<(String, u64)> = k["asm_candidates"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|c| {
+            (
+                c["source"].as_str().unwrap_or("?").to_string(),
+                u(&c["processes"]),
+            )
+        })
+        .collect();
+    v.sort();
+    v
+}
+
+/// Ranks that built the same module into other code (another build: its
+/// flags) have no dump of rank 0's to take: their kernels' ISA is their own
+/// binary's, listed beside rank 0's dump, and every count is exact.
+#[test]
+fn ranks_that_built_other_code_get_their_own_binarys_isa() {
+    let s = scratch();
+    let mut other = vec![
+        workload().display().to_string(),
+        "--via".into(),
+        "ddi".into(),
+        "--build-flags".into(),
+        "-cl-opt-disable".into(),
+        "--module".into(),
+        format!("a={}", spirv("a").display()),
+    ];
+    other.extend(STEPS.iter().map(|s| s.to_string()));
+    let r1 = mpmd(&s, &workload_args(&STEPS), (2, &other));
+    r1.assert_status(0);
+    let r = r1.report();
+    let got = kernels(&r1, &r);
+    assert_eq!(
+        got,
+        BTreeMap::from([
+            (SCALE.to_string(), (15, 15)),
+            (SCALE_V2.to_string(), (9, 3))
+        ]),
+        "on {}\n{}",
+        stack_info(),
+        r1.ctx()
+    );
+    let want = match stack() {
+        // Rank 0's dump; ranks 1 and 2 their one binary, saved once.
+        Stack::Debian12 => vec![
+            ("igc-dump".to_string(), 1),
+            ("module-binary".to_string(), 2),
+        ],
+        // IGC 2: every rank's ISA from its binary (two builds: two binaries).
+        Stack::Sid => vec![
+            ("module-binary".to_string(), 1),
+            ("module-binary".to_string(), 2),
+        ],
+    };
+    for name in [SCALE, SCALE_V2] {
+        assert_eq!(
+            candidates(&r, name),
+            want,
+            "{name} on {}\n{}",
+            stack_info(),
+            r1.ctx()
+        );
+    }
+}
+
+/// Rank 0 dies before it builds anything: no rank has a dump to take, so
+/// every kernel's ISA comes from the others' binaries, exactly counted.
+#[test]
+fn a_rank_0_that_dies_before_its_dumps_leaves_the_others_their_binaries() {
+    let s = scratch();
+    let r1 = mpmd(
+        &s,
+        &workload_args(&["end:kill"]),
+        (3, &workload_args(&STEPS)),
+    );
+    assert_ne!(r1.output.status.code(), Some(0), "{}", r1.ctx());
+    let r = r1.report();
+    assert_eq!(
+        kernels(&r1, &r),
+        BTreeMap::from([
+            (SCALE.to_string(), (15, 15)),
+            (SCALE_V2.to_string(), (9, 3))
+        ]),
+        "on {}\n{}",
+        stack_info(),
+        r1.ctx()
+    );
+    for name in [SCALE, SCALE_V2] {
+        assert_eq!(
+            candidates(&r, name),
+            vec![("module-binary".to_string(), 3)],
+            "{name} on {}\n{}",
+            stack_info(),
+            r1.ctx()
+        );
+    }
+}

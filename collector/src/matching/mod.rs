@@ -212,7 +212,9 @@ pub fn binary_requests(procs: &[ProcessInput]) -> Vec<Request> {
             {
                 return None;
             }
-            if p.rec.dumps_by.is_some() && matches!(lent.find(p.rec, module, &k.name), Lookup::Found(_)) {
+            if p.rec.dumps_by.is_some()
+                && matches!(lent.find(p.rec, module, &k.name), Lookup::Found(_))
+            {
                 return None;
             }
             binaries::request(p.rec, module, &k.name).ok()
