@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The main job on the built-in demo workload, on a machine without an Intel
-# GPU: installs the Level Zero stack if needed, builds in release, runs a small
+# GPU: installs the Level Zero stack if needed, builds, runs a small
 # Level Zero program (reaching the loader as the SYCL runtime does, through its
 # function tables) under `xpu-asm-run --emulate pvc`, and shows the table and
 # where the ISA went. Two of its modules are SPIR-V (ISA from IGC's dumps), one
@@ -9,7 +9,11 @@
 #
 # Installs only what it runs (scripts/install-deps.sh --demo: the host's
 # Level Zero stack, ocloc, a C compiler) and builds only what it runs
-# (xpu-asm-run and the interposer). Each step's time goes to stderr:
+# (xpu-asm-run and the interposer), in cargo's dev profile: an optimised
+# build takes two to four times as long on two cores (the collector crate
+# compiles on one core for most of it), and the demo's captures take under a
+# second each either way; for real workloads, `cargo build --release`
+# (README). Each step's time goes to stderr:
 # `demo.sh: <step> took N s`, then the total.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -23,7 +27,7 @@ step() {
 
 bash scripts/install-deps.sh --demo
 step "install-deps --demo"
-cargo build --release -p xpu-asm-interposer -p xpu-asm-collector --quiet
+cargo build -p xpu-asm-interposer -p xpu-asm-collector --quiet
 step "build"
 
 demo=target/demo
@@ -39,7 +43,7 @@ done
     -device pvc --format zebin -output kernels_mix -output_no_suffix -q >/dev/null)
 step "workload and its modules"
 
-run=${CARGO_TARGET_DIR:-target}/release/xpu-asm-run
+run=${CARGO_TARGET_DIR:-target}/debug/xpu-asm-run
 # 1000 + 300 + 20 launches on immediate lists, a regular list of 4 appends run
 # 50 times (200 launches), a kernel of the same name in a second module, and
 # two kernels of the ahead-of-time module.
