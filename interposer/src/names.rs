@@ -17,16 +17,18 @@ pub struct Known {
     pub addrs: fn() -> [usize; SLOTS],
 }
 
+/// The `Known` of the hook module `$m`.
+macro_rules! k {
+    ($m:ident) => {
+        Some(Known {
+            real: &$m::REAL,
+            addrs: $m::addrs,
+        })
+    };
+}
+
 /// The hooked function called `name`, if any.
 pub fn known(name: &[u8]) -> Option<Known> {
-    macro_rules! k {
-        ($m:ident) => {
-            Some(Known {
-                real: &$m::REAL,
-                addrs: $m::addrs,
-            })
-        };
-    }
     match name {
         b"zeGetModuleProcAddrTable" => k!(get_module_table),
         b"zeGetDeviceProcAddrTable" => k!(get_device_table),
@@ -87,14 +89,6 @@ pub fn known(name: &[u8]) -> Option<Known> {
 
 /// The hooked OpenCL function called `name`, if any.
 fn known_cl(name: &[u8]) -> Option<Known> {
-    macro_rules! k {
-        ($m:ident) => {
-            Some(Known {
-                real: &$m::REAL,
-                addrs: $m::addrs,
-            })
-        };
-    }
     match name {
         b"clCreateProgramWithSource" => k!(create_program_with_source),
         b"clCreateProgramWithIL" => k!(create_program_with_il),
