@@ -294,6 +294,7 @@ fn cmd_run(a: &RunArgs) -> Result<i32, LaunchError> {
     }
     // `command` is required by clap: there is a first element.
     let cmd0 = a.command.first().cloned().unwrap_or_default();
+    launch::check_other_folders()?;
     // One instance per rank: the ranks of the job share the folder.
     let joined = match job::this_rank(&cmd0) {
         Some(rank) => Some(job::join(a.out.as_deref(), a.force, &rank)?),
@@ -312,6 +313,7 @@ fn cmd_run(a: &RunArgs) -> Result<i32, LaunchError> {
     let notices = xpu_asm_collector::run::notices::Notices::listen();
     if let Some(n) = &notices {
         env.push((xpu_asm_record::NOTIFY_ENV.into(), n.name().into()));
+        env.push((xpu_asm_record::NOTIFY_KEY_ENV.into(), n.key().into()));
     }
     warn_untraceable(&cmd0);
     launch::install_signal_handlers();
@@ -359,7 +361,9 @@ fn command_ended(
     notices: Option<xpu_asm_collector::run::notices::Notices>,
 ) {
     info.state = "ended".into();
-    info.notices = notices.map(|n| n.take()).unwrap_or_default();
+    let got = notices.map(|n| n.take()).unwrap_or_default();
+    info.notices = got.notices;
+    info.notices_refused = got.refused;
     info.pid = Some(pid);
     info.exit = Some(exit);
     info.ended_unix = Some(unix_now());
@@ -421,6 +425,7 @@ fn run_info(a: &RunArgs, interposer: &Path) -> RunInfo {
         started_unix: unix_now(),
         ended_unix: None,
         notices: Vec::new(),
+        notices_refused: 0,
     }
 }
 
@@ -440,6 +445,7 @@ fn save_run_info(dir: &Path, joined: Option<&Joined>, info: &RunInfo) -> Result<
                 exit: info.exit,
                 error: info.error.clone(),
                 notices: info.notices.clone(),
+                notices_refused: info.notices_refused,
             },
         ),
         None => write_run_info(dir, info),
