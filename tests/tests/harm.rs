@@ -347,9 +347,11 @@ fn overlay(c: &Case, at: &Path) -> Mount {
     Mount(at.to_path_buf())
 }
 
-/// What is left in the staging folder.
+/// What is left in the user's staging folder (`<XPU_ASM_STAGING>/xpu-asm-<uid>`).
 fn staged(c: &Case) -> Vec<String> {
-    names_in(&c.staging)
+    use std::os::unix::fs::MetadataExt;
+    let uid = std::fs::metadata("/proc/self").map_or(0, |m| m.uid());
+    names_in(&c.staging.join(format!("xpu-asm-{uid}")))
 }
 
 // ---------------------------------------------------------------------------

@@ -66,7 +66,8 @@ impl Notices {
     /// `None` when one cannot be had: the command runs without it.
     pub fn listen() -> Option<Notices> {
         let key = random_hex()?;
-        let name = format!("xpu-asm-{}-{}", std::process::id(), &key[..8]);
+        // The name is public: it holds nothing of the key.
+        let name = format!("xpu-asm-{}-{}", std::process::id(), &random_hex()?[..8]);
         let addr = SocketAddr::from_abstract_name(name.as_bytes()).ok()?;
         let sock = UnixDatagram::bind_addr(&addr).ok()?;
         let on: libc::c_int = 1;
