@@ -686,3 +686,36 @@ fn forged_notices_are_refused() {
         stack_info()
     );
 }
+
+/// The user's own process that can write its record nowhere (every open
+/// of the recorder's made to fail) is still heard: its notice carries the
+/// run's key, and the report names it; nothing is refused.
+#[test]
+fn the_users_own_notice_is_taken() {
+    let c = case("sec-own-notice");
+    let mut t = traced(&c, &c.out, &[], &["imm:a:scale:5"]);
+    t.env("XPU_ASM_FAULTS", "open:EIO");
+    let o = run_with_timeout(&mut t);
+    assert_eq!(o.status.code(), Some(0), "{}", ctx("the run", &o));
+    let r = report(&c.out);
+    let said: Vec<&str> = r["counts_incomplete"]
+        .as_array()
+        .expect("counts_incomplete")
+        .iter()
+        .filter_map(|w| w.as_str())
+        .collect();
+    assert_eq!(said.len(), 1, "{}\n{said:?}", ctx("the run", &o));
+    assert!(
+        said[0].contains(
+            ": no record: its record could not be written into the capture or the staging folder"
+        ),
+        "{}\n{said:?}",
+        ctx("the run", &o)
+    );
+    let text = r.to_string();
+    assert!(
+        !text.contains("socket refused"),
+        "on {}: {text}",
+        stack_info()
+    );
+}
