@@ -310,11 +310,7 @@ fn cmd_run(a: &RunArgs) -> Result<i32, LaunchError> {
     let save = |info: &RunInfo| save_run_info(&dir, joined.as_ref(), info);
     save(&info)?;
     let (command, mut env, unset) = child_command(a, &interposer, &dir);
-    let notices = xpu_asm_collector::run::notices::Notices::listen();
-    if let Some(n) = &notices {
-        env.push((xpu_asm_record::NOTIFY_ENV.into(), n.name().into()));
-        env.push((xpu_asm_record::NOTIFY_KEY_ENV.into(), n.key().into()));
-    }
+    let notices = listen_for_notices(&mut env);
     warn_untraceable(&cmd0);
     launch::install_signal_handlers();
     // A rank of a job does not collect: the last one reads what all wrote.
@@ -351,6 +347,16 @@ fn cmd_run(a: &RunArgs) -> Result<i32, LaunchError> {
     }
     collect_and_print(&dir, args);
     Ok(exit.status())
+}
+
+/// The socket for notices, named (with the run's key) in `env`.
+fn listen_for_notices(
+    env: &mut Vec<(std::ffi::OsString, std::ffi::OsString)>,
+) -> Option<xpu_asm_collector::run::notices::Notices> {
+    let notices = xpu_asm_collector::run::notices::Notices::listen()?;
+    env.push((xpu_asm_record::NOTIFY_ENV.into(), notices.name().into()));
+    env.push((xpu_asm_record::NOTIFY_KEY_ENV.into(), notices.key().into()));
+    Some(notices)
 }
 
 /// What `run.json` says once the command ended.

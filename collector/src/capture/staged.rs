@@ -142,56 +142,11 @@ pub fn find(dir: &Path, warnings: &mut Vec<String>) -> Vec<Staged> {
         return Vec::new();
     }
     let records = records_dir_names(dir);
-    let Some(records_dir) = records.first() else {
-        return Vec::new();
-    };
     let mut found: Vec<Staged> = Vec::new();
     for e in rd.flatten() {
-        let name = e.file_name().to_string_lossy().into_owned();
-        let Some(rest) = name.strip_prefix("xpu-asm-") else {
+        let Some((owner, is_events, path, bytes)) = read_entry(&e, &records, warnings) else {
             continue;
         };
-        let (stem, is_events) = match rest.rsplit_once('.') {
-            Some((stem, "events")) => (stem, true),
-            Some((stem, "counts")) => (stem, false),
-            _ => continue,
-        };
-        let path = e.path();
-        let bytes = match read_own(&path) {
-            Ok(b) => b,
-            Err(why) => {
-                warnings.push(format!("staged file {} refused: it {why}", path.display()));
-                continue;
-            }
-        };
-        let Some(claimed) = read_owner(&bytes, is_events) else {
-            continue;
-        };
-        // Another capture's (the user's other runs): not this one's to take.
-        if !claimed
-            .events
-            .parent()
-            .is_some_and(|p| records.iter().any(|r| r == p))
-        {
-            continue;
-        }
-        // The record it goes into: named by the capture and the file's name.
-        let owner = Owner {
-            events: records_dir.join(format!("{stem}.events")),
-            counts: records_dir.join(format!("{stem}.counts")),
-            ..claimed.clone()
-        };
-        let names_match = claimed.events.file_name() == owner.events.file_name()
-            && claimed.counts.file_name() == owner.counts.file_name()
-            && claimed.counts.parent() == claimed.events.parent()
-            && xpu_asm_record::process_stem(&claimed.host, claimed.pid, stem_token(stem)) == stem;
-        if !names_match {
-            warnings.push(format!(
-                "staged file {} refused: its header names another record than its file name",
-                path.display()
-            ));
-            continue;
-        }
         let at = match found.iter().position(|s| s.owner.events == owner.events) {
             Some(i) => i,
             None => {
@@ -210,6 +165,57 @@ pub fn find(dir: &Path, warnings: &mut Vec<String>) -> Vec<Staged> {
     }
     found.sort_by(|a, b| a.owner.events.cmp(&b.owner.events));
     found
+}
+
+/// One entry of the staging folder, when it is a staged file of this
+/// capture's (`records`: the ways its `records/` is named) and the user's:
+/// whose it is (its record named by the capture and the file's name),
+/// whether it holds events, its path and its bytes. What is refused is
+/// said in `warnings`.
+fn read_entry(
+    e: &std::fs::DirEntry,
+    records: &[PathBuf],
+    warnings: &mut Vec<String>,
+) -> Option<(Owner, bool, PathBuf, Vec<u8>)> {
+    let name = e.file_name().to_string_lossy().into_owned();
+    let rest = name.strip_prefix("xpu-asm-")?;
+    let (stem, is_events) = match rest.rsplit_once('.') {
+        Some((stem, "events")) => (stem, true),
+        Some((stem, "counts")) => (stem, false),
+        _ => return None,
+    };
+    let path = e.path();
+    let bytes = read_own(&path)
+        .map_err(|why| warnings.push(format!("staged file {} refused: it {why}", path.display())))
+        .ok()?;
+    let claimed = read_owner(&bytes, is_events)?;
+    // Another capture's (the user's other runs): not this one's to take.
+    if !claimed
+        .events
+        .parent()
+        .is_some_and(|p| records.iter().any(|r| r == p))
+    {
+        return None;
+    }
+    // The record it goes into: named by the capture and the file's name.
+    let records_dir = records.first()?;
+    let owner = Owner {
+        events: records_dir.join(format!("{stem}.events")),
+        counts: records_dir.join(format!("{stem}.counts")),
+        ..claimed.clone()
+    };
+    let names_match = claimed.events.file_name() == owner.events.file_name()
+        && claimed.counts.file_name() == owner.counts.file_name()
+        && claimed.counts.parent() == claimed.events.parent()
+        && xpu_asm_record::process_stem(&claimed.host, claimed.pid, stem_token(stem)) == stem;
+    if !names_match {
+        warnings.push(format!(
+            "staged file {} refused: its header names another record than its file name",
+            path.display()
+        ));
+        return None;
+    }
+    Some((owner, is_events, path, bytes))
 }
 
 /// The token of a stem `H-P-T` (its last part).
