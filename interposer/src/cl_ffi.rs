@@ -23,6 +23,12 @@ pub const CL_DEVICE_NAME: ClUint = 0x102B;
 pub const CL_DEVICE_IP_VERSION_INTEL: ClUint = 0x4250;
 /// `cl_intel_device_attribute_query`: the PCI device id.
 pub const CL_DEVICE_ID_INTEL: ClUint = 0x4251;
+pub const CL_DEVICE_NUM_SLICES_INTEL: ClUint = 0x4252;
+pub const CL_DEVICE_NUM_SUB_SLICES_PER_SLICE_INTEL: ClUint = 0x4253;
+pub const CL_DEVICE_NUM_EUS_PER_SUB_SLICE_INTEL: ClUint = 0x4254;
+pub const CL_DEVICE_NUM_THREADS_PER_EU_INTEL: ClUint = 0x4255;
+pub const CL_DEVICE_MAX_WORK_GROUP_SIZE: ClUint = 0x1004;
+pub const CL_DEVICE_LOCAL_MEM_SIZE: ClUint = 0x1023;
 
 pub const CL_PROGRAM_NUM_DEVICES: ClUint = 0x1162;
 pub const CL_PROGRAM_DEVICES: ClUint = 0x1163;

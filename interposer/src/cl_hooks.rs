@@ -246,7 +246,7 @@ unsafe fn kernel_created(program: ClHandle, name: &[u8], kernel: ClHandle) {
         // SAFETY: per this function's contract.
         unsafe { record_program(program) };
     }
-    state::kernel_created(program as usize, name, kernel as usize);
+    state::kernel_created(program as usize, name, kernel as usize, None);
 }
 
 cl_hook!(clCreateProgramWithSource => create_program_with_source(
@@ -363,13 +363,17 @@ cl_hook!(clEnqueueNDRangeKernel => enqueue_nd_range_kernel(
     global_work_size: *const usize, local_work_size: *const usize, num_events: ClUint,
     event_wait_list: *const ClHandle, event: *mut ClHandle
 ) after {
-    state::enqueued(kernel as usize);
+    // SAFETY: the driver accepted these sizes for work_dim dimensions.
+    let global = unsafe { sizes(global_work_size, work_dim, 1) };
+    // SAFETY: as above; NULL: the driver chose the local size.
+    let local = (!local_work_size.is_null()).then(|| unsafe { sizes(local_work_size, work_dim, 1) });
+    state::enqueued(kernel as usize, global, local);
 });
 
 cl_hook!(clEnqueueTask => enqueue_task(
     queue: ClHandle, kernel: ClHandle, num_events: ClUint, event_wait_list: *const ClHandle, event: *mut ClHandle
 ) after {
-    state::enqueued(kernel as usize);
+    state::enqueued(kernel as usize, [1; 3], Some([1; 3]));
 });
 
 cl_hook!(clEnqueueNDCountKernelINTEL => enqueue_nd_count_kernel_intel(
@@ -377,8 +381,28 @@ cl_hook!(clEnqueueNDCountKernelINTEL => enqueue_nd_count_kernel_intel(
     work_group_count: *const usize, local_work_size: *const usize, num_events: ClUint,
     event_wait_list: *const ClHandle, event: *mut ClHandle
 ) after {
-    state::enqueued(kernel as usize);
+    // SAFETY: the driver accepted these sizes for work_dim dimensions.
+    let (count, local) = unsafe {
+        (sizes(work_group_count, work_dim, 1), sizes(local_work_size, work_dim, 1))
+    };
+    state::enqueued(kernel as usize, [0, 1, 2].map(|i| count[i] * local[i]), Some(local));
 });
+
+/// The first `dims` (at most 3) entries of a size array, the others
+/// `fill`; all `fill` for NULL.
+///
+/// # Safety
+/// `p` is NULL or points to `dims` sizes.
+unsafe fn sizes(p: *const usize, dims: ClUint, fill: usize) -> [usize; 3] {
+    let mut out = [fill; 3];
+    if !p.is_null() {
+        for (i, o) in out.iter_mut().enumerate().take(dims.min(3) as usize) {
+            // SAFETY: per this function's contract.
+            *o = unsafe { *p.add(i) };
+        }
+    }
+    out
+}
 
 // Functions by name: every hooked function handed out this way is the hook
 // (as from `dlsym`): the extension functions a program gets only here

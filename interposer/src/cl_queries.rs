@@ -104,8 +104,36 @@ pub unsafe fn device_info(device: ClHandle) -> Option<DeviceInfo> {
                 .map(c_string)
                 .unwrap_or_default(),
             ip_version: info_u32(device, i, CL_DEVICE_IP_VERSION_INTEL).filter(|v| v >> 22 != 0),
+            compute: device_compute(device),
         })
     }
+}
+
+/// A device's compute units and limits (`cl_intel_device_attribute_query`
+/// and the core limits), when the driver answers them.
+///
+/// # Safety
+/// `device` is a live `cl_device_id`.
+unsafe fn device_compute(device: ClHandle) -> Option<crate::state::DeviceCompute> {
+    let i = DISPATCH_GET_DEVICE_INFO;
+    let word = |param| -> Option<u64> {
+        // SAFETY: per this function's contract.
+        let b = unsafe { info(device, i, param) }?;
+        let mut w = [0u8; 8];
+        let n = b.len().min(8);
+        w[..n].copy_from_slice(&b[..n]);
+        Some(u64::from_ne_bytes(w))
+    };
+    let small = |param| word(param).map(|v| v as u32);
+    Some(crate::state::DeviceCompute {
+        slices: small(CL_DEVICE_NUM_SLICES_INTEL)?,
+        subslices_per_slice: small(CL_DEVICE_NUM_SUB_SLICES_PER_SLICE_INTEL)?,
+        eus_per_subslice: small(CL_DEVICE_NUM_EUS_PER_SUB_SLICE_INTEL)?,
+        threads_per_eu: small(CL_DEVICE_NUM_THREADS_PER_EU_INTEL)?,
+        eu_simd_width: 0,
+        max_group_size: small(CL_DEVICE_MAX_WORK_GROUP_SIZE).unwrap_or(0),
+        max_slm_bytes: small(CL_DEVICE_LOCAL_MEM_SIZE).unwrap_or(0),
+    })
 }
 
 /// A kernel's name (`CL_KERNEL_FUNCTION_NAME`).

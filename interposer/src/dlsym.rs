@@ -77,6 +77,12 @@ unsafe extern "C" fn decide(
                     GET_NATIVE_BINARY.set(slot, native as usize);
                     let props = lookup(from, c"zeDeviceGetProperties");
                     DEVICE_GET_PROPERTIES.set(slot, props as usize);
+                    let compute = lookup(from, c"zeDeviceGetComputeProperties");
+                    crate::hooks::DEVICE_GET_COMPUTE_PROPERTIES.set(slot, compute as usize);
+                }
+                if bytes == b"zeKernelCreate" {
+                    let props = lookup(from, c"zeKernelGetProperties");
+                    crate::hooks::KERNEL_GET_PROPERTIES.set(slot, props as usize);
                 }
                 hooks[slot] as *mut c_void
             }

@@ -95,6 +95,39 @@ pub struct DeviceIpVersionExt {
     pub ip_version: u32,
 }
 
+/// `ze_kernel_properties_t` (Level Zero 1.0 layout).
+#[repr(C)]
+pub struct KernelProperties {
+    pub stype: u32,
+    pub p_next: *mut c_void,
+    pub num_kernel_args: u32,
+    pub required_group_size: [u32; 3],
+    pub required_num_sub_groups: u32,
+    pub required_subgroup_size: u32,
+    pub max_subgroup_size: u32,
+    pub max_num_subgroups: u32,
+    pub local_mem_size: u32,
+    pub private_mem_size: u32,
+    pub spill_mem_size: u32,
+    pub uuid: [u8; 32],
+}
+
+pub const ZE_STRUCTURE_TYPE_KERNEL_PROPERTIES: u32 = 0x1e;
+pub const ZE_STRUCTURE_TYPE_DEVICE_COMPUTE_PROPERTIES: u32 = 0x4;
+
+/// `ze_device_compute_properties_t`.
+#[repr(C)]
+pub struct DeviceComputeProperties {
+    pub stype: u32,
+    pub p_next: *mut c_void,
+    pub max_total_group_size: u32,
+    pub max_group_size: [u32; 3],
+    pub max_group_count: [u32; 3],
+    pub max_shared_local_memory: u32,
+    pub num_sub_group_sizes: u32,
+    pub sub_group_sizes: [u32; 8],
+}
+
 #[repr(C)]
 pub struct KernelDesc {
     pub stype: u32,
@@ -148,6 +181,10 @@ pub mod device_table {
         index: 2,
         since: V1_0,
     };
+    pub const GET_COMPUTE_PROPERTIES: Entry = Entry {
+        index: 3,
+        since: V1_0,
+    };
 }
 
 pub mod kernel_table {
@@ -158,6 +195,18 @@ pub mod kernel_table {
     };
     pub const DESTROY: Entry = Entry {
         index: 1,
+        since: V1_0,
+    };
+    pub const SET_GROUP_SIZE: Entry = Entry {
+        index: 3,
+        since: V1_0,
+    };
+    pub const SET_ARGUMENT_VALUE: Entry = Entry {
+        index: 6,
+        since: V1_0,
+    };
+    pub const GET_PROPERTIES: Entry = Entry {
+        index: 10,
         since: V1_0,
     };
 }

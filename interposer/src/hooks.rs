@@ -157,6 +157,31 @@ pub static GET_NATIVE_BINARY: Real = Real::new(c"zeModuleGetNativeBinary");
 /// next definition of the exported symbol, answers only once the program
 /// called the exported `zeInit`.
 pub static DEVICE_GET_PROPERTIES: Real = Real::new(c"zeDeviceGetProperties");
+/// Real `zeDeviceGetComputeProperties` (not hooked: asked with
+/// [`DEVICE_GET_PROPERTIES`], found beside it).
+pub static DEVICE_GET_COMPUTE_PROPERTIES: Real = Real::new(c"zeDeviceGetComputeProperties");
+/// Real `zeKernelGetProperties` of each `zeKernelCreate` slot (not hooked:
+/// asked once per kernel created, for its static local memory).
+pub static KERNEL_GET_PROPERTIES: Real = Real::new(c"zeKernelGetProperties");
+
+/// A kernel's static local memory per group (`localMemSize`), or `None`
+/// when the driver cannot be asked.
+///
+/// # Safety
+/// `f` is a real `zeKernelGetProperties` or 0; `kernel` a live kernel.
+unsafe fn kernel_slm(f: usize, kernel: Handle) -> Option<u32> {
+    type GetProps = unsafe extern "C" fn(Handle, *mut KernelProperties) -> ZeResult;
+    if f == 0 {
+        return None;
+    }
+    // SAFETY: per this function's contract.
+    let f: GetProps = unsafe { std::mem::transmute::<usize, GetProps>(f) };
+    // SAFETY: plain data; all-zero is a valid value of every field.
+    let mut props: KernelProperties = unsafe { std::mem::zeroed() };
+    props.stype = ZE_STRUCTURE_TYPE_KERNEL_PROPERTIES;
+    // SAFETY: a valid properties structure for the driver to fill.
+    (unsafe { f(kernel, &mut props) } == ZE_RESULT_SUCCESS).then_some(props.local_mem_size)
+}
 
 /// Reads a C string, or `None` for NULL.
 ///
@@ -385,8 +410,42 @@ unsafe fn device_properties(f: usize, device: Handle) -> Option<state::DeviceInf
         }
         tried.push(g);
         // SAFETY: a real zeDeviceGetProperties; the device is live.
-        if let Some(info) = unsafe { device_properties_with(g, device) } {
+        if let Some(mut info) = unsafe { device_properties_with(g, device) } {
+            if let Some(c) = info.compute.as_mut() {
+                // SAFETY: the device is live.
+                if let Some((group, slm)) = unsafe { device_compute(device) } {
+                    c.max_group_size = group;
+                    c.max_slm_bytes = slm;
+                }
+            }
             return Some(info);
+        }
+    }
+    None
+}
+
+/// `zeDeviceGetComputeProperties` of `device`: the largest group and the
+/// most local memory a group can have.
+///
+/// # Safety
+/// `device` is a live device.
+unsafe fn device_compute(device: Handle) -> Option<(u32, u32)> {
+    type GetCompute = unsafe extern "C" fn(Handle, *mut DeviceComputeProperties) -> ZeResult;
+    let slots = (1..SLOTS).map(|s| DEVICE_GET_COMPUTE_PROPERTIES.loaded(s));
+    let mut tried = Vec::with_capacity(SLOTS);
+    for g in slots.chain(std::iter::once_with(|| DEVICE_GET_COMPUTE_PROPERTIES.get(0))) {
+        if g == 0 || tried.contains(&g) {
+            continue;
+        }
+        tried.push(g);
+        // SAFETY: a real zeDeviceGetComputeProperties.
+        let f: GetCompute = unsafe { std::mem::transmute::<usize, GetCompute>(g) };
+        // SAFETY: plain data; all-zero is a valid value of every field.
+        let mut p: DeviceComputeProperties = unsafe { std::mem::zeroed() };
+        p.stype = ZE_STRUCTURE_TYPE_DEVICE_COMPUTE_PROPERTIES;
+        // SAFETY: a valid properties structure for the driver to fill.
+        if unsafe { f(device, &mut p) } == ZE_RESULT_SUCCESS {
+            return Some((p.max_total_group_size, p.max_shared_local_memory));
         }
     }
     None
@@ -431,6 +490,15 @@ unsafe fn device_properties_with(f: usize, device: Handle) -> Option<state::Devi
         device_id: props.device_id,
         name: props.name[..end].to_vec(),
         ip_version: (ip.ip_version != 0).then_some(ip.ip_version),
+        compute: Some(state::DeviceCompute {
+            slices: props.num_slices,
+            subslices_per_slice: props.num_subslices_per_slice,
+            eus_per_subslice: props.num_eus_per_subslice,
+            threads_per_eu: props.num_threads_per_eu,
+            eu_simd_width: props.physical_eu_simd_width,
+            max_group_size: 0,
+            max_slm_bytes: 0,
+        }),
     })
 }
 
@@ -490,8 +558,28 @@ hook!(zeKernelCreate => kernel_create(module: Handle, desc: *const KernelDesc, p
     // SAFETY: on success desc was accepted and the handle written.
     unsafe {
         if let Some(name) = c_bytes((*desc).p_kernel_name) {
-            state::kernel_created(module as usize, name, *ph_kernel as usize);
+            let slm = kernel_slm(KERNEL_GET_PROPERTIES.get(S), *ph_kernel);
+            state::kernel_created(module as usize, name, *ph_kernel as usize, slm);
         }
+    }
+});
+
+hook!(zeKernelSetGroupSize => kernel_set_group_size(kernel: Handle, x: u32, y: u32, z: u32) after {
+    if let Some(h) = state::kernel_handle(kernel as usize) {
+        h.set_group_size(x, y, z);
+    }
+});
+
+hook!(zeKernelSetArgumentValue => kernel_set_argument_value(
+    kernel: Handle, index: u32, size: usize, value: *const c_void
+) after {
+    // Only arguments set without a value (local memory, null pointers)
+    // make a shape: a pointer argument set with a value later stays in
+    // the shape's NULL arguments, and the collector, which tells local
+    // memory arguments from pointers by the kernel's metadata, counts
+    // only the former.
+    if value.is_null() {
+        state::null_arg_set(kernel as usize, index, size);
     }
 });
 
@@ -524,19 +612,22 @@ hook!(zeCommandListReset => command_list_reset(list: Handle) after {
 hook!(zeCommandListAppendLaunchKernel => append_launch_kernel(
     list: Handle, kernel: Handle, args: *const GroupCount, signal: Handle, n_wait: u32, wait: *mut Handle
 ) after {
-    state::launch(list as usize, kernel as usize);
+    // SAFETY: the driver read the group count there.
+    unsafe { state::launch(list as usize, kernel as usize, args) };
 });
 
 hook!(zeCommandListAppendLaunchCooperativeKernel => append_launch_cooperative_kernel(
     list: Handle, kernel: Handle, args: *const GroupCount, signal: Handle, n_wait: u32, wait: *mut Handle
 ) after {
-    state::launch(list as usize, kernel as usize);
+    // SAFETY: the driver read the group count there.
+    unsafe { state::launch(list as usize, kernel as usize, args) };
 });
 
 hook!(zeCommandListAppendLaunchKernelIndirect => append_launch_kernel_indirect(
     list: Handle, kernel: Handle, args_buffer: *const GroupCount, signal: Handle, n_wait: u32, wait: *mut Handle
 ) after {
-    state::launch(list as usize, kernel as usize);
+    // The group count is in device memory.
+    state::launch_indirect(list as usize, kernel as usize);
 });
 
 hook!(zeCommandListAppendLaunchMultipleKernelsIndirect => append_launch_multiple_kernels_indirect(
@@ -547,7 +638,7 @@ hook!(zeCommandListAppendLaunchMultipleKernelsIndirect => append_launch_multiple
     // reach; each kernel of the array counts once, as the upper bound.
     // SAFETY: the driver accepted n_kernels handles here.
     for k in unsafe { handles(kernels, n_kernels) } {
-        state::launch(list as usize, *k as usize);
+        state::launch_indirect(list as usize, *k as usize);
     }
 });
 
@@ -555,14 +646,20 @@ hook!(zeCommandListAppendLaunchKernelWithParameters => append_launch_kernel_with
     list: Handle, kernel: Handle, group_counts: *const GroupCount, p_next: *const c_void,
     signal: Handle, n_wait: u32, wait: *mut Handle
 ) after {
-    state::launch(list as usize, kernel as usize);
+    // SAFETY: the driver read the group count there.
+    unsafe { state::launch(list as usize, kernel as usize, group_counts) };
 });
 
 hook!(zeCommandListAppendLaunchKernelWithArguments => append_launch_kernel_with_arguments(
     list: Handle, kernel: Handle, group_counts: GroupCount, group_sizes: GroupSize,
     arguments: *mut *mut c_void, p_next: *const c_void, signal: Handle, n_wait: u32, wait: *mut Handle
 ) after {
-    state::launch(list as usize, kernel as usize);
+    // As if zeKernelSetGroupSize had been called (the specification's words).
+    if let Some(h) = state::kernel_handle(kernel as usize) {
+        h.set_group_size(group_sizes.x, group_sizes.y, group_sizes.z);
+    }
+    // SAFETY: a group count of this frame.
+    unsafe { state::launch(list as usize, kernel as usize, &group_counts) };
 });
 
 hook!(zeCommandQueueExecuteCommandLists => command_queue_execute_command_lists(

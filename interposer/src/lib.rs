@@ -68,6 +68,7 @@ pub mod names;
 pub mod output;
 pub mod queries;
 pub mod real;
+pub mod shapes;
 pub mod state;
 pub mod sys;
 pub mod tables;

@@ -42,6 +42,8 @@ pub fn known(name: &[u8]) -> Option<Known> {
         b"zeModuleCreate" => k!(module_create),
         b"zeKernelCreate" => k!(kernel_create),
         b"zeKernelDestroy" => k!(kernel_destroy),
+        b"zeKernelSetGroupSize" => k!(kernel_set_group_size),
+        b"zeKernelSetArgumentValue" => k!(kernel_set_argument_value),
         b"zeCommandListCreate" => k!(command_list_create),
         b"zeCommandListCreateImmediate" => k!(command_list_create_immediate),
         b"zeCommandListDestroy" => k!(command_list_destroy),

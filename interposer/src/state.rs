@@ -201,6 +201,8 @@ extern "C" fn after_fork_child() {
             let reg = unsafe { &mut *shared.0.get() };
             let parent = reg.out.pid;
             reg.out.reopen_after_fork(cfg, parent);
+            // SAFETY: LOCK is held.
+            unsafe { crate::shapes::after_fork() };
         }
     });
     unlock();
@@ -268,6 +270,20 @@ pub struct DeviceInfo {
     pub device_id: u32,
     pub name: Vec<u8>,
     pub ip_version: Option<u32>,
+    /// Its compute units and limits, when the driver gives them.
+    pub compute: Option<DeviceCompute>,
+}
+
+/// A device's compute units and limits (the device event's `compute`).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct DeviceCompute {
+    pub slices: u32,
+    pub subslices_per_slice: u32,
+    pub eus_per_subslice: u32,
+    pub threads_per_eu: u32,
+    pub eu_simd_width: u32,
+    pub max_group_size: u32,
+    pub max_slm_bytes: u32,
 }
 
 /// The device a module was built for, and how to ask the driver about it
@@ -309,9 +325,26 @@ fn device_id(r: &mut Registry, dev: &DeviceRef) -> u32 {
     .into_bytes();
     push_json_bytes_field(&mut line, "name", &info.name);
     match info.ip_version {
-        Some(v) => line.extend_from_slice(format!(",\"ip_version\":{v}}}\n").as_bytes()),
-        None => line.extend_from_slice(b",\"ip_version\":null}\n"),
+        Some(v) => line.extend_from_slice(format!(",\"ip_version\":{v}").as_bytes()),
+        None => line.extend_from_slice(b",\"ip_version\":null"),
     }
+    if let Some(c) = info.compute {
+        line.extend_from_slice(
+            format!(
+                ",\"compute\":{{\"slices\":{},\"subslices_per_slice\":{},\"eus_per_subslice\":{},\
+                 \"threads_per_eu\":{},\"eu_simd_width\":{},\"max_group_size\":{},\"max_slm_bytes\":{}}}",
+                c.slices,
+                c.subslices_per_slice,
+                c.eus_per_subslice,
+                c.threads_per_eu,
+                c.eu_simd_width,
+                c.max_group_size,
+                c.max_slm_bytes
+            )
+            .as_bytes(),
+        );
+    }
+    line.extend_from_slice(b"}\n");
     r.out.event(&line, true);
     id
 }
@@ -537,18 +570,65 @@ fn push_binary(
     line.push(b'}');
 }
 
-/// A kernel was created successfully: map its handle to its counter.
-pub fn kernel_created(module: usize, name: &[u8], handle: usize) {
+/// A kernel was created successfully: map its handle to its data (its
+/// counter, its shapes). `slm_static` is its static local memory per
+/// group, as the driver says.
+pub fn kernel_created(module: usize, name: &[u8], handle: usize, slm_static: Option<u32>) {
     with_registry(|r, _| {
-        let id = kernel_id(r, module, name);
+        let id = kernel_id(r, module, name, slm_static);
         let counter = r.out.counter(id);
-        MAPS.kernels.set(handle, counter as usize);
+        if counter.is_null() {
+            return;
+        }
+        // SAFETY: the registry lock is held.
+        let h = unsafe { crate::shapes::handle_created(handle, id, counter as usize) };
+        MAPS.kernels.set(handle, h);
     });
+}
+
+/// A new launch shape of `kernel`: its slot pair in the counts file (two
+/// ids of their own, the first even so that both are in one chunk), or
+/// `None` when no counter memory can be had.
+pub(crate) fn make_shape(
+    kernel: &'static crate::shapes::KernelShapes,
+    key: &xpu_asm_record::shapes::ShapeKey,
+) -> Option<usize> {
+    with_registry(|r, _| {
+        let id = r.next_kernel + (r.next_kernel & 1);
+        let head = r.out.counter(id + 1);
+        if head.is_null() {
+            return None;
+        }
+        r.next_kernel = id + 2;
+        let head = r.out.counter(id) as usize;
+        // SAFETY: the registry lock is held; two fresh slots.
+        Some(unsafe { kernel.add(key, head) })
+    })
+    .flatten()
+}
+
+/// Argument `index` of kernel handle `kernel` set with `size` bytes and no
+/// value. Out of line: the hook's common case (a value) stays short.
+#[cold]
+#[inline(never)]
+pub fn null_arg_set(kernel: usize, index: u32, size: usize) {
+    if let Some(h) = kernel_handle(kernel) {
+        h.set_null_arg(index, size);
+    }
+}
+
+/// The data of kernel handle `kernel` (`None`: never seen created).
+pub fn kernel_handle(kernel: usize) -> Option<&'static crate::shapes::KernelHandle> {
+    match MAPS.kernels.get(kernel) {
+        0 => None,
+        // SAFETY: a value of the kernel map.
+        h => Some(unsafe { crate::shapes::at(h) }),
+    }
 }
 
 /// The record's id of kernel `name` of `module`, writing its `kernel`
 /// event the first time (a kernel created again keeps its id and counter).
-fn kernel_id(r: &mut Registry, module: usize, name: &[u8]) -> u32 {
+fn kernel_id(r: &mut Registry, module: usize, name: &[u8], slm_static: Option<u32>) -> u32 {
     let module_id = r.modules.get(&module).copied().unwrap_or(0);
     let key = (module_id, name.to_vec());
     if let Some(id) = r.kernel_ids.get(&key) {
@@ -560,6 +640,9 @@ fn kernel_id(r: &mut Registry, module: usize, name: &[u8]) -> u32 {
     let mut line =
         format!("{{\"type\":\"kernel\",\"id\":{id},\"module\":{module_id},").into_bytes();
     push_json_bytes_field(&mut line, "name", name);
+    if let Some(slm) = slm_static {
+        line.extend_from_slice(format!(",\"slm_static\":{slm}").as_bytes());
+    }
     line.extend_from_slice(b"}\n");
     r.out.event(&line, true);
     id
@@ -640,15 +723,13 @@ fn forget_commands(r: &mut Registry, list: usize) {
     }
 }
 
+/// The counter of a kernel handle (its launches of other shapes).
 #[inline(always)]
 fn counter_of(kernel: usize) -> Option<&'static Counter> {
-    let c = MAPS.kernels.get(kernel);
-    if c == 0 {
-        return unknown_counter();
+    match kernel_handle(kernel) {
+        None => unknown_counter(),
+        Some(h) => Some(h.counter()),
     }
-    // SAFETY: counters live in mappings that are never unmapped (a fork child
-    // replaces them in place).
-    Some(unsafe { &*(c as *const Counter) })
 }
 
 /// The counter of launches of kernels never seen being created, creating
@@ -673,20 +754,63 @@ fn unknown_counter() -> Option<&'static Counter> {
 /// a graph being captured) is [`append_regular`]'s, a kernel never seen
 /// created [`launch_slow`]'s. Each of them ends the launch, so that nothing
 /// is kept across their calls.
+///
+/// `gc` is the launch's group count (NULL: indirect, unknown on the host):
+/// equal to the handle's last launch's, the launch counts in that shape's
+/// slot; else [`shape_miss`] finds the shape.
+///
+/// # Safety
+/// `gc` is NULL or points to the launch's group count.
 #[inline(always)]
-pub fn launch(list: usize, kernel: usize) {
+pub unsafe fn launch(list: usize, kernel: usize, gc: *const crate::ffi::GroupCount) {
     const K: usize = std::mem::offset_of!(Maps, kernels) + HandleMap::TABLE_OFFSET;
     // The map's current table, read (acquire) in one instruction.
     let kernels = load_word!(MAPS, K, MAPS.kernels.table_word());
     // SAFETY: the kernel map's current table.
     match unsafe { HandleMap::first_in(kernels, kernel) } {
         Some(0) => launch_slow(list, kernel),
-        Some(c) => launch_on(c, list),
-        None => kernel_further(list, kernel),
+        // SAFETY: a value of the kernel map; gc per this function's contract.
+        Some(h) => unsafe { launch_handle(h, list, gc) },
+        None => kernel_further(list, kernel, gc),
     }
 }
 
-/// [`launch`] of the kernel whose counter is at `c`, on `list`.
+/// An indirect launch (its group count in device memory).
+pub fn launch_indirect(list: usize, kernel: usize) {
+    // SAFETY: NULL: indirect.
+    unsafe { launch(list, kernel, std::ptr::null()) }
+}
+
+/// [`launch`] of the kernel handle whose data is at `h`.
+///
+/// # Safety
+/// As [`launch`]; `h` a value of the kernel map.
+#[inline(always)]
+unsafe fn launch_handle(h: usize, list: usize, gc: *const crate::ffi::GroupCount) {
+    // SAFETY: a value of the kernel map.
+    let handle = unsafe { crate::shapes::at(h) };
+    if gc.is_null() {
+        return shape_miss(h, list, gc);
+    }
+    // SAFETY: gc points to a group count.
+    match unsafe { handle.cached(gc) } {
+        Some(slot) => launch_on(slot, list),
+        None => shape_miss(h, list, gc),
+    }
+}
+
+/// [`launch`] of a shape other than the handle's last one.
+#[cold]
+#[inline(never)]
+extern "C" fn shape_miss(h: usize, list: usize, gc: *const crate::ffi::GroupCount) {
+    crate::guard::no_panic(|| {
+        // SAFETY: a value of the kernel map; gc as `launch` got it.
+        let slot = unsafe { crate::shapes::at(h).slot_for(gc) };
+        launch_on(slot, list);
+    });
+}
+
+/// [`launch`] of the kernel shape whose slot is at `c`, on `list`.
 #[inline(always)]
 fn launch_on(c: usize, list: usize) {
     const L: usize = std::mem::offset_of!(Maps, lists) + HandleMap::TABLE_OFFSET;
@@ -707,10 +831,11 @@ fn launch_on(c: usize, list: usize) {
 /// [`launch`] of a kernel past its first entry.
 #[cold]
 #[inline(never)]
-extern "C" fn kernel_further(list: usize, kernel: usize) {
+extern "C" fn kernel_further(list: usize, kernel: usize, gc: *const crate::ffi::GroupCount) {
     match MAPS.kernels.further(kernel) {
         0 => launch_slow(list, kernel),
-        c => launch_on(c, list),
+        // SAFETY: a value of the kernel map; gc as `launch` got it.
+        h => unsafe { launch_handle(h, list, gc) },
     }
 }
 
@@ -1321,42 +1446,40 @@ fn push_from_fields(line: &mut Vec<u8>, from: &ProgramFrom) {
 
 /// `clCloneKernel`: the clone counts with the kernel it was cloned from.
 pub fn kernel_cloned(source: usize, clone: usize) {
-    with_registry(|_, _| MAPS.kernels.set(clone, MAPS.kernels.get(source)));
+    with_registry(|_, _| match MAPS.kernels.get(source) {
+        0 => MAPS.kernels.set(clone, 0),
+        // SAFETY: the registry lock is held; a value of the kernel map.
+        s => MAPS.kernels.set(clone, unsafe { crate::shapes::handle_cloned(s, clone) }),
+    });
 }
 
 /// One OpenCL kernel enqueued (`clEnqueueNDRangeKernel`, `clEnqueueTask`,
-/// ...): one launch, one atomic add (the launch path, as [`launch`] on an
-/// immediate list).
+/// ...): one launch, one atomic add into the slot of its shape (`global`
+/// size, `local` size or the driver's choice), found in its kernel's
+/// table.
 #[inline(always)]
-pub fn enqueued(kernel: usize) {
+pub fn enqueued(kernel: usize, global: [usize; 3], local: Option<[usize; 3]>) {
     const K: usize = std::mem::offset_of!(Maps, kernels) + HandleMap::TABLE_OFFSET;
     let kernels = load_word!(MAPS, K, MAPS.kernels.table_word());
     // SAFETY: the kernel map's current table.
     match unsafe { HandleMap::first_in(kernels, kernel) } {
         Some(0) => enqueued_slow(kernel),
-        Some(c) => {
-            // SAFETY: counters live in mappings that are never unmapped.
-            unsafe { &*(c as *const Counter) }
-                .immediate
-                .fetch_add(1, Relaxed);
-        }
-        None => enqueued_further(kernel),
+        Some(h) => enqueued_handle(h, global, local),
+        None => match MAPS.kernels.further(kernel) {
+            0 => enqueued_slow(kernel),
+            h => enqueued_handle(h, global, local),
+        },
     }
 }
 
-/// [`enqueued`] of a kernel past its first entry, or never seen created.
-#[cold]
-#[inline(never)]
-extern "C" fn enqueued_further(kernel: usize) {
-    match MAPS.kernels.further(kernel) {
-        0 => enqueued_slow(kernel),
-        c => {
-            // SAFETY: as in `enqueued`.
-            unsafe { &*(c as *const Counter) }
-                .immediate
-                .fetch_add(1, Relaxed);
-        }
-    }
+/// [`enqueued`] of the kernel handle whose data is at `h`.
+fn enqueued_handle(h: usize, global: [usize; 3], local: Option<[usize; 3]>) {
+    // SAFETY: a value of the kernel map.
+    let slot = unsafe { crate::shapes::at(h) }.cl_slot(global, local);
+    // SAFETY: shape slots and counters live in mappings never unmapped.
+    unsafe { &*(slot as *const Counter) }
+        .immediate
+        .fetch_add(1, Relaxed);
 }
 
 /// [`enqueued`] of a kernel never seen created: counted as unknown.

@@ -78,7 +78,7 @@ unsafe fn wrap(getter: &str, version: u32, table: *mut usize) {
         match getter {
             "zeGetModuleProcAddrTable" => wrap_module_table(table, version),
             "zeGetDeviceProcAddrTable" => read_device_table(table, version),
-            "zeGetKernelProcAddrTable" => patch_all(table, version, &kernel_hooks()),
+            "zeGetKernelProcAddrTable" => wrap_kernel_table(table, version),
             "zeGetCommandQueueProcAddrTable" => patch_all(table, version, &command_queue_hooks()),
             "zeGetCommandListProcAddrTable" => {
                 patch_all(table, version, &command_list_hooks());
@@ -150,17 +150,49 @@ unsafe fn read_device_table(table: *mut usize, version: u32) {
     // SAFETY: a table filled for `version` has this entry.
     let f = unsafe { *table.add(e.index) };
     if f != 0 {
-        hooks::DEVICE_GET_PROPERTIES.claim(f);
+        if let Some(s) = hooks::DEVICE_GET_PROPERTIES.claim(f) {
+            // SAFETY: the next entry, as old (Level Zero 1.0).
+            let g = unsafe { *table.add(device_table::GET_COMPUTE_PROPERTIES.index) };
+            hooks::DEVICE_GET_COMPUTE_PROPERTIES.set(s, g);
+        }
     }
 }
 
 /// The kernel table's hooked entries: a kernel is mapped to its counter when
-/// created, forgotten when destroyed.
-fn kernel_hooks() -> [Hooked; 2] {
+/// created, forgotten when destroyed; its group size and the arguments set
+/// without a value make its launches' shapes.
+fn kernel_hooks() -> [Hooked; 3] {
     [
-        hooked!(kernel_table::CREATE, kernel_create),
         hooked!(kernel_table::DESTROY, kernel_destroy),
+        hooked!(kernel_table::SET_GROUP_SIZE, kernel_set_group_size),
+        hooked!(kernel_table::SET_ARGUMENT_VALUE, kernel_set_argument_value),
     ]
+}
+
+/// The kernel table: [`kernel_hooks`], and `zeKernelCreate` wrapped with
+/// the `zeKernelGetProperties` beside it kept for its slot.
+///
+/// # Safety
+/// `table` was just filled by a real `zeGetKernelProcAddrTable` for `version`.
+unsafe fn wrap_kernel_table(table: *mut usize, version: u32) {
+    use hooks::{kernel_create, KERNEL_GET_PROPERTIES};
+    // SAFETY: per this function's contract.
+    unsafe { patch_all(table, version, &kernel_hooks()) };
+    // SAFETY: as above.
+    let slot = unsafe {
+        patch(
+            table,
+            version,
+            kernel_table::CREATE,
+            &kernel_create::REAL,
+            kernel_create::addrs(),
+        )
+    };
+    if let Some(s) = slot {
+        // SAFETY: a table filled for a version with CREATE has this entry
+        // (both Level Zero 1.0).
+        unsafe { KERNEL_GET_PROPERTIES.set(s, *table.add(kernel_table::GET_PROPERTIES.index)) };
+    }
 }
 
 /// The command queue table's hooked entry: executing regular lists makes

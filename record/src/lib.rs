@@ -26,8 +26,12 @@
 //! seen being created ("unknown kernel"); real kernels start at 1.
 
 /// Version of both files; bumped on any incompatible change (2: 32-byte
-/// counter slots).
-pub const VERSION: u32 = 2;
+/// counter slots; 3: launch shapes, slot pairs of their own in the counts
+/// file: [`shapes`]).
+pub const VERSION: u32 = 3;
+/// The oldest version this reader still reads (a version 2 record has no
+/// shapes).
+pub const OLDEST_VERSION: u32 = 2;
 /// The `record` field of the `process` event.
 pub const RECORD_TAG: &str = "xpu-asm";
 /// First 8 bytes of a counts file.
@@ -371,6 +375,7 @@ pub fn decode_slot(slot: &[u8]) -> Option<(u64, u64)> {
 }
 
 pub mod ranks;
+pub mod shapes;
 #[cfg(feature = "read")]
 pub mod read;
 pub mod trust;

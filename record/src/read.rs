@@ -91,6 +91,31 @@ pub struct Device {
     pub name: String,
     /// `ze_device_ip_version_ext_t`, when the driver gives it.
     pub ip_version: Option<u32>,
+    /// Its compute units and limits (`"compute"`; older records: `None`).
+    pub compute: Option<DeviceCompute>,
+}
+
+/// A device's compute units and limits, as the driver reports them
+/// (`zeDeviceGetProperties`, `zeDeviceGetComputeProperties`; OpenCL's
+/// `clGetDeviceInfo`): what occupancy is computed against.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct DeviceCompute {
+    pub slices: u32,
+    pub subslices_per_slice: u32,
+    pub eus_per_subslice: u32,
+    pub threads_per_eu: u32,
+    pub eu_simd_width: u32,
+    pub max_group_size: u32,
+    /// Shared local memory one group can have, in bytes.
+    pub max_slm_bytes: u32,
+}
+
+/// One launch shape of a kernel in one process, with its counts.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct KernelShape {
+    pub key: crate::shapes::ShapeKey,
+    pub launches: u64,
+    pub appended: u64,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -105,6 +130,12 @@ pub struct Kernel {
     /// lost, or the process still runs (the collector sets it, from
     /// [`ProcessRecord::counts_places`]).
     pub incomplete: bool,
+    /// Its launch shapes (version 3), in the order the process met them;
+    /// `launches` minus theirs were of other shapes.
+    pub shapes: Vec<KernelShape>,
+    /// Static shared local memory per group, in bytes, as the driver
+    /// reports it at the kernel's creation (`slm_static`; `None` when not).
+    pub slm_static: Option<u32>,
 }
 
 /// Where a chunk of a process's counters was, by its last `counts` event.
@@ -357,7 +388,7 @@ fn check_header(v: &Value, at: At) -> Result<(), String> {
         ));
     }
     let version = v.get("version").and_then(Value::as_u64).unwrap_or(0);
-    if version != VERSION as u64 {
+    if !(OLDEST_VERSION as u64..=VERSION as u64).contains(&version) {
         return Err(format!(
             "{}: record version {version}, this xpu-asm reads version {VERSION}; \
              use the xpu-asm-run that wrote it, or a newer one; skipped",
@@ -487,6 +518,18 @@ fn device_event(v: &Value) -> Device {
             .get("ip_version")
             .and_then(Value::as_u64)
             .map(|i| i as u32),
+        compute: v.get("compute").filter(|c| c.is_object()).map(|c| {
+            let g = |k: &str| get_u64(c, k) as u32;
+            DeviceCompute {
+                slices: g("slices"),
+                subslices_per_slice: g("subslices_per_slice"),
+                eus_per_subslice: g("eus_per_subslice"),
+                threads_per_eu: g("threads_per_eu"),
+                eu_simd_width: g("eu_simd_width"),
+                max_group_size: g("max_group_size"),
+                max_slm_bytes: g("max_slm_bytes"),
+            }
+        }),
     }
 }
 
@@ -499,6 +542,8 @@ fn kernel_event(v: &Value) -> Option<Kernel> {
         launches: 0,
         appended: 0,
         incomplete: false,
+        shapes: Vec::new(),
+        slm_static: v.get("slm_static").and_then(Value::as_u64).map(|n| n as u32),
     })
 }
 
@@ -512,7 +557,7 @@ pub fn apply_counts(bytes: &[u8], shown: &str, rec: &mut ProcessRecord) {
     }
     let version = u32::from_le_bytes([bytes[8], bytes[9], bytes[10], bytes[11]]);
     let slot = u32::from_le_bytes([bytes[12], bytes[13], bytes[14], bytes[15]]) as usize;
-    if version != VERSION || slot != COUNTS_SLOT_LEN {
+    if !(OLDEST_VERSION..=VERSION).contains(&version) || slot != COUNTS_SLOT_LEN {
         rec.warnings.push(format!(
             "{shown}: counts version {version} (slot {slot} bytes), this xpu-asm reads version {VERSION}; counts skipped"
         ));
@@ -523,7 +568,10 @@ pub fn apply_counts(bytes: &[u8], shown: &str, rec: &mut ProcessRecord) {
         decode_slot(bytes.get(off..off + COUNTS_SLOT_LEN)?)
     };
     rec.unknown_launches = read_slot(UNKNOWN_KERNEL_ID).map(|s| s.0).unwrap_or(0);
+    // Read again whole (a record's staged counts are read after its file's).
+    rec.unattributed_launches = 0;
     for k in rec.kernels.values_mut() {
+        k.shapes.clear();
         match read_slot(k.id) {
             Some((l, a)) => {
                 k.launches = l;
@@ -535,13 +583,63 @@ pub fn apply_counts(bytes: &[u8], shown: &str, rec: &mut ProcessRecord) {
             )),
         }
     }
+    let slots = (bytes.len() - COUNTS_HEADER_LEN) / COUNTS_SLOT_LEN;
+    let shape_slots = apply_shapes(bytes, slots, rec);
     // Counters of kernels whose event is missing (lost with events that
     // could not be written).
-    let slots = (bytes.len() - COUNTS_HEADER_LEN) / COUNTS_SLOT_LEN;
-    rec.unattributed_launches = (1..slots as u32)
-        .filter(|id| !rec.kernels.contains_key(id))
+    rec.unattributed_launches += (1..slots as u32)
+        .filter(|id| !rec.kernels.contains_key(id) && !shape_slots.contains(id))
         .filter_map(|id| read_slot(id).map(|s| s.0))
-        .sum();
+        .sum::<u64>();
+}
+
+/// The shapes of the counts file `bytes` (of `slots` slots) added to their
+/// kernels (their launches to the kernel's); returns the ids of the slots
+/// they took. A shape of a kernel without its event counts as
+/// unattributed.
+fn apply_shapes(
+    bytes: &[u8],
+    slots: usize,
+    rec: &mut ProcessRecord,
+) -> std::collections::HashSet<u32> {
+    use crate::shapes::{tagged_kernel, words, ShapeKey};
+    let slot_words = |id: usize| -> Option<[u64; 4]> {
+        let off = COUNTS_HEADER_LEN + id * COUNTS_SLOT_LEN;
+        words(bytes.get(off..off + COUNTS_SLOT_LEN)?)
+    };
+    let mut taken = std::collections::HashSet::new();
+    let mut id = 1;
+    while id < slots {
+        let Some(head) = slot_words(id) else { break };
+        let Some(kernel) = tagged_kernel(head[3]) else {
+            id += 1;
+            continue;
+        };
+        taken.insert(id as u32);
+        taken.insert(id as u32 + 1);
+        let tail = slot_words(id + 1).unwrap_or_default();
+        id += 2;
+        let (launches, appended) = (
+            head[0].wrapping_add(head[2]),
+            head[0].wrapping_add(head[1]),
+        );
+        if launches == 0 && appended == 0 {
+            continue;
+        }
+        match rec.kernels.get_mut(&kernel) {
+            Some(k) => {
+                k.launches = k.launches.wrapping_add(launches);
+                k.appended = k.appended.wrapping_add(appended);
+                k.shapes.push(KernelShape {
+                    key: ShapeKey::from_tail(tail),
+                    launches,
+                    appended,
+                });
+            }
+            None => rec.unattributed_launches += launches,
+        }
+    }
+    taken
 }
 
 /// The header's `job` object: `{"launcher","rank","local_rank","size","id"}`.
