@@ -433,7 +433,9 @@ unsafe fn device_compute(device: Handle) -> Option<(u32, u32)> {
     type GetCompute = unsafe extern "C" fn(Handle, *mut DeviceComputeProperties) -> ZeResult;
     let slots = (1..SLOTS).map(|s| DEVICE_GET_COMPUTE_PROPERTIES.loaded(s));
     let mut tried = Vec::with_capacity(SLOTS);
-    for g in slots.chain(std::iter::once_with(|| DEVICE_GET_COMPUTE_PROPERTIES.get(0))) {
+    for g in slots.chain(std::iter::once_with(|| {
+        DEVICE_GET_COMPUTE_PROPERTIES.get(0)
+    })) {
         if g == 0 || tried.contains(&g) {
             continue;
         }

@@ -229,8 +229,7 @@ impl KernelHandle {
         let i = index as usize;
         if i < ARGS {
             let bit = 1u64 << i;
-            if self.null_args.load(Relaxed) & bit != 0 && self.null_sizes[i].load(Relaxed) == size
-            {
+            if self.null_args.load(Relaxed) & bit != 0 && self.null_sizes[i].load(Relaxed) == size {
                 return;
             }
             self.null_sizes[i].store(size, Relaxed);
@@ -261,7 +260,11 @@ impl KernelHandle {
             .fold(self.null_more.load(Relaxed), u32::saturating_add);
         ShapeKey {
             group_size: [0, 1, 2].map(|i| clamp(self.group_size[i].load(Relaxed))),
-            flags: if group_count.is_none() { FLAG_INDIRECT } else { 0 },
+            flags: if group_count.is_none() {
+                FLAG_INDIRECT
+            } else {
+                0
+            },
             group_count: group_count.unwrap_or([0; 3]),
             null_args: mask,
             null_bytes: bytes,

@@ -755,12 +755,12 @@ fn unknown_counter() -> Option<&'static Counter> {
 /// created [`launch_slow`]'s. Each of them ends the launch, so that nothing
 /// is kept across their calls.
 ///
-/// `gc` is the launch's group count (NULL: indirect, unknown on the host):
-/// equal to the handle's last launch's, the launch counts in that shape's
-/// slot; else [`shape_miss`] finds the shape.
+/// `gc` is the launch's group count: equal to the handle's last launch's,
+/// the launch counts in that shape's slot; else [`shape_miss`] finds the
+/// shape.
 ///
 /// # Safety
-/// `gc` is NULL or points to the launch's group count.
+/// `gc` points to the launch's group count.
 #[inline(always)]
 pub unsafe fn launch(list: usize, kernel: usize, gc: *const crate::ffi::GroupCount) {
     const K: usize = std::mem::offset_of!(Maps, kernels) + HandleMap::TABLE_OFFSET;
@@ -775,10 +775,15 @@ pub unsafe fn launch(list: usize, kernel: usize, gc: *const crate::ffi::GroupCou
     }
 }
 
-/// An indirect launch (its group count in device memory).
+/// An indirect launch (its group count in device memory, unknown here):
+/// its shape says so.
+#[cold]
+#[inline(never)]
 pub fn launch_indirect(list: usize, kernel: usize) {
-    // SAFETY: NULL: indirect.
-    unsafe { launch(list, kernel, std::ptr::null()) }
+    match MAPS.kernels.get(kernel) {
+        0 => launch_slow(list, kernel),
+        h => shape_miss(h, list, std::ptr::null()),
+    }
 }
 
 /// [`launch`] of the kernel handle whose data is at `h`.
@@ -789,9 +794,6 @@ pub fn launch_indirect(list: usize, kernel: usize) {
 unsafe fn launch_handle(h: usize, list: usize, gc: *const crate::ffi::GroupCount) {
     // SAFETY: a value of the kernel map.
     let handle = unsafe { crate::shapes::at(h) };
-    if gc.is_null() {
-        return shape_miss(h, list, gc);
-    }
     // SAFETY: gc points to a group count.
     match unsafe { handle.cached(gc) } {
         Some(slot) => launch_on(slot, list),
@@ -799,7 +801,8 @@ unsafe fn launch_handle(h: usize, list: usize, gc: *const crate::ffi::GroupCount
     }
 }
 
-/// [`launch`] of a shape other than the handle's last one.
+/// [`launch`] of a shape other than the handle's last one (`gc` NULL: an
+/// indirect launch).
 #[cold]
 #[inline(never)]
 extern "C" fn shape_miss(h: usize, list: usize, gc: *const crate::ffi::GroupCount) {
@@ -1449,7 +1452,9 @@ pub fn kernel_cloned(source: usize, clone: usize) {
     with_registry(|_, _| match MAPS.kernels.get(source) {
         0 => MAPS.kernels.set(clone, 0),
         // SAFETY: the registry lock is held; a value of the kernel map.
-        s => MAPS.kernels.set(clone, unsafe { crate::shapes::handle_cloned(s, clone) }),
+        s => MAPS
+            .kernels
+            .set(clone, unsafe { crate::shapes::handle_cloned(s, clone) }),
     });
 }
 

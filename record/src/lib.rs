@@ -375,9 +375,9 @@ pub fn decode_slot(slot: &[u8]) -> Option<(u64, u64)> {
 }
 
 pub mod ranks;
-pub mod shapes;
 #[cfg(feature = "read")]
 pub mod read;
+pub mod shapes;
 pub mod trust;
 
 #[cfg(test)]

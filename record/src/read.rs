@@ -543,7 +543,10 @@ fn kernel_event(v: &Value) -> Option<Kernel> {
         appended: 0,
         incomplete: false,
         shapes: Vec::new(),
-        slm_static: v.get("slm_static").and_then(Value::as_u64).map(|n| n as u32),
+        slm_static: v
+            .get("slm_static")
+            .and_then(Value::as_u64)
+            .map(|n| n as u32),
     })
 }
 
@@ -619,10 +622,7 @@ fn apply_shapes(
         taken.insert(id as u32 + 1);
         let tail = slot_words(id + 1).unwrap_or_default();
         id += 2;
-        let (launches, appended) = (
-            head[0].wrapping_add(head[2]),
-            head[0].wrapping_add(head[1]),
-        );
+        let (launches, appended) = (head[0].wrapping_add(head[2]), head[0].wrapping_add(head[1]));
         if launches == 0 && appended == 0 {
             continue;
         }

@@ -84,7 +84,11 @@ pub fn tagged_kernel(word: u64) -> Option<u32> {
 
 /// A slot's four little-endian words.
 pub fn words(slot: &[u8]) -> Option<[u64; 4]> {
-    let w = |i: usize| -> Option<u64> { Some(u64::from_le_bytes(slot.get(i * 8..i * 8 + 8)?.try_into().ok()?)) };
+    let w = |i: usize| -> Option<u64> {
+        Some(u64::from_le_bytes(
+            slot.get(i * 8..i * 8 + 8)?.try_into().ok()?,
+        ))
+    };
     Some([w(0)?, w(1)?, w(2)?, w(3)?])
 }
 
