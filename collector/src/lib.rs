@@ -26,6 +26,7 @@ pub mod inspect;
 pub mod isa;
 pub mod matching;
 pub mod names;
+pub mod occupancy;
 pub mod report;
 pub mod run;
 pub mod sources;

@@ -200,6 +200,8 @@ mod tests {
             stateless_private_bytes: Some(64),
             scratch_bytes: Some(192),
             slm_bytes: Some(0),
+            local_args: None,
+            barriers: None,
             lines: None,
         };
         let p = Program {

@@ -30,6 +30,13 @@ const TOKEN_MEDIA_VFE_STATE: u32 = 18;
 const VFE_SCRATCH_AT: usize = 12; // PerThreadScratchSpace
 const TOKEN_EXECUTION_ENVIRONMENT: u32 = 23;
 const EXEC_SIMD_AT: usize = 20; // LargestCompiledSIMDSize
+const EXEC_BARRIERS_AT: usize = 28; // HasBarriers
+const TOKEN_DATA_PARAMETER_BUFFER: u32 = 17;
+const DATA_PARAMETER_TYPE_AT: usize = 8; // Type
+const DATA_PARAMETER_ARG_AT: usize = 12; // ArgumentNumber
+/// `DATA_PARAMETER_SUM_OF_LOCAL_MEMORY_OBJECT_ARGUMENT_SIZES`: the
+/// argument it names is in local memory.
+const DATA_PARAMETER_LOCAL_ARG_SIZES: u32 = 8;
 const EXEC_GRF_AT: usize = 88; // NumGRFRequired
 const TOKEN_ALLOCATE_STATELESS_PRIVATE_MEMORY: u32 = 38;
 const PRIVATE_SIZE_AT: usize = 20; // PerThreadPrivateMemorySize
@@ -184,6 +191,15 @@ fn tokens(list: &[u8], k: &mut NativeKernel) -> Result<(), String> {
             TOKEN_EXECUTION_ENVIRONMENT => {
                 k.simd = field(EXEC_SIMD_AT).filter(|&s| s > 0);
                 k.grf = field(EXEC_GRF_AT).filter(|&g| g > 0);
+                k.barriers = field(EXEC_BARRIERS_AT);
+                k.local_args.get_or_insert_with(Vec::new);
+            }
+            TOKEN_DATA_PARAMETER_BUFFER => {
+                if field(DATA_PARAMETER_TYPE_AT) == Some(DATA_PARAMETER_LOCAL_ARG_SIZES) {
+                    if let Some(a) = field(DATA_PARAMETER_ARG_AT) {
+                        k.local_args.get_or_insert_with(Vec::new).push(a);
+                    }
+                }
             }
             TOKEN_MEDIA_VFE_STATE => k.scratch_bytes = field(VFE_SCRATCH_AT).map(u64::from),
             TOKEN_ALLOCATE_STATELESS_PRIVATE_MEMORY => {

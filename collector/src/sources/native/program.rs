@@ -73,6 +73,16 @@ pub struct NativeKernel {
     /// itself (zebin `slm_size`; patch tokens: the local surface's inline
     /// size).
     pub slm_bytes: Option<u64>,
+    /// The kernel's arguments in local memory (`__local` pointers, SYCL's
+    /// local accessors), by index: what a size set with no value means
+    /// for them (zebin: `payload_arguments` in `slm` address mode; patch
+    /// tokens: the arguments of the sum of local memory argument sizes);
+    /// `None` when the binary does not say.
+    pub local_args: Option<Vec<u32>>,
+    /// Whether the kernel uses a work-group barrier (zebin
+    /// `barrier_count`; patch tokens `HasBarriers`); `None` when the binary
+    /// does not say.
+    pub barriers: Option<u32>,
     /// Where each source line's instructions are in [`code`](Self::code):
     /// the DWARF line table of a zebin built with line information (`-g`,
     /// `-gline-tables-only`); `None` without one.

@@ -67,6 +67,14 @@ pub(crate) fn parse(bytes: &[u8], device: Option<&Device>) -> Result<Program, Na
                 .map(|n| n.saturating_mul(u64::from(lanes)));
             k.slm_bytes = i.slm;
             k.scratch_bytes = i.scratch;
+            k.barriers = Some(i.barriers.unwrap_or(0));
+            k.local_args = Some(
+                i.payload
+                    .iter()
+                    .filter(|(_, local)| *local)
+                    .filter_map(|(index, _)| *index)
+                    .collect(),
+            );
         }
     }
     Ok(Program {
@@ -281,6 +289,11 @@ struct Info {
     /// `stateless_private` is per SIMT lane (`is_simt_thread`), not per
     /// thread.
     private_per_lane: bool,
+    /// `execution_env`'s `barrier_count`.
+    barriers: Option<u32>,
+    /// Each of `payload_arguments`: its `arg_index`, and whether it is in
+    /// local memory (`addrmode: slm`).
+    payload: Vec<(Option<u32>, bool)>,
 }
 
 /// Reads the per-kernel fields of `.ze_info`. A tolerant reader of the
@@ -342,6 +355,11 @@ fn ze_info(text: &str) -> HashMap<Vec<u8>, Info> {
         if item && r.section == "per_thread_memory_buffers" {
             r.end_buffer();
         }
+        if let (true, "payload_arguments", Some((_, _, info))) =
+            (item, r.section.as_str(), r.kernel.as_mut())
+        {
+            info.payload.push((None, false));
+        }
         let num = || value.parse::<u64>().ok();
         let Some((_, _, info)) = &mut r.kernel else {
             continue;
@@ -352,6 +370,19 @@ fn ze_info(text: &str) -> HashMap<Vec<u8>, Info> {
             ("execution_env", "spill_size") => info.spill = num(),
             ("execution_env", "private_size") => info.private = num(),
             ("execution_env", "slm_size") => info.slm = num(),
+            ("execution_env", "barrier_count") => {
+                info.barriers = num().and_then(|v| u32::try_from(v).ok())
+            }
+            ("payload_arguments", "arg_index") => {
+                if let Some(p) = info.payload.last_mut() {
+                    p.0 = num().and_then(|v| u32::try_from(v).ok());
+                }
+            }
+            ("payload_arguments", "addrmode") => {
+                if let Some(p) = info.payload.last_mut() {
+                    p.1 |= unquote(value) == "slm";
+                }
+            }
             ("per_thread_memory_buffers", "type") => r.buffer.0 = Some(unquote(value)),
             ("per_thread_memory_buffers", "usage") => r.buffer.3 = Some(unquote(value)),
             ("per_thread_memory_buffers", "size") => r.buffer.1 = num(),
@@ -433,7 +464,7 @@ mod tests {
 
     #[test]
     fn ze_info_fields_per_kernel() {
-        let text = "---\nversion:         '1.20'\nkernels:\n  - name:            first\n    execution_env:\n      grf_count:       256\n      simd_size:       16\n      slm_size:        512\n      spill_size:      64\n      private_size:    32\n    payload_arguments:\n      - arg_type:        global_id_offset\n        offset:          0\n        size:            12\n    per_thread_memory_buffers:\n      - type:            scratch\n        usage:           spill_fill_space\n        size:            128\n      - type:            global\n        usage:           private_space\n        size:            16\n        is_simt_thread:  true\n  - name:            'sec''ond'\n    execution_env:\n      simd_size:       32\nfunctions:\n  - name:            f\n    execution_env:\n      simd_size:       8\n...\n";
+        let text = "---\nversion:         '1.20'\nkernels:\n  - name:            first\n    execution_env:\n      grf_count:       256\n      simd_size:       16\n      slm_size:        512\n      barrier_count:   1\n      spill_size:      64\n      private_size:    32\n    payload_arguments:\n      - arg_type:        global_id_offset\n        offset:          0\n        size:            12\n      - arg_type:        arg_bypointer\n        offset:          32\n        size:            8\n        arg_index:       1\n        addrmode:        slm\n        addrspace:       local\n    per_thread_memory_buffers:\n      - type:            scratch\n        usage:           spill_fill_space\n        size:            128\n      - type:            global\n        usage:           private_space\n        size:            16\n        is_simt_thread:  true\n  - name:            'sec''ond'\n    execution_env:\n      simd_size:       32\nfunctions:\n  - name:            f\n    execution_env:\n      simd_size:       8\n...\n";
         let info = ze_info(text);
         assert_eq!(info.len(), 2, "{info:?}");
         let first = &info[&b"first".to_vec()];
@@ -448,6 +479,8 @@ mod tests {
                 scratch: Some(128),
                 stateless_private: Some(16),
                 private_per_lane: true,
+                barriers: Some(1),
+                payload: vec![(None, false), (Some(1), true)],
             }
         );
         assert_eq!(info[&b"sec'ond".to_vec()].simd, Some(32));
