@@ -89,6 +89,9 @@ pub struct Occupancy {
     pub limits: Limits,
 }
 
+// Its percentages are never NaN (finite quotients of positive counts).
+impl Eq for Occupancy {}
+
 /// The work-groups per Xe-core each limit allows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Limits {

@@ -87,6 +87,9 @@ impl KernelEntry {
             mix: None,
             flow: None,
             flow_reason: None,
+            slm_static_bytes: None,
+            shapes: Vec::new(),
+            other_shapes: None,
         }
     }
 }
@@ -261,6 +264,7 @@ pub fn process_entries(
                 job_id: r.rank.as_ref().and_then(|k| k.job.clone()),
                 counts_incomplete: r.counts_incomplete.clone(),
                 counts_kept: counts_kept(r),
+                device: super::shapes::device_of(r),
             }
         })
         .collect()

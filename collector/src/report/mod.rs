@@ -8,6 +8,7 @@ pub mod code;
 pub mod entries;
 pub mod export;
 pub mod files;
+pub mod shapes;
 
 use crate::capture::files::Usage;
 use crate::capture::run::Exit;
@@ -19,8 +20,9 @@ use serde::{Deserialize, Serialize};
 /// module binaries: `isa_source`, `binary`, new statuses, `not-spirv` gone;
 /// 3: each launched kernel's `flow` from its code, or `flow_reason`;
 /// `counts_kept`, per process and for the run, added within 3: absent
-/// when empty).
-pub const SCHEMA: u32 = 3;
+/// when empty; 4: each launched kernel's `shapes` with their occupancy,
+/// `other_shapes`, `slm_static_bytes`, and each process's `device`).
+pub const SCHEMA: u32 = 4;
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ProcessEntry {
@@ -57,6 +59,10 @@ pub struct ProcessEntry {
     /// counts file during the run, and why (empty: they were there).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub counts_kept: Vec<CountsKept>,
+    /// The device it ran on (or emulated), schema 4; null when its record
+    /// names none.
+    #[serde(default)]
+    pub device: Option<shapes::DeviceEntry>,
 }
 
 /// Counters kept out of the capture's counts file during the run: where
@@ -228,6 +234,17 @@ pub struct KernelEntry {
     /// Why a launched kernel has no `flow`.
     #[serde(default)]
     pub flow_reason: Option<String>,
+    /// Static shared local memory per group, in bytes, as the driver
+    /// reported it (schema 4).
+    #[serde(default)]
+    pub slm_static_bytes: Option<u32>,
+    /// Each launch shape, most launched first, with its occupancy (schema
+    /// 4).
+    #[serde(default)]
+    pub shapes: Vec<shapes::ShapeEntry>,
+    /// Launches of shapes past the bound kept per kernel and process.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub other_shapes: Option<shapes::OtherShapes>,
 }
 
 impl KernelEntry {

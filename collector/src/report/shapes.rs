@@ -1,0 +1,313 @@
+//! Each launched kernel's launch shapes and their occupancy, and the
+//! device each process ran on: from the records ([`by_kernel`],
+//! [`device_of`]), added to the report's entries ([`fill`]).
+//!
+//! A shape's local memory is the kernel's static local memory plus its
+//! arguments set with a size and no value that its module binary says
+//! are in local memory (a NULL value is also a null pointer); without the
+//! binary's word on it, the dynamic part is unknown (`slm_bytes` null).
+
+use super::entries::KernelKey;
+use super::{Api, KernelEntry};
+use crate::occupancy::{self, Family, Occupancy};
+use crate::sources::native;
+use serde::{Deserialize, Serialize};
+use std::collections::HashMap;
+use std::path::Path;
+use xpu_asm_record::read::{DeviceCompute, ProcessRecord};
+use xpu_asm_record::shapes::{ShapeKey, FLAG_INDIRECT, FLAG_NO_GROUP_SIZE};
+
+/// One launch shape of a kernel, with its launches in every process.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ShapeEntry {
+    /// Work-items per group, x y z; null when the driver chose it (an
+    /// OpenCL enqueue without a local size).
+    pub group_size: Option<[u32; 3]>,
+    /// Groups, x y z; null for an indirect launch (in device memory) and
+    /// when the driver chose the group size.
+    pub group_count: Option<[u32; 3]>,
+    /// The global size of an OpenCL enqueue whose group size the driver
+    /// chose (absent otherwise).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub global_size: Option<[u32; 3]>,
+    /// The group's shared local memory, static and dynamic, in bytes;
+    /// null when the dynamic part is unknown.
+    pub slm_bytes: Option<u64>,
+    /// Its dynamic part (arguments in local memory).
+    pub slm_dynamic_bytes: Option<u64>,
+    pub launches: u64,
+    pub appended: u64,
+    /// Theoretical occupancy; null when it cannot be told
+    /// (`occupancy_reason` says why).
+    pub occupancy: Option<Occupancy>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub occupancy_reason: Option<String>,
+}
+
+/// The device a process ran on (or emulated), as the driver reported it,
+/// with the family's numbers occupancy takes.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DeviceEntry {
+    pub name: String,
+    pub device_id: u32,
+    pub ip_version: Option<u32>,
+    /// `xe-hpc`, `xe-hpg`, `xe2`, `xe3`; null for a device occupancy does
+    /// not know.
+    pub family: Option<String>,
+    pub xe_cores: u32,
+    pub eus_per_xe_core: u32,
+    pub threads_per_eu: u32,
+    pub eu_simd_width: u32,
+    pub max_group_size: u32,
+    /// The most shared local memory one group can have, in bytes.
+    pub max_slm_per_group_bytes: u32,
+    /// From the family's numbers (null when the family is unknown).
+    pub slm_per_xe_core_bytes: Option<u64>,
+    pub max_groups_per_xe_core: Option<u32>,
+    pub barriers_per_xe_core: Option<u32>,
+}
+
+/// A kernel's shapes over the records, and what occupancy needs of it.
+#[derive(Debug, Default)]
+pub struct KernelShapes {
+    /// By resolved shape: (launches, appended).
+    shapes: Vec<(Resolved, u64, u64)>,
+    /// Launches and appends of shapes the records did not keep.
+    other: (u64, u64),
+    slm_static: Option<u32>,
+    /// From its module binary.
+    barrier: Option<bool>,
+    device: Option<occupancy::Device>,
+}
+
+/// A shape with its local memory resolved.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Resolved {
+    group_size: Option<[u32; 3]>,
+    group_count: Option<[u32; 3]>,
+    global_size: Option<[u32; 3]>,
+    slm_dynamic: Option<u64>,
+}
+
+pub type ByKernel = HashMap<KernelKey, KernelShapes>;
+
+/// What a module binary says of each of its kernels' arguments and
+/// barriers: kernel name -> (local memory arguments, barriers).
+type BinaryFacts = HashMap<Vec<u8>, (Option<Vec<u32>>, Option<u32>)>;
+
+/// Every launched kernel's shapes, from the records under capture `dir`.
+pub fn by_kernel(dir: &Path, recs: &[ProcessRecord]) -> ByKernel {
+    let mut out: ByKernel = HashMap::new();
+    let mut binaries: HashMap<String, Option<BinaryFacts>> = HashMap::new();
+    for r in recs {
+        for k in r.kernels.values() {
+            if k.launches == 0 && k.appended == 0 {
+                continue;
+            }
+            let module = r.modules.get(&k.module);
+            let key = (
+                k.name.clone(),
+                module.map(|m| m.sha256.clone()),
+                module.map(|m| Api::from(m.api)).unwrap_or_default(),
+            );
+            let facts = module.and_then(|m| {
+                let file = m
+                    .built_binary
+                    .as_ref()
+                    .or(m.binary.as_ref())?
+                    .file
+                    .clone()?;
+                binaries
+                    .entry(file.clone())
+                    .or_insert_with(|| binary_facts(&dir.join(&file)))
+                    .as_ref()?
+                    .get(&k.name)
+                    .cloned()
+            });
+            let e = out.entry(key).or_default();
+            e.slm_static = e.slm_static.or(k.slm_static);
+            if let Some((_, Some(b))) = &facts {
+                e.barrier = Some(*b > 0);
+            }
+            if e.device.is_none() {
+                e.device = module
+                    .and_then(|m| r.devices.get(&m.device?))
+                    .and_then(|d| occupancy_device(d.ip_version, d.device_id, d.compute.as_ref()?));
+            }
+            let local = facts.as_ref().and_then(|f| f.0.as_deref());
+            let (mut sl, mut sa) = (0, 0);
+            for s in &k.shapes {
+                let resolved = resolve(&s.key, local);
+                sl += s.launches;
+                sa += s.appended;
+                match e.shapes.iter_mut().find(|(r, _, _)| *r == resolved) {
+                    Some(x) => {
+                        x.1 += s.launches;
+                        x.2 += s.appended;
+                    }
+                    None => e.shapes.push((resolved, s.launches, s.appended)),
+                }
+            }
+            e.other.0 += k.launches.saturating_sub(sl);
+            e.other.1 += k.appended.saturating_sub(sa);
+        }
+    }
+    out
+}
+
+/// A module binary's word on its kernels' local memory arguments and
+/// barriers (`None`: none to read).
+fn binary_facts(path: &Path) -> Option<BinaryFacts> {
+    let bytes = std::fs::read(path).ok()?;
+    let program = native::parse(&bytes, None).ok()?;
+    Some(
+        program
+            .kernels
+            .into_iter()
+            .map(|k| (k.name, (k.local_args, k.barriers)))
+            .collect(),
+    )
+}
+
+/// A recorded shape with its dynamic local memory: the sizes of its
+/// NULL-valued arguments less those the binary says are not in local
+/// memory (pointers, 8 bytes each); unknown without the binary's word.
+fn resolve(key: &ShapeKey, local: Option<&[u32]>) -> Resolved {
+    let no_group_size = key.flags & FLAG_NO_GROUP_SIZE != 0;
+    let slm_dynamic = match (key.null_args, local) {
+        (0, _) => Some(u64::from(key.null_bytes)),
+        (_, None) => None,
+        (mask, Some(local)) => {
+            let pointers = (0..64u32)
+                .filter(|i| mask & (1 << i) != 0 && !local.contains(i))
+                .count() as u64;
+            Some(u64::from(key.null_bytes).saturating_sub(8 * pointers))
+        }
+    };
+    Resolved {
+        group_size: (!no_group_size).then(|| key.group_size.map(u32::from)),
+        group_count: (key.flags & (FLAG_INDIRECT | FLAG_NO_GROUP_SIZE) == 0)
+            .then_some(key.group_count),
+        global_size: no_group_size.then_some(key.group_count),
+        slm_dynamic,
+    }
+}
+
+/// What occupancy needs of a device, when its family is known.
+fn occupancy_device(ip: Option<u32>, id: u32, c: &DeviceCompute) -> Option<occupancy::Device> {
+    Some(occupancy::Device {
+        family: Family::of(ip, id)?,
+        xe_cores: c.slices * c.subslices_per_slice,
+        eus_per_xe_core: c.eus_per_subslice,
+    })
+}
+
+/// The device `r` ran on: the one its first module was built for.
+pub fn device_of(r: &ProcessRecord) -> Option<DeviceEntry> {
+    let d = r
+        .modules
+        .values()
+        .find_map(|m| r.devices.get(&m.device?))
+        .or_else(|| r.devices.values().next())?;
+    let c = d.compute.clone().unwrap_or_default();
+    let family = Family::of(d.ip_version, d.device_id);
+    let limits = family.map(Family::limits);
+    Some(DeviceEntry {
+        name: d.name.clone(),
+        device_id: d.device_id,
+        ip_version: d.ip_version,
+        family: family.map(|f| f.name().to_string()),
+        xe_cores: c.slices * c.subslices_per_slice,
+        eus_per_xe_core: c.eus_per_subslice,
+        threads_per_eu: c.threads_per_eu,
+        eu_simd_width: c.eu_simd_width,
+        max_group_size: c.max_group_size,
+        max_slm_per_group_bytes: c.max_slm_bytes,
+        slm_per_xe_core_bytes: limits.map(|l| l.slm_per_xe_core),
+        max_groups_per_xe_core: limits.map(|l| l.max_groups_per_xe_core),
+        barriers_per_xe_core: limits.map(|l| l.barriers_per_xe_core),
+    })
+}
+
+/// Each launched kernel's `slm_static_bytes`, `shapes` (most launched
+/// first) with their occupancy, and `other_shapes`.
+pub fn fill(kernels: &mut [KernelEntry], by_kernel: &ByKernel) {
+    for k in kernels.iter_mut() {
+        let name = match &k.name_hex {
+            Some(h) => xpu_asm_record::unhex(h).unwrap_or_default(),
+            None => k.name.as_bytes().to_vec(),
+        };
+        let Some(s) = by_kernel.get(&(name, k.module_sha256.clone(), k.api)) else {
+            continue;
+        };
+        k.slm_static_bytes = s.slm_static;
+        k.other_shapes = (s.other.0 > 0 || s.other.1 > 0).then_some(OtherShapes {
+            launches: s.other.0,
+            appended: s.other.1,
+        });
+        let mut shapes: Vec<ShapeEntry> = s
+            .shapes
+            .iter()
+            .map(|(r, l, a)| entry(k, s, r, *l, *a))
+            .collect();
+        shapes.sort_by(|a, b| {
+            b.launches
+                .cmp(&a.launches)
+                .then(b.appended.cmp(&a.appended))
+        });
+        k.shapes = shapes;
+    }
+}
+
+/// Launches of shapes the records did not keep (past the bound per
+/// kernel and process).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct OtherShapes {
+    pub launches: u64,
+    pub appended: u64,
+}
+
+fn entry(
+    k: &KernelEntry,
+    s: &KernelShapes,
+    r: &Resolved,
+    launches: u64,
+    appended: u64,
+) -> ShapeEntry {
+    let slm = r
+        .slm_dynamic
+        .map(|d| d + u64::from(s.slm_static.unwrap_or(0)));
+    let occupancy = match (k.simd, k.grf, s.device, slm) {
+        (Some(simd), Some(grf), Some(device), Some(slm_bytes)) => {
+            let shape = occupancy::Shape {
+                group_size: r.group_size,
+                group_count: r.group_count,
+                slm_bytes,
+            };
+            let code = occupancy::Code {
+                simd,
+                grf,
+                barrier: s.barrier.unwrap_or(false),
+            };
+            occupancy::occupancy(&shape, &code, &device)
+        }
+        (None, ..) | (_, None, ..) => Err("the kernel's SIMD width or GRF size is unknown".to_string()),
+        (_, _, None, _) => Err("the device is unknown to the occupancy model".to_string()),
+        (.., None) => Err("its dynamic local memory is unknown (no module binary to tell its local memory arguments)".to_string()),
+    };
+    let (occupancy, occupancy_reason) = match occupancy {
+        Ok(o) => (Some(o), None),
+        Err(e) => (None, Some(e)),
+    };
+    ShapeEntry {
+        group_size: r.group_size,
+        group_count: r.group_count,
+        global_size: r.global_size,
+        slm_bytes: slm,
+        slm_dynamic_bytes: r.slm_dynamic,
+        launches,
+        appended,
+        occupancy,
+        occupancy_reason,
+    }
+}
