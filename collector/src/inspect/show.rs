@@ -323,8 +323,28 @@ fn figures(out: &mut String, k: &KernelEntry, shown: &str, c: bool) {
     if let Some(note) = &k.isa_note {
         let _ = writeln!(out, "  note:         {}", names::escape_for_terminal(note));
     }
+    shapes(out, k, c);
     for l in super::cfg::summary(k) {
         let _ = writeln!(out, "{l}");
+    }
+}
+
+/// Every launch shape of the kernel, most launched first, with its
+/// occupancy and what limits it.
+fn shapes(out: &mut String, k: &KernelEntry, c: bool) {
+    if k.shapes.is_empty() {
+        return;
+    }
+    if let Some(slm) = k.slm_static_bytes {
+        let _ = writeln!(out, "  static SLM:   {slm} bytes");
+    }
+    let head = format!(
+        "  {:>10}  {:<22} {:>7}  {:>8} {:<8} per Xe-core",
+        "launches", "group size x count", "SLM", "occupied", "limit"
+    );
+    let _ = writeln!(out, "{}", paint(c, "1", &head));
+    for l in crate::report::export::shapes_text::lines(k) {
+        let _ = writeln!(out, "  {l}");
     }
 }
 

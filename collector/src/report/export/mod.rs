@@ -4,4 +4,5 @@
 pub mod html;
 pub mod json;
 pub mod pieces;
+pub mod shapes_text;
 pub mod table;

@@ -104,8 +104,14 @@ impl Columns {
 /// The header and one row per listed kernel.
 fn kernel_rows(out: &mut String, r: &Report, cols: &Columns, c: bool) {
     let name_w = cols.name_w;
+    let shapes = has_shapes(r);
+    let shape_head = if shapes {
+        format!("  {:<SHAPE_W$} {:<OCC_W$}", "top shape", "occupancy")
+    } else {
+        String::new()
+    };
     let header = format!(
-        "{:>4} {:>10}{}  {}  {:>4} {:>4} {:>7} {:>7}  {:<6} {}",
+        "{:>4} {:>10}{}  {}  {:>4} {:>4} {:>7} {:>7}{}  {:<6} {}",
         "#",
         "launches",
         cols.ranks_cell("ranks"),
@@ -114,6 +120,7 @@ fn kernel_rows(out: &mut String, r: &Report, cols: &Columns, c: bool) {
         "GRF",
         "instrs",
         "spill",
+        shape_head,
         "source",
         "ISA file"
     );
@@ -123,8 +130,18 @@ fn kernel_rows(out: &mut String, r: &Report, cols: &Columns, c: bool) {
         let _ = writeln!(out, "{}", paint(c, "1", header.trim_end()));
     }
     for ((k, ranks), name) in r.kernels.iter().zip(&cols.ranks).zip(&cols.names) {
+        let shape = if shapes {
+            let (s, o) = super::shapes_text::top(k);
+            format!(
+                "  {:<SHAPE_W$} {:<OCC_W$}",
+                fit(&s, SHAPE_W),
+                fit(&o, OCC_W)
+            )
+        } else {
+            String::new()
+        };
         let line = format!(
-            "{:>4} {:>10}{}  {}  {:>4} {:>4} {:>7} {:>7}  {:<6} {}",
+            "{:>4} {:>10}{}  {}  {:>4} {:>4} {:>7} {:>7}{}  {:<6} {}",
             k.rank,
             launches(k),
             cols.ranks_cell(ranks),
@@ -133,11 +150,21 @@ fn kernel_rows(out: &mut String, r: &Report, cols: &Columns, c: bool) {
             opt(k.grf),
             opt(k.instructions),
             opt(k.spill_bytes),
+            shape,
             source(k),
             isa_file(k, c)
         );
         let _ = writeln!(out, "{}", line.trim_end());
     }
+}
+
+/// The widths of the columns of the most launched shape and its
+/// occupancy, shown when some kernel has shapes.
+const SHAPE_W: usize = 18;
+const OCC_W: usize = 15;
+
+fn has_shapes(r: &Report) -> bool {
+    r.kernels.iter().any(|k| !k.shapes.is_empty())
 }
 
 /// The ranks column's width (none: no kernel has ranks).
@@ -163,7 +190,19 @@ fn name_width(r: &Report, width: usize, ranks_w: Option<usize>, full: &[String])
         .unwrap_or(8)
         .max(8);
     // rank, launches, SIMD, GRF, instrs, spill, source + separators
-    let fixed = 4 + 11 + 5 + 5 + 8 + 8 + 8 + 7;
+    let fixed = 4
+        + 11
+        + 5
+        + 5
+        + 8
+        + 8
+        + 8
+        + 7
+        + if has_shapes(r) {
+            SHAPE_W + OCC_W + 3
+        } else {
+            0
+        };
     let name_w = width.saturating_sub(fixed + isa_w).clamp(24, 80);
     let ranks_room = ranks_w.map_or(0, |w| w + 1);
     let name_w = name_w.saturating_sub(ranks_room).max(24);
