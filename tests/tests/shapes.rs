@@ -1,0 +1,265 @@
+//! Launch shapes and occupancy: tests/workload/shapes.c launches its
+//! kernels (tests/workload/kernels_shapes.cl, and kernels_shapes_big.cl
+//! built for 256 registers) with known shapes on every launch path that
+//! counts, and the report must give each kernel's shapes exactly (group
+//! size, group count, local memory, launches and appends), most launched
+//! first, its static local memory, the launches past the shapes kept, the
+//! device, and each shape's occupancy as computed by hand for the device
+//! emulated (4 Xe-cores of 8 EUs: NEO's `HardwareInfoOverride=1x4x8`).
+
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::OnceLock;
+use xpu_asm_tests::*;
+
+struct Built {
+    program: PathBuf,
+    kernels: PathBuf,
+    big: PathBuf,
+}
+
+fn sh(cmd: &mut Command) {
+    let shown = format!("{cmd:?}");
+    let o = cmd
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run {shown}: {e}"));
+    assert!(
+        o.status.success(),
+        "{shown} failed on {}:\n{}{}",
+        stack_info(),
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    );
+}
+
+/// shapes.c and its two modules' SPIR-V, built once per test process.
+fn built() -> &'static Built {
+    static B: OnceLock<Built> = OnceLock::new();
+    B.get_or_init(|| {
+        require_stack();
+        let dir = build_dir().join(format!("shapes-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("a build folder");
+        let src = workload_src_dir();
+        let program = dir.join("shapes");
+        sh(Command::new("gcc")
+            .args(["-std=c11", "-O1", "-g", "-Wall", "-Wextra", "-Werror"])
+            .arg(src.join("shapes.c"))
+            .arg("-o")
+            .arg(&program)
+            .arg("-lze_loader"));
+        for name in ["kernels_shapes", "kernels_shapes_big"] {
+            sh(Command::new("ocloc")
+                .current_dir(&dir)
+                .args(["compile", "-file"])
+                .arg(src.join(format!("{name}.cl")))
+                .args(["-spv_only", "-device", "pvc", "-output", name])
+                .args(["-output_no_suffix", "-q"]));
+        }
+        Built {
+            program,
+            kernels: dir.join("kernels_shapes.spv"),
+            big: dir.join("kernels_shapes_big.spv"),
+        }
+    })
+}
+
+/// `xpu-asm-run --emulate product` of shapes.c.
+fn capture(dir: &Path, product: &str) -> Run {
+    let b = built();
+    let out = dir.join(product);
+    let mut cmd = Command::new(xpu_asm_run());
+    cmd.args(["--emulate", product, "--quiet", "-o"])
+        .arg(&out)
+        .arg("--")
+        .arg(&b.program)
+        .arg(&b.kernels)
+        .arg(&b.big)
+        .current_dir(dir);
+    let r = run(cmd, &out);
+    r.assert_status(0);
+    r
+}
+
+/// A shape as the test writes it: group size, group count (`None`:
+/// indirect), local memory bytes, launches, appended.
+type Shape = ([u32; 3], Option<[u32; 3]>, u64, u64, u64);
+
+/// Every kernel's shapes, most launched first, as shapes.c launches them.
+fn expected() -> Vec<(&'static str, Vec<Shape>)> {
+    let many: Vec<Shape> = (1..=32)
+        .map(|i| ([16, 1, 1], Some([i, 1, 1]), 0, 1, 1))
+        .collect();
+    vec![
+        // Two handles: 5 + 2 launches of one shape, 3 and 1 of others.
+        (
+            "sh_1d",
+            vec![
+                ([64, 1, 1], Some([16, 1, 1]), 0, 7, 7),
+                ([128, 1, 1], Some([8, 1, 1]), 0, 3, 3),
+                ([32, 1, 1], Some([1, 1, 1]), 0, 1, 1),
+            ],
+        ),
+        (
+            "sh_2d",
+            vec![
+                ([16, 8, 1], Some([4, 4, 1]), 0, 4, 4),
+                ([8, 8, 1], Some([2, 3, 1]), 0, 2, 2),
+            ],
+        ),
+        (
+            "sh_3d",
+            vec![
+                ([4, 4, 4], Some([2, 2, 2]), 0, 3, 3),
+                ([8, 4, 2], Some([1, 2, 3]), 0, 1, 1),
+            ],
+        ),
+        // 4096 then 1024 bytes of local memory; the 8-byte NULL pointer
+        // beside it is not local memory.
+        (
+            "sh_slm",
+            vec![
+                ([256, 1, 1], Some([4, 1, 1]), 1024, 3, 3),
+                ([256, 1, 1], Some([4, 1, 1]), 4096, 2, 2),
+            ],
+        ),
+        (
+            "sh_static",
+            vec![([128, 1, 1], Some([32, 1, 1]), 1024, 2, 2)],
+        ),
+        // A regular list of two appends executed 4 times.
+        (
+            "sh_regular",
+            vec![
+                ([32, 1, 1], Some([10, 1, 1]), 0, 4, 1),
+                ([32, 1, 1], Some([20, 1, 1]), 0, 4, 1),
+            ],
+        ),
+        ("sh_indirect", vec![([64, 1, 1], None, 0, 2, 2)]),
+        ("sh_coop", vec![([16, 1, 1], Some([2, 1, 1]), 0, 1, 1)]),
+        ("sh_many", many),
+        ("sh_big", vec![([16, 1, 1], Some([64, 1, 1]), 0, 6, 6)]),
+    ]
+}
+
+fn dims(v: &Value) -> Option<[u32; 3]> {
+    let a = v.as_array()?;
+    Some([0, 1, 2].map(|i| a[i].as_u64().unwrap_or(u64::MAX) as u32))
+}
+
+fn kernel<'a>(report: &'a Value, name: &str) -> &'a Value {
+    report["kernels"]
+        .as_array()
+        .and_then(|ks| ks.iter().find(|k| k["name"] == name))
+        .unwrap_or_else(|| panic!("{}: no kernel {name} in the report", stack_info()))
+}
+
+/// The shapes of every kernel exact, the device, and `sh_many`'s other
+/// shapes.
+fn shapes_exact(r: &Run, tag: &str) {
+    let report = r.report();
+    for (name, want) in expected() {
+        let k = kernel(&report, name);
+        let got: Vec<Shape> = k["shapes"]
+            .as_array()
+            .unwrap_or_else(|| panic!("{tag}: {name} has no shapes\n{}", r.ctx()))
+            .iter()
+            .map(|s| {
+                (
+                    dims(&s["group_size"]).unwrap_or([0; 3]),
+                    dims(&s["group_count"]),
+                    s["slm_bytes"].as_u64().unwrap_or(u64::MAX),
+                    s["launches"].as_u64().unwrap_or(u64::MAX),
+                    s["appended"].as_u64().unwrap_or(u64::MAX),
+                )
+            })
+            .collect();
+        assert_eq!(got, want, "{tag}: shapes of {name}\n{}", r.ctx());
+        let static_slm = if name == "sh_static" { 1024 } else { 0 };
+        assert_eq!(k["slm_static_bytes"], static_slm, "{tag}: {name}");
+        let other = if name == "sh_many" {
+            serde_json::json!({"launches": 8, "appended": 8})
+        } else {
+            Value::Null
+        };
+        assert_eq!(k["other_shapes"], other, "{tag}: other shapes of {name}");
+    }
+    let device = &report["processes"][0]["device"];
+    let got = (
+        device["xe_cores"].as_u64(),
+        device["eus_per_xe_core"].as_u64(),
+        device["max_group_size"].as_u64(),
+    );
+    assert_eq!(
+        got,
+        (Some(4), Some(8), Some(1024)),
+        "{tag}: device {device}"
+    );
+}
+
+/// `(kernel, shape index) -> (SIMD, GRF, percent, limiter, groups per
+/// Xe-core, idle lanes %)`, computed by hand from the model for the
+/// device emulated (4 Xe-cores, 8 EUs each) and the SIMD width and GRF
+/// size IGC chose (asserted too).
+type Occ = (&'static str, usize, u64, u64, f64, &'static str, u64, f64);
+
+fn occupancy_exact(r: &Run, tag: &str, family: &str, want: &[Occ]) {
+    let report = r.report();
+    assert_eq!(
+        report["processes"][0]["device"]["family"],
+        family,
+        "{tag}: family\n{}",
+        r.ctx()
+    );
+    for &(name, i, simd, grf, percent, limiter, groups, idle) in want {
+        let k = kernel(&report, name);
+        let s = &k["shapes"][i];
+        let o = &s["occupancy"];
+        let got = (
+            k["simd"].as_u64(),
+            k["grf"].as_u64(),
+            o["percent"].as_f64(),
+            o["limited_by"].as_str(),
+            o["groups_per_xe_core"].as_u64(),
+            o["idle_lanes_percent"].as_f64(),
+        );
+        assert_eq!(
+            got,
+            (
+                Some(simd),
+                Some(grf),
+                Some(percent),
+                Some(limiter),
+                Some(groups),
+                Some(idle)
+            ),
+            "{tag}: occupancy of {name} shape {i} {s}"
+        );
+    }
+}
+
+/// pvc, SIMD32 at 128 GRF (64 slots per Xe-core of 8 EUs x 8 threads):
+/// - sh_1d 64 x 16: 2 threads per group, 16 groups on 4 Xe-cores: 4
+///   each, 8 of 64 threads: 12.5%, launch;
+/// - sh_slm 256 x 4 with 1 KiB: 8 threads, 1 group per Xe-core: 12.5%;
+/// - sh_indirect 64 x ?: no launch limit: 32 groups of 2 threads, 100%,
+///   threads;
+/// - sh_coop 16 x 2: 1 thread with half its lanes idle, 1 group: 1.56%;
+/// - sh_big 16 x 64 at 256 GRF (32 slots): 16 groups of 1 thread per
+///   Xe-core by the launch: 16 of 64, 25%.
+const PVC: &[Occ] = &[
+    ("sh_1d", 0, 32, 128, 12.5, "launch", 4, 0.0),
+    ("sh_slm", 0, 32, 128, 12.5, "launch", 1, 0.0),
+    ("sh_indirect", 0, 32, 128, 100.0, "threads", 32, 0.0),
+    ("sh_coop", 0, 32, 128, 1.56, "launch", 1, 50.0),
+    ("sh_big", 0, 32, 256, 25.0, "launch", 16, 50.0),
+];
+
+#[test]
+fn shapes_and_occupancy_on_pvc() {
+    let dir = temp_dir("shapes");
+    let tag = format!("{} pvc", stack_info());
+    let r = capture(dir.path(), "pvc");
+    shapes_exact(&r, &tag);
+    occupancy_exact(&r, &tag, "xe-hpc", PVC);
+}
