@@ -98,6 +98,7 @@ fn expected() -> Vec<(&'static str, Vec<Shape>)> {
                 ([64, 1, 1], Some([16, 1, 1]), 0, 7, 7),
                 ([128, 1, 1], Some([8, 1, 1]), 0, 3, 3),
                 ([32, 1, 1], Some([1, 1, 1]), 0, 1, 1),
+                ([32, 1, 1], Some([4096, 1, 1]), 0, 1, 1),
             ],
         ),
         (
@@ -114,18 +115,22 @@ fn expected() -> Vec<(&'static str, Vec<Shape>)> {
                 ([8, 4, 2], Some([1, 2, 3]), 0, 1, 1),
             ],
         ),
-        // 4096 then 1024 bytes of local memory; the 8-byte NULL pointer
-        // beside it is not local memory.
+        // 4096, 1024 then 49152 bytes of local memory; the 8-byte NULL
+        // pointer beside it is not local memory.
         (
             "sh_slm",
             vec![
                 ([256, 1, 1], Some([4, 1, 1]), 1024, 3, 3),
                 ([256, 1, 1], Some([4, 1, 1]), 4096, 2, 2),
+                ([256, 1, 1], Some([4096, 1, 1]), 49152, 1, 1),
             ],
         ),
         (
             "sh_static",
-            vec![([128, 1, 1], Some([32, 1, 1]), 1024, 2, 2)],
+            vec![
+                ([128, 1, 1], Some([32, 1, 1]), 1024, 2, 2),
+                ([32, 1, 1], Some([4096, 1, 1]), 1024, 1, 1),
+            ],
         ),
         // A regular list of two appends executed 4 times.
         (
@@ -154,9 +159,9 @@ fn kernel<'a>(report: &'a Value, name: &str) -> &'a Value {
         .unwrap_or_else(|| panic!("{}: no kernel {name} in the report", stack_info()))
 }
 
-/// The shapes of every kernel exact, the device, and `sh_many`'s other
-/// shapes.
-fn shapes_exact(r: &Run, tag: &str) {
+/// The shapes of every kernel exact, the device (Xe-cores, EUs per
+/// Xe-core, largest group), and `sh_many`'s other shapes.
+fn shapes_exact(r: &Run, tag: &str, want: (u64, u64, u64)) {
     let report = r.report();
     for (name, want) in expected() {
         let k = kernel(&report, name);
@@ -190,11 +195,8 @@ fn shapes_exact(r: &Run, tag: &str) {
         device["eus_per_xe_core"].as_u64(),
         device["max_group_size"].as_u64(),
     );
-    assert_eq!(
-        got,
-        (Some(4), Some(8), Some(1024)),
-        "{tag}: device {device}"
-    );
+    let want = (Some(want.0), Some(want.1), Some(want.2));
+    assert_eq!(got, want, "{tag}: device {device}");
 }
 
 /// `(kernel, shape index) -> (SIMD, GRF, percent, limiter, groups per
@@ -238,21 +240,65 @@ fn occupancy_exact(r: &Run, tag: &str, family: &str, want: &[Occ]) {
     }
 }
 
-/// pvc, SIMD32 at 128 GRF (64 slots per Xe-core of 8 EUs x 8 threads):
+/// pvc and bmg (Xe-HPC and Xe2 have the same numbers), SIMD32 at 128
+/// GRF: 64 slots per Xe-core of 8 EUs x 8 threads, 64 groups, 64
+/// barriers, 128 KiB of SLM:
 /// - sh_1d 64 x 16: 2 threads per group, 16 groups on 4 Xe-cores: 4
 ///   each, 8 of 64 threads: 12.5%, launch;
-/// - sh_slm 256 x 4 with 1 KiB: 8 threads, 1 group per Xe-core: 12.5%;
+/// - sh_1d 32 x 4096: 1 thread per group, 64 slots: 100%, threads (the
+///   64 groups and 1024 launched per Xe-core allow as many);
+/// - sh_slm 256 x 4096 with 48 KiB: 8 threads per group, 2 groups in 128
+///   KiB: 16 of 64, 25%, slm;
+/// - sh_static 32 x 4096 (a barrier): 64 threads, barriers and groups
+///   alike: 100%, threads (named first);
 /// - sh_indirect 64 x ?: no launch limit: 32 groups of 2 threads, 100%,
 ///   threads;
 /// - sh_coop 16 x 2: 1 thread with half its lanes idle, 1 group: 1.56%;
 /// - sh_big 16 x 64 at 256 GRF (32 slots): 16 groups of 1 thread per
 ///   Xe-core by the launch: 16 of 64, 25%.
-const PVC: &[Occ] = &[
+const PVC_BMG: &[Occ] = &[
     ("sh_1d", 0, 32, 128, 12.5, "launch", 4, 0.0),
-    ("sh_slm", 0, 32, 128, 12.5, "launch", 1, 0.0),
+    ("sh_1d", 3, 32, 128, 100.0, "threads", 64, 0.0),
+    ("sh_slm", 2, 32, 128, 25.0, "slm", 2, 0.0),
+    ("sh_static", 1, 32, 128, 100.0, "threads", 64, 0.0),
     ("sh_indirect", 0, 32, 128, 100.0, "threads", 32, 0.0),
     ("sh_coop", 0, 32, 128, 1.56, "launch", 1, 50.0),
     ("sh_big", 0, 32, 256, 25.0, "launch", 16, 50.0),
+];
+
+/// ptl (Xe3), SIMD32 at 64 GRF: 10 threads per EU, 80 slots per Xe-core
+/// (its most), 64 groups, 64 barriers, 128 KiB of SLM:
+/// - sh_1d 64 x 16: 4 groups of 2 threads, 8 of 80: 10%, launch;
+/// - sh_1d 32 x 4096: 80 slots, but 64 groups at most: 80%, groups;
+/// - sh_slm 256 x 4096 with 48 KiB: 2 groups of 8 threads: 20%, slm;
+/// - sh_static 32 x 4096 (a barrier): 64 barriers: 80%, barriers;
+/// - sh_indirect 64 x ?: 40 groups of 2 threads: 100%, threads;
+/// - sh_coop 16 x 2: 1 of 80: 1.25%, launch, half its lanes idle;
+/// - sh_big 16 x 64 at 256 GRF (4 threads per EU, 32 slots): 16 groups
+///   by the launch: 16 of 80, 20%.
+const PTL: &[Occ] = &[
+    ("sh_1d", 0, 32, 64, 10.0, "launch", 4, 0.0),
+    ("sh_1d", 3, 32, 64, 80.0, "groups", 64, 0.0),
+    ("sh_slm", 2, 32, 64, 20.0, "slm", 2, 0.0),
+    ("sh_static", 1, 32, 64, 80.0, "barriers", 64, 0.0),
+    ("sh_indirect", 0, 32, 64, 100.0, "threads", 40, 0.0),
+    ("sh_coop", 0, 32, 64, 1.25, "launch", 1, 50.0),
+    ("sh_big", 0, 32, 256, 20.0, "launch", 16, 50.0),
+];
+
+/// dg2 (Xe-HPG) on NEO 22.43, which reports 16 EUs per Xe-core: 128
+/// slots at 128 GRF, 128 groups, 128 barriers:
+/// - sh_1d 64 x 16: 4 groups of 2 threads, 8 of 128: 6.25%, launch;
+/// - sh_slm 256 x 4096 with 48 KiB: 2 groups of 8: 12.5%, slm;
+/// - sh_static 32 x 4096: 128 of everything: 100%, threads;
+/// - sh_indirect 64 x ?: 64 groups of 2: 100%, threads;
+/// - sh_big 16 x 64 at 256 GRF (64 slots): 16 groups: 12.5%, launch.
+const DG2: &[Occ] = &[
+    ("sh_1d", 0, 32, 128, 6.25, "launch", 4, 0.0),
+    ("sh_slm", 2, 32, 128, 12.5, "slm", 2, 0.0),
+    ("sh_static", 1, 32, 128, 100.0, "threads", 128, 0.0),
+    ("sh_indirect", 0, 32, 128, 100.0, "threads", 64, 0.0),
+    ("sh_big", 0, 32, 256, 12.5, "launch", 16, 50.0),
 ];
 
 #[test]
@@ -260,6 +306,29 @@ fn shapes_and_occupancy_on_pvc() {
     let dir = temp_dir("shapes");
     let tag = format!("{} pvc", stack_info());
     let r = capture(dir.path(), "pvc");
-    shapes_exact(&r, &tag);
-    occupancy_exact(&r, &tag, "xe-hpc", PVC);
+    shapes_exact(&r, &tag, (4, 8, 1024));
+    occupancy_exact(&r, &tag, "xe-hpc", PVC_BMG);
+}
+
+/// Battlemage (Xe2) and Panther Lake (Xe3) on NEO 26; NEO 22.43 has
+/// neither, so there the other product it emulates, dg2 (Xe-HPG).
+#[test]
+fn shapes_and_occupancy_on_bmg_and_ptl() {
+    let dir = temp_dir("shapes");
+    match stack() {
+        Stack::Sid => {
+            for (product, family, table) in [("bmg", "xe2", PVC_BMG), ("ptl", "xe3", PTL)] {
+                let tag = format!("{} {product}", stack_info());
+                let r = capture(dir.path(), product);
+                shapes_exact(&r, &tag, (4, 8, 1024));
+                occupancy_exact(&r, &tag, family, table);
+            }
+        }
+        Stack::Debian12 => {
+            let tag = format!("{} dg2", stack_info());
+            let r = capture(dir.path(), "dg2");
+            shapes_exact(&r, &tag, (4, 16, 512));
+            occupancy_exact(&r, &tag, "xe-hpg", DG2);
+        }
+    }
 }

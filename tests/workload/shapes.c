@@ -183,6 +183,18 @@ int main(int argc, char **argv) {
     size(kb, 16, 1, 1);
     launch(kb, 64, 1, 1, 6);
 
+    /* Shapes that fill the 4 Xe-cores the tests emulate, each held down
+     * by another limit: sh_slm with 48 KiB of local memory (slm),
+     * sh_static (a barrier) and sh_1d (none) in groups of one thread
+     * (barriers and groups where 10 threads per EU leave room, else
+     * threads); 4096 groups each, once. */
+    check(zeKernelSetArgumentValue(ks, 1, 49152, NULL), "zeKernelSetArgumentValue(local)");
+    launch(ks, 4096, 1, 1, 1);
+    size(kst, 32, 1, 1);
+    launch(kst, 4096, 1, 1, 1);
+    size(k1, 32, 1, 1);
+    launch(k1, 4096, 1, 1, 1);
+
     printf("shapes: done\n");
     return 0;
 }
