@@ -31,12 +31,17 @@ fuzz_target!(|data: &[u8]| {
             "a warning that does not name its file: {w}"
         );
     }
-    // A counter read from a well-formed counts file is the slot's value.
+    // A kernel's counts read from a well-formed counts file are its slot's
+    // value plus its shapes'.
     let well_formed = rec.warnings.iter().all(|w| !w.starts_with("fuzz.counts"));
     if well_formed && counts.len() >= COUNTS_HEADER_LEN {
         for k in rec.kernels.values() {
             let off = COUNTS_HEADER_LEN + k.id as usize * COUNTS_SLOT_LEN;
-            let slot = decode_slot(&counts[off..off + COUNTS_SLOT_LEN]);
+            let slot = decode_slot(&counts[off..off + COUNTS_SLOT_LEN]).map(|(l, a)| {
+                k.shapes.iter().fold((l, a), |(l, a), s| {
+                    (l.wrapping_add(s.launches), a.wrapping_add(s.appended))
+                })
+            });
             assert_eq!(Some((k.launches, k.appended)), slot);
         }
     }

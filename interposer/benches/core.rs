@@ -129,7 +129,7 @@ fn create_kernels(module: usize, first: usize, kernels: usize) {
         state::DeviceRef::UNKNOWN,
     );
     for (j, name) in names.iter().enumerate() {
-        state::kernel_created(module_handle(module), name, kernel_handle(first + j));
+        state::kernel_created(module_handle(module), name, kernel_handle(first + j), None);
     }
 }
 
@@ -151,7 +151,11 @@ fn launch_threads(threads: usize, per_thread: u64, stride: usize) -> (f64, f64) 
                     barrier.wait();
                     let c0 = thread_cpu_ns();
                     for _ in 0..per_thread {
-                        state::launch(black_box(list), black_box(kernel));
+                        state::launch_with(
+                            black_box(list),
+                            black_box(kernel),
+                            xpu_asm_interposer::ffi::GroupCount { x: 1, y: 1, z: 1 },
+                        );
                     }
                     thread_cpu_ns() - c0
                 })
@@ -222,7 +226,11 @@ fn section_regular() {
         state::list_reset(list);
         let t0 = Instant::now();
         for i in 0..appends {
-            state::launch(black_box(list), black_box(kernel_handle(i % 4)));
+            state::launch_with(
+                black_box(list),
+                black_box(kernel_handle(i % 4)),
+                xpu_asm_interposer::ffi::GroupCount { x: 1, y: 1, z: 1 },
+            );
         }
         let t1 = Instant::now();
         for _ in 0..executions {
@@ -270,7 +278,11 @@ fn section_graph() {
         state::capture_began(list, Some(graph));
         let t0 = Instant::now();
         for i in 0..appends {
-            state::launch(black_box(list), black_box(kernel_handle(i % 4)));
+            state::launch_with(
+                black_box(list),
+                black_box(kernel_handle(i % 4)),
+                xpu_asm_interposer::ffi::GroupCount { x: 1, y: 1, z: 1 },
+            );
         }
         let t1 = Instant::now();
         state::capture_ended(list, graph);
@@ -318,11 +330,19 @@ fn section_memory(kernels: usize, launches: u64) {
     let t0 = Instant::now();
     let tenth = launches / 10;
     for i in 0..tenth {
-        state::launch(black_box(list), kernel_of(i));
+        state::launch_with(
+            black_box(list),
+            kernel_of(i),
+            xpu_asm_interposer::ffi::GroupCount { x: 1, y: 1, z: 1 },
+        );
     }
     let after_tenth = rss_kib();
     for i in tenth..launches {
-        state::launch(black_box(list), kernel_of(i));
+        state::launch_with(
+            black_box(list),
+            kernel_of(i),
+            xpu_asm_interposer::ffi::GroupCount { x: 1, y: 1, z: 1 },
+        );
     }
     let ns = t0.elapsed().as_nanos() as f64 / launches as f64;
     let after = rss_kib();

@@ -775,6 +775,13 @@ pub unsafe fn launch(list: usize, kernel: usize, gc: *const crate::ffi::GroupCou
     }
 }
 
+/// [`launch`] with a group count of this frame: for tools and tests that
+/// drive the state directly.
+pub fn launch_with(list: usize, kernel: usize, gc: crate::ffi::GroupCount) {
+    // SAFETY: a group count of this frame.
+    unsafe { launch(list, kernel, &gc) }
+}
+
 /// An indirect launch (its group count in device memory, unknown here):
 /// its shape says so.
 #[cold]

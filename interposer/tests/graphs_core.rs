@@ -50,7 +50,11 @@ fn kernel(name: &str) -> usize {
 
 fn launch(list: usize, name: &str, times: u64) {
     for _ in 0..times {
-        state::launch(list, kernel(name));
+        state::launch_with(
+            list,
+            kernel(name),
+            xpu_asm_interposer::ffi::GroupCount { x: 1, y: 1, z: 1 },
+        );
     }
 }
 
@@ -74,7 +78,7 @@ fn child() {
         state::DeviceRef::UNKNOWN,
     );
     for k in KERNELS {
-        state::kernel_created(MODULE, k.as_bytes(), kernel(k));
+        state::kernel_created(MODULE, k.as_bytes(), kernel(k), None);
     }
     state::list_created(IMMEDIATE, true);
     state::list_created(BESIDE, true);

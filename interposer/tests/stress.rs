@@ -121,12 +121,20 @@ fn launcher(t: usize, others_done: &AtomicBool) -> Tally {
         i += 1;
         tally.launcher_calls += 1;
         if i % 997 == 0 {
-            state::launch(list, never_created_kernel(t));
+            state::launch_with(
+                list,
+                never_created_kernel(t),
+                xpu_asm_interposer::ffi::GroupCount { x: 1, y: 1, z: 1 },
+            );
             tally.unknown += 1;
             continue;
         }
         let k = (t * 7 + i * 13) % STABLE;
-        state::launch(list, stable_kernel(k));
+        state::launch_with(
+            list,
+            stable_kernel(k),
+            xpu_asm_interposer::ffi::GroupCount { x: 1, y: 1, z: 1 },
+        );
         tally.add(&stable_name(k), 1, 1);
     }
     state::list_destroyed(list);
@@ -144,10 +152,14 @@ fn churner(c: usize) -> Tally {
     for j in 0..CHURN_KERNELS {
         let name = format!("churn_{c}_{j}");
         let h = churn_kernel(c, j);
-        state::kernel_created(m, name.as_bytes(), h);
+        state::kernel_created(m, name.as_bytes(), h, None);
         let n = (j % 5 + 1) as u64;
         for _ in 0..n {
-            state::launch(list, h);
+            state::launch_with(
+                list,
+                h,
+                xpu_asm_interposer::ffi::GroupCount { x: 1, y: 1, z: 1 },
+            );
         }
         tally.add(&name, n, n);
         state::kernel_destroyed(h);
@@ -155,9 +167,13 @@ fn churner(c: usize) -> Tally {
             // The driver hands a destroyed kernel's handle to the next one.
             let h = reused_kernel(c);
             for (name, n) in [(format!("reuse_a_{c}"), 2u64), (format!("reuse_b_{c}"), 3)] {
-                state::kernel_created(m, name.as_bytes(), h);
+                state::kernel_created(m, name.as_bytes(), h, None);
                 for _ in 0..n {
-                    state::launch(list, h);
+                    state::launch_with(
+                        list,
+                        h,
+                        xpu_asm_interposer::ffi::GroupCount { x: 1, y: 1, z: 1 },
+                    );
                 }
                 tally.add(&name, n, n);
                 state::kernel_destroyed(h);
@@ -179,7 +195,11 @@ fn lister(t: usize) -> Tally {
         let name = stable_name(k);
         let appends = (r % 7 + 1) as u64;
         for _ in 0..appends {
-            state::launch(list, stable_kernel(k));
+            state::launch_with(
+                list,
+                stable_kernel(k),
+                xpu_asm_interposer::ffi::GroupCount { x: 1, y: 1, z: 1 },
+            );
         }
         let executions = (r % 3) as u64;
         for _ in 0..executions {
@@ -189,8 +209,16 @@ fn lister(t: usize) -> Tally {
         if r % 4 == 0 {
             state::list_reset(list);
             let k2 = (k + 1) % STABLE;
-            state::launch(list, stable_kernel(k2));
-            state::launch(list, stable_kernel(k2));
+            state::launch_with(
+                list,
+                stable_kernel(k2),
+                xpu_asm_interposer::ffi::GroupCount { x: 1, y: 1, z: 1 },
+            );
+            state::launch_with(
+                list,
+                stable_kernel(k2),
+                xpu_asm_interposer::ffi::GroupCount { x: 1, y: 1, z: 1 },
+            );
             state::execute(&[list, list]);
             tally.add(&stable_name(k2), 4, 2);
         }
@@ -198,7 +226,11 @@ fn lister(t: usize) -> Tally {
         // The same handle, now an immediate list: launches count at once,
         // nothing of the regular list's appends survives.
         state::list_created(list, true);
-        state::launch(list, stable_kernel(k));
+        state::launch_with(
+            list,
+            stable_kernel(k),
+            xpu_asm_interposer::ffi::GroupCount { x: 1, y: 1, z: 1 },
+        );
         state::execute(&[list]);
         tally.add(&name, 1, 1);
         state::list_destroyed(list);
@@ -216,7 +248,7 @@ fn child(expected_path: &Path) {
     let stable: Vec<String> = (0..STABLE).map(stable_name).collect();
     create_module(module(0), 0, &stable);
     for (i, name) in stable.iter().enumerate() {
-        state::kernel_created(module(0), name.as_bytes(), stable_kernel(i));
+        state::kernel_created(module(0), name.as_bytes(), stable_kernel(i), None);
     }
     let threads = LAUNCHERS + CHURNERS + LISTERS;
     let barrier = Arc::new(Barrier::new(threads));

@@ -194,11 +194,11 @@ fn tokens(list: &[u8], k: &mut NativeKernel) -> Result<(), String> {
                 k.barriers = field(EXEC_BARRIERS_AT);
                 k.local_args.get_or_insert_with(Vec::new);
             }
-            TOKEN_DATA_PARAMETER_BUFFER => {
-                if field(DATA_PARAMETER_TYPE_AT) == Some(DATA_PARAMETER_LOCAL_ARG_SIZES) {
-                    if let Some(a) = field(DATA_PARAMETER_ARG_AT) {
-                        k.local_args.get_or_insert_with(Vec::new).push(a);
-                    }
+            TOKEN_DATA_PARAMETER_BUFFER
+                if field(DATA_PARAMETER_TYPE_AT) == Some(DATA_PARAMETER_LOCAL_ARG_SIZES) =>
+            {
+                if let Some(a) = field(DATA_PARAMETER_ARG_AT) {
+                    k.local_args.get_or_insert_with(Vec::new).push(a);
                 }
             }
             TOKEN_MEDIA_VFE_STATE => k.scratch_bytes = field(VFE_SCRATCH_AT).map(u64::from),
