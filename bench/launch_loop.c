@@ -12,6 +12,10 @@
  *            5) on the same list, reset in between
  *   warmup=W W launches on the immediate list before anything is measured
  *            (first-use costs of the driver and of any hook stay out)
+ *   gs=N     N zeKernelSetGroupSize of a kernel, each followed by a launch
+ *            of it on the immediate list: its group size the same each time
+ *            (gs=N) or alternating between 32 and 64 (gsalt=N), so that
+ *            each launch has another shape than the kernel's last one
  *
  * Prints one line per measured phase:
  *   phase=imm launches=N ns=T ns_per_launch=X median_ns_per_launch=Y min_ns_per_launch=Z
@@ -56,6 +60,24 @@ static void check(ze_result_t r, const char *what) {
 __attribute__((noinline, noclone)) ze_result_t
 bench_immediate_loop(ze_command_list_handle_t list, ze_kernel_handle_t *k, long n) {
     return append_loop(list, k, n);
+}
+
+/* The measured loop of gs=N and gsalt=N: a group size set, a launch; the
+ * size alternates (alt) or not. */
+__attribute__((noinline, noclone)) ze_result_t
+bench_group_size_loop(ze_command_list_handle_t list, ze_kernel_handle_t *k, long n, int alt) {
+    ze_result_t bad = ZE_RESULT_SUCCESS;
+    for (long i = 0; i < n; i++) {
+        ze_kernel_handle_t kernel = k[i % NKERNELS];
+        uint32_t size = alt && (i / NKERNELS) % 2 ? 64 : 32;
+        ze_result_t r = zeKernelSetGroupSize(kernel, size, 1, 1);
+        if (r != ZE_RESULT_SUCCESS)
+            bad = r;
+        r = zeCommandListAppendLaunchKernel(list, kernel, &one_group, NULL, 0, NULL);
+        if (r != ZE_RESULT_SUCCESS)
+            bad = r;
+    }
+    return bad;
 }
 
 /* The measured loop on a regular list: K appends, close, M executions. */
@@ -138,15 +160,22 @@ static unsigned char *read_file(const char *path, size_t *size) {
 }
 
 static void usage(void) {
-    fprintf(stderr, "usage: launch_loop KERNELS.spv [imm=N] [reg=KxM] [chunks=C] [reps=R] [warmup=W]\n");
+    fprintf(stderr, "usage: launch_loop KERNELS.spv [imm=N] [reg=KxM] [chunks=C] [reps=R] [warmup=W] [gs=N|gsalt=N]\n");
     exit(2);
 }
 
 int main(int argc, char **argv) {
     if (argc < 2)
         usage();
-    long imm = 0, reg_k = 0, reg_m = 0, warmup = 1000, chunks = 40, reps = 5;
+    long imm = 0, reg_k = 0, reg_m = 0, warmup = 1000, chunks = 40, reps = 5, gs = 0;
+    int gs_alt = 0;
     for (int i = 2; i < argc; i++) {
+        if (sscanf(argv[i], "gs=%ld", &gs) == 1)
+            continue;
+        if (sscanf(argv[i], "gsalt=%ld", &gs) == 1) {
+            gs_alt = 1;
+            continue;
+        }
         if (sscanf(argv[i], "imm=%ld", &imm) == 1)
             continue;
         if (sscanf(argv[i], "reg=%ldx%ld", &reg_k, &reg_m) == 2)
@@ -234,6 +263,14 @@ int main(int argc, char **argv) {
         report("imm", done, total, wall, cpu, chunks);
         free(wall);
         free(cpu);
+    }
+
+    if (gs > 0) {
+        double c0 = cpu_ns(), t0 = now_ns();
+        check(bench_group_size_loop(imm_list, k, gs, gs_alt), "group size loop");
+        double t1 = now_ns(), c1 = cpu_ns();
+        double wall = (t1 - t0) / (double)gs, cpu = (c1 - c0) / (double)gs;
+        report(gs_alt ? "gsalt" : "gs", gs, t1 - t0, &wall, &cpu, 1);
     }
 
     if (reg_k > 0 && reg_m > 0) {

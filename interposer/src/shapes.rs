@@ -50,6 +50,11 @@ pub struct KernelHandle {
     null_sizes: [AtomicU32; ARGS],
     /// NULL-valued arguments at index 64 or above, their sizes summed.
     null_more: AtomicU32,
+    /// OpenCL's cache: the last enqueue's global and local sizes (local
+    /// `usize::MAX`: NULL), valid while `gc_z` is not [`NO_SHAPE`], and
+    /// its slot in `cl_slot`.
+    cl_last: [AtomicUsize; 6],
+    cl_slot: AtomicUsize,
 }
 
 /// One kernel's shapes (per kernel id, shared by its handles).
@@ -132,6 +137,8 @@ pub unsafe fn handle_created(handle: usize, id: u32, counter: usize) -> usize {
                 null_args: AtomicU64::new(0),
                 null_sizes: [const { AtomicU32::new(0) }; ARGS],
                 null_more: AtomicU32::new(0),
+                cl_last: [const { AtomicUsize::new(0) }; 6],
+                cl_slot: AtomicUsize::new(counter),
             }));
             t.handles.insert(handle, h);
             h
@@ -254,10 +261,14 @@ impl KernelHandle {
     fn key(&self, group_count: Option<[u32; 3]>) -> ShapeKey {
         let clamp = |v: u32| v.min(u16::MAX as u32) as u16;
         let mask = self.null_args.load(Relaxed);
-        let bytes = (0..ARGS)
-            .filter(|i| mask & (1 << i) != 0)
-            .map(|i| self.null_sizes[i].load(Relaxed))
-            .fold(self.null_more.load(Relaxed), u32::saturating_add);
+        // Only the arguments set without a value (most kernels: none).
+        let mut bytes = self.null_more.load(Relaxed);
+        let mut rest = mask;
+        while rest != 0 {
+            let i = rest.trailing_zeros() as usize;
+            bytes = bytes.saturating_add(self.null_sizes[i].load(Relaxed));
+            rest &= rest - 1;
+        }
         ShapeKey {
             group_size: [0, 1, 2].map(|i| clamp(self.group_size[i].load(Relaxed))),
             flags: if group_count.is_none() {
@@ -291,8 +302,35 @@ impl KernelHandle {
     }
 
     /// The slot of an OpenCL enqueue: `local` the local size (`None`: the
-    /// driver's choice), `global` the global size, each of `dims` entries.
+    /// driver's choice), `global` the global size: the last enqueue's when
+    /// the sizes are its, else found (or made) and cached.
+    #[inline(always)]
     pub fn cl_slot(&self, global: [usize; 3], local: Option<[usize; 3]>) -> usize {
+        let l = local.unwrap_or([usize::MAX; 3]);
+        let now = [global[0], global[1], global[2], l[0], l[1], l[2]];
+        if self.gc_z.load(Relaxed) != NO_SHAPE
+            && (0..6).all(|i| self.cl_last[i].load(Relaxed) == now[i])
+        {
+            return self.cl_slot.load(Relaxed);
+        }
+        self.cl_miss(now, global, local)
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn cl_miss(&self, now: [usize; 6], global: [usize; 3], local: Option<[usize; 3]>) -> usize {
+        let slot = self.cl_find(global, local);
+        self.gc_z.store(NO_SHAPE, Relaxed);
+        for (c, v) in self.cl_last.iter().zip(now) {
+            c.store(v, Relaxed);
+        }
+        self.cl_slot.store(slot, Relaxed);
+        self.gc_z.store(0, Relaxed);
+        slot
+    }
+
+    /// [`cl_slot`](Self::cl_slot) in the kernel's table.
+    fn cl_find(&self, global: [usize; 3], local: Option<[usize; 3]>) -> usize {
         let mut key = self.key(Some([1; 3]));
         key.flags |= FLAG_OPENCL;
         let clamp = |v: usize| v.min(u32::MAX as usize) as u32;
