@@ -332,3 +332,51 @@ fn shapes_and_occupancy_on_bmg_and_ptl() {
         }
     }
 }
+
+/// `diff --fail-on occupancy-N`: pvc against the stack's other product
+/// (ptl on sid, dg2 on Debian 12), where sh_1d's most launched shape, 64 x
+/// 16, is 12.5% against 10% (80 threads per Xe-core) and 6.25% (128).
+#[test]
+fn diff_gates_on_occupancy() {
+    let dir = temp_dir("shapes-diff");
+    let (other, b_pct) = match stack() {
+        Stack::Sid => ("ptl", "10%"),
+        Stack::Debian12 => ("dg2", "6.25%"),
+    };
+    let tag = format!("{} pvc against {other}", stack_info());
+    let a = capture(dir.path(), "pvc");
+    let b = capture(dir.path(), other);
+    let gate = |cond: &str| {
+        let mut cmd = Command::new(xpu_asm_run());
+        cmd.arg("diff")
+            .arg(dir.path().join("pvc"))
+            .arg(dir.path().join(other))
+            .args(["--fail-on", cond]);
+        let shown = shell_words(&cmd);
+        let out = run_with_timeout(&mut cmd);
+        (shown, out)
+    };
+    let (shown, out) = gate("occupancy-2");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let line = format!(
+        "xpu-asm-run: --fail-on occupancy-2: sh_1d: occupancy 12.5% -> {b_pct} of its most launched shape (64 x 16 -> 64 x 16)"
+    );
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "{tag}: {shown}\n{stderr}\n{}\n{}",
+        a.ctx(),
+        b.ctx()
+    );
+    assert!(
+        stderr.lines().any(|l| l == line),
+        "{tag}: no line {line:?} in\n{stderr}"
+    );
+    let (shown, out) = gate("occupancy-60%");
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{tag}: {shown}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}

@@ -33,6 +33,12 @@ pub struct Side {
     /// analysis): loops of two builds are paired by that order.
     #[serde(default)]
     pub loops: Option<Vec<LoopSide>>,
+    /// Its most launched shape (`64 x 16`; null without shapes).
+    #[serde(default)]
+    pub shape: Option<String>,
+    /// That shape's occupancy, in hundredths of a percent.
+    #[serde(default)]
+    pub occupancy: Option<u64>,
 }
 
 /// One loop's figures, for the comparison.
@@ -80,6 +86,15 @@ impl Side {
             mix: k.mix.clone(),
             pressure: k.flow.as_ref().and_then(|f| f.peak.as_ref()).map(|p| p.grf),
             loops: k.flow.as_ref().map(loop_sides),
+            shape: k
+                .shapes
+                .first()
+                .map(crate::report::export::shapes_text::shape),
+            occupancy: k
+                .shapes
+                .first()
+                .and_then(|s| s.occupancy.as_ref())
+                .map(|o| (o.percent * 100.0).round() as u64),
         }
     }
 
@@ -120,6 +135,7 @@ impl Side {
             "instructions" => self.instructions,
             "spill_bytes" => self.spill_bytes,
             "pressure" => self.pressure.map(u64::from),
+            "occupancy" => self.occupancy,
             _ if field.starts_with("loop") => self.loop_figure(field),
             _ => {
                 let class = field.strip_prefix("mix.")?;
@@ -145,6 +161,7 @@ pub fn fields() -> Vec<String> {
         "pressure",
         "loops",
         "loop_spills",
+        "occupancy",
     ]
     .iter()
     .map(|s| s.to_string())
@@ -218,6 +235,9 @@ pub enum Condition {
         by: f64,
         percent: bool,
     },
+    /// `occupancy-N` / `occupancy-N%`: the most launched shape's
+    /// occupancy drops by more than N percentage points (N percent of it).
+    OccupancyDrops { by: f64, percent: bool },
 }
 
 impl std::fmt::Display for Condition {
@@ -230,6 +250,9 @@ impl std::fmt::Display for Condition {
             Condition::New => f.write_str("new"),
             Condition::Grows { field, by, percent } => {
                 write!(f, "{field}+{by}{}", if *percent { "%" } else { "" })
+            }
+            Condition::OccupancyDrops { by, percent } => {
+                write!(f, "occupancy-{by}{}", if *percent { "%" } else { "" })
             }
         }
     }
@@ -251,11 +274,26 @@ pub fn parse_conditions(s: &str) -> Result<Vec<Condition>, String> {
             "any" => Ok(Condition::Any),
             "missing" => Ok(Condition::Missing),
             "new" => Ok(Condition::New),
+            _ if c.starts_with("occupancy-") => {
+                let amount = &c["occupancy-".len()..];
+                let (num, percent) = match amount.strip_suffix('%') {
+                    Some(n) => (n, true),
+                    None => (amount, false),
+                };
+                match num.parse::<f64>() {
+                    Ok(by) if by >= 0.0 && by.is_finite() => {
+                        Ok(Condition::OccupancyDrops { by, percent })
+                    }
+                    _ => Err(format!(
+                        "bad condition {c:?}: occupancy-N drops by more than N points,                          occupancy-N% by more than N percent"
+                    )),
+                }
+            }
             _ => {
                 let bad = || {
                     format!(
                         "unknown condition {c:?}: expected spill, loop-spill, any, missing, new, or \
-                         FIELD+N / FIELD+N% with FIELD one of {}, or loop[N].instructions, \
+                         occupancy-N / occupancy-N%, FIELD+N / FIELD+N% with FIELD one of {}, or loop[N].instructions, \
                          loop[N].spills, loop[N].pressure",
                         known.join(", ")
                     )
@@ -327,6 +365,22 @@ pub fn holds(c: &Condition, k: &KernelDiff) -> Option<String> {
                 grew > *by
             };
             over.then(|| format!("{field} {va} -> {vb} ({})", change(va, vb)))
+        }
+        (Condition::OccupancyDrops { by, percent }, Some(a), Some(b)) => {
+            let (va, vb) = (a.occupancy? as f64 / 100.0, b.occupancy? as f64 / 100.0);
+            let drop = va - vb;
+            let over = if *percent {
+                drop > 0.0 && drop * 100.0 / va > *by
+            } else {
+                drop > *by
+            };
+            over.then(|| {
+                format!(
+                    "occupancy {va}% -> {vb}% of its most launched shape ({} -> {})",
+                    a.shape.as_deref().unwrap_or("-"),
+                    b.shape.as_deref().unwrap_or("-")
+                )
+            })
         }
         _ => None,
     }
@@ -436,6 +490,7 @@ pub fn compare(a: &Report, a_dir: &Path, b: &Report, b_dir: &Path) -> Vec<Kernel
                     .cloned()
                     .chain(loop_fields(x, y))
                     .filter(|f| x.get(f) != y.get(f))
+                    .chain((x.shape != y.shape).then(|| "shape".to_string()))
                     .collect(),
                 _ => Vec::new(),
             };
@@ -791,6 +846,10 @@ fn changes(out: &mut String, d: &DiffReport, c: bool) {
             }
             for f in &k.changed {
                 label(out);
+                if let Some(line) = shape_change(f, a, b) {
+                    let _ = writeln!(out, "{:<field_w$} {line}", f);
+                    continue;
+                }
                 let (va, vb) = (a.get(f), b.get(f));
                 let _ = writeln!(
                     out,
@@ -805,6 +864,21 @@ fn changes(out: &mut String, d: &DiffReport, c: bool) {
         if let Some(p) = &k.pairing {
             let _ = writeln!(out, "{:<name_w$}  ({p})", "");
         }
+    }
+}
+
+/// The `shape` and `occupancy` rows, in their own words (`64 x 16`,
+/// `12.5%`).
+fn shape_change(field: &str, a: &Side, b: &Side) -> Option<String> {
+    let pct = |v: Option<u64>| v.map_or("-".to_string(), |v| format!("{}%", v as f64 / 100.0));
+    match field {
+        "shape" => Some(format!(
+            "{:>10} {:>10}",
+            a.shape.as_deref().unwrap_or("-"),
+            b.shape.as_deref().unwrap_or("-")
+        )),
+        "occupancy" => Some(format!("{:>10} {:>10}", pct(a.occupancy), pct(b.occupancy))),
+        _ => None,
     }
 }
 
