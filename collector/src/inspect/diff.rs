@@ -1141,7 +1141,28 @@ mod tests {
             mix: None,
             pressure: None,
             loops: None,
+            shape: None,
+            occupancy: None,
         }
+    }
+
+    #[test]
+    fn occupancy_gates_by_points_and_percent() {
+        let at = |pct: u64| Side {
+            shape: Some("64 x 16".into()),
+            occupancy: Some(pct),
+            ..side(10, None)
+        };
+        let k = pair(at(5000), at(3750));
+        let cond = |c: &str| parse_conditions(c).expect("a condition").remove(0);
+        assert_eq!(
+            holds(&cond("occupancy-10"), &k).as_deref(),
+            Some("occupancy 50% -> 37.5% of its most launched shape (64 x 16 -> 64 x 16)")
+        );
+        assert_eq!(holds(&cond("occupancy-12.5"), &k), None);
+        assert!(holds(&cond("occupancy-20%"), &k).is_some());
+        assert_eq!(holds(&cond("occupancy-25%"), &k), None);
+        assert!(parse_conditions("occupancy-x").is_err());
     }
 
     fn pair(a: Side, b: Side) -> KernelDiff {
