@@ -13,7 +13,8 @@
 //! - `real`: finding the real functions behind the hooks; `queries`: the
 //!   Level Zero functions the interposer calls itself (graph capture).
 //! - `guard`: the reentrancy guard and the panic barrier.
-//! - `state`, `handles`: what is known about the process and the launch path.
+//! - `state`, `handles`, `shapes`: what is known about the process, the
+//!   launch path, and each kernel's launch shapes.
 //! - `output`: the per-process record files; `sys`: the recorder's own
 //!   system calls (no descriptor kept, errors instead of signals, faults
 //!   injected by tests).
@@ -23,7 +24,8 @@
 //! not wrapped), `zeGetKernelProcAddrTable`,
 //! `zeGetCommandQueueProcAddrTable`, `zeGetCommandListProcAddrTable`,
 //! `zeGetCommandListExpProcAddrTable`; `zeModuleCreate`, `zeKernelCreate`,
-//! `zeKernelDestroy`, `zeCommandListCreate`, `zeCommandListCreateImmediate`,
+//! `zeKernelDestroy`, `zeKernelSetGroupSize`, `zeKernelSetArgumentValue`,
+//! `zeCommandListCreate`, `zeCommandListCreateImmediate`,
 //! `zeCommandListDestroy`, `zeCommandListReset`,
 //! `zeCommandListAppendLaunchKernel`,
 //! `zeCommandListAppendLaunchCooperativeKernel`,
