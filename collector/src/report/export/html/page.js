@@ -518,9 +518,47 @@
 
   // ---- one kernel, opened ------------------------------------------------------
 
+  // ---- launch shapes --------------------------------------------------------
+
+  /** `64`, `16x8`, `4x4x4`: trailing dimensions of 1 left out. */
+  function dims(v) {
+    const n = v[2] !== 1 ? 3 : v[1] !== 1 ? 2 : 1;
+    return v.slice(0, n).join("x");
+  }
+
+  /** The kernel's launch shapes, most launched first, with their occupancy. */
+  function shapesView(k) {
+    const shapes = k.shapes || [];
+    if (!shapes.length) return null;
+    const rows = shapes.map((s) => {
+      const o = s.occupancy;
+      const shape = s.group_size ? `${dims(s.group_size)} x ${s.group_count ? dims(s.group_count) : "? (indirect)"}` : `auto / ${s.global_size ? dims(s.global_size) : "?"}`;
+      return h(
+        "tr",
+        null,
+        h("td", { class: "num", text: String(s.launches) }),
+        h("td", { text: shape }),
+        h("td", { class: "num", text: s.slm_bytes === null || s.slm_bytes === undefined ? "?" : String(s.slm_bytes) }),
+        h("td", { class: "num", text: o ? `${o.percent}%` : "-" }),
+        h("td", { text: o ? o.limited_by : s.occupancy_reason || "-" }),
+        h("td", { class: "num", text: o ? String(o.groups_per_xe_core) : "-" }),
+        h("td", { class: "num", text: o ? String(o.threads_per_group) : "-" }),
+        h("td", { class: "num", text: o ? `${o.idle_lanes_percent}%` : "-" })
+      );
+    });
+    if (k.other_shapes) {
+      rows.push(h("tr", null, h("td", { class: "num", text: String(k.other_shapes.launches) }), h("td", { text: "(other shapes)" })));
+    }
+    const head = h("tr", null, ["launches", "group size x count", "SLM bytes", "occupancy", "limited by", "groups per Xe-core", "threads per group", "idle lanes"].map((t) => h("th", { text: t })));
+    const slm = k.slm_static_bytes === null || k.slm_static_bytes === undefined ? "" : ` (static SLM ${k.slm_static_bytes} bytes)`;
+    return h("section", { class: "shapesbox" }, h("h3", { text: `launch shapes${slm}` }), h("table", { class: "shapes" }, h("thead", null, head), h("tbody", null, rows)));
+  }
+
   /** Everything about kernel `k` of one capture, into `root`. */
   async function kernelPane(root, k, isaRef, side) {
     root.append(h("div", { class: "top" }, h("section", null, h("h3", { text: "figures" }), figures(k)), h("section", { class: "mixbox" }, h("h3", { text: "instruction mix" }), mixBars(k.mix))));
+    const shapes = shapesView(k);
+    if (shapes) root.append(shapes);
     sizeBars(root, k.mix);
     if (!isaRef || !isaRef.id) {
       root.append(h("p", { class: "none", text: isaRef && isaRef.note ? `no ISA text in this page: ${isaRef.note}` : "no ISA (not matched)" }));
