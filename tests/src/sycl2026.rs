@@ -413,6 +413,71 @@ pub fn ur_launches(trace: &str) -> Result<UrCount, String> {
     Ok(count)
 }
 
+/// A launch's sizes as the Unified Runtime's trace prints them: the
+/// global size and the local size (`None`: `nullptr`, the adapter's
+/// choice) of the first dimension only (the trace prints an array's first
+/// element), which SYCL's Level Zero adapters make the group's `x`.
+pub type UrSizes = (u64, Option<u64>);
+
+/// Per kernel name, each [`UrSizes`] its launches had and how many: from
+/// the same trace as [`ur_launches`], by the same names.
+pub fn ur_shapes(trace: &str) -> Result<BTreeMap<String, BTreeMap<UrSizes, u64>>, String> {
+    let mut handles: BTreeMap<&str, &str> = BTreeMap::new();
+    let mut out: BTreeMap<String, BTreeMap<UrSizes, u64>> = BTreeMap::new();
+    let first = |args: &str, name: &str| -> Result<Option<u64>, String> {
+        let rest = &args[args.find(name).ok_or(format!("no {name}"))? + name.len()..];
+        if rest.starts_with("nullptr") {
+            return Ok(None);
+        }
+        let v = pointee(args, name).ok_or(format!("no value of {name}"))?;
+        v.parse().map(Some).map_err(|_| format!("{name} {v:?}"))
+    };
+    for (i, line) in trace.lines().enumerate() {
+        let Some(call) = line.trim_start().strip_prefix("<--- ") else {
+            continue;
+        };
+        let Some(open) = call.find('(') else { continue };
+        let (function, args) = (&call[..open], &call[open..]);
+        if !args.ends_with("-> UR_RESULT_SUCCESS;") {
+            continue;
+        }
+        match function {
+            "urKernelCreate" => {
+                if let (Some(n), Some(h)) = (
+                    pointee(args, ".pKernelName = "),
+                    pointee(args, ".phKernel = "),
+                ) {
+                    handles.insert(h, n);
+                }
+            }
+            "urKernelGetInfo" if args.contains(".propName = UR_KERNEL_INFO_FUNCTION_NAME,") => {
+                if let (Some(h), Some(n)) =
+                    (field(args, ".hKernel = "), pointee(args, ".pPropValue = "))
+                {
+                    handles.entry(h).or_insert(n);
+                }
+            }
+            f if f.starts_with("urEnqueue") && f.contains("KernelLaunch") => {
+                let at = |e: String| format!("line {}: {e}", i + 1);
+                let h = field(args, ".hKernel = ").ok_or_else(|| at("no kernel".into()))?;
+                let name = handles
+                    .get(h)
+                    .ok_or_else(|| at(format!("kernel handle {h} never named")))?;
+                let global = first(args, ".pGlobalWorkSize = ")
+                    .map_err(at)?
+                    .ok_or_else(|| at("no global size".into()))?;
+                let local = first(args, ".pLocalWorkSize = ").map_err(at)?;
+                *out.entry(name.to_string())
+                    .or_default()
+                    .entry((global, local))
+                    .or_insert(0) += 1;
+            }
+            _ => {}
+        }
+    }
+    Ok(out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

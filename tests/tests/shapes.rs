@@ -380,3 +380,77 @@ fn diff_gates_on_occupancy() {
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+/// OpenCL's shapes (tests/workload/opencl.c on pvc): an enqueue without a
+/// local size has the driver's group size (`group_size` and
+/// `group_count` null, its global size given, no occupancy), a task one
+/// work-item in one group, `clEnqueueNDCountKernelINTEL` its group count
+/// and local size.
+#[test]
+fn opencl_shapes() {
+    let dir = temp_dir("shapes-cl");
+    let out = dir.path().join("cl");
+    let w = workload_src_dir();
+    let mut cmd = Command::new(xpu_asm_run());
+    cmd.args(["--emulate", "pvc", "-q", "-o"])
+        .arg(&out)
+        .arg("--")
+        .arg(opencl_workload("link"))
+        .args(["--via", "link", "--program"])
+        .arg(format!("src=source:{}", w.join("kernels_cl.cl").display()))
+        .arg("--program")
+        .arg(format!("khr=ilkhr:{}", spirv("a").display()))
+        .args([
+            "nd:src:cl_scale:3",
+            "task:src:cl_scale:2",
+            "count:khr:scale_v2:6",
+        ])
+        .current_dir(dir.path());
+    hermetic(&mut cmd);
+    let r = run(cmd, &out);
+    r.assert_status(0);
+    let tag = format!("{} OpenCL pvc", stack_info());
+    let report = r.report();
+    let shapes = |name: &str| -> Vec<(Value, Value, Value, u64)> {
+        kernel(&report, name)["shapes"]
+            .as_array()
+            .unwrap_or_else(|| panic!("{tag}: {name} has no shapes\n{}", r.ctx()))
+            .iter()
+            .map(|s| {
+                (
+                    s["group_size"].clone(),
+                    s["group_count"].clone(),
+                    s["global_size"].clone(),
+                    s["launches"].as_u64().unwrap_or(u64::MAX),
+                )
+            })
+            .collect()
+    };
+    use serde_json::json;
+    assert_eq!(
+        shapes("cl_scale"),
+        [
+            (Value::Null, Value::Null, json!([64, 1, 1]), 3),
+            (json!([1, 1, 1]), json!([1, 1, 1]), Value::Null, 2),
+        ],
+        "{tag}: cl_scale\n{}",
+        r.ctx()
+    );
+    assert_eq!(
+        shapes("scale_v2"),
+        [(json!([16, 1, 1]), json!([4, 1, 1]), Value::Null, 6)],
+        "{tag}: scale_v2\n{}",
+        r.ctx()
+    );
+    let auto = &kernel(&report, "cl_scale")["shapes"][0];
+    assert_eq!(
+        (&auto["occupancy"], auto["occupancy_reason"].as_str()),
+        (&Value::Null, Some("the driver chose the work-group size")),
+        "{tag}"
+    );
+    assert_eq!(
+        report["processes"][0]["device"]["xe_cores"].as_u64(),
+        Some(4),
+        "{tag}: OpenCL's device"
+    );
+}
