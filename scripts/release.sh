@@ -6,7 +6,7 @@
 #   dist/xpu-asm-run                                       the binary, carrying its interposer
 #   dist/xpu_asm-VERSION-py3-none-manylinux_2_28_x86_64.whl  the same binary as a wheel
 #   dist/xpu-asm-VERSION-x86_64-linux-gnu.tar.gz           the binary, README.md, LICENSE,
-#                                                          CHANGELOG.md, doc/xpu-asm-run.1,
+#                                                          CHANGELOG.md, doc/ (man pages),
 #                                                          complete/ (bash, zsh, fish, ...)
 #   dist/SHA256SUMS
 #
