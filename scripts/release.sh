@@ -126,7 +126,7 @@ for path in sys.argv[2:]:
     glibc = [tuple(int(x) for x in n[6:].split(".")) for n in names if n.startswith("GLIBC_2")]
     top = max(glibc)
     name = "the interposer it carries" if path.endswith(".so") else "xpu-asm-run"
-    print(f"release.sh: {name} needs glibc {'.'.join(map(str, top))} at most (GLIBC_ symbols)", file=sys.stderr)
+    print(f"release.sh: {name}: newest glibc symbol version GLIBC_{'.'.join(map(str, top))}", file=sys.stderr)
     ok &= top <= limit
 sys.exit(0 if ok else 1)
 PY
