@@ -401,16 +401,20 @@ fn release_writes_the_binary_a_manylinux_2_28_wheel_and_a_tarball_for_glibc_2_28
         man.contains(&format!("xpu-asm-run {}", xpu_asm_collector::cli::VERSION)),
         "{man}"
     );
+    // The bash completion completes a subcommand and an option.
     let bash = Command::new("bash")
         .arg("-c")
-        .arg("source \"$1\" && complete -p xpu-asm-run")
+        .arg(
+            "source \"$1\"\nfor w in co --em; do COMP_WORDS=(xpu-asm-run $w); COMP_CWORD=1; \
+             _xpu-asm-run xpu-asm-run $w xpu-asm-run; echo \"${COMPREPLY[*]}\"; done",
+        )
         .arg("bash")
         .arg(unpacked.join("complete/xpu-asm-run.bash"))
         .output()
         .unwrap();
     assert_eq!(
-        String::from_utf8_lossy(&bash.stdout).trim(),
-        "complete -F _xpu-asm-run -o nosort -o bashdefault -o default xpu-asm-run",
+        stdout_lines(&bash),
+        ["collect", "--emulate"],
         "{}",
         text(&bash)
     );
