@@ -610,9 +610,9 @@ fn on_debian_11_the_wheel_installs_with_pip_and_its_xpu_asm_run_works() {
 }
 
 /// bullseye's own OpenCL driver (NEO 20.44, IGC 1.0.5353) in no-hardware
-/// mode, as Tiger Lake (`--emulate` does not apply: that ocloc lists no
-/// devices, and NEO 20.44 aborts on the 1x4x8 layout it sets, so NEO's keys
-/// are given directly). The launches are counted exactly; the ISA is not
+/// mode, as Tiger Lake, with NEO's keys given directly: `--emulate tgllp`
+/// sets `HardwareInfoOverride=1x4x8`, on which NEO 20.44 aborts, with or
+/// without xpu-asm-run. The launches are counted exactly; the ISA is not
 /// found: that IGC writes its dumps beside the folder it is given (it takes
 /// the folder as a prefix of its files' names), and that IGA (0.20) cannot
 /// disassemble for TGLLP.
@@ -681,7 +681,9 @@ fn on_debian_11_an_opencl_program_on_bullseyes_own_driver_has_its_launches_count
     let script = format!(
         "cd {root}\nexport NEOReadDebugKeys=1 SetCommandStreamReceiver=1 ProductFamilyOverride=tgllp \
          EnableTimestampWaitForQueues=0 XDG_CACHE_HOME={root}/cache\n\
-         {args}; echo \"plain: $?\"\n./xpu-asm-run -q -o cap -- {args}; echo \"under: $?\"",
+         {args}; echo \"plain: $?\"\n./xpu-asm-run -q -o cap -- {args}; echo \"under: $?\"\n\
+         HardwareInfoOverride=1x4x8 {args} 2>/dev/null; echo \"plain, 1x4x8: $?\"\n\
+         ./xpu-asm-run -q --emulate tgllp -o cap-emulate -- {args} 2>/dev/null; echo \"--emulate: $?\"",
         root = root.display(),
         args = args.join(" ")
     );
@@ -695,6 +697,8 @@ fn on_debian_11_an_opencl_program_on_bullseyes_own_driver_has_its_launches_count
     want.push("plain: 0".into());
     want.extend(steps.iter().map(|s| s.to_string()));
     want.push("under: 0".into());
+    want.push("plain, 1x4x8: 134".into());
+    want.push("--emulate: 134".into());
     assert_eq!(stdout_lines(&o), want, "{}", text(&o));
     let report: Value =
         serde_json::from_slice(&std::fs::read(root.join("cap/report.json")).unwrap()).unwrap();
