@@ -358,6 +358,16 @@ after {
     state::kernel_cloned(source_kernel as usize, kernel as usize);
 });
 
+cl_hook!(clSetKernelArg => set_kernel_arg(
+    kernel: ClHandle, index: ClUint, size: usize, value: *const c_void
+) after {
+    // A `__local` argument's size (or a NULL buffer): its shape's local
+    // memory, told apart by the collector from the kernel's metadata.
+    if value.is_null() {
+        state::null_arg_set(kernel as usize, index, size);
+    }
+});
+
 cl_hook!(clEnqueueNDRangeKernel => enqueue_nd_range_kernel(
     queue: ClHandle, kernel: ClHandle, work_dim: ClUint, global_work_offset: *const usize,
     global_work_size: *const usize, local_work_size: *const usize, num_events: ClUint,

@@ -49,7 +49,7 @@
 //! OpenCL's: `clCreateProgramWithSource`, `clCreateProgramWithIL`,
 //! `clCreateProgramWithILKHR`, `clCreateProgramWithBinary`,
 //! `clBuildProgram`, `clCompileProgram`, `clLinkProgram`, `clCreateKernel`,
-//! `clCreateKernelsInProgram`, `clCloneKernel`, `clEnqueueNDRangeKernel`,
+//! `clCreateKernelsInProgram`, `clCloneKernel`, `clSetKernelArg`, `clEnqueueNDRangeKernel`,
 //! `clEnqueueTask`, `clEnqueueNDCountKernelINTEL`,
 //! `clGetExtensionFunctionAddress`, `clGetExtensionFunctionAddressForPlatform`.
 

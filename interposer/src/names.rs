@@ -102,6 +102,7 @@ fn known_cl(name: &[u8]) -> Option<Known> {
         b"clCreateKernel" => k!(create_kernel),
         b"clCreateKernelsInProgram" => k!(create_kernels_in_program),
         b"clCloneKernel" => k!(clone_kernel),
+        b"clSetKernelArg" => k!(set_kernel_arg),
         b"clEnqueueNDRangeKernel" => k!(enqueue_nd_range_kernel),
         b"clEnqueueTask" => k!(enqueue_task),
         b"clEnqueueNDCountKernelINTEL" => k!(enqueue_nd_count_kernel_intel),

@@ -385,7 +385,9 @@ fn diff_gates_on_occupancy() {
 /// local size has the driver's group size (`group_size` and
 /// `group_count` null, its global size given, no occupancy), a task one
 /// work-item in one group, `clEnqueueNDCountKernelINTEL` its group count
-/// and local size.
+/// and local size; a `__local` argument's size is the group's local
+/// memory, a NULL buffer's is not, and a kernel's static local memory is
+/// its binary's.
 #[test]
 fn opencl_shapes() {
     let dir = temp_dir("shapes-cl");
@@ -400,11 +402,17 @@ fn opencl_shapes() {
         .arg(format!("src=source:{}", w.join("kernels_cl.cl").display()))
         .arg("--program")
         .arg(format!("khr=ilkhr:{}", spirv("a").display()))
+        .arg("--program")
+        .arg(format!(
+            "sh=source:{}",
+            w.join("kernels_shapes.cl").display()
+        ))
         .args([
             "nd:src:cl_scale:3",
             "task:src:cl_scale:2",
             "count:khr:scale_v2:6",
         ])
+        .args(["local:sh:sh_slm:4", "nd:sh:sh_static:1"])
         .current_dir(dir.path());
     hermetic(&mut cmd);
     let r = run(cmd, &out);
@@ -441,6 +449,31 @@ fn opencl_shapes() {
         [(json!([16, 1, 1]), json!([4, 1, 1]), Value::Null, 6)],
         "{tag}: scale_v2\n{}",
         r.ctx()
+    );
+    // 2048 bytes of local memory beside a NULL buffer (not local memory);
+    // sh_static's 1 KiB of static local memory from its binary.
+    let slm = |name: &str| {
+        let k = kernel(&report, name);
+        (
+            k["slm_static_bytes"].as_u64(),
+            k["shapes"][0]["slm_bytes"].as_u64(),
+        )
+    };
+    assert_eq!(
+        shapes("sh_slm"),
+        [(json!([256, 1, 1]), json!([4, 1, 1]), Value::Null, 4)],
+        "{tag}: sh_slm\n{}",
+        r.ctx()
+    );
+    assert_eq!(
+        slm("sh_slm"),
+        (Some(0), Some(2048)),
+        "{tag}: sh_slm's local memory"
+    );
+    assert_eq!(
+        slm("sh_static"),
+        (Some(1024), Some(1024)),
+        "{tag}: sh_static's"
     );
     let auto = &kernel(&report, "cl_scale")["shapes"][0];
     assert_eq!(

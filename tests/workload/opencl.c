@@ -30,6 +30,9 @@
  *   user:P:K:N    N launches each behind a user event, signaled after the
  *                 enqueue, then clWaitForEvents of the last
  *   usersig:P:K:N the same, each event signaled before its enqueue
+ *   local:P:K:N   argument 1 of K set as 2048 bytes of local memory and
+ *                 argument 2 as a NULL buffer (no value), N launches of
+ *                 1024 work-items in groups of 256
  *   end:exit|kill exit(0), or SIGKILL itself right after the last launch
  * Every step ends with clFinish and a blocking read. Prints "ready" once
  * the programs are built, "step S done" after each step.
@@ -396,6 +399,12 @@ static void step(char *s) {
             CHECK(e);
             nd(c, count);
             CHECK(CL(clReleaseKernel)(c));
+        } else if (strcmp(what, "local") == 0) {
+            size_t global = 1024, local = 256;
+            CHECK(CL(clSetKernelArg)(k, 1, 2048, NULL));
+            CHECK(CL(clSetKernelArg)(k, 2, sizeof(cl_mem), NULL));
+            for (long i = 0; i < count; i++)
+                CHECK(CL(clEnqueueNDRangeKernel)(queue, k, 1, NULL, &global, &local, 0, NULL, NULL));
         } else if (strcmp(what, "user") == 0 || strcmp(what, "usersig") == 0) {
             behind_user_events(k, count, strcmp(what, "usersig") == 0);
         } else {

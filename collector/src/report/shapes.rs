@@ -91,9 +91,9 @@ struct Resolved {
 
 pub type ByKernel = HashMap<KernelKey, KernelShapes>;
 
-/// What a module binary says of each of its kernels' arguments and
-/// barriers: kernel name -> (local memory arguments, barriers).
-type BinaryFacts = HashMap<Vec<u8>, (Option<Vec<u32>>, Option<u32>)>;
+/// What a module binary says of each of its kernels: name -> (local
+/// memory arguments, barriers, static local memory).
+type BinaryFacts = HashMap<Vec<u8>, (Option<Vec<u32>>, Option<u32>, Option<u64>)>;
 
 /// Every launched kernel's shapes, from the records under capture `dir`.
 pub fn by_kernel(dir: &Path, recs: &[ProcessRecord]) -> ByKernel {
@@ -125,8 +125,13 @@ pub fn by_kernel(dir: &Path, recs: &[ProcessRecord]) -> ByKernel {
                     .cloned()
             });
             let e = out.entry(key).or_default();
-            e.slm_static = e.slm_static.or(k.slm_static);
-            if let Some((_, Some(b))) = &facts {
+            // The driver's word, else the binary's (OpenCL kernels).
+            let binary_slm = facts
+                .as_ref()
+                .and_then(|f| f.2)
+                .and_then(|v| u32::try_from(v).ok());
+            e.slm_static = e.slm_static.or(k.slm_static).or(binary_slm);
+            if let Some((_, Some(b), _)) = &facts {
                 e.barrier = Some(*b > 0);
             }
             if e.device.is_none() {
@@ -164,7 +169,9 @@ fn binary_facts(path: &Path) -> Option<BinaryFacts> {
         program
             .kernels
             .into_iter()
-            .map(|k| (k.name, (k.local_args, k.barriers)))
+            // A kernel the binary describes without static local memory
+            // has none (zebin and patch tokens leave it out when 0).
+            .map(|k| (k.name, (k.local_args, k.barriers, k.slm_bytes.or(Some(0)))))
             .collect(),
     )
 }
