@@ -66,8 +66,15 @@ fn built() -> &'static Built {
 
 /// `xpu-asm-run --emulate product` of shapes.c.
 fn capture(dir: &Path, product: &str) -> Run {
+    let r = capture_with(dir, product, &[], product);
+    r.assert_status(0);
+    r
+}
+
+/// [`capture`] with `args` after the modules, into `dir/name`.
+fn capture_with(dir: &Path, product: &str, args: &[&str], name: &str) -> Run {
     let b = built();
-    let out = dir.join(product);
+    let out = dir.join(name);
     let mut cmd = Command::new(xpu_asm_run());
     cmd.args(["--emulate", product, "--quiet", "-o"])
         .arg(&out)
@@ -75,10 +82,9 @@ fn capture(dir: &Path, product: &str) -> Run {
         .arg(&b.program)
         .arg(&b.kernels)
         .arg(&b.big)
+        .args(args)
         .current_dir(dir);
-    let r = run(cmd, &out);
-    r.assert_status(0);
-    r
+    run(cmd, &out)
 }
 
 /// A shape as the test writes it: group size, group count (`None`:
@@ -486,4 +492,15 @@ fn opencl_shapes() {
         Some(4),
         "{tag}: OpenCL's device"
     );
+}
+
+/// A process killed after its last launch leaves every shape, as it
+/// leaves every count: the shapes are in its counts file.
+#[test]
+fn shapes_survive_a_kill() {
+    let dir = temp_dir("shapes-kill");
+    let tag = format!("{} pvc, killed", stack_info());
+    let r = capture_with(dir.path(), "pvc", &["kill"], "killed");
+    r.assert_status(128 + 9);
+    shapes_exact(&r, &tag, (4, 8, 1024));
 }

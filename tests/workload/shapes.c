@@ -7,10 +7,12 @@
  * than xpu-asm keeps, and a module built for 256 registers.
  * tests/tests/shapes.rs runs it and checks every shape and its count.
  *
- * Usage: shapes SHAPES.spv BIG.spv
+ * Usage: shapes SHAPES.spv BIG.spv [kill]
+ * (kill: SIGKILL itself after the last launch, instead of returning)
  */
 #include <level_zero/ze_api.h>
 
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -68,8 +70,8 @@ static void launch(ze_kernel_handle_t k, uint32_t x, uint32_t y, uint32_t z, int
 }
 
 int main(int argc, char **argv) {
-    if (argc != 3) {
-        fprintf(stderr, "usage: shapes SHAPES.spv BIG.spv\n");
+    if (argc != 3 && !(argc == 4 && strcmp(argv[3], "kill") == 0)) {
+        fprintf(stderr, "usage: shapes SHAPES.spv BIG.spv [kill]\n");
         return 2;
     }
     check(zeInit(ZE_INIT_FLAG_GPU_ONLY), "zeInit");
@@ -196,5 +198,9 @@ int main(int argc, char **argv) {
     launch(k1, 4096, 1, 1, 1);
 
     printf("shapes: done\n");
+    if (argc == 4) {
+        fflush(stdout);
+        raise(SIGKILL);
+    }
     return 0;
 }
