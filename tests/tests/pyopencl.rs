@@ -141,6 +141,38 @@ fn assert_counted(run: &Run, rows: &Rows, source: &str) {
         "{}",
         run.ctx()
     );
+    // Each enqueue is `kernel(queue, (64,), None, buf)`: no local size, so
+    // one shape of the driver's group size over a global size of 64.
+    let report = run.report();
+    for k in report["kernels"].as_array().into_iter().flatten() {
+        let shapes: Vec<(Value, Value, Value, Value)> = k["shapes"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .map(|s| {
+                (
+                    s["group_size"].clone(),
+                    s["group_count"].clone(),
+                    s["global_size"].clone(),
+                    s["launches"].clone(),
+                )
+            })
+            .collect();
+        let want = (
+            Value::Null,
+            Value::Null,
+            serde_json::json!([64, 1, 1]),
+            k["launches"].clone(),
+        );
+        assert_eq!(
+            shapes,
+            [want],
+            "{}: shapes of {}\n{}",
+            stack_info(),
+            k["name"],
+            run.ctx()
+        );
+    }
 }
 
 #[test]
