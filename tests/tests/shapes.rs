@@ -504,3 +504,41 @@ fn shapes_survive_a_kill() {
     r.assert_status(128 + 9);
     shapes_exact(&r, &tag, (4, 8, 1024));
 }
+
+/// `merge` adds shapes up: two captures of shapes.c merged give each shape
+/// twice its launches, in the same order.
+#[test]
+fn merge_adds_shapes_up() {
+    let dir = temp_dir("shapes-merge");
+    let tag = format!("{} pvc, merged", stack_info());
+    let a = capture_with(dir.path(), "pvc", &[], "a");
+    a.assert_status(0);
+    let b = capture_with(dir.path(), "pvc", &[], "b");
+    b.assert_status(0);
+    let out = dir.path().join("merged");
+    let mut cmd = Command::new(xpu_asm_run());
+    cmd.args(["merge", "--quiet", "-o"])
+        .arg(&out)
+        .arg(dir.path().join("a"))
+        .arg(dir.path().join("b"));
+    let m = run(cmd, &out);
+    m.assert_status(0);
+    let report = m.report();
+    for (name, want) in expected() {
+        let got: Vec<(u64, u64)> = kernel(&report, name)["shapes"]
+            .as_array()
+            .unwrap_or_else(|| panic!("{tag}: {name} has no shapes\n{}", m.ctx()))
+            .iter()
+            .map(|s| {
+                (
+                    s["launches"].as_u64().unwrap_or(0),
+                    s["appended"].as_u64().unwrap_or(0),
+                )
+            })
+            .collect();
+        let twice: Vec<(u64, u64)> = want.iter().map(|s| (2 * s.3, 2 * s.4)).collect();
+        assert_eq!(got, twice, "{tag}: {name}\n{}", m.ctx());
+    }
+    let other = &kernel(&report, "sh_many")["other_shapes"];
+    assert_eq!(other["launches"], 16, "{tag}: sh_many's other shapes");
+}
