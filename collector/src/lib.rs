@@ -3,10 +3,10 @@
 //! ([`collect`]). Each stage is a module, and imports run one way, from
 //! the commands down to the record format:
 //!
-//! * [`cli`]: the command line;
-//! * [`run`]: running a command (`xpu-asm-run -- cmd`), a job of many ranks,
-//!   the launcher-inside form, and `merge`;
-//! * [`inspect`]: the commands over a capture, `show` and `diff`;
+//! * [`commands`]: the command line and each command, one file each
+//!   (`run`, `collect`, `merge`, `show`, `diff`);
+//! * [`run`]: running a command (`xpu-asm-run -- cmd`): the launch, a job
+//!   of many ranks, the launcher-inside form;
 //! * [`collect`]: the pipeline of a collection: what was recorded, the
 //!   sources of ISA, matching, the report;
 //! * [`report`]: the report's model, its entries, the files a collection
@@ -20,9 +20,8 @@
 //! * [`names`]: kernel names demangled, shortened and made safe for files.
 
 pub mod capture;
-pub mod cli;
 pub mod collect;
-pub mod inspect;
+pub mod commands;
 pub mod isa;
 pub mod matching;
 pub mod names;

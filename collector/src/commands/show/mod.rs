@@ -2,145 +2,46 @@
 //! `objdump -S`: its header figures, its instruction mix and its ISA, with
 //! line information interleaved with the source lines that produced it.
 
-use crate::capture::layout::REPORT_FILE;
+pub mod cfg;
+
+use super::read::{isa_path, load_report, select, ShowError};
+use super::terminal::{print_out, use_color};
+use super::{CfgFormat, ShowArgs};
 use crate::isa::flow::Flow;
 use crate::isa::{self, Line};
 use crate::names;
-use crate::report::{KernelEntry, Report};
+use crate::report::KernelEntry;
 use std::collections::HashMap;
 use std::fmt::Write;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
-#[derive(Debug, thiserror::Error)]
-pub enum ShowError {
-    #[error("{0}: no such folder")]
-    NotFound(PathBuf),
-    #[error("{path}: {why}; run `xpu-asm-run collect {dir}` to write it")]
-    NoReport {
-        path: PathBuf,
-        dir: String,
-        why: String,
-    },
-    #[error("no kernel of {dir} is {selector:?} (a rank number, an exact or demangled name, or a regular expression); `xpu-asm-run collect {dir}` lists them")]
-    NoMatch { dir: String, selector: String },
-    #[error("{selector:?} matches {} kernels of {dir}; give one by its rank number:\n{}", .matches.len(), .matches.join("\n"))]
-    Ambiguous {
-        dir: String,
-        selector: String,
-        matches: Vec<String>,
-    },
-    #[error("kernel #{rank} {name} has no ISA file: {reason}")]
-    NoIsa {
-        rank: usize,
-        name: String,
-        reason: String,
-    },
-    #[error("cannot read {path}: {source}")]
-    Read {
-        path: PathBuf,
-        source: std::io::Error,
-    },
-    #[error("kernel #{rank} {name} has no line information; build it with -g (module build flags `-g`, or `ocloc compile -options -g`)")]
-    NoLines { rank: usize, name: String },
-    #[error("kernel #{rank} {name} has no control-flow analysis: {reason}")]
-    NoFlow {
-        rank: usize,
-        name: String,
-        reason: String,
-    },
-}
-
-/// The report of the capture folder `dir`.
-pub fn load_report(dir: &Path) -> Result<Report, ShowError> {
-    if !dir.is_dir() {
-        return Err(ShowError::NotFound(dir.to_path_buf()));
-    }
-    let path = dir.join(REPORT_FILE);
-    let no_report = |why: String| ShowError::NoReport {
-        path: path.clone(),
-        dir: dir.display().to_string(),
-        why,
-    };
-    let bytes = std::fs::read(&path).map_err(|e| no_report(e.to_string()))?;
-    serde_json::from_slice(&bytes).map_err(|e| {
-        no_report(format!(
-            "not a report this xpu-asm-run reads ({e}); it may come from another version"
-        ))
-    })
-}
-
-/// The kernels of `r` that `selector` names: the one of that rank (a
-/// number), else those whose exact or demangled name it is, else those a
-/// regular expression matches (mangled or demangled name).
-pub fn find_kernels<'a>(r: &'a Report, selector: &str) -> Vec<&'a KernelEntry> {
-    if let Ok(rank) = selector.parse::<usize>() {
-        if let Some(k) = r.kernels.iter().find(|k| k.rank == rank) {
-            return vec![k];
+/// `show DIR KERNEL`: its exit status (1 on error).
+pub fn main(a: &ShowArgs) -> i32 {
+    let res = load_report(&a.dir).and_then(|r| {
+        let k = select(&r, &a.dir, &a.kernel)?;
+        render(
+            &a.dir,
+            k,
+            ShowOptions {
+                lines_only: a.lines,
+                color: use_color(a.color),
+                cfg: a.cfg.map(|f| match f {
+                    CfgFormat::Text => Cfg::Text,
+                    CfgFormat::Dot => Cfg::Dot,
+                }),
+            },
+        )
+    });
+    match res {
+        Ok(text) => {
+            print_out(&text);
+            0
+        }
+        Err(e) => {
+            eprintln!("xpu-asm-run: {e}");
+            1
         }
     }
-    let exact: Vec<&KernelEntry> = r
-        .kernels
-        .iter()
-        .filter(|k| k.name == selector || k.demangled == selector)
-        .collect();
-    if !exact.is_empty() {
-        return exact;
-    }
-    match regex::Regex::new(selector) {
-        Ok(re) => r
-            .kernels
-            .iter()
-            .filter(|k| re.is_match(&k.name) || re.is_match(&k.demangled))
-            .collect(),
-        Err(_) => Vec::new(),
-    }
-}
-
-/// The one kernel of `r` that `selector` names, or an error that lists
-/// what it matched.
-pub fn select<'a>(r: &'a Report, dir: &Path, selector: &str) -> Result<&'a KernelEntry, ShowError> {
-    let found = find_kernels(r, selector);
-    match found.as_slice() {
-        [k] => Ok(k),
-        [] => Err(ShowError::NoMatch {
-            dir: dir.display().to_string(),
-            selector: selector.to_string(),
-        }),
-        many => Err(ShowError::Ambiguous {
-            dir: dir.display().to_string(),
-            selector: selector.to_string(),
-            matches: many.iter().map(|k| describe(k)).collect(),
-        }),
-    }
-}
-
-/// `#rank name [module 12345678]`.
-pub fn describe(k: &KernelEntry) -> String {
-    let sha = k.module_sha256.as_deref().unwrap_or("");
-    format!(
-        "  #{} {} [module {}]",
-        k.rank,
-        k.display_name(),
-        sha.get(..8).unwrap_or(sha)
-    )
-}
-
-/// The ISA file of `k` in the capture `dir`: its copy under `asm/`, else
-/// the dump.
-pub fn isa_path(dir: &Path, k: &KernelEntry) -> Result<PathBuf, ShowError> {
-    k.asm_copy
-        .iter()
-        .chain(k.asm.iter())
-        .map(|p| dir.join(p))
-        .find(|p| p.is_file())
-        .ok_or_else(|| ShowError::NoIsa {
-            rank: k.rank,
-            name: k.display_name(),
-            reason: k
-                .reason
-                .clone()
-                .unwrap_or_else(|| "its file is gone from the capture".into()),
-        })
 }
 
 /// How to show a kernel.
@@ -172,10 +73,10 @@ fn render_cfg(out: &mut String, k: &KernelEntry, cfg: Cfg) -> Result<String, Sho
             .unwrap_or_else(|| "the report has none (collected by an older xpu-asm-run: run `xpu-asm-run collect DIR`)".into()),
     })?;
     Ok(match cfg {
-        Cfg::Dot => super::cfg::dot(f, &format!("#{} {}", k.rank, k.demangled)),
+        Cfg::Dot => cfg::dot(f, &format!("#{} {}", k.rank, k.demangled)),
         Cfg::Text => {
             out.push('\n');
-            out.push_str(&super::cfg::text(f));
+            out.push_str(&cfg::text(f));
             std::mem::take(out)
         }
     })
@@ -323,7 +224,7 @@ fn figures(out: &mut String, k: &KernelEntry, shown: &str, c: bool) {
     if let Some(note) = &k.isa_note {
         let _ = writeln!(out, "  note:         {}", names::escape_for_terminal(note));
     }
-    for l in super::cfg::summary(k) {
+    for l in cfg::summary(k) {
         let _ = writeln!(out, "{l}");
     }
 }
@@ -534,7 +435,7 @@ impl<'a> Column<'a> {
                     "{:>4} {}{}",
                     "",
                     "|".repeat(f.loops[x].depth as usize - 1),
-                    super::cfg::describe_loop(f, x)
+                    cfg::describe_loop(f, x)
                 );
                 let _ = writeln!(out, "{}", paint(c, "33", &head));
             }

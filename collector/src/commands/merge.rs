@@ -10,6 +10,7 @@
 //! pruning (`collect.json`) is carried over, and each input's `run.json`
 //! is kept in `merged.json`, so `collect OUT` reports on everything.
 
+use super::{collect, MergeArgs};
 use crate::capture::files::{link_or_copy, usage, write_atomic};
 use crate::capture::job;
 use crate::capture::layout::{
@@ -22,6 +23,31 @@ use serde_json::Value;
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 use xpu_asm_record::{DUMPS_DIR, MODULES_DIR, RECORDS_DIR};
+
+/// `merge -o OUT DIR...`, then `collect OUT`: its exit status.
+pub fn main(a: &MergeArgs) -> i32 {
+    let (out, dirs, args) = (&a.out, &a.dirs, &a.report);
+    match merge(out, dirs) {
+        Ok(m) => {
+            if !args.quiet {
+                let records: u64 = m.inputs.iter().map(|i| i.records).sum();
+                eprintln!(
+                    "xpu-asm-run: merged {} captures ({records} process records) into {}",
+                    m.inputs.len(),
+                    out.display()
+                );
+                for r in &m.renamed {
+                    eprintln!("xpu-asm-run: renamed (the name was taken): {r}");
+                }
+            }
+            collect::main(out, args)
+        }
+        Err(e) => {
+            eprintln!("xpu-asm-run: {e}");
+            1
+        }
+    }
+}
 
 #[derive(Debug, thiserror::Error)]
 #[error("{0}")]

@@ -1,10 +1,21 @@
-//! The command line. Doc comments are the help text.
+//! The commands of `xpu-asm-run`, one file each: [`run`] (`-- CMD`),
+//! [`collect`], [`merge`], [`show`], [`diff`]; what they print on a
+//! terminal ([`terminal`]); a capture read back ([`read`]); and here, the command line they are given.
+//! Doc comments are the help text.
 
-use crate::inspect::diff::{parse_conditions, FailOn};
+pub mod collect;
+pub mod diff;
+pub mod merge;
+pub mod read;
+pub mod run;
+pub mod show;
+pub mod terminal;
+
 use crate::report::export::html::DEFAULT_PAGE_KERNELS;
 use crate::report::files::{Keep, DEFAULT_ASM_COPIES};
 use crate::report::Limit;
 use clap::{Args, Parser, Subcommand};
+use diff::gate::{parse_conditions, FailOn};
 use std::ffi::OsString;
 use std::path::PathBuf;
 
