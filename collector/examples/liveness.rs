@@ -8,7 +8,7 @@
 //! the peak of each (registers), and the time each took.
 
 use std::time::Instant;
-use xpu_asm_collector::isa::flow::{analyze, Inputs};
+use xpu_asm_collector::analysis::flow::{analyze, Inputs};
 use xpu_asm_collector::isa::igajson::parse;
 use xpu_asm_collector::sources::native::iga::Iga;
 

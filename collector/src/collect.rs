@@ -224,7 +224,7 @@ struct Listed {
     /// Source lines and mix of each listed launched kernel, in order.
     analyses: Vec<Option<Arc<Analysis>>>,
     /// The analysis of each one's code, in order.
-    flows: Vec<Option<crate::report::code::Outcome>>,
+    flows: Vec<Option<crate::analysis::code::Outcome>>,
 }
 
 /// Stage 4: the report, and its files: `asm/` filled on a thread of its
@@ -595,7 +595,7 @@ fn flows_and_prune(
     let (flows, pruned) = beside(
         || {
             let (launched, order) = (&listed.matching.launched, &listed.ranked.order);
-            crate::report::code::read_flows(dir, recs, launched, order, stop)
+            crate::analysis::code::read_flows(dir, recs, launched, order, stop)
         },
         || {
             let state_path = dir.join(STATE_FILE);

@@ -10,7 +10,9 @@
 //! * [`collect`]: the pipeline of a collection: what was recorded, the
 //!   sources of ISA, matching, the report;
 //! * [`report`]: the report's model, its entries, the files a collection
-//!   writes, and its exporters (the terminal table, JSON);
+//!   writes, and its exporters (the terminal table, JSON, the page);
+//! * [`analysis`]: each launched kernel's code analysed (control flow,
+//!   loops, liveness, pressure), between matching and the report;
 //! * [`matching`]: each launched kernel tied to its ISA file;
 //! * [`sources`]: the sources of ISA: IGC's dump folders and the module
 //!   binaries (their native formats, IGA);
@@ -19,6 +21,7 @@
 //!   the job's files, `collect.json`), the records;
 //! * [`names`]: kernel names demangled, shortened and made safe for files.
 
+pub mod analysis;
 pub mod capture;
 pub mod collect;
 pub mod commands;

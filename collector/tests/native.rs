@@ -951,7 +951,7 @@ fn hostile_binaries_give_errors_not_panics() {
     ));
 }
 
-/// The live registers of [`xpu_asm_collector::isa::live`], from the
+/// The live registers of [`xpu_asm_collector::analysis::live`], from the
 /// operands in IGA's JSON, against IGA's own dataflow (`-Xprint-defs`) of
 /// the same code: equal before every instruction of every kernel on the
 /// GPUs whose messages are LSC (pvc, Xe2, Xe3: loops, predication, SLM,
@@ -1011,7 +1011,8 @@ fn liveness_is_igas_dataflow() {
 
 /// IGA's live bytes and ours before each instruction of a kernel.
 fn both_liveness(platform: &Platform, code: &[u8]) -> Vec<(Option<u64>, Option<u64>, String)> {
-    use xpu_asm_collector::isa::{flow, igajson};
+    use xpu_asm_collector::analysis::flow;
+    use xpu_asm_collector::isa::igajson;
     let grf = platform.grf_bytes();
     let inputs = flow::Inputs {
         classes: &[],
@@ -1107,7 +1108,8 @@ fn kernel_view_binaries() -> Vec<(String, &'static Built)> {
 /// loops, live and spilled registers before each instruction).
 #[test]
 fn kernel_view_is_igas_json() {
-    use xpu_asm_collector::isa::{flow, igajson};
+    use xpu_asm_collector::analysis::flow;
+    use xpu_asm_collector::isa::igajson;
     let binaries = kernel_view_binaries();
     let mut kernels = 0;
     let mut instructions = 0;

@@ -62,7 +62,7 @@ pub fn main(a: &RunArgs) -> Result<i32, LaunchError> {
     launch::install_signal_handlers();
     // A rank of a job does not collect: the last one reads what all wrote.
     let warm = match joined {
-        None => crate::report::code::warm_up(&dir),
+        None => crate::analysis::code::warm_up(&dir),
         Some(_) => None,
     };
     let folder_at_start = folder_id(&dir);

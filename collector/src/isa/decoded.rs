@@ -1,5 +1,5 @@
 //! A kernel's code as IGA decodes it, as far as the analysis of
-//! [`super::flow`] and [`super::live`] reads it: the blocks in order, each
+//! [`crate::analysis::flow`] and [`crate::analysis::live`] reads it: the blocks in order, each
 //! with its first instruction (and, from IGC 2's IGA, its successors), and
 //! per instruction its opcode, execution size, whether it is predicated,
 //! the labels it jumps to, its register operands, and the live GRF bytes.
@@ -47,10 +47,10 @@ pub struct Inst {
     /// Ends the thread (`{EOT}`).
     pub eot: bool,
     /// Live GRF bytes at this instruction (IGA's `liveTotals.r`, or
-    /// [`super::live`]'s).
+    /// [`crate::analysis::live`]'s).
     pub live_bytes: Option<u64>,
     /// Bytes of spilled values held in scratch memory at this instruction
-    /// (from [`super::live`]).
+    /// (from [`crate::analysis::live`]).
     pub spilled_bytes: u64,
 }
 

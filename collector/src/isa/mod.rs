@@ -4,15 +4,15 @@
 //! Both are pure functions of the text of an `.asm` file, so they apply to
 //! any ISA text in IGC's syntax: IGC's own `.asm` dumps and texts rendered
 //! from IGA's disassembly of native binaries. [`analyze`] computes both in
-//! one pass over the text.
+//! one pass over the text. Beside them, a kernel's code as IGA decodes it
+//! ([`decoded`]), read from IGA's JSON of the code ([`igajson`]): what the
+//! analysis of a kernel's code ([`crate::analysis`]) reads.
 
 pub(crate) mod bytes;
 pub mod decoded;
-pub mod flow;
 pub mod header;
 pub mod igajson;
 pub mod line;
-pub mod live;
 pub mod mix;
 pub mod source;
 

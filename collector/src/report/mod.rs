@@ -4,7 +4,6 @@
 //! `report.json`, the copies under `asm/`, the pruning of the dumps); and
 //! its exporters, one file each ([`export`]: the terminal table, JSON).
 
-pub mod code;
 pub mod entries;
 pub mod export;
 pub mod files;
@@ -200,7 +199,7 @@ pub struct KernelEntry {
     /// loops, live GRF per instruction and the peak; null when not
     /// analysed (`flow_reason` says why) or not launched.
     #[serde(default)]
-    pub flow: Option<crate::isa::flow::Flow>,
+    pub flow: Option<crate::analysis::flow::Flow>,
     /// Why a launched kernel has no `flow`.
     #[serde(default)]
     pub flow_reason: Option<String>,
@@ -217,7 +216,7 @@ impl KernelEntry {
     }
 
     /// Sets `flow` or `flow_reason` from the analysis of its code.
-    pub fn set_flow(&mut self, f: Option<code::Outcome>) {
+    pub fn set_flow(&mut self, f: Option<crate::analysis::code::Outcome>) {
         match f {
             Some(Ok(f)) => self.flow = Some(f),
             Some(Err(why)) => self.flow_reason = Some(why),

@@ -22,7 +22,7 @@
 //! `//.kernel` line of its header.
 
 use super::{AsmFile, AsmName, IsaSource, IsaSourceKind, Lookup, Status};
-use crate::capture::files::Listing;
+use crate::capture::files::{open_noatime, without_atime, Listing};
 use crate::capture::layout::Stopped;
 use crate::isa::header::{header_and_analysis_of, AsmHeader};
 use crate::names::short_sha;
@@ -627,25 +627,6 @@ fn open_in(folder: Option<&OwnedFd>, name: &str, path: &Path) -> std::io::Result
         }
     }
     open_noatime(path)
-}
-
-/// `open(O_NOATIME)`, or `open(0)` where that is refused: `O_NOATIME` is
-/// refused (EPERM) on a file of another user.
-fn without_atime(open: impl Fn(libc::c_int) -> std::io::Result<File>) -> std::io::Result<File> {
-    match open(libc::O_NOATIME) {
-        Err(e) if e.raw_os_error() == Some(libc::EPERM) => open(0),
-        other => other,
-    }
-}
-
-/// The file at `path` opened for reading, as [`File::open`] does, but
-/// without updating its access time when the file is ours (`O_NOATIME`;
-/// else opened as usual): reading a dump is no use of it, and the update
-/// is an inode written back per file (a tenth of a large capture's
-/// header reads, after `cp -al` or a fresh dump made its times newer).
-pub fn open_noatime(path: &Path) -> std::io::Result<File> {
-    use std::os::unix::fs::OpenOptionsExt;
-    without_atime(|flags| File::options().read(true).custom_flags(flags).open(path))
 }
 
 /// The files read, put together in file order, exactly as one pass over

@@ -48,8 +48,8 @@ pub struct LoopSide {
 }
 
 /// The loops of `f` in the order of their headers.
-fn loop_sides(f: &crate::isa::flow::Flow) -> Vec<LoopSide> {
-    let mut loops: Vec<&crate::isa::flow::Loop> = f.loops.iter().collect();
+fn loop_sides(f: &crate::analysis::flow::Flow) -> Vec<LoopSide> {
+    let mut loops: Vec<&crate::analysis::flow::Loop> = f.loops.iter().collect();
     loops.sort_by_key(|l| l.header);
     loops
         .into_iter()

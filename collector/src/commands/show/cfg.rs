@@ -2,7 +2,7 @@
 //! under its figures, the loops, `--cfg` as text and `--cfg=dot` for
 //! Graphviz.
 
-use crate::isa::flow::{Flow, Loop, SourceRef};
+use crate::analysis::flow::{Flow, Loop, SourceRef};
 use crate::names;
 use crate::report::KernelEntry;
 use std::fmt::Write;

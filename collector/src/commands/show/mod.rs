@@ -7,7 +7,7 @@ pub mod cfg;
 use super::read::{isa_path, load_report, select, ShowError};
 use super::terminal::{print_out, use_color};
 use super::{CfgFormat, ShowArgs};
-use crate::isa::flow::Flow;
+use crate::analysis::flow::Flow;
 use crate::isa::{self, Line};
 use crate::names;
 use crate::report::KernelEntry;

@@ -250,7 +250,7 @@ fn read_one(
 
 /// The file at `path`, unless larger than [`MAX_ISA_BYTES`].
 fn read_capped(path: &Path) -> std::io::Result<Vec<u8>> {
-    let mut f = crate::sources::dumps::open_noatime(path)?;
+    let mut f = crate::capture::files::open_noatime(path)?;
     let len = f.metadata()?.len();
     if len > MAX_ISA_BYTES {
         return Err(std::io::Error::other(format!(

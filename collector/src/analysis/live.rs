@@ -1,5 +1,5 @@
 //! Register liveness of a kernel's code, from the operands IGA decodes
-//! ([`super::decoded`]), and the spilled values it holds in scratch memory.
+//! ([`crate::isa::decoded`]), and the spilled values it holds in scratch memory.
 //!
 //! IGA can compute liveness itself (`-Xprint-defs`), but its analysis
 //! follows one path per use and takes seconds on a kernel of a thousand
@@ -24,8 +24,8 @@
 //! register demand of the code, which can exceed the register budget where
 //! the live registers cannot.
 
-use super::decoded::{Code, Inst, Operand};
-use super::mix::Class;
+use crate::isa::decoded::{Code, Inst, Operand};
+use crate::isa::mix::Class;
 
 /// GRF registers a thread can have (the large-GRF mode's 256).
 const MAX_GRF: u32 = 256;

@@ -1,5 +1,5 @@
 //! A kernel's control flow, loops and register pressure, from its code as
-//! IGA decodes it ([`super::decoded`]).
+//! IGA decodes it ([`crate::isa::decoded`]).
 //!
 //! - Blocks are IGA's (a label starts each); their successors are the
 //!   labels the block's last instruction jumps to and the next block unless
@@ -20,9 +20,9 @@
 //!   counts as one that may run (a predicated or SIMD-divergent path counts
 //!   as taken), and a register's bytes count only as far as its live parts.
 
-use super::decoded::Code;
 use super::live;
-use super::mix::{Class, Mix};
+use crate::isa::decoded::Code;
+use crate::isa::mix::{Class, Mix};
 use serde::{Deserialize, Serialize};
 
 /// What the kernel's code says of its flow and pressure.

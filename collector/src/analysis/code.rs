@@ -1,5 +1,5 @@
 //! Per kernel, from its code: the control flow, loops and register
-//! pressure of each listed launched kernel ([`crate::isa::flow`]), read
+//! pressure of each listed launched kernel ([`super::flow`]), read
 //! from the module binary the driver ran (saved under `modules/` for every
 //! module), whichever source its ISA text came from: a kernel whose ISA is
 //! IGC's dump is analysed from the same binary, so both sources give the
@@ -8,15 +8,15 @@
 //! IGA decodes the kernel's code (its operands: through IGA's KernelView
 //! API, [`crate::sources::native::kv`], else from IGA's JSON of the code,
 //! [`crate::isa::igajson`], which give the same), and
-//! [`crate::isa::live`] computes which registers are live; each
+//! [`super::live`] computes which registers are live; each
 //! instruction is classified from the ISA text shown for the kernel (its
 //! instructions mapped to IGA's by position, which also brings the source
 //! lines of a `-g` build), or from IGA's own text when the two do not line
 //! up. When no analysis can be made, the kernel keeps everything else and
 //! `flow_reason` says why.
 
+use super::flow::{self, Flow, Inputs, SourceRef};
 use crate::isa::decoded::Code;
-use crate::isa::flow::{self, Flow, Inputs, SourceRef};
 use crate::isa::header::AsmHeader;
 use crate::isa::igajson;
 use crate::isa::line::{lines, Line};
