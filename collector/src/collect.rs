@@ -94,6 +94,9 @@ pub fn collect(dir: &Path, opts: &Options) -> Result<Report, CollectError> {
     if !is_capture(dir) {
         return Err(CollectError::NotACapture(dir.to_path_buf()));
     }
+    if let Err((path, why)) = crate::capture::trust::check_own_folder(dir) {
+        return Err(CollectError::NotYours { path, why });
+    }
     let mut warnings: Vec<String> = Vec::new();
     let recorded = read_records(dir, &progress, &mut warnings);
     go_on()?;
@@ -508,6 +511,8 @@ fn assemble(
     let processes = entries::process_entries(&recs, &locations, &folders, run.as_ref(), &waited);
     let mut incomplete = counts_incomplete(&processes);
     incomplete.extend(unrecorded(dir, run.as_ref(), &processes));
+    let counts_kept = entries::counts_kept_in_run(&processes);
+    warnings.extend(refused_notices(dir, run.as_ref()));
     let by_rank = entries::launches_by_rank(&recs);
     // `binary` when every process ran so (records of a merge included).
     let isa = (!recs.is_empty() && recs.iter().all(|r| r.isa_binary)).then(|| "binary".to_string());
@@ -533,6 +538,7 @@ fn assemble(
         asm_copies: None,
         page_kernels: None,
         counts_incomplete: incomplete,
+        counts_kept,
         warnings,
     };
     Ok(report)
@@ -558,6 +564,24 @@ fn unrecorded(
         .filter(|n| !processes.iter().any(|p| p.pid == n.pid && p.host == n.host))
         .map(|n| format!("process {} on {}: no record: {}", n.pid, n.host, n.reason))
         .collect()
+}
+
+/// The datagrams on the notices' socket that were refused (not sent by
+/// the user's processes of the command), in one warning.
+fn refused_notices(dir: &Path, run: Option<&RunInfo>) -> Option<String> {
+    let n = run.map_or(0, |r| r.notices_refused)
+        + capture::job::instances(dir)
+            .iter()
+            .map(|i| i.notices_refused)
+            .sum::<u64>();
+    (n > 0).then(|| {
+        format!(
+            "{n} notice{} on xpu-asm-run's socket refused: not sent by your processes of the command \
+             (another user's, or without the run's key); nothing of {} is in this report",
+            if n == 1 { "" } else { "s" },
+            if n == 1 { "it" } else { "them" }
+        )
+    })
 }
 
 /// Each process whose counts are not whole, and why: one line each.

@@ -9,7 +9,7 @@ use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::OnceLock;
 use xpu_asm_record::{
     ranks, DUMPS_DIR, DUMPS_ENV, DUMP_ENV, DUMP_FILTER, DUMP_FILTER_ENV, IGC1_DUMP_ENV, IGC_ENV,
-    ISA_ENV, NOTIFY_ENV, OUT_ENV, OWNED_ENV, STAGING_DEFAULT, STAGING_ENV,
+    ISA_ENV, NOTIFY_ENV, NOTIFY_KEY_ENV, OUT_ENV, OWNED_ENV, STAGING_DEFAULT, STAGING_ENV,
 };
 
 /// Test only: `CALL:ERRNO[:N]` faults injected into the recorder's own
@@ -47,8 +47,8 @@ pub struct Config {
     /// folder this process can use.
     pub staging: Option<String>,
     /// The abstract socket `xpu-asm-run` listens on for notices
-    /// ([`NOTIFY_ENV`]).
-    pub notify: Option<String>,
+    /// ([`NOTIFY_ENV`]), and the key a notice carries ([`NOTIFY_KEY_ENV`]).
+    pub notify: Option<(String, String)>,
 }
 
 static CONFIG: OnceLock<Option<Config>> = OnceLock::new();
@@ -203,20 +203,27 @@ fn load() -> Option<Config> {
         isa_binary,
         igc1_light,
         staging: staging_folder(),
-        notify: getenv(NOTIFY_ENV).filter(|n| !n.is_empty()),
+        notify: getenv(NOTIFY_ENV)
+            .filter(|n| !n.is_empty())
+            .zip(getenv(NOTIFY_KEY_ENV).filter(|k| !k.is_empty())),
     })
 }
 
-/// The staging folder: [`STAGING_ENV`], or [`STAGING_DEFAULT`]; `None`
-/// when it is not a folder (it is used only when something cannot be put
-/// into the capture folder).
+/// The user's staging folder, `<base>/xpu-asm-<uid>`
+/// (`xpu_asm_record::trust::user_staging_folder`) in [`STAGING_ENV`] or
+/// [`STAGING_DEFAULT`]; `None` when that filesystem is not a folder this
+/// process can use (it is used only when something cannot be put into the
+/// capture folder). Whether the folder is the user's is checked when the
+/// record is made (`output::staging`).
 fn staging_folder() -> Option<String> {
     let dir = getenv(STAGING_ENV).filter(|d| !d.is_empty());
     let dir = dir.unwrap_or_else(|| STAGING_DEFAULT.to_string());
     let c = CString::new(dir.as_str()).ok()?;
     // SAFETY: a valid C string; access only reads the file's metadata.
     let usable = unsafe { libc::access(c.as_ptr(), libc::W_OK | libc::X_OK) } == 0;
-    usable.then(|| dir.trim_end_matches('/').to_string())
+    // SAFETY: geteuid has no preconditions.
+    let uid = unsafe { libc::geteuid() };
+    usable.then(|| xpu_asm_record::trust::user_staging_folder(&dir, uid))
 }
 
 /// Which rank's IGC dumps serve this process: `Some(0)` for a rank other

@@ -149,6 +149,78 @@ pub fn warn(msg: &str) {
 /// `(st_dev, st_ino)`: which file a path or descriptor is.
 pub type Identity = (u64, u64);
 
+/// A file's type, owner and mode (`stat`), for `xpu_asm_record::trust`.
+#[derive(Clone, Copy)]
+pub struct Owner {
+    pub is_dir: bool,
+    pub is_link: bool,
+    pub is_regular: bool,
+    pub uid: u32,
+    pub gid: u32,
+    pub mode: u32,
+    pub nlink: u64,
+}
+
+impl Owner {
+    fn of(st: &libc::stat) -> Owner {
+        let kind = st.st_mode & libc::S_IFMT;
+        Owner {
+            is_dir: kind == libc::S_IFDIR,
+            is_link: kind == libc::S_IFLNK,
+            is_regular: kind == libc::S_IFREG,
+            uid: st.st_uid,
+            gid: st.st_gid,
+            mode: st.st_mode,
+            nlink: st.st_nlink,
+        }
+    }
+
+    pub fn folder(&self) -> xpu_asm_record::trust::FolderStat {
+        xpu_asm_record::trust::FolderStat {
+            is_link: self.is_link,
+            is_dir: self.is_dir,
+            uid: self.uid,
+            gid: self.gid,
+            mode: self.mode,
+        }
+    }
+}
+
+/// `lstat(2)`: what `path` is, not following a last link.
+pub fn lstat(path: &CStr) -> Result<Owner, Errno> {
+    // SAFETY: st is plain data filled by lstat.
+    let mut st: libc::stat = unsafe { std::mem::zeroed() };
+    // SAFETY: a valid C string and a live struct.
+    match unsafe { libc::lstat(path.as_ptr(), &mut st) } {
+        0 => Ok(Owner::of(&st)),
+        _ => Err(last_errno()),
+    }
+}
+
+/// `mkdir(2)` of one folder with `mode` exactly (whatever the umask);
+/// `Ok(false)` when something is there already.
+pub fn mkdir_mode(path: &CStr, mode: u32) -> Result<bool, Errno> {
+    if let Some(e) = injected(Call::Mkdir) {
+        return Err(e);
+    }
+    // SAFETY: a valid C string.
+    if unsafe { libc::mkdir(path.as_ptr(), mode) } == 0 {
+        // SAFETY: as above; the folder was just made by this process.
+        unsafe { libc::chmod(path.as_ptr(), mode) };
+        return Ok(true);
+    }
+    match last_errno() {
+        libc::EEXIST => Ok(false),
+        e => Err(e),
+    }
+}
+
+/// The effective user id (whose files the recorder writes).
+pub fn euid() -> u32 {
+    // SAFETY: geteuid has no preconditions.
+    unsafe { libc::geteuid() }
+}
+
 /// A descriptor of the recorder's, open only for the call at hand.
 pub struct File(i32);
 
@@ -272,6 +344,17 @@ impl File {
         // SAFETY: fstat on our descriptor into a live struct.
         match unsafe { libc::fstat(self.0, &mut st) } {
             0 => Ok(((st.st_dev, st.st_ino), st.st_size as u64)),
+            _ => Err(last_errno()),
+        }
+    }
+
+    /// Its type, owner, group, mode and links, as the trust rules read them.
+    pub fn owner(&self) -> Result<Owner, Errno> {
+        // SAFETY: st is plain data filled by fstat.
+        let mut st: libc::stat = unsafe { std::mem::zeroed() };
+        // SAFETY: fstat on our descriptor into a live struct.
+        match unsafe { libc::fstat(self.0, &mut st) } {
+            0 => Ok(Owner::of(&st)),
             _ => Err(last_errno()),
         }
     }

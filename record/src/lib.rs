@@ -71,6 +71,11 @@ pub const STAGED_COUNTS_MAGIC: [u8; 8] = *b"XPUSTG01";
 /// nowhere (neither the capture folder nor the staging folder) says so
 /// there, one JSON line a notice: `{"host":..,"pid":..,"reason":..}`.
 pub const NOTIFY_ENV: &str = "XPU_ASM_NOTIFY";
+/// Environment variable holding the key a notice must carry
+/// (`"key":..`): random, drawn by `xpu-asm-run` for each run and known
+/// only to the processes of its command (another user can read the
+/// socket's name in `/proc/net/unix`, not a process's environment).
+pub const NOTIFY_KEY_ENV: &str = "XPU_ASM_NOTIFY_KEY";
 
 /// `xpu-asm-H-P-T.events` / `.counts`: a process's staged files.
 pub fn staged_file_name(stem: &str, ext: &str) -> String {
@@ -368,6 +373,7 @@ pub fn decode_slot(slot: &[u8]) -> Option<(u64, u64)> {
 pub mod ranks;
 #[cfg(feature = "read")]
 pub mod read;
+pub mod trust;
 
 #[cfg(test)]
 mod igc1_hash_tests {
@@ -414,5 +420,49 @@ mod igc1_hash_tests {
             0x7183_17ef_a6ac_3599
         );
         assert_eq!(igc1_module_hash(b"abcdefgh"), 0xb7f9_208c_1622_d592);
+    }
+}
+
+/// A filesystem's name from its `statfs` magic number (`f_type`), for
+/// what a person reads: `overlay`, `nfs`, `lustre`, `gpfs`, ...; an
+/// unknown one as `type 0x...`.
+pub fn filesystem_name(magic: i64) -> String {
+    let name = match magic as u64 & 0xffff_ffff {
+        0x0102_1994 => "tmpfs",
+        0xef53 => "ext4",
+        0x5846_5342 => "xfs",
+        0x794c_7630 => "overlay",
+        0x6969 => "nfs",
+        0x0bd0_0bd0 => "lustre",
+        0x4750_4653 => "gpfs",
+        0x1983_0326 => "beegfs",
+        0x00c3_6400 => "ceph",
+        0x9123_683e => "btrfs",
+        0x2fc1_2fc1 => "zfs",
+        0x6573_5546 => "fuse",
+        0x0102_1997 => "9p",
+        0x6a65_6a63 => "virtiofs",
+        0xff53_4d42 => "cifs",
+        0xfe53_4d42 => "smb2",
+        0x5346_4846 => "wekafs",
+        0x2468_0530 | 0x0000_0af5 => "panfs",
+        0x0102_0304 => "afs",
+        0x8584_58f6 => "ramfs",
+        0xf15f => "ecryptfs",
+        0x7371_7368 => "squashfs",
+        _ => return format!("type {magic:#x}"),
+    };
+    name.to_string()
+}
+
+#[cfg(test)]
+mod filesystem_name_tests {
+    #[test]
+    fn filesystems_are_named() {
+        assert_eq!(super::filesystem_name(0x794c7630), "overlay");
+        assert_eq!(super::filesystem_name(0x0bd00bd0), "lustre");
+        assert_eq!(super::filesystem_name(0x47504653), "gpfs");
+        assert_eq!(super::filesystem_name(0x6969), "nfs");
+        assert_eq!(super::filesystem_name(0x1234), "type 0x1234");
     }
 }

@@ -144,6 +144,10 @@ pub struct ProcessRecord {
     /// Each chunk of counters (of `CHUNK_SLOTS` kernel ids) that was not
     /// (only) in the counts file, by its last `counts` event.
     pub counts_places: BTreeMap<u32, CountsPlace>,
+    /// Each chunk of counters that was kept out of the counts file during
+    /// the run, by its first `counts` event saying so: where it was kept
+    /// and why (it may have been written into the file since).
+    pub counts_kept: BTreeMap<u32, CountsPlace>,
     /// Why the counts file could not be read, when it could not.
     pub counts_missing: Option<String>,
     /// The process's start time, clock ticks since boot (`start` in the
@@ -416,6 +420,11 @@ fn read_event(v: &Value, at: At, rec: &mut ProcessRecord) {
                 place: get_str(v, "place"),
                 reason: get_str(v, "reason"),
             };
+            if place.place != "file" {
+                rec.counts_kept
+                    .entry(chunk)
+                    .or_insert_with(|| place.clone());
+            }
             rec.counts_places.insert(chunk, place);
         }
         "exit" => {

@@ -347,9 +347,11 @@ fn overlay(c: &Case, at: &Path) -> Mount {
     Mount(at.to_path_buf())
 }
 
-/// What is left in the staging folder.
+/// What is left in the user's staging folder (`<XPU_ASM_STAGING>/xpu-asm-<uid>`).
 fn staged(c: &Case) -> Vec<String> {
-    names_in(&c.staging)
+    use std::os::unix::fs::MetadataExt;
+    let uid = std::fs::metadata("/proc/self").map_or(0, |m| m.uid());
+    names_in(&c.staging.join(format!("xpu-asm-{uid}")))
 }
 
 // ---------------------------------------------------------------------------
@@ -514,6 +516,36 @@ fn counters_on_a_shared_filesystem_live_in_node_local_memory() {
             );
         }
         assert!(staged(&c).is_empty(), "{end}: left: {:?}", staged(&c));
+        // The report says where they were kept and why, the filesystem
+        // named: per process, and once for the run.
+        let why = "the capture's filesystem (overlay) can fail a write into a mapped file for want of space";
+        assert_eq!(
+            r["counts_kept"],
+            serde_json::json!([{"place": "staged", "reason": why, "processes": 2}]),
+            "on {}: {end}",
+            stack_info()
+        );
+        for p in r["processes"].as_array().expect("processes") {
+            assert_eq!(
+                p["counts_kept"],
+                serde_json::json!([{"place": "staged", "reason": why, "chunks": [0]}]),
+                "on {}: {end}: {p}",
+                stack_info()
+            );
+        }
+        let mut t = Command::new(xpu_asm_run());
+        t.arg("collect").arg(&c.out);
+        hermetic(&mut t);
+        t.env(xpu_asm_tests::record::STAGING_ENV, &c.staging);
+        let o = run_with_timeout(&mut t);
+        let table = String::from_utf8_lossy(&o.stdout);
+        assert!(
+            table.contains(&format!(
+                "counts kept out of the capture during the run:\n  2 processes: in node-local memory (staged): {why}\n"
+            )),
+            "on {}: {end}: {table}",
+            stack_info()
+        );
     }
 }
 

@@ -1094,6 +1094,7 @@ fn documented_vars() -> BTreeSet<String> {
     v.insert(OUT_ENV.to_string());
     v.insert("LD_PRELOAD".to_string());
     v.insert(xpu_asm_record::NOTIFY_ENV.to_string());
+    v.insert(xpu_asm_record::NOTIFY_KEY_ENV.to_string());
     v
 }
 
@@ -1283,6 +1284,16 @@ fn environment_differs_only_by_the_documented_variables() {
                 && parts[3].bytes().all(|b| b.is_ascii_hexdigit()),
             "{name}: {}={notify:?}\n{}",
             xpu_asm_record::NOTIFY_ENV,
+            traced.ctx()
+        );
+        // The key a notice carries: 32 hex digits, drawn for the run.
+        let key = ours
+            .remove(xpu_asm_record::NOTIFY_KEY_ENV)
+            .unwrap_or_default();
+        assert!(
+            key.len() == 32 && key.bytes().all(|b| b.is_ascii_hexdigit()),
+            "{name}: {}={key:?}\n{}",
+            xpu_asm_record::NOTIFY_KEY_ENV,
             traced.ctx()
         );
         // Python adds nothing of its own here, and neither may we.

@@ -37,6 +37,8 @@ pub struct Instance {
     /// As `run.json`'s: processes whose record could be written nowhere.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub notices: Vec<super::run::Notice>,
+    #[serde(default, skip_serializing_if = "super::run::is_zero")]
+    pub notices_refused: u64,
 }
 
 pub fn instance_path(dir: &Path, rank: u32) -> PathBuf {

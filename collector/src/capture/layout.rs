@@ -47,6 +47,14 @@ pub enum CollectError {
     NotACapture(PathBuf),
     #[error("interrupted; {0} is intact: run `xpu-asm-run collect {0}` to finish the report")]
     Interrupted(PathBuf),
+    /// A capture folder another user owns or can write: its records may
+    /// be theirs (docs/limits.md, "Security").
+    #[error(
+        "{path} {why}: its records could be another user's, and collecting writes into it. \
+         Copy the capture to a folder only you can write (cp -r {path} DIR) and collect that, \
+         or, if it is yours, `chmod go-w {path}`"
+    )]
+    NotYours { path: PathBuf, why: String },
     #[error("cannot write {path}: {source}")]
     Write {
         path: PathBuf,

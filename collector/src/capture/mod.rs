@@ -3,7 +3,8 @@
 //! `run.json` ([`run`]), a job's `job.json` and rank files ([`job`]),
 //! `merged.json` ([`merged`]), `collect.json` ([`state`]), the folders of
 //! modules compiled again for their source lines ([`rebuilt`]); and reading the
-//! interposer's records ([`records`]).
+//! interposer's records ([`records`]); whether a folder or file is the
+//! user's ([`trust`]).
 
 pub mod files;
 pub mod job;
@@ -14,6 +15,7 @@ pub mod records;
 pub mod run;
 pub mod staged;
 pub mod state;
+pub mod trust;
 
 use run::Exit;
 use std::path::Path;

@@ -14,7 +14,8 @@ use xpu_asm_record::CHUNK_SLOTS;
 /// problems met go to `warnings`. What processes staged is written into
 /// the capture first (those that ended), or read where it is.
 pub fn read_records(dir: &Path, warnings: &mut Vec<String>) -> Vec<ProcessRecord> {
-    let adopted = staged::adopt(staged::find(dir), warnings);
+    let found = staged::find(dir, warnings);
+    let adopted = staged::adopt(found, warnings);
     let left = adopted.left;
     let records_dir = dir.join(xpu_asm_record::RECORDS_DIR);
     let mut recs: Vec<ProcessRecord> = if records_dir.is_dir() {

@@ -78,6 +78,14 @@ pub struct RunInfo {
     /// nowhere (`run::notices`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub notices: Vec<Notice>,
+    /// Datagrams on the notices' socket refused: not sent by the user's
+    /// processes of the command (`run::notices`).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub notices_refused: u64,
+}
+
+pub fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 /// A process's notice that its record could be written nowhere.

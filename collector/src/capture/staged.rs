@@ -1,12 +1,21 @@
-//! What processes kept in the staging folder (node-local memory,
-//! `XPU_ASM_STAGING`, default `/dev/shm`) because the capture folder could
-//! not take it: launch counts that could not be mapped there safely or at
-//! all, events that could not be written. A process writes them into its
-//! record itself when it can, and at exit; one that was killed leaves them
-//! here, and the collection on that host writes them into the capture
-//! ([`adopt`]), or, when the capture cannot take them either, reads them
-//! where they are ([`overlay`]).
+//! What processes kept in the staging folder (node-local memory: the
+//! user's own `<XPU_ASM_STAGING or /dev/shm>/xpu-asm-<uid>`) because the
+//! capture folder could not take it: launch counts that could not be
+//! mapped there safely or at all, events that could not be written. A
+//! process writes them into its record itself when it can, and at exit;
+//! one that was killed leaves them here, and the collection on that host
+//! writes them into the capture ([`adopt`]), or, when the capture cannot
+//! take them either, reads them where they are ([`overlay`]).
+//!
+//! Nothing in a staged file decides where anything is written: the folder
+//! must be the user's, each file the user's (regular, one link, opened
+//! without following a link), and the record it goes into is named by the
+//! capture folder and the file's own name (`xpu-asm-<stem>.events` goes
+//! into `<capture>/records/<stem>.events`); its header only says whether
+//! it is this capture's. What fails a check is refused with a warning that
+//! names it (docs/limits.md, "Security").
 
+use super::trust;
 use std::collections::BTreeSet;
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -18,12 +27,40 @@ use xpu_asm_record::{
 
 const CHUNK_BYTES: usize = CHUNK_SLOTS * COUNTS_SLOT_LEN;
 
-/// The staging folder this host's processes use.
-pub fn staging_dir() -> PathBuf {
+/// The staging filesystem this host's processes use (`XPU_ASM_STAGING`,
+/// default `/dev/shm`).
+pub fn staging_base() -> PathBuf {
     match std::env::var_os(STAGING_ENV).filter(|v| !v.is_empty()) {
         Some(d) => PathBuf::from(d),
         None => PathBuf::from(STAGING_DEFAULT),
     }
+}
+
+/// The user's staging folder in it: `<base>/xpu-asm-<uid>`.
+pub fn staging_dir() -> PathBuf {
+    let base = staging_base();
+    PathBuf::from(xpu_asm_record::trust::user_staging_folder(
+        &base.to_string_lossy(),
+        trust::me(),
+    ))
+}
+
+/// Before the command runs: the user's staging folder made (0700) when
+/// the staging filesystem is there, and refused when it is not the
+/// user's. `Ok` when there is no staging filesystem (the interposer then
+/// keeps in memory what the capture cannot take).
+pub fn prepare() -> Result<(), String> {
+    if !staging_base().is_dir() {
+        return Ok(());
+    }
+    let dir = staging_dir();
+    trust::ready_staging(&dir).map_err(|why| {
+        format!(
+            "the staging folder {why}: another user could put files there that the collection would take in. \
+             Remove it if it is yours, or set XPU_ASM_STAGING to a node-local folder only you can write \
+             (for example XPU_ASM_STAGING=$XDG_RUNTIME_DIR); see docs/limits.md, \"Security\"",
+        )
+    })
 }
 
 /// Whose staged files these are: the header both of them start with.
@@ -83,39 +120,33 @@ pub fn still_running(pid: u32, start: Option<u64>) -> bool {
 #[derive(Debug, Clone)]
 pub struct Staged {
     pub owner: Owner,
-    /// `xpu-asm-H-P-T.events`: events not yet in the record.
-    pub events: Option<PathBuf>,
+    /// `xpu-asm-H-P-T.events`: events not yet in the record, and its
+    /// bytes as read (through a descriptor checked to be the user's file).
+    pub events: Option<(PathBuf, Vec<u8>)>,
     /// `xpu-asm-H-P-T.counts`: counters not (yet) in the counts file.
-    pub counts: Option<PathBuf>,
+    pub counts: Option<(PathBuf, Vec<u8>)>,
 }
 
-/// The staged files of processes of the capture `dir`, by record.
-pub fn find(dir: &Path) -> Vec<Staged> {
-    let Ok(rd) = std::fs::read_dir(staging_dir()) else {
+/// The staged files of processes of the capture `dir`, by record; what
+/// is refused goes to `warnings`, named.
+pub fn find(dir: &Path, warnings: &mut Vec<String>) -> Vec<Staged> {
+    let staging = staging_dir();
+    let Ok(rd) = std::fs::read_dir(&staging) else {
         return Vec::new();
     };
+    if let Some(why) = trust::folder_not_own(&staging) {
+        warnings.push(format!(
+            "staging folder {} refused: it {why}; nothing in it was read",
+            staging.display()
+        ));
+        return Vec::new();
+    }
     let records = records_dir_names(dir);
     let mut found: Vec<Staged> = Vec::new();
     for e in rd.flatten() {
-        let name = e.file_name().to_string_lossy().into_owned();
-        let Some(rest) = name.strip_prefix("xpu-asm-") else {
+        let Some((owner, is_events, path, bytes)) = read_entry(&e, &records, warnings) else {
             continue;
         };
-        let (is_events, path) = match rest.rsplit_once('.') {
-            Some((_, "events")) => (true, e.path()),
-            Some((_, "counts")) => (false, e.path()),
-            _ => continue,
-        };
-        let Some(owner) = read_owner(&path, is_events) else {
-            continue;
-        };
-        if !owner
-            .events
-            .parent()
-            .is_some_and(|p| records.iter().any(|r| r == p))
-        {
-            continue;
-        }
         let at = match found.iter().position(|s| s.owner.events == owner.events) {
             Some(i) => i,
             None => {
@@ -128,12 +159,79 @@ pub fn find(dir: &Path) -> Vec<Staged> {
             }
         };
         match is_events {
-            true => found[at].events = Some(path),
-            false => found[at].counts = Some(path),
+            true => found[at].events = Some((path, bytes)),
+            false => found[at].counts = Some((path, bytes)),
         }
     }
     found.sort_by(|a, b| a.owner.events.cmp(&b.owner.events));
     found
+}
+
+/// One entry of the staging folder, when it is a staged file of this
+/// capture's (`records`: the ways its `records/` is named) and the user's:
+/// whose it is (its record named by the capture and the file's name),
+/// whether it holds events, its path and its bytes. What is refused is
+/// said in `warnings`.
+fn read_entry(
+    e: &std::fs::DirEntry,
+    records: &[PathBuf],
+    warnings: &mut Vec<String>,
+) -> Option<(Owner, bool, PathBuf, Vec<u8>)> {
+    let name = e.file_name().to_string_lossy().into_owned();
+    let rest = name.strip_prefix("xpu-asm-")?;
+    let (stem, is_events) = match rest.rsplit_once('.') {
+        Some((stem, "events")) => (stem, true),
+        Some((stem, "counts")) => (stem, false),
+        _ => return None,
+    };
+    let path = e.path();
+    let bytes = read_own(&path)
+        .map_err(|why| warnings.push(format!("staged file {} refused: it {why}", path.display())))
+        .ok()?;
+    let claimed = read_owner(&bytes, is_events)?;
+    // Another capture's (the user's other runs): not this one's to take.
+    if !claimed
+        .events
+        .parent()
+        .is_some_and(|p| records.iter().any(|r| r == p))
+    {
+        return None;
+    }
+    // The record it goes into: named by the capture and the file's name.
+    let records_dir = records.first()?;
+    let owner = Owner {
+        events: records_dir.join(format!("{stem}.events")),
+        counts: records_dir.join(format!("{stem}.counts")),
+        ..claimed.clone()
+    };
+    let names_match = claimed.events.file_name() == owner.events.file_name()
+        && claimed.counts.file_name() == owner.counts.file_name()
+        && claimed.counts.parent() == claimed.events.parent()
+        && xpu_asm_record::process_stem(&claimed.host, claimed.pid, stem_token(stem)) == stem;
+    if !names_match {
+        warnings.push(format!(
+            "staged file {} refused: its header names another record than its file name",
+            path.display()
+        ));
+        return None;
+    }
+    Some((owner, is_events, path, bytes))
+}
+
+/// The token of a stem `H-P-T` (its last part).
+fn stem_token(stem: &str) -> &str {
+    stem.rsplit_once('-').map_or("", |(_, t)| t)
+}
+
+/// A staged file's bytes, read through a descriptor checked to be the
+/// user's file (opened without following a link).
+fn read_own(path: &Path) -> Result<Vec<u8>, String> {
+    use std::io::Read;
+    let mut f = trust::open_own_file(path)?;
+    let mut bytes = Vec::new();
+    f.read_to_end(&mut bytes)
+        .map_err(|e| format!("cannot be read ({e})"))?;
+    Ok(bytes)
 }
 
 /// The ways the capture's `records/` folder can be named (as given, and
@@ -149,10 +247,8 @@ fn records_dir_names(dir: &Path) -> Vec<PathBuf> {
 
 /// The header of a staged file: an events file's first line, a counts
 /// file's first page.
-fn read_owner(path: &Path, is_events: bool) -> Option<Owner> {
-    let mut head = vec![0u8; STAGED_HEAD_LEN];
-    let n = read_at_most(path, &mut head)?;
-    head.truncate(n);
+fn read_owner(bytes: &[u8], is_events: bool) -> Option<Owner> {
+    let head = &bytes[..bytes.len().min(STAGED_HEAD_LEN)];
     match is_events {
         true => Owner::parse(&head[..head.iter().position(|b| *b == b'\n')?]),
         false => {
@@ -165,31 +261,15 @@ fn read_owner(path: &Path, is_events: bool) -> Option<Owner> {
     }
 }
 
-fn read_at_most(path: &Path, buf: &mut [u8]) -> Option<usize> {
-    use std::io::Read;
-    let mut f = std::fs::File::open(path).ok()?;
-    let mut n = 0;
-    while n < buf.len() {
-        match f.read(&mut buf[n..]) {
-            Ok(0) => break,
-            Ok(k) => n += k,
-            Err(_) => return None,
-        }
-    }
-    Some(n)
-}
-
 /// The staged events: everything after the header line.
-fn staged_events(path: &Path) -> Option<Vec<u8>> {
-    let bytes = std::fs::read(path).ok()?;
+fn staged_events(bytes: &[u8]) -> Option<Vec<u8>> {
     let start = bytes.iter().position(|b| *b == b'\n')? + 1;
     Some(bytes[start..].to_vec())
 }
 
 /// The chunks a staged counts file holds, each as (its index, its bytes
 /// as they go into the counts file, at that offset).
-fn staged_chunks(path: &Path) -> Option<Vec<(usize, u64, Vec<u8>)>> {
-    let bytes = std::fs::read(path).ok()?;
+fn staged_chunks(bytes: &[u8]) -> Option<Vec<(usize, u64, Vec<u8>)>> {
     let flags = bytes.get(STAGED_FLAGS_AT..STAGED_HEAD_LEN)?;
     let mut out = Vec::new();
     for (c, _) in flags.iter().enumerate().filter(|(_, f)| **f == 1) {
@@ -229,7 +309,7 @@ pub fn adopt(staged: Vec<Staged>, warnings: &mut Vec<String>) -> Adopted {
         }
         match write_into_record(&s) {
             Ok(chunks) => {
-                for p in [&s.events, &s.counts].into_iter().flatten() {
+                for (p, _) in [&s.events, &s.counts].into_iter().flatten() {
                     let _ = std::fs::remove_file(p);
                 }
                 written.push((s.owner.events.clone(), chunks));
@@ -254,39 +334,44 @@ pub fn adopt(staged: Vec<Staged>, warnings: &mut Vec<String>) -> Adopted {
 /// Returns the warnings.
 pub fn finish_here(dir: &Path) -> Vec<String> {
     let mut warnings = Vec::new();
-    let _ = adopt(find(dir), &mut warnings);
+    let found = find(dir, &mut warnings);
+    let _ = adopt(found, &mut warnings);
     warnings
 }
 
-/// Writes `s` into its record; the chunks of counters written.
-fn write_into_record(s: &Staged) -> std::io::Result<BTreeSet<u32>> {
+fn io(p: &Path) -> impl Fn(std::io::Error) -> String + '_ {
+    move |e| format!("cannot write {}: {e}", p.display())
+}
+
+/// Writes `s` into its record (`<capture>/records/<stem>.*`, never
+/// through a link, only into the user's files); the chunks of counters
+/// written.
+fn write_into_record(s: &Staged) -> Result<BTreeSet<u32>, String> {
     let mut written = BTreeSet::new();
     if let Some(dir) = s.owner.events.parent() {
-        std::fs::create_dir_all(dir)?;
-    }
-    if let Some(p) = &s.events {
-        let bytes = staged_events(p).unwrap_or_default();
-        if !bytes.is_empty() {
-            let mut f = std::fs::OpenOptions::new()
-                .append(true)
-                .create(true)
-                .open(&s.owner.events)?;
-            f.write_all(&bytes)?;
+        trust::make_folder(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+        if let Some(why) = trust::folder_not_own(dir) {
+            return Err(format!("{} {why}", dir.display()));
         }
     }
-    if let Some(p) = &s.counts {
+    if let Some((_, bytes)) = &s.events {
+        let bytes = staged_events(bytes).unwrap_or_default();
+        if !bytes.is_empty() {
+            let mut f = trust::open_own_for_write(&s.owner.events, true, true)?;
+            f.write_all(&bytes).map_err(io(&s.owner.events))?;
+        }
+    }
+    if let Some((_, bytes)) = &s.counts {
         use std::os::unix::fs::FileExt;
-        let chunks = staged_chunks(p).unwrap_or_default();
-        let f = std::fs::OpenOptions::new()
-            .write(true)
-            .create(true)
-            .truncate(false)
-            .open(&s.owner.counts)?;
-        if f.metadata()?.len() < COUNTS_HEADER_LEN as u64 {
-            f.write_all_at(&counts_header(), 0)?;
+        let chunks = staged_chunks(bytes).unwrap_or_default();
+        let f = trust::open_own_for_write(&s.owner.counts, false, true)?;
+        let len = f.metadata().map_err(io(&s.owner.counts))?.len();
+        if len < COUNTS_HEADER_LEN as u64 {
+            f.write_all_at(&counts_header(), 0)
+                .map_err(io(&s.owner.counts))?;
         }
         for (c, at, bytes) in chunks {
-            f.write_all_at(&bytes, at)?;
+            f.write_all_at(&bytes, at).map_err(io(&s.owner.counts))?;
             written.insert(c as u32);
         }
         // The record says so itself: its chunks are in the file now.
@@ -297,11 +382,8 @@ fn write_into_record(s: &Staged) -> std::io::Result<BTreeSet<u32>> {
             ).as_bytes());
         }
         if !said.is_empty() {
-            let mut e = std::fs::OpenOptions::new()
-                .append(true)
-                .create(true)
-                .open(&s.owner.events)?;
-            e.write_all(&said)?;
+            let mut e = trust::open_own_for_write(&s.owner.events, true, true)?;
+            e.write_all(&said).map_err(io(&s.owner.events))?;
         }
     }
     Ok(written)
@@ -311,8 +393,8 @@ fn write_into_record(s: &Staged) -> std::io::Result<BTreeSet<u32>> {
 /// staged counters over the counts file's: they are as new or newer).
 /// Returns the chunks whose counters it read.
 pub fn overlay(rec: &mut ProcessRecord, s: &Staged) -> BTreeSet<u32> {
-    if let Some(p) = &s.events {
-        if let Some(bytes) = staged_events(p) {
+    if let Some((p, bytes)) = &s.events {
+        if let Some(bytes) = staged_events(bytes) {
             parse_more_events(&bytes, &p.display().to_string(), rec);
         }
     }
@@ -325,8 +407,8 @@ pub fn overlay(rec: &mut ProcessRecord, s: &Staged) -> BTreeSet<u32> {
     }
     let chunks = s
         .counts
-        .as_deref()
-        .and_then(staged_chunks)
+        .as_ref()
+        .and_then(|(_, b)| staged_chunks(b))
         .unwrap_or_default();
     for (c, at, bytes) in chunks {
         let end = at as usize + bytes.len();

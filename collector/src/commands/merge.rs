@@ -483,6 +483,12 @@ fn run_info(merged: &Merged, exits: &[Exit]) -> RunInfo {
             .filter_map(|i| i.run.as_ref())
             .flat_map(|r| r.notices.iter().cloned())
             .collect(),
+        notices_refused: merged
+            .inputs
+            .iter()
+            .filter_map(|i| i.run.as_ref())
+            .map(|r| r.notices_refused)
+            .sum(),
     }
 }
 

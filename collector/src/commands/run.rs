@@ -39,6 +39,7 @@ pub fn main(a: &RunArgs) -> Result<i32, LaunchError> {
     }
     // `command` is required by clap: there is a first element.
     let cmd0 = a.command.first().cloned().unwrap_or_default();
+    launch::check_other_folders()?;
     // One instance per rank: the ranks of the job share the folder.
     let joined = match job::this_rank(&cmd0) {
         Some(rank) => Some(job::join(a.out.as_deref(), a.force, &rank)?),
@@ -54,10 +55,7 @@ pub fn main(a: &RunArgs) -> Result<i32, LaunchError> {
     let save = |info: &RunInfo| save_run_info(&dir, joined.as_ref(), info);
     save(&info)?;
     let (command, mut env, unset) = child_command(a, &interposer, &dir);
-    let notices = Notices::listen();
-    if let Some(n) = &notices {
-        env.push((xpu_asm_record::NOTIFY_ENV.into(), n.name().into()));
-    }
+    let notices = listen_for_notices(&mut env);
     warn_untraceable(&cmd0);
     launch::install_signal_handlers();
     // A rank of a job does not collect: the last one reads what all wrote.
@@ -96,10 +94,20 @@ pub fn main(a: &RunArgs) -> Result<i32, LaunchError> {
     Ok(exit.status())
 }
 
+/// The socket for notices, named (with the run's key) in `env`.
+fn listen_for_notices(env: &mut Vec<(OsString, OsString)>) -> Option<Notices> {
+    let notices = Notices::listen()?;
+    env.push((xpu_asm_record::NOTIFY_ENV.into(), notices.name().into()));
+    env.push((xpu_asm_record::NOTIFY_KEY_ENV.into(), notices.key().into()));
+    Some(notices)
+}
+
 /// What `run.json` says once the command ended.
 fn command_ended(info: &mut RunInfo, pid: u32, exit: Exit, notices: Option<Notices>) {
     info.state = "ended".into();
-    info.notices = notices.map(|n| n.take()).unwrap_or_default();
+    let got = notices.map(|n| n.take()).unwrap_or_default();
+    info.notices = got.notices;
+    info.notices_refused = got.refused;
     info.pid = Some(pid);
     info.exit = Some(exit);
     info.ended_unix = Some(unix_now());
@@ -161,6 +169,7 @@ fn run_info(a: &RunArgs, interposer: &Path) -> RunInfo {
         started_unix: unix_now(),
         ended_unix: None,
         notices: Vec::new(),
+        notices_refused: 0,
     }
 }
 
@@ -180,6 +189,7 @@ fn save_run_info(dir: &Path, joined: Option<&Joined>, info: &RunInfo) -> Result<
                 exit: info.exit,
                 error: info.error.clone(),
                 notices: info.notices.clone(),
+                notices_refused: info.notices_refused,
             },
         ),
         None => write_run_info(dir, info),

@@ -260,9 +260,52 @@ pub fn process_entries(
                 local_rank: r.rank.as_ref().and_then(|k| k.local_rank),
                 job_id: r.rank.as_ref().and_then(|k| k.job.clone()),
                 counts_incomplete: r.counts_incomplete.clone(),
+                counts_kept: counts_kept(r),
             }
         })
         .collect()
+}
+
+/// Where `r`'s counters were kept out of its counts file, grouped by
+/// place and reason.
+fn counts_kept(r: &xpu_asm_record::read::ProcessRecord) -> Vec<crate::report::CountsKept> {
+    let mut kept: Vec<crate::report::CountsKept> = Vec::new();
+    for (chunk, p) in &r.counts_kept {
+        match kept
+            .iter_mut()
+            .find(|k| k.place == p.place && k.reason == p.reason)
+        {
+            Some(k) => k.chunks.push(*chunk),
+            None => kept.push(crate::report::CountsKept {
+                place: p.place.clone(),
+                reason: p.reason.clone(),
+                chunks: vec![*chunk],
+            }),
+        }
+    }
+    kept
+}
+
+/// For the run: each place and reason, with how many processes kept
+/// counters there for it.
+pub fn counts_kept_in_run(
+    processes: &[crate::report::ProcessEntry],
+) -> Vec<crate::report::CountsKeptInRun> {
+    let mut run: Vec<crate::report::CountsKeptInRun> = Vec::new();
+    for k in processes.iter().flat_map(|p| &p.counts_kept) {
+        match run
+            .iter_mut()
+            .find(|r| r.place == k.place && r.reason == k.reason)
+        {
+            Some(r) => r.processes += 1,
+            None => run.push(crate::report::CountsKeptInRun {
+                place: k.place.clone(),
+                reason: k.reason.clone(),
+                processes: 1,
+            }),
+        }
+    }
+    run
 }
 
 /// A kernel as the report tells kernels apart: name, module SHA-256 and

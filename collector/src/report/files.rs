@@ -468,6 +468,7 @@ mod tests {
             asm_copies: None,
             page_kernels: None,
             counts_incomplete: vec!["process 1 on h: it was still running".into()],
+            counts_kept: Vec::new(),
             warnings: vec!["w".into()],
         };
         write_report(&path, &report).unwrap().commit().unwrap();

@@ -16,7 +16,9 @@ use serde::{Deserialize, Serialize};
 
 /// Version of `report.json`; bumped on any incompatible change (2: ISA from
 /// module binaries: `isa_source`, `binary`, new statuses, `not-spirv` gone;
-/// 3: each launched kernel's `flow` from its code, or `flow_reason`).
+/// 3: each launched kernel's `flow` from its code, or `flow_reason`;
+/// `counts_kept`, per process and for the run, added within 3: absent
+/// when empty).
 pub const SCHEMA: u32 = 3;
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -50,6 +52,28 @@ pub struct ProcessEntry {
     /// lost, an unreadable counts file.
     #[serde(default)]
     pub counts_incomplete: Vec<String>,
+    /// Where its launch counters were kept when not in the capture's
+    /// counts file during the run, and why (empty: they were there).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub counts_kept: Vec<CountsKept>,
+}
+
+/// Counters kept out of the capture's counts file during the run: where
+/// (`staged`: node-local memory, `memory`: the process's memory), why,
+/// and which chunks (of 2048 kernel ids each).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CountsKept {
+    pub place: String,
+    pub reason: String,
+    pub chunks: Vec<u32>,
+}
+
+/// For the run: how many processes kept counters where, and why.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CountsKeptInRun {
+    pub place: String,
+    pub reason: String,
+    pub processes: u64,
 }
 
 /// One rank's share of a kernel's launches.
@@ -353,6 +377,11 @@ pub struct Report {
     /// every count is exact).
     #[serde(default)]
     pub counts_incomplete: Vec<String>,
+    /// Counters kept out of the capture during the run, by place and
+    /// reason, with how many processes did (each process's own:
+    /// `processes[].counts_kept`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub counts_kept: Vec<CountsKeptInRun>,
     pub warnings: Vec<String>,
 }
 

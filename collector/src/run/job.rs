@@ -210,14 +210,16 @@ pub fn join(out: Option<&Path>, force: bool, rank: &Rank) -> Result<Joined, Laun
         return Err(LaunchError::OutNotDir(dir.to_path_buf()));
     }
     let existed = dir.is_dir();
-    std::fs::create_dir_all(dir).map_err(|e| io_error(dir, e))?;
+    crate::capture::trust::make_folder(dir).map_err(|e| io_error(dir, e))?;
+    launch::check_own("capture folder", dir)?;
     belong_to_job(dir, force, rank)?;
     let host = xpu_asm_record::host_name();
     claim_rank(dir, rank)?;
     for sub in [xpu_asm_record::RECORDS_DIR, xpu_asm_record::DUMPS_DIR] {
         let p = dir.join(sub);
-        std::fs::create_dir_all(&p).map_err(|e| io_error(&p, e))?;
+        crate::capture::trust::make_folder(&p).map_err(|e| io_error(&p, e))?;
     }
+    launch::check_capture_folders(dir)?;
     let path = std::fs::canonicalize(dir).map_err(|e| io_error(dir, e))?;
     Ok(Joined {
         out: OutDir {
@@ -418,6 +420,7 @@ mod tests {
                 exit: Some(exit),
                 error: None,
                 notices: Vec::new(),
+                notices_refused: 0,
             },
         )
         .unwrap();

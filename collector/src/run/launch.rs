@@ -247,6 +247,21 @@ pub enum LaunchError {
     OutIsCapture(PathBuf),
     #[error("{0} exists and is not a folder; choose another folder with -o")]
     OutNotDir(PathBuf),
+    /// A folder xpu-asm-run writes into that another user owns or can
+    /// write (docs/limits.md, "Security").
+    #[error(
+        "the {what} {path} {why}: another user could replace what xpu-asm-run writes there or \
+         put records of their own in it. Use a folder only you can write (-o DIR for the capture), \
+         or, if it is yours, `chmod go-w {path}`"
+    )]
+    NotYours {
+        what: &'static str,
+        path: PathBuf,
+        why: String,
+    },
+    /// The user's staging folder is not theirs.
+    #[error("{0}")]
+    Staging(String),
     #[error("cannot create {path}: {source}")]
     OutCreate {
         path: PathBuf,
@@ -527,7 +542,7 @@ pub fn prepare_out_dir(
     cmd0: &OsStr,
 ) -> Result<OutDir, LaunchError> {
     let create = |p: &Path| {
-        std::fs::create_dir_all(p).map_err(|source| LaunchError::OutCreate {
+        crate::capture::trust::make_folder(p).map_err(|source| LaunchError::OutCreate {
             path: p.to_path_buf(),
             source,
         })
@@ -550,6 +565,7 @@ pub fn prepare_out_dir(
                 Ok(_) if !d.is_dir() => return Err(LaunchError::OutNotDir(d.to_path_buf())),
                 Ok(_) => {
                     created = false;
+                    check_own("capture folder", d)?;
                     let empty = std::fs::read_dir(d)
                         .map(|mut r| r.next().is_none())
                         .unwrap_or(false);
@@ -569,9 +585,55 @@ pub fn prepare_out_dir(
     };
     create(&dir.join(xpu_asm_record::RECORDS_DIR))?;
     create(&dir.join(xpu_asm_record::DUMPS_DIR))?;
+    check_capture_folders(&dir)?;
     let path = std::fs::canonicalize(&dir)
         .map_err(|source| LaunchError::OutCreate { path: dir, source })?;
     Ok(OutDir { path, created })
+}
+
+/// Refuses `dir` when it is not the user's (`capture::trust`).
+pub fn check_own(what: &'static str, dir: &Path) -> Result<(), LaunchError> {
+    crate::capture::trust::check_own_folder(dir).map_err(|(path, why)| LaunchError::NotYours {
+        what,
+        path,
+        why,
+    })
+}
+
+/// The capture folder and the folders in it that the processes write
+/// into (made or found there): each the user's.
+pub fn check_capture_folders(dir: &Path) -> Result<(), LaunchError> {
+    check_own("capture folder", dir)?;
+    for sub in [
+        xpu_asm_record::RECORDS_DIR,
+        xpu_asm_record::DUMPS_DIR,
+        xpu_asm_record::MODULES_DIR,
+    ] {
+        let p = dir.join(sub);
+        if std::fs::symlink_metadata(&p).is_ok() {
+            if let Some(why) = crate::capture::trust::folder_not_own(&p) {
+                return Err(LaunchError::NotYours {
+                    what: "capture's folder",
+                    path: p,
+                    why,
+                });
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Before the command runs: a dump folder the user chose
+/// (`IGC_DumpToCustomDir`), when it exists, must be theirs; the staging
+/// folder is made and must be theirs.
+pub fn check_other_folders() -> Result<(), LaunchError> {
+    if let Some(d) = std::env::var_os("IGC_DumpToCustomDir").filter(|d| !d.is_empty()) {
+        let d = PathBuf::from(d);
+        if d.is_dir() {
+            check_own("dump folder (IGC_DumpToCustomDir)", &d)?;
+        }
+    }
+    crate::capture::staged::prepare().map_err(LaunchError::Staging)
 }
 
 /// The variables set for the command (on top of the inherited

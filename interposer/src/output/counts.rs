@@ -113,7 +113,10 @@ impl Counts {
             Ok((id, fs)) => {
                 self.file = Some(id);
                 self.not_in_file = (!sys::maps_safely(fs)).then(|| {
-                    format!("the capture's filesystem (type {fs:#x}) can fail a write into a mapped file for want of space")
+                    format!(
+                        "the capture's filesystem ({}) can fail a write into a mapped file for want of space",
+                        xpu_asm_record::filesystem_name(fs)
+                    )
                 });
             }
             Err(e) => self.not_in_file = Some(format!("cannot create it: {}", sys::describe(e))),
@@ -184,9 +187,9 @@ impl Counts {
     fn map_staged(&mut self, c: usize, at: Option<usize>) -> Result<usize, Errno> {
         let path = self.staged_path.as_ref().ok_or(libc::ENOENT)?;
         let f = match self.staged_made {
-            true => sys::open(path, libc::O_RDWR, 0)?,
+            true => sys::open(path, libc::O_RDWR | libc::O_NOFOLLOW, 0)?,
             false => {
-                let f = sys::open(path, libc::O_RDWR | libc::O_CREAT | libc::O_TRUNC, 0o600)?;
+                let f = super::staging::create(path, libc::O_RDWR)?;
                 if let Err(e) = f.pwrite_all(&staged_head_page(&self.staged_head), 0) {
                     sys::unlink(path);
                     return Err(e);

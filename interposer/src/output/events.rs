@@ -135,8 +135,8 @@ impl Events {
         };
         let done = match self.staged {
             Some(k) if k <= self.pending.len() => {
-                let appended = sys::open(path, libc::O_WRONLY | libc::O_APPEND, 0)
-                    .map(|f| f.write_all(&self.pending[k..]));
+                let flags = libc::O_WRONLY | libc::O_APPEND | libc::O_NOFOLLOW;
+                let appended = sys::open(path, flags, 0).map(|f| f.write_all(&self.pending[k..]));
                 match appended {
                     Ok((n, None)) => Some(k + n),
                     _ => None,
@@ -145,8 +145,7 @@ impl Events {
             _ => None,
         };
         self.staged = done.or_else(|| {
-            let flags = libc::O_WRONLY | libc::O_CREAT | libc::O_TRUNC;
-            let f = sys::open(path, flags, 0o600).ok()?;
+            let f = super::staging::create(path, libc::O_WRONLY).ok()?;
             let mut whole = self.staged_head.clone();
             whole.extend_from_slice(&self.pending);
             match f.write_all(&whole) {

@@ -21,6 +21,7 @@
 
 mod counts;
 mod events;
+mod staging;
 
 use crate::config::Config;
 use crate::sys;
@@ -68,8 +69,11 @@ pub struct Output {
     saved: HashSet<String>,
     /// Problems already told on stderr, by kind.
     told: HashSet<&'static str>,
-    /// Where to send a notice when the record can be written nowhere.
-    notify: Option<String>,
+    /// The staging folder, once found to be the user's (`staging`).
+    staging: Option<String>,
+    /// Where to send a notice when the record can be written nowhere, and
+    /// the key it carries.
+    notify: Option<(String, String)>,
     /// A notice was sent.
     notified: bool,
 }
@@ -236,15 +240,12 @@ struct Names {
     staging_head: Vec<u8>,
 }
 
-fn names(cfg: &Config, records_dir: &str, stem: &str, pid: u32) -> Names {
+fn names(staging: Option<&String>, host: &str, records_dir: &str, stem: &str, pid: u32) -> Names {
     let events = format!("{records_dir}/{stem}.events");
     let counts = format!("{records_dir}/{stem}.counts");
-    let staged = |ext: &str| {
-        cfg.staging
-            .as_ref()
-            .map(|d| c_path(&format!("{d}/{}", staged_file_name(stem, ext))))
-    };
-    let head = staging_header(&events, &counts, &cfg.host, pid, start_ticks());
+    let staged =
+        |ext: &str| staging.map(|d| c_path(&format!("{d}/{}", staged_file_name(stem, ext))));
+    let head = staging_header(&events, &counts, host, pid, start_ticks());
     Names {
         staged_events: staged("events"),
         staged_counts: staged("counts"),
@@ -270,10 +271,21 @@ impl Output {
             modules_dir: format!("{}/{MODULES_DIR}", cfg.out.trim_end_matches('/')),
             saved: HashSet::new(),
             told: HashSet::new(),
+            staging: None,
             notify: cfg.notify.clone(),
             notified: false,
             records_dir,
         };
+        o.staging = cfg.staging.as_ref().and_then(|d| match staging::ready(d) {
+            Ok(()) => Some(d.clone()),
+            Err(why) => {
+                o.tell(
+                    "staging",
+                    &format!("staging folder refused: {why}; what cannot be kept in the capture is kept in memory"),
+                );
+                None
+            }
+        });
         o.start(cfg, None);
         o
     }
@@ -303,7 +315,13 @@ impl Output {
         };
         for tries in 1.. {
             self.stem = process_stem(&cfg.host, self.pid, &token);
-            let n = names(cfg, &self.records_dir, &self.stem, self.pid);
+            let n = names(
+                self.staging.as_ref(),
+                &cfg.host,
+                &self.records_dir,
+                &self.stem,
+                self.pid,
+            );
             let mut staged_head = n.staging_head.clone();
             staged_head.push(b'\n');
             self.events = Events::new(c_path(&n.events), n.staged_events, staged_head);
@@ -370,11 +388,13 @@ impl Output {
     /// `xpu-asm-run` is told (once), so that the report says this process's
     /// record is missing or incomplete even if it never gets written.
     fn notify_nowhere(&mut self, e: sys::Errno) {
-        let Some(name) = self.notify.as_ref().filter(|_| !self.notified) else {
+        let Some((name, key)) = self.notify.as_ref().filter(|_| !self.notified) else {
             return;
         };
         self.notified = true;
-        let mut l = b"{\"host\":".to_vec();
+        let mut l = b"{\"key\":".to_vec();
+        push_json_str(&mut l, key);
+        l.extend_from_slice(b",\"host\":");
         push_json_str(&mut l, &self.stem_host());
         l.extend_from_slice(format!(",\"pid\":{},\"reason\":", self.pid).as_bytes());
         let why = format!(

@@ -9,7 +9,9 @@
 //! the layout's). Compact JSON (the page's data) only joins them.
 
 use crate::capture::run::Exit;
-use crate::report::{DumpsInfo, KernelEntry, LeftOut, ProcessEntry, Report, Totals};
+use crate::report::{
+    CountsKeptInRun, DumpsInfo, KernelEntry, LeftOut, ProcessEntry, Report, Totals,
+};
 use rayon::prelude::*;
 use serde::Serialize;
 use std::io::Write;
@@ -55,6 +57,8 @@ struct Tail<'a> {
     #[serde(skip_serializing_if = "Option::is_none")]
     page_kernels: &'a Option<LeftOut>,
     counts_incomplete: &'a [String],
+    #[serde(skip_serializing_if = "<[_]>::is_empty")]
+    counts_kept: &'a [CountsKeptInRun],
     warnings: &'a [String],
 }
 
@@ -78,6 +82,7 @@ fn parts(r: &Report) -> (Head<'_>, &[KernelEntry], Tail<'_>) {
         asm_copies,
         page_kernels,
         counts_incomplete,
+        counts_kept,
         warnings,
     } = r;
     let head = Head {
@@ -98,6 +103,7 @@ fn parts(r: &Report) -> (Head<'_>, &[KernelEntry], Tail<'_>) {
         asm_copies,
         page_kernels,
         counts_incomplete,
+        counts_kept,
         warnings,
     };
     (head, kernels, tail)

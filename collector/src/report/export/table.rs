@@ -61,6 +61,7 @@ pub fn render_table(r: &Report, style: &TableStyle) -> String {
     kernel_rows(&mut out, r, &Columns::of(r, style.width), c);
     totals(&mut out, r, c);
     incomplete(&mut out, r, c);
+    kept(&mut out, r);
     not_matched(&mut out, r, c);
     isa_notes(&mut out, r, c);
     closing_lines(&mut out, r, style);
@@ -302,6 +303,29 @@ fn incomplete(out: &mut String, r: &Report, c: bool) {
     let _ = writeln!(out, "{}", paint(c, "33", &head));
     for why in &r.counts_incomplete {
         let _ = writeln!(out, "  {}", names::escape_for_terminal(why));
+    }
+}
+
+/// Where counters were kept out of the capture during the run, and why
+/// (their counts are whole unless said above).
+fn kept(out: &mut String, r: &Report) {
+    if r.counts_kept.is_empty() {
+        return;
+    }
+    let _ = writeln!(out, "counts kept out of the capture during the run:");
+    for k in &r.counts_kept {
+        let place = match k.place.as_str() {
+            "staged" => "in node-local memory (staged)",
+            "memory" => "in the process's memory",
+            other => other,
+        };
+        let n = k.processes;
+        let _ = writeln!(
+            out,
+            "  {n} process{}: {place}: {}",
+            if n == 1 { "" } else { "es" },
+            names::escape_for_terminal(&k.reason)
+        );
     }
 }
 

@@ -687,6 +687,11 @@
     table(cols, ks, (i) => (location.hash = `#kernel-${i}`), (k) => `${k.name}\n${k.demangled}\n${display(k)}`);
     const notes = document.getElementById("notes");
     if (r.unlaunched_compiled && !r.unlaunched_listed) notes.append(h("p", { text: `IGC also compiled ${plural(r.unlaunched_compiled, "kernel")} that were never launched (collect --all lists them)` }));
+    const incomplete = r.counts_incomplete || [];
+    if (incomplete.length) notes.append(h("details", { open: "" }, h("summary", { text: `counts incomplete: launches of ${plural(incomplete.length, "process", "processes")} are missing` }), h("ul", null, incomplete.map((w) => h("li", { text: w })))));
+    const kept = r.counts_kept || [];
+    const where = { staged: "in node-local memory (staged)", memory: "in the process's memory" };
+    if (kept.length) notes.append(h("details", null, h("summary", { text: "counts kept out of the capture during the run" }), h("ul", null, kept.map((k) => h("li", { text: `${plural(k.processes, "process", "processes")}: ${where[k.place] || k.place}: ${k.reason}` })))));
     if (r.warnings.length) notes.append(h("details", null, h("summary", { text: plural(r.warnings.length, "warning") }), h("ul", null, r.warnings.map((w) => h("li", { text: w })))));
     const ranks = r.processes.map((p) => p.rank).filter((x) => x != null).sort((a, b) => a - b);
     if (ranks.length) notes.append(h("p", { text: `ranks ${ranges(ranks)} in ${plural(r.processes.length, "process", "processes")}` }));
