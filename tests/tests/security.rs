@@ -568,7 +568,7 @@ fn the_other_user_can_plant_nothing_in_a_capture() {
     let child = sh.spawn().expect("xpu-asm-run starts");
     wait_for(&c.root.join("ready"));
     let mut folders = vec![c.out.clone(), c.out.join("records"), c.out.join("dumps")];
-    // Each process's dump folder, made by the interposer.
+    // Each process's dump folder, made by the interposer (IGC 1).
     folders.extend(
         std::fs::read_dir(c.out.join("dumps"))
             .expect("dumps/")
@@ -576,6 +576,8 @@ fn the_other_user_can_plant_nothing_in_a_capture() {
             .map(|e| e.path())
             .filter(|p| p.is_dir()),
     );
+    // The module binaries' folder (every process's on IGC 2, which dumps nothing).
+    folders.extend(Some(c.out.join("modules")).filter(|m| m.is_dir()));
     assert!(folders.len() >= 4, "on {}: {folders:?}", stack_info());
     for d in folders {
         let mode = std::fs::metadata(&d).unwrap().mode() & 0o777;
