@@ -8,7 +8,6 @@ use crate::capture::layout::{is_capture, CollectError, Stopped, ASM_DIR, REPORT_
 use crate::capture::records::read_records as read_process_records;
 use crate::capture::run::{read_run_info, RunInfo};
 use crate::capture::state::{read_state, CollectState};
-use crate::isa::Analysis;
 use crate::matching::{binary_requests, match_all_listing, Matching, ProcessInput};
 use crate::report::entries::{self, Ranked};
 use crate::report::export::html::{self, PAGE_FILE};
@@ -27,6 +26,7 @@ use rayon::prelude::*;
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
+use xpu_asm_isa::Analysis;
 use xpu_asm_record::read::ProcessRecord;
 
 /// Progress messages (shown only on a terminal by the binary).
@@ -378,7 +378,7 @@ fn read_isa(matching: &Matching, order: &[usize], stop: Stop) -> Vec<Option<Arc<
             let file = matching.launched[i].chosen_file()?;
             match &file.analysis {
                 Some(a) => Some(Arc::clone(a)),
-                None => crate::isa::analyze_file(&file.path)
+                None => xpu_asm_isa::analyze_file(&file.path)
                     .ok()
                     .flatten()
                     .map(Arc::new),

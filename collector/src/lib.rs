@@ -15,8 +15,8 @@
 //!   loops, liveness, pressure), between matching and the report;
 //! * [`matching`]: each launched kernel tied to its ISA file;
 //! * [`sources`]: the sources of ISA: IGC's dump folders and the module
-//!   binaries (their native formats, IGA);
-//! * [`isa`]: reading ISA text: headers, source lines, instruction mix;
+//!   binaries, read by the `xpu-asm-isa` crate (native formats, IGA, ISA
+//!   text: headers, source lines, instruction mix);
 //! * [`capture`]: the capture folder: its layout, its files (`run.json`,
 //!   the job's files, `collect.json`), the records;
 //! * [`names`]: kernel names demangled, shortened and made safe for files.
@@ -25,7 +25,6 @@ pub mod analysis;
 pub mod capture;
 pub mod collect;
 pub mod commands;
-pub mod isa;
 pub mod matching;
 pub mod names;
 pub mod report;

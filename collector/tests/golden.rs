@@ -5,8 +5,8 @@ mod common;
 
 use common::data_dir;
 use std::collections::BTreeMap;
-use xpu_asm_collector::isa::header::{self, AsmHeader};
 use xpu_asm_collector::sources::dumps;
+use xpu_asm_isa::header::{self, AsmHeader};
 
 fn header(rel: &str) -> AsmHeader {
     header::read_header(&data_dir().join(rel)).unwrap()

@@ -13,9 +13,9 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::OnceLock;
-use xpu_asm_collector::isa::header;
-use xpu_asm_collector::sources::native::iga::{Iga, IgaError};
-use xpu_asm_collector::sources::native::{
+use xpu_asm_isa::header;
+use xpu_asm_isa::native::iga::{Iga, IgaError};
+use xpu_asm_isa::native::{
     self, instructions, render_asm, Device, Format, NativeError, Platform, Program,
 };
 
@@ -1012,7 +1012,7 @@ fn liveness_is_igas_dataflow() {
 /// IGA's live bytes and ours before each instruction of a kernel.
 fn both_liveness(platform: &Platform, code: &[u8]) -> Vec<(Option<u64>, Option<u64>, String)> {
     use xpu_asm_collector::analysis::flow;
-    use xpu_asm_collector::isa::igajson;
+    use xpu_asm_isa::igajson;
     let grf = platform.grf_bytes();
     let inputs = flow::Inputs {
         classes: &[],
@@ -1109,7 +1109,7 @@ fn kernel_view_binaries() -> Vec<(String, &'static Built)> {
 #[test]
 fn kernel_view_is_igas_json() {
     use xpu_asm_collector::analysis::flow;
-    use xpu_asm_collector::isa::igajson;
+    use xpu_asm_isa::igajson;
     let binaries = kernel_view_binaries();
     let mut kernels = 0;
     let mut instructions = 0;
@@ -1166,8 +1166,8 @@ fn kernel_view_is_igas_json() {
 /// Panics naming the first instruction or block where two codes differ.
 fn assert_same_code(
     name: &str,
-    ours: &xpu_asm_collector::isa::decoded::Code,
-    theirs: &xpu_asm_collector::isa::decoded::Code,
+    ours: &xpu_asm_isa::decoded::Code,
+    theirs: &xpu_asm_isa::decoded::Code,
 ) {
     assert_eq!(
         (&ours.version, &ours.platform, ours.insts.len()),

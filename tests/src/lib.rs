@@ -970,7 +970,7 @@ pub fn dumped_modules(dir: &Path) -> BTreeMap<String, BTreeSet<String>> {
 /// names aside: `native::instructions` of each text). Returns the count;
 /// `Err` says where they part.
 pub fn same_instructions(igc: &str, iga: &str) -> Result<usize, String> {
-    use xpu_asm_collector::sources::native::instructions;
+    use xpu_asm_isa::native::instructions;
     let (a, b) = (instructions(igc), instructions(iga));
     if a.len() != b.len() {
         return Err(format!(
@@ -1006,8 +1006,8 @@ pub fn cross_check_dumps_against_binaries(
     out: &Path,
     r: &xpu_asm_collector::report::Report,
 ) -> usize {
-    use xpu_asm_collector::sources::native;
     use xpu_asm_collector::sources::IsaSourceKind;
+    use xpu_asm_isa::native;
     let rec = only_record(out);
     let iga = native::iga::Iga::load().unwrap_or_else(|e| panic!("{e}"));
     let mut n = 0;

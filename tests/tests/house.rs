@@ -899,6 +899,11 @@ fn interposer_imports_run_one_way() {
 }
 
 #[test]
+fn isa_imports_run_one_way() {
+    assert_one_way("isa");
+}
+
+#[test]
 fn record_imports_run_one_way() {
     assert_one_way("record");
 }
@@ -911,6 +916,11 @@ fn collector_functions_read_in_one_pass() {
 #[test]
 fn interposer_functions_read_in_one_pass() {
     assert_short_functions("interposer");
+}
+
+#[test]
+fn isa_functions_read_in_one_pass() {
+    assert_short_functions("isa");
 }
 
 #[test]

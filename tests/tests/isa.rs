@@ -495,7 +495,7 @@ fn mix_of_kernels_with_known_answers() {
         cmd.args(["-d", "-p=12p72"]).arg(&dat);
         let r = run(cmd, &c.out);
         r.assert_status(0);
-        let iga = xpu_asm_collector::isa::mix::count(&r.stdout());
+        let iga = xpu_asm_isa::mix::count(&r.stdout());
         let iga: BTreeMap<String, u64> = iga
             .fields()
             .iter()

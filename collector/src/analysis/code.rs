@@ -6,8 +6,8 @@
 //! same figures.
 //!
 //! IGA decodes the kernel's code (its operands: through IGA's KernelView
-//! API, [`crate::sources::native::kv`], else from IGA's JSON of the code,
-//! [`crate::isa::igajson`], which give the same), and
+//! API, [`xpu_asm_isa::native::kv`], else from IGA's JSON of the code,
+//! [`xpu_asm_isa::igajson`], which give the same), and
 //! [`super::live`] computes which registers are live; each
 //! instruction is classified from the ISA text shown for the kernel (its
 //! instructions mapped to IGA's by position, which also brings the source
@@ -15,23 +15,26 @@
 //! up. When no analysis can be made, the kernel keeps everything else and
 //! `flow_reason` says why.
 
+// IGA's errors carry its messages; they are rare and off the hot path.
+#![allow(clippy::result_large_err)]
+
 use super::flow::{self, Flow, Inputs, SourceRef};
-use crate::isa::decoded::Code;
-use crate::isa::header::AsmHeader;
-use crate::isa::igajson;
-use crate::isa::line::{lines, Line};
-use crate::isa::mix::{classify, Class, Classifier};
 use crate::matching::KernelMatch;
-use crate::names::FastMap;
 use crate::sources::binaries::{read_and_parse, request, BinaryKey, Parsed, Request};
-use crate::sources::native::iga::{Iga, IgaError};
-use crate::sources::native::{NativeKernel, Platform, Program};
 use rayon::prelude::*;
 use sha2::{Digest, Sha256};
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
+use xpu_asm_isa::decoded::Code;
+use xpu_asm_isa::fast::FastMap;
+use xpu_asm_isa::header::AsmHeader;
+use xpu_asm_isa::igajson;
+use xpu_asm_isa::line::{lines, Line};
+use xpu_asm_isa::mix::{classify, Class, Classifier};
+use xpu_asm_isa::native::iga::{Iga, IgaError};
+use xpu_asm_isa::native::{NativeKernel, Platform, Program};
 use xpu_asm_record::read::{Api, ProcessRecord};
 
 /// Set (to anything but empty or `0`): no kernel's code is analysed (each

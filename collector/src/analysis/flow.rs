@@ -1,5 +1,5 @@
 //! A kernel's control flow, loops and register pressure, from its code as
-//! IGA decodes it ([`crate::isa::decoded`]).
+//! IGA decodes it ([`xpu_asm_isa::decoded`]).
 //!
 //! - Blocks are IGA's (a label starts each); their successors are the
 //!   labels the block's last instruction jumps to and the next block unless
@@ -21,9 +21,9 @@
 //!   as taken), and a register's bytes count only as far as its live parts.
 
 use super::live;
-use crate::isa::decoded::Code;
-use crate::isa::mix::{Class, Mix};
 use serde::{Deserialize, Serialize};
+use xpu_asm_isa::decoded::Code;
+use xpu_asm_isa::mix::{Class, Mix};
 
 /// What the kernel's code says of its flow and pressure.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -478,7 +478,7 @@ impl Flow {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::isa::igajson::parse;
+    use xpu_asm_isa::igajson::parse;
 
     /// Block 0 -> 1; 1 -> 2; 2 -> 2 (inner), 3; 3 -> 1 (outer), 4; 4 ends.
     const NESTED: &str = r#"{"version":"1.0","insts":[

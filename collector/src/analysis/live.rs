@@ -1,5 +1,5 @@
 //! Register liveness of a kernel's code, from the operands IGA decodes
-//! ([`crate::isa::decoded`]), and the spilled values it holds in scratch memory.
+//! ([`xpu_asm_isa::decoded`]), and the spilled values it holds in scratch memory.
 //!
 //! IGA can compute liveness itself (`-Xprint-defs`), but its analysis
 //! follows one path per use and takes seconds on a kernel of a thousand
@@ -24,8 +24,8 @@
 //! register demand of the code, which can exceed the register budget where
 //! the live registers cannot.
 
-use crate::isa::decoded::{Code, Inst, Operand};
-use crate::isa::mix::Class;
+use xpu_asm_isa::decoded::{Code, Inst, Operand};
+use xpu_asm_isa::mix::Class;
 
 /// GRF registers a thread can have (the large-GRF mode's 256).
 const MAX_GRF: u32 = 256;
@@ -566,7 +566,7 @@ impl Bits {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::isa::igajson::parse;
+    use xpu_asm_isa::igajson::parse;
 
     fn blocks_of(code: &Code) -> (Vec<(usize, usize)>, Vec<Vec<usize>>) {
         let n = code.blocks.len();

@@ -10,9 +10,9 @@ use crate::report::files::Keep;
 use crate::run::job::{self, Joined};
 use crate::run::launch::{self, LaunchError, OutDir};
 use crate::run::{forward, notices::Notices};
-use crate::sources::native::iga::only_igc;
 use std::ffi::OsString;
 use std::path::Path;
+use xpu_asm_isa::native::iga::only_igc;
 
 /// `xpu-asm-run -- cmd`: runs the command under the interposer, then
 /// collects (for a job's rank: the last rank to end collects).

@@ -216,9 +216,9 @@ pub struct KernelEntry {
     pub private_memory_bytes: Option<u64>,
     /// Source lines and their instructions; null without line information
     /// (or for a kernel not launched).
-    pub source: Option<crate::isa::source::Source>,
+    pub source: Option<xpu_asm_isa::source::Source>,
     /// Instructions by class; null for a kernel not launched.
-    pub mix: Option<crate::isa::mix::Mix>,
+    pub mix: Option<xpu_asm_isa::mix::Mix>,
     /// From its code (its module's binary, through IGA's JSON): blocks,
     /// loops, live GRF per instruction and the peak; null when not
     /// analysed (`flow_reason` says why) or not launched.
@@ -232,7 +232,7 @@ pub struct KernelEntry {
 impl KernelEntry {
     /// Sets `source` and `mix` from the analysis of its ISA file (none:
     /// no file, or it could not be read).
-    pub fn set_isa(&mut self, a: Option<crate::isa::Analysis>) {
+    pub fn set_isa(&mut self, a: Option<xpu_asm_isa::Analysis>) {
         if let Some(a) = a {
             self.source = a.source;
             self.mix = Some(a.mix);

@@ -677,7 +677,7 @@ pub fn child_env(
 /// NEO's no-hardware variables for device `dev` (`--emulate dev`) on this
 /// system's NEO.
 pub fn emulate_env(dev: &str) -> Vec<(OsString, OsString)> {
-    emulate_env_for(dev, crate::sources::native::iga::only_igc() == Some(1))
+    emulate_env_for(dev, xpu_asm_isa::native::iga::only_igc() == Some(1))
 }
 
 /// [`emulate_env`] for NEO 22.43 (`neo22`) or a later NEO.

@@ -24,7 +24,6 @@
 use super::{AsmFile, AsmName, IsaSource, IsaSourceKind, Lookup, Status};
 use crate::capture::files::{open_noatime, without_atime, Listing};
 use crate::capture::layout::Stopped;
-use crate::isa::header::{header_and_analysis_of, AsmHeader};
 use crate::names::short_sha;
 use rayon::prelude::*;
 use sha2::{Digest, Sha256};
@@ -34,6 +33,7 @@ use std::io::Read;
 use std::os::fd::OwnedFd;
 use std::path::{Component, Path, PathBuf};
 use std::sync::{Arc, OnceLock};
+use xpu_asm_isa::header::{header_and_analysis_of, AsmHeader};
 use xpu_asm_record::read::{Module, ProcessRecord};
 
 /// `.kernbin`/`.dat` files bigger than this are not compared.
@@ -564,7 +564,7 @@ fn read_files(
 
 /// What the scan read of one `.asm`: its header, its analysis (when its
 /// kernel was launched), its size (when known).
-type AsmRead = (AsmHeader, Option<crate::isa::Analysis>, Option<u64>);
+type AsmRead = (AsmHeader, Option<xpu_asm_isa::Analysis>, Option<u64>);
 
 /// The `.asm` `name` of `folder` (at `path`) read: its header, and its
 /// analysis when `launched` names its kernel; its size from the open
@@ -1062,7 +1062,7 @@ pub fn find_in_dumps<'a>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::isa::header::{read_header, read_header_and_analysis, HEADER_READ_CHUNK};
+    use xpu_asm_isa::header::{read_header, read_header_and_analysis, HEADER_READ_CHUNK};
 
     #[test]
     fn asm_file_names() {
@@ -1318,7 +1318,7 @@ mod tests {
         let (h, a) = read_header_and_analysis(&p, &launched).unwrap();
         assert_eq!(h, read_header(&p).unwrap());
         assert_eq!(h.kernel.as_deref(), Some(b"scale".as_slice()));
-        let whole = crate::isa::analyze_file(&p).unwrap().unwrap();
+        let whole = xpu_asm_isa::analyze_file(&p).unwrap().unwrap();
         assert_eq!(a, Some(whole.clone()));
         assert_eq!(whole.mix.instructions, 2000);
         assert_eq!(whole.source.unwrap().lines.len(), 7);

@@ -7,12 +7,12 @@
 
 use crate::commands::read::{self, ShowError};
 use crate::commands::show::cfg;
-use crate::isa::mix::Mix;
 use crate::names;
 use crate::report::{KernelEntry, Report};
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
+use xpu_asm_isa::mix::Mix;
 
 /// One capture's figures for a kernel.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

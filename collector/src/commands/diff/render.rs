@@ -3,7 +3,6 @@
 
 use super::compare::{change, compare, Captures, DiffReport, KernelDiff, Side};
 use crate::commands::read::{self, ShowError};
-use crate::isa::{self, Line};
 use crate::names;
 use crate::report::export::html;
 use crate::report::{KernelEntry, LeftOut, Limit, Report};
@@ -11,6 +10,7 @@ use serde::Serialize;
 use std::collections::{HashMap, HashSet};
 use std::fmt::Write;
 use std::path::Path;
+use xpu_asm_isa::{self as isa, Line};
 
 /// Why the page of a comparison was not written.
 #[derive(Debug, thiserror::Error)]

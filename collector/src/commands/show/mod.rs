@@ -8,12 +8,12 @@ use super::read::{isa_path, load_report, select, ShowError};
 use super::terminal::{print_out, use_color};
 use super::{CfgFormat, ShowArgs};
 use crate::analysis::flow::Flow;
-use crate::isa::{self, Line};
 use crate::names;
 use crate::report::KernelEntry;
 use std::collections::HashMap;
 use std::fmt::Write;
 use std::path::Path;
+use xpu_asm_isa::{self as isa, Line};
 
 /// `show DIR KERNEL`: its exit status (1 on error).
 pub fn main(a: &ShowArgs) -> i32 {

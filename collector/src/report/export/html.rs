@@ -15,7 +15,6 @@
 
 use crate::capture::files::{write_pending, Pending};
 use crate::capture::layout::CollectError;
-use crate::isa::{self, mix, mix::Mix, Line};
 use crate::report::export::pieces::{self, Layout};
 use crate::report::{KernelEntry, Report};
 use rayon::prelude::*;
@@ -23,6 +22,7 @@ use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
+use xpu_asm_isa::{self as isa, mix, mix::Mix, Line};
 
 const TEMPLATE: &str = include_str!("html/template.html");
 const SCRIPT: &str = include_str!("html/page.js");
@@ -60,7 +60,7 @@ pub struct IsaRef {
     pub bytes: u64,
     /// Why the text is missing (the kernel has an ISA file).
     pub note: Option<String>,
-    /// The class of each instruction, in order, as [`crate::isa::mix`]
+    /// The class of each instruction, in order, as [`xpu_asm_isa::mix`]
     /// counts it: one letter each, `a` for the first of [`classes`].
     pub classes: Option<String>,
 }

@@ -339,13 +339,13 @@ fn merge(into: &mut LineTable, more: LineTable) {
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
-    use crate::sources::native::parse;
+    use crate::native::parse;
 
     /// The workload's loops module built with `-g` by ocloc 26.27 (IGC
     /// 2.40) in /tmp/xpu-asm-dwarf (tests/data/gen-neo26.sh): three kernels,
     /// the first two relocated against one nameless symbol.
     pub(crate) const LOOPS_G: &[u8] =
-        include_bytes!("../../../tests/data/module-binaries/loops_g.pvc.zebin");
+        include_bytes!("../../../collector/tests/data/module-binaries/loops_g.pvc.zebin");
     pub(crate) const LOOPS_CL: &str = "/tmp/xpu-asm-dwarf/kernels_loops.cl";
 
     fn table(bytes: &[u8], kernel: &str) -> LineTable {
@@ -405,7 +405,7 @@ pub(crate) mod tests {
 
     #[test]
     fn a_zebin_without_debug_info_has_no_lines() {
-        let a = include_bytes!("../../../tests/data/module-binaries/module_a.pvc.zebin");
+        let a = include_bytes!("../../../collector/tests/data/module-binaries/module_a.pvc.zebin");
         let p = parse(a, None).unwrap();
         assert_eq!(p.kernels.len(), 2);
         assert!(p.kernels.iter().all(|k| k.lines.is_none()));

@@ -153,7 +153,7 @@ pub(crate) fn annotate(
     table: &LineTable,
     sources: &SourceFiles,
 ) -> Option<String> {
-    use crate::isa::line::{classify, Line};
+    use crate::line::{classify, Line};
     let code = instructions(code);
     let count = disassembly
         .lines()
@@ -233,11 +233,11 @@ pub(super) fn push_line_safe(s: &mut String, text: &str) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::isa::source;
-    use crate::sources::native::dwarf::tests::{LOOPS_CL, LOOPS_G};
-    use crate::sources::native::{parse, NativeKernel};
+    use crate::native::dwarf::tests::{LOOPS_CL, LOOPS_G};
+    use crate::native::{parse, NativeKernel};
+    use crate::source;
 
-    const CL: &str = include_str!("../../../../tests/workload/kernels_loops.cl");
+    const CL: &str = include_str!("../../../tests/workload/kernels_loops.cl");
 
     fn kernel(name: &str) -> NativeKernel {
         let p = parse(LOOPS_G, None).unwrap();

@@ -4,7 +4,7 @@
 //! instruction belongs to the last `// Line` above it.
 
 use super::line::Line;
-use crate::names::FastMap;
+use crate::fast::FastMap;
 use serde::{Deserialize, Serialize};
 
 /// A kernel's source lines and the instructions each produced.

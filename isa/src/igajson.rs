@@ -1,6 +1,6 @@
 //! IGA's JSON of a kernel (`-Xprint-json`, the C API's
 //! `IGA_FORMATTING_OPT_PRINT_JSON`), read into the [`Code`] that the analysis of
-//! [`crate::analysis::flow`] and [`crate::analysis::live`] needs: the blocks in order, each with
+//! the collector's `analysis::flow` and the collector's `analysis::live` needs: the blocks in order, each with
 //! its first instruction (and, from IGA 2's JSON, its successors), and per
 //! instruction its opcode, execution size, whether it is predicated, the
 //! labels it jumps to, its register operands, and (when IGA was asked for

@@ -1,19 +1,26 @@
-//! Reading ISA text: which source lines made which instructions
-//! ([`source`]) and what kinds of instructions a kernel has ([`mix`]).
+//! Reading Intel GPU ISA, bytes to kernels, with no knowledge of captures:
+//! the native module binaries the driver runs (zebin, NEO's patch-token
+//! programs, ocloc's fat binaries), each kernel's machine code found in
+//! them and disassembled by IGA in-process ([`native`]); the text of IGC's
+//! `.asm` files and of IGA's disassembly: headers ([`header`]), lines
+//! ([`line`]), which source lines made which instructions ([`source`]) and
+//! what kinds of instructions a kernel has ([`mix`]).
 //!
-//! Both are pure functions of the text of an `.asm` file, so they apply to
+//! The text readers are pure functions of the text of an `.asm` file, so they apply to
 //! any ISA text in IGC's syntax: IGC's own `.asm` dumps and texts rendered
 //! from IGA's disassembly of native binaries. [`analyze`] computes both in
 //! one pass over the text. Beside them, a kernel's code as IGA decodes it
 //! ([`decoded`]), read from IGA's JSON of the code ([`igajson`]): what the
-//! analysis of a kernel's code ([`crate::analysis`]) reads.
+//! analysis of a kernel's code (the collector's `analysis`) reads.
 
 pub(crate) mod bytes;
 pub mod decoded;
+pub mod fast;
 pub mod header;
 pub mod igajson;
 pub mod line;
 pub mod mix;
+pub mod native;
 pub mod source;
 
 pub use line::{classify, lines, Line};

@@ -1,5 +1,5 @@
 //! A kernel's code decoded through IGA's KernelView C API (`kv.h`), into
-//! the [`Code`] that [`crate::isa::igajson::parse`] reads from IGA's JSON of
+//! the [`Code`] that [`crate::igajson::parse`] reads from IGA's JSON of
 //! the same code, without IGA formatting the whole kernel as JSON (the
 //! C++ streams of its JSON formatter and the parse of their output are
 //! most of the time of the analysis).
@@ -15,7 +15,7 @@
 //! `math`, `bfn`, `dpas`, `sync` and macros, with their subfunctions;
 //! operands in registers whose regions the KernelView API does not give)
 //! are formatted by IGA as the JSON of that one instruction
-//! (`kv_get_inst_syntax`), and read as [`crate::isa::igajson`] reads them:
+//! (`kv_get_inst_syntax`), and read as [`crate::igajson`] reads them:
 //! the same text, so the same fields. Both IGAs (IGC 1's, whose JSON is
 //! version 1.0, and IGC 2's, 2.0) have the API; the JSON's version and the
 //! value IGA gives the GRF register file (IGA 2 has one more register file
@@ -26,9 +26,9 @@
 //! least); with version 2.0 each block's successors are those IGA's JSON
 //! lists, by the same rules.
 
-use crate::isa::decoded::{add_entry_block, type_bits, Block, Code, Inst, Operand};
-use crate::isa::igajson;
-use crate::isa::mix::is_branch;
+use crate::decoded::{add_entry_block, type_bits, Block, Code, Inst, Operand};
+use crate::igajson;
+use crate::mix::is_branch;
 use libloading::Library;
 use std::collections::HashMap;
 use std::ffi::{c_char, c_void, CStr};

@@ -7,7 +7,7 @@ use std::collections::HashSet;
 use std::fmt::Write;
 
 /// A kernel's `.asm` text: a header of IGC's style (the lines
-/// [`crate::isa::header::parse_header`] reads: `//.kernel`, `//.platform`,
+/// [`crate::header::parse_header`] reads: `//.kernel`, `//.platform`,
 /// `//.thread_config numGRF=`, `//.instCount`, `//.spill size`), lines of
 /// its own for what IGC's header does not say (`//.simd`, `//.scratch size`,
 /// `//.stateless private memory size`, `//.slm size`) and where the text
@@ -145,7 +145,7 @@ fn is_identifier(s: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::sources::native::{Format, Platform};
+    use crate::native::{Format, Platform};
 
     #[test]
     fn instructions_drop_comments_and_labels_and_name_branch_targets_alike() {
@@ -173,7 +173,7 @@ mod tests {
         let body = "(W) mov (8|M0) r1.0<1>:ud 0x0:ud\n";
         let text = render_asm(&k, &p, body, &SourceFiles::default());
         assert_eq!(instructions(&text), instructions(body), "{text}");
-        let h = crate::isa::header::parse_header(text.as_bytes(), 1 << 20).unwrap();
+        let h = crate::header::parse_header(text.as_bytes(), 1 << 20).unwrap();
         assert_eq!(
             h.kernel.as_deref(),
             Some(&b"k\\n(W) nop\\r\\n//.spill size 9"[..])
@@ -213,7 +213,7 @@ mod tests {
         };
         let body = "L0:\n(W) mov (8|M0) r1.0<1>:ud 0x0:ud\n(W) nop\n";
         let text = render_asm(&k, &p, body, &SourceFiles::default());
-        let h = crate::isa::header::parse_header(text.as_bytes(), 1 << 20).unwrap();
+        let h = crate::header::parse_header(text.as_bytes(), 1 << 20).unwrap();
         assert_eq!(h.kernel.as_deref(), Some(&b"_ZTS3foo"[..]));
         assert_eq!(h.platform.as_deref(), Some("PVCXT"));
         assert_eq!(h.grf, Some(256));

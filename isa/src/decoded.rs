@@ -1,10 +1,10 @@
 //! A kernel's code as IGA decodes it, as far as the analysis of
-//! [`crate::analysis::flow`] and [`crate::analysis::live`] reads it: the blocks in order, each
+//! the collector's `analysis::flow` and the collector's `analysis::live` reads it: the blocks in order, each
 //! with its first instruction (and, from IGC 2's IGA, its successors), and
 //! per instruction its opcode, execution size, whether it is predicated,
 //! the labels it jumps to, its register operands, and the live GRF bytes.
 //! Two readers make it, to the same values: [`super::igajson`] from IGA's
-//! JSON of the code, and [`crate::sources::native::kv`] through IGA's
+//! JSON of the code, and [`crate::native::kv`] through IGA's
 //! KernelView API.
 
 /// One kernel's code as IGA decodes it.
@@ -47,10 +47,10 @@ pub struct Inst {
     /// Ends the thread (`{EOT}`).
     pub eot: bool,
     /// Live GRF bytes at this instruction (IGA's `liveTotals.r`, or
-    /// [`crate::analysis::live`]'s).
+    /// the collector's `analysis::live`'s).
     pub live_bytes: Option<u64>,
     /// Bytes of spilled values held in scratch memory at this instruction
-    /// (from [`crate::analysis::live`]).
+    /// (from the collector's `analysis::live`).
     pub spilled_bytes: u64,
 }
 

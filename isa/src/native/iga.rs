@@ -366,13 +366,13 @@ impl Iga {
     }
 
     /// `code` decoded through IGA's KernelView API ([`super::kv`]): what
-    /// [`crate::isa::igajson::parse`] reads from [`Iga::disassemble_json`]
+    /// [`crate::igajson::parse`] reads from [`Iga::disassemble_json`]
     /// (without IGA's dataflow), without IGA formatting the kernel.
     pub fn decode(
         &self,
         platform: &Platform,
         code: &[u8],
-    ) -> Result<crate::isa::decoded::Code, super::kv::KvError> {
+    ) -> Result<crate::decoded::Code, super::kv::KvError> {
         let api = self.kv.as_ref().map_err(Clone::clone)?;
         super::kv::decode(api, platform.iga_gen, code)
     }

@@ -1,5 +1,5 @@
 //! The header of an `.asm` file ([`AsmHeader`]): the leading `//` lines
-//! IGC writes (and [`crate::sources::native`] writes in IGC's style), read
+//! IGC writes (and [`crate::native`] writes in IGC's style), read
 //! without reading the instruction body.
 
 use serde::{Deserialize, Serialize};
@@ -411,7 +411,7 @@ mod tests {
                 if t.len() <= max {
                     let f = File::open(&p).unwrap();
                     let mut bytes = Vec::new();
-                    crate::isa::read_to_length(&f, &mut bytes, t.len()).unwrap();
+                    crate::read_to_length(&f, &mut bytes, t.len()).unwrap();
                     let got = read_header_into(&f, &mut bytes, max, None).unwrap();
                     assert_eq!(got, want, "text {i}, cap {max}, read whole");
                 }

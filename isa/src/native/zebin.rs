@@ -453,7 +453,8 @@ mod tests {
         assert_eq!(info[&b"sec'ond".to_vec()].simd, Some(32));
     }
 
-    const ZEBIN: &[u8] = include_bytes!("../../../tests/data/module-binaries/module_a.pvc.zebin");
+    const ZEBIN: &[u8] =
+        include_bytes!("../../../collector/tests/data/module-binaries/module_a.pvc.zebin");
 
     /// The offsets of the `sh_name` of each section header whose name
     /// starts with `.text.`, and of that name in the file.
@@ -477,8 +478,10 @@ mod tests {
             .collect()
     }
 
-    const BMG: &[u8] = include_bytes!("../../../tests/data/module-binaries/module_a.bmg.zebin");
-    const PTL: &[u8] = include_bytes!("../../../tests/data/module-binaries/module_a.ptl.zebin");
+    const BMG: &[u8] =
+        include_bytes!("../../../collector/tests/data/module-binaries/module_a.bmg.zebin");
+    const PTL: &[u8] =
+        include_bytes!("../../../collector/tests/data/module-binaries/module_a.ptl.zebin");
 
     /// The header of the `.note.intelgt.compat` section, and the offsets of
     /// the type and the description of each of its notes.
@@ -600,7 +603,8 @@ mod tests {
         // ocloc 26.27's zebin for tgllp: product family 29 (a number that
         // moved between compilers, so the recorded device names the product
         // when it is of the binary's generation), core family Gen12LP.
-        let tgllp = include_bytes!("../../../tests/data/module-binaries/module_a.tgllp.zebin");
+        let tgllp =
+            include_bytes!("../../../collector/tests/data/module-binaries/module_a.tgllp.zebin");
         let alone = named(tgllp, None).unwrap();
         assert_eq!(alone.1, "TGLLP");
         let pvc = Device {
@@ -617,9 +621,12 @@ mod tests {
     /// GFX core family the only platform note, its section aligned to 16.
     #[test]
     fn ngens_zebins_name_their_generation_and_the_device_its_product() {
-        let bmg = include_bytes!("../../../tests/data/module-binaries/ngen_trivial.bmg.zebin");
-        let pvc = include_bytes!("../../../tests/data/module-binaries/ngen_trivial.pvc.zebin");
-        let mtl = include_bytes!("../../../tests/data/module-binaries/ngen_trivial.mtl.zebin");
+        let bmg =
+            include_bytes!("../../../collector/tests/data/module-binaries/ngen_trivial.bmg.zebin");
+        let pvc =
+            include_bytes!("../../../collector/tests/data/module-binaries/ngen_trivial.pvc.zebin");
+        let mtl =
+            include_bytes!("../../../collector/tests/data/module-binaries/ngen_trivial.mtl.zebin");
         for b in [&bmg[..], pvc, mtl] {
             assert_eq!(compat_notes(b).1.len(), 1);
             let p = parse(b, None).unwrap();
