@@ -77,18 +77,6 @@ pub fn shorten(name: &str, max: usize) -> String {
     cut_middle(&no_templates, max)
 }
 
-/// [`shorten`], but keeps whatever follows the last `marker` whole.
-pub fn shorten_keeping_end(name: &str, max: usize, marker: &str) -> String {
-    match name.rfind(marker) {
-        Some(i) if i > 0 => {
-            let tail = &name[i..];
-            let room = max.saturating_sub(tail.chars().count());
-            format!("{}{tail}", shorten(&name[..i], room))
-        }
-        _ => shorten(name, max),
-    }
-}
-
 /// `ns::f<int>(float*, int)` -> `ns::f<int>`; leaves names without a
 /// trailing, balanced parameter list alone.
 fn strip_trailing_params(name: &str) -> &str {

@@ -609,11 +609,6 @@ impl IsaSource for ModuleBinaries {
     }
 }
 
-/// The binary `module` is looked up by, for [`ModuleBinaries::prepare`].
-pub fn binary_key(rec: &ProcessRecord, module: &Module) -> Option<BinaryKey> {
-    request(rec, module, b"").ok().map(|r| r.key)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

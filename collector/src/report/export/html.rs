@@ -313,15 +313,6 @@ fn gzip(bytes: &[u8]) -> Vec<u8> {
     out
 }
 
-/// The page of the capture `dir` whose report is `report`.
-pub fn capture_page(dir: &Path, report: &Report) -> String {
-    let mut out = Vec::new();
-    // Writing into a Vec cannot fail.
-    let _ = write_capture_page_to(&mut out, dir, report, &|_| None, None);
-    // Made of UTF-8 pieces only.
-    String::from_utf8(out).unwrap_or_default()
-}
-
 /// Writes the page of the capture `dir` as `dir/report.html`.
 pub fn write_capture_page(dir: &Path, report: &Report) -> Result<(), CollectError> {
     write_capture_page_pending(dir, report, &|_| None)?.commit()
