@@ -392,7 +392,7 @@ after {
     if !func_name.is_null() {
         // SAFETY: a C string, per the API.
         let name = unsafe { CStr::from_ptr(func_name) }.to_bytes();
-        f = crate::hooks::stand_in(name, f as usize) as *mut c_void;
+        f = crate::real::stand_in(name, f as usize) as *mut c_void;
     }
 });
 
@@ -403,6 +403,6 @@ after {
     if !func_name.is_null() {
         // SAFETY: a C string, per the API.
         let name = unsafe { CStr::from_ptr(func_name) }.to_bytes();
-        f = crate::hooks::stand_in(name, f as usize) as *mut c_void;
+        f = crate::real::stand_in(name, f as usize) as *mut c_void;
     }
 });

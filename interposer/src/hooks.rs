@@ -13,7 +13,7 @@ use crate::direct::load_word;
 use crate::ffi::*;
 use crate::guard::{no_panic, Guard};
 use crate::queries::capture_graph;
-use crate::real::{Real, SLOTS};
+use crate::real::{stand_in, Real, SLOTS};
 use crate::state::{self, ModuleInput};
 use std::ffi::{c_char, c_void, CStr};
 
@@ -718,28 +718,6 @@ hook!(zeCommandListUpdateMutableCommandKernelsExp => update_mutable_command_kern
 // Extension functions by name: the graph functions of SYCL's v2 adapter
 // (and any other hooked function a driver hands out this way) are the
 // hooks, as from `dlsym`.
-
-/// The list of hooks by name (`names::stand_in`), which sits above the
-/// hooks it names; the crate root hands it down at load, before any Level
-/// Zero call can be made.
-static STAND_IN: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
-
-/// Sets what [`stand_in`] asks (`names::stand_in`).
-pub fn set_stand_in(f: fn(&[u8], usize) -> usize) {
-    STAND_IN.store(f as usize, std::sync::atomic::Ordering::Release);
-}
-
-/// What a program that found `name` by name gets instead of `real`.
-pub(crate) fn stand_in(name: &[u8], real: usize) -> usize {
-    match STAND_IN.load(std::sync::atomic::Ordering::Acquire) {
-        0 => real,
-        f => {
-            // SAFETY: only set_stand_in stores here, from a fn of this type.
-            let f: fn(&[u8], usize) -> usize = unsafe { std::mem::transmute(f) };
-            f(name, real)
-        }
-    }
-}
 
 hook!(zeDriverGetExtensionFunctionAddress => driver_get_extension_function_address(
     driver: Handle, name: *const c_char, pp_function: *mut *mut c_void

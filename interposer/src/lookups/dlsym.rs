@@ -15,8 +15,8 @@
 //! return address. Only `ze*` and `cl*` names on an explicit handle or
 //! `RTLD_DEFAULT` are ever rewritten; `RTLD_NEXT` lookups are always passed through.
 
+use super::known;
 use crate::hooks::*;
-use crate::names::known;
 use crate::real::{lookup, real_dlsym, XPU_ASM_REAL_DLSYM};
 use crate::state;
 use std::ffi::{c_char, c_void, CStr};

@@ -1,8 +1,13 @@
-//! The functions the interposer stands in for when a program finds them by
-//! name: through `dlsym` (see `dlsym.rs`) or from the driver's
-//! `zeDriverGetExtensionFunctionAddress` (how SYCL's v2 adapter gets the
-//! graph functions, under their experimental ...Exp names), and OpenCL's
-//! `clGetExtensionFunctionAddress[ForPlatform]`.
+//! The name lookups: the functions the interposer stands in for when a
+//! program finds them by name, through `dlsym` ([`dlsym`]) or from the
+//! driver's `zeDriverGetExtensionFunctionAddress` (how SYCL's v2 adapter
+//! gets the graph functions, under their experimental ...Exp names), and
+//! OpenCL's `clGetExtensionFunctionAddress[ForPlatform]`; what each gets
+//! instead ([`stand_in`], handed to the hooks at load through
+//! [`crate::real::set_stand_in`]).
+
+#[cfg(target_arch = "x86_64")]
+pub mod dlsym;
 
 use crate::cl_hooks::*;
 use crate::hooks::*;
