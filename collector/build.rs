@@ -13,7 +13,8 @@
 //! bytes embedded and the hash they are checked against are the same file's.
 //!
 //! Sets `XPU_ASM_EMBEDDED_INTERPOSER` (the copy's path) and
-//! `XPU_ASM_EMBEDDED_INTERPOSER_SHA256` (hex) for the collector's code.
+//! `XPU_ASM_EMBEDDED_INTERPOSER_SHA256` (hex) for the collector's code, and
+//! `XPU_ASM_COMMIT`, the commit `xpu-asm-run --version` names.
 
 use sha2::{Digest, Sha256};
 use std::path::{Path, PathBuf};
@@ -74,6 +75,52 @@ fn build_interposer(workspace: &Path, target_dir: &Path) -> PathBuf {
         .join(LIB)
 }
 
+/// `git ARGS` in `dir`: its output's first line, when git ran and succeeded.
+fn git(dir: &Path, args: &[&str]) -> Option<String> {
+    let out = Command::new("git")
+        .arg("-C")
+        .arg(dir)
+        .args(args)
+        .output()
+        .ok()?;
+    let line = String::from_utf8(out.stdout)
+        .ok()?
+        .lines()
+        .next()?
+        .trim()
+        .to_string();
+    (out.status.success() && !line.is_empty()).then_some(line)
+}
+
+/// The commit built from: `XPU_ASM_COMMIT` when set (scripts/release.sh
+/// sets it, with `-modified` for a tree that has changes), else the
+/// checkout's HEAD, else "unknown" (a build from a source archive). The
+/// build script runs again when HEAD moves: HEAD, the branch it names and
+/// packed-refs are watched (each where it exists: a path that does not
+/// would make it run on every build).
+fn commit(workspace: &Path) -> String {
+    println!("cargo:rerun-if-env-changed=XPU_ASM_COMMIT");
+    if let Ok(c) = std::env::var("XPU_ASM_COMMIT") {
+        return c;
+    }
+    let Some(head) = git(workspace, &["rev-parse", "--short=12", "HEAD"]) else {
+        return "unknown".into();
+    };
+    let mut watched = vec!["HEAD".to_string(), "packed-refs".to_string()];
+    watched.extend(git(workspace, &["symbolic-ref", "-q", "HEAD"]));
+    for name in watched {
+        if let Some(p) = git(
+            workspace,
+            &["rev-parse", "--path-format=absolute", "--git-path", &name],
+        ) {
+            if Path::new(&p).exists() {
+                println!("cargo:rerun-if-changed={p}");
+            }
+        }
+    }
+    head
+}
+
 fn main() {
     let manifest = PathBuf::from(env("CARGO_MANIFEST_DIR"));
     let workspace = manifest
@@ -105,4 +152,5 @@ fn main() {
         copy.display()
     );
     println!("cargo:rustc-env=XPU_ASM_EMBEDDED_INTERPOSER_SHA256={sha}");
+    println!("cargo:rustc-env=XPU_ASM_COMMIT={}", commit(workspace));
 }

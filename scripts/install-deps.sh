@@ -10,6 +10,10 @@
 # - pyopencl from PyPI in a venv, scripts/pyopencl-venv.sh;
 # - in a root of Debian sid's packages beside it, today's stack (loader 1.32,
 #   NEO 26, IGC 2), made by scripts/sid-root.sh and kept between runs.
+# - for the test of the release (tests/tests/release.rs): the release
+#   build's tools from PyPI (maturin, zig, auditwheel) in a venv,
+#   scripts/release-venv.sh, and a Debian 11 root beside the host's system,
+#   made by scripts/bullseye-root.sh and kept between runs;
 # - on the host, for the test of the page to browse (tests/tests/page.rs):
 #   Debian's chromium, Node.js (20 or later, with its npm), and playwright-core from the npm
 #   registry into tests/browser/node_modules (`npm ci`: the version of
@@ -70,7 +74,27 @@ after_packages() {
     browser_deps
     impi_venv
     pyopencl_venv
+    release_deps
     sid_root
+}
+
+# The release build's tools and the Debian 11 root its artifacts are tested
+# in (after the host's packages, which bring debootstrap).
+release_deps() {
+    local start=$SECONDS
+    bash "$(dirname "$0")/release-venv.sh" >/dev/null ||
+        {
+            echo "install-deps.sh: the release venv could not be made (see above)" >&2
+            exit 1
+        }
+    echo "install-deps.sh: release venv ready ($((SECONDS - start)) s)"
+    start=$SECONDS
+    bash "$(dirname "$0")/bullseye-root.sh" make >/dev/null ||
+        {
+            echo "install-deps.sh: the Debian 11 root could not be made (see above)" >&2
+            exit 1
+        }
+    echo "install-deps.sh: Debian 11 root ready ($((SECONDS - start)) s)"
 }
 
 # playwright-core for tests/browser/check.mjs, as its lock file pins it.

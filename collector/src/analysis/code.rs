@@ -238,9 +238,12 @@ pub fn warm_up(dir: &Path) -> Option<WarmUp> {
         .name("xpu-asm-warm-up".into())
         .spawn(move || {
             // SAFETY: setpriority on this thread's own id has no other
-            // precondition; a failure leaves the priority as it was.
+            // precondition; a failure leaves the priority as it was. The
+            // thread's id by the system call: glibc has `gettid` only since
+            // 2.30, and the release binary runs on 2.28.
             unsafe {
-                libc::setpriority(libc::PRIO_PROCESS, libc::gettid() as libc::id_t, 19);
+                let tid = libc::syscall(libc::SYS_gettid);
+                libc::setpriority(libc::PRIO_PROCESS, tid as libc::id_t, 19);
             }
             let mut seen = Seen::default();
             let start = std::time::Instant::now();

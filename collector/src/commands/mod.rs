@@ -19,6 +19,14 @@ use diff::gate::{parse_conditions, FailOn};
 use std::ffi::OsString;
 use std::path::PathBuf;
 
+/// `--version`: the version and the commit built from (collector/build.rs).
+pub const VERSION: &str = concat!(
+    env!("CARGO_PKG_VERSION"),
+    " (commit ",
+    env!("XPU_ASM_COMMIT"),
+    ")"
+);
+
 /// Runs a command and gives the GPU ISA of every Intel GPU kernel it
 /// launched through Level Zero, each matched to its exact ISA.
 ///
@@ -41,7 +49,7 @@ use std::path::PathBuf;
 #[derive(Debug, Parser)]
 #[command(
     name = "xpu-asm-run",
-    version,
+    version = VERSION,
     override_usage = "xpu-asm-run [OPTIONS] -- <COMMAND>...\n       xpu-asm-run collect [OPTIONS] <DIR>\n       xpu-asm-run merge -o <OUT> [OPTIONS] <DIR>...\n       xpu-asm-run show [OPTIONS] <DIR> <KERNEL>\n       xpu-asm-run diff [OPTIONS] <A> <B> [KERNEL]",
     args_conflicts_with_subcommands = true,
     subcommand_negates_reqs = true,
