@@ -7,7 +7,7 @@
 //! way. Rare paths only (a program built, a kernel created).
 
 use crate::cl_ffi::*;
-use crate::state::DeviceInfo;
+use crate::state::modules::DeviceInfo;
 use std::ffi::c_void;
 
 /// The function at `index` of `object`'s dispatch table, or 0 (`cl_khr_icd`
