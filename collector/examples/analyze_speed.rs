@@ -33,7 +33,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         let t = Instant::now();
         instructions = texts
             .iter()
-            .map(|t| xpu_asm_collector::isa::analyze(t).mix.instructions)
+            .map(|t| xpu_asm_isa::analyze(t).mix.instructions)
             .sum::<u64>();
         times.push(t.elapsed().as_secs_f64());
     }

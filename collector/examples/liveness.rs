@@ -8,9 +8,9 @@
 //! the peak of each (registers), and the time each took.
 
 use std::time::Instant;
-use xpu_asm_collector::isa::flow::{analyze, Inputs};
-use xpu_asm_collector::isa::igajson::parse;
-use xpu_asm_collector::sources::native::iga::Iga;
+use xpu_asm_collector::analysis::flow::{analyze, Inputs};
+use xpu_asm_isa::igajson::parse;
+use xpu_asm_isa::native::iga::Iga;
 
 fn main() {
     let iga = Iga::load().unwrap_or_else(|e| {
@@ -24,7 +24,7 @@ fn main() {
     let mut totals = (0usize, 0usize, 0f64, 0f64);
     for f in std::env::args().skip(1) {
         let bytes = std::fs::read(&f).expect("read");
-        let program = match xpu_asm_collector::sources::native::parse(&bytes, None) {
+        let program = match xpu_asm_isa::native::parse(&bytes, None) {
             Ok(p) => p,
             Err(e) => {
                 eprintln!("{f}: {e}");

@@ -7,7 +7,7 @@
 //! `--print` writes each kernel's rendered `.asm` to stdout instead.
 
 use std::time::Instant;
-use xpu_asm_collector::sources::native::{self, iga::Iga, Device, NativeKernel, Platform};
+use xpu_asm_isa::native::{self, iga::Iga, Device, NativeKernel, Platform};
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut device = None;

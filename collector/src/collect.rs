@@ -8,7 +8,6 @@ use crate::capture::layout::{is_capture, CollectError, Stopped, ASM_DIR, REPORT_
 use crate::capture::records::read_records as read_process_records;
 use crate::capture::run::{read_run_info, RunInfo};
 use crate::capture::state::{read_state, CollectState};
-use crate::isa::Analysis;
 use crate::matching::{binary_requests, match_all_listing, Matching, ProcessInput};
 use crate::report::entries::{self, Ranked};
 use crate::report::export::html::{self, PAGE_FILE};
@@ -27,6 +26,7 @@ use rayon::prelude::*;
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
+use xpu_asm_isa::Analysis;
 use xpu_asm_record::read::ProcessRecord;
 
 /// Progress messages (shown only on a terminal by the binary).
@@ -227,7 +227,7 @@ struct Listed {
     /// Source lines and mix of each listed launched kernel, in order.
     analyses: Vec<Option<Arc<Analysis>>>,
     /// The analysis of each one's code, in order.
-    flows: Vec<Option<crate::report::code::Outcome>>,
+    flows: Vec<Option<crate::analysis::code::Outcome>>,
 }
 
 /// Stage 4: the report, and its files: `asm/` filled on a thread of its
@@ -378,7 +378,7 @@ fn read_isa(matching: &Matching, order: &[usize], stop: Stop) -> Vec<Option<Arc<
             let file = matching.launched[i].chosen_file()?;
             match &file.analysis {
                 Some(a) => Some(Arc::clone(a)),
-                None => crate::isa::analyze_file(&file.path)
+                None => xpu_asm_isa::analyze_file(&file.path)
                     .ok()
                     .flatten()
                     .map(Arc::new),
@@ -622,7 +622,7 @@ fn flows_and_prune(
     let (flows, pruned) = beside(
         || {
             let (launched, order) = (&listed.matching.launched, &listed.ranked.order);
-            crate::report::code::read_flows(dir, recs, launched, order, stop)
+            crate::analysis::code::read_flows(dir, recs, launched, order, stop)
         },
         || {
             let state_path = dir.join(STATE_FILE);

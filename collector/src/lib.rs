@@ -3,30 +3,30 @@
 //! ([`collect`]). Each stage is a module, and imports run one way, from
 //! the commands down to the record format:
 //!
-//! * [`cli`]: the command line;
-//! * [`run`]: running a command (`xpu-asm-run -- cmd`), a job of many ranks,
-//!   the launcher-inside form, and `merge`;
-//! * [`inspect`]: the commands over a capture, `show` and `diff`;
+//! * [`commands`]: the command line and each command, one file each
+//!   (`run`, `collect`, `merge`, `show`, `diff`);
+//! * [`run`]: running a command (`xpu-asm-run -- cmd`): the launch, a job
+//!   of many ranks, the launcher-inside form;
 //! * [`collect`]: the pipeline of a collection: what was recorded, the
 //!   sources of ISA, matching, the report;
 //! * [`report`]: the report's model, its entries, the files a collection
-//!   writes, and its exporters (the terminal table, JSON);
+//!   writes, and its exporters (the terminal table, JSON, the page);
+//! * [`analysis`]: each launched kernel's code analysed (control flow,
+//!   loops, liveness, pressure), between matching and the report;
 //! * [`matching`]: each launched kernel tied to its ISA file;
 //! * [`sources`]: the sources of ISA: IGC's dump folders and the module
-//!   binaries (their native formats, IGA);
-//! * [`isa`]: reading ISA text: headers, source lines, instruction mix;
+//!   binaries, read by the `xpu-asm-isa` crate (native formats, IGA, ISA
+//!   text: headers, source lines, instruction mix);
 //! * [`capture`]: the capture folder: its layout, its files (`run.json`,
 //!   the job's files, `collect.json`), the records;
 //! * [`names`]: kernel names demangled, shortened and made safe for files.
 
+pub mod analysis;
 pub mod capture;
-pub mod cli;
 pub mod collect;
-pub mod inspect;
-pub mod isa;
+pub mod commands;
 pub mod matching;
 pub mod names;
-pub mod occupancy;
 pub mod report;
 pub mod run;
 pub mod sources;

@@ -422,7 +422,7 @@ fn todays_gpus_from_their_binaries_or_the_recorded_device() {
     }
     let r = run(out);
     assert_eq!(r.totals.kernels, 7, "{r:#?}");
-    let iga = xpu_asm_collector::sources::native::iga::Iga::load().unwrap();
+    let iga = xpu_asm_isa::native::iga::Iga::load().unwrap();
     for ((sha, pid), name) in expected
         .iter()
         .zip(["vector_add", "vector_add_scaled"].repeat(2))

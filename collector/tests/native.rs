@@ -13,9 +13,9 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::OnceLock;
-use xpu_asm_collector::isa::header;
-use xpu_asm_collector::sources::native::iga::{Iga, IgaError};
-use xpu_asm_collector::sources::native::{
+use xpu_asm_isa::header;
+use xpu_asm_isa::native::iga::{Iga, IgaError};
+use xpu_asm_isa::native::{
     self, instructions, render_asm, Device, Format, NativeError, Platform, Program,
 };
 
@@ -951,7 +951,7 @@ fn hostile_binaries_give_errors_not_panics() {
     ));
 }
 
-/// The live registers of [`xpu_asm_collector::isa::live`], from the
+/// The live registers of [`xpu_asm_collector::analysis::live`], from the
 /// operands in IGA's JSON, against IGA's own dataflow (`-Xprint-defs`) of
 /// the same code: equal before every instruction of every kernel on the
 /// GPUs whose messages are LSC (pvc, Xe2, Xe3: loops, predication, SLM,
@@ -1011,7 +1011,8 @@ fn liveness_is_igas_dataflow() {
 
 /// IGA's live bytes and ours before each instruction of a kernel.
 fn both_liveness(platform: &Platform, code: &[u8]) -> Vec<(Option<u64>, Option<u64>, String)> {
-    use xpu_asm_collector::isa::{flow, igajson};
+    use xpu_asm_collector::analysis::flow;
+    use xpu_asm_isa::igajson;
     let grf = platform.grf_bytes();
     let inputs = flow::Inputs {
         classes: &[],
@@ -1107,7 +1108,8 @@ fn kernel_view_binaries() -> Vec<(String, &'static Built)> {
 /// loops, live and spilled registers before each instruction).
 #[test]
 fn kernel_view_is_igas_json() {
-    use xpu_asm_collector::isa::{flow, igajson};
+    use xpu_asm_collector::analysis::flow;
+    use xpu_asm_isa::igajson;
     let binaries = kernel_view_binaries();
     let mut kernels = 0;
     let mut instructions = 0;
@@ -1164,8 +1166,8 @@ fn kernel_view_is_igas_json() {
 /// Panics naming the first instruction or block where two codes differ.
 fn assert_same_code(
     name: &str,
-    ours: &xpu_asm_collector::isa::decoded::Code,
-    theirs: &xpu_asm_collector::isa::decoded::Code,
+    ours: &xpu_asm_isa::decoded::Code,
+    theirs: &xpu_asm_isa::decoded::Code,
 ) {
     assert_eq!(
         (&ours.version, &ours.platform, ours.insts.len()),

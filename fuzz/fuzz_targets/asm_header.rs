@@ -7,7 +7,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use xpu_asm_collector::isa::header::{parse_header, HEADER_MAX_BYTES};
+use xpu_asm_isa::header::{parse_header, HEADER_MAX_BYTES};
 
 fuzz_target!(|data: &[u8]| {
     let Some((&b, text)) = data.split_first() else {

@@ -14,8 +14,8 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use xpu_asm_collector::isa::header::{parse_header, HEADER_MAX_BYTES};
-use xpu_asm_collector::sources::native::{self, Device, NativeError};
+use xpu_asm_isa::header::{parse_header, HEADER_MAX_BYTES};
+use xpu_asm_isa::native::{self, Device, NativeError};
 
 const DISASSEMBLY: &str = "L0:\n(W)     mov (16|M0)   r1.0<1>:ud  0x0:ud\n        jmpi   L0   {I@1}\n        send.gtwy (8|M0)  null  r127  null:0  0x0  0x02000010  {EOT}\n";
 
@@ -67,7 +67,7 @@ fuzz_target!(|data: &[u8]| {
     }
     let want = native::instructions(DISASSEMBLY);
     for k in &program.kernels {
-        let asm = native::render_asm(k, &program, DISASSEMBLY);
+        let asm = native::render_asm(k, &program, DISASSEMBLY, &native::SourceFiles::default());
         assert!(asm.starts_with("//.kernel "));
         assert!(asm.ends_with(DISASSEMBLY), "{asm}");
         assert_eq!(native::instructions(&asm), want, "{asm}");

@@ -117,19 +117,19 @@ fn create_kernels(module: usize, first: usize, kernels: usize) {
     let spirv: Vec<u8> = (0..256u32)
         .flat_map(|w| (w ^ module as u32).to_le_bytes())
         .collect();
-    state::module_created(
+    state::modules::module_created(
         module_handle(module),
         0,
-        &[state::ModuleInput {
+        &[state::modules::ModuleInput {
             bytes: &spirv,
             build_flags: b"",
         }],
         &names,
         Err("not built".into()),
-        state::DeviceRef::UNKNOWN,
+        state::modules::DeviceRef::UNKNOWN,
     );
     for (j, name) in names.iter().enumerate() {
-        state::kernel_created(module_handle(module), name, kernel_handle(first + j), None);
+        state::modules::kernel_created(module_handle(module), name, kernel_handle(first + j), None);
     }
 }
 
@@ -275,7 +275,7 @@ fn section_graph() {
             0x7900_0000_0000 + (r + 1) * 0x100,
             0x7a00_0000_0000 + (r + 1) * 0x100,
         );
-        state::capture_began(list, Some(graph));
+        state::graphs::capture_began(list, Some(graph));
         let t0 = Instant::now();
         for i in 0..appends {
             state::launch_with(
@@ -285,11 +285,11 @@ fn section_graph() {
             );
         }
         let t1 = Instant::now();
-        state::capture_ended(list, graph);
-        state::graph_instantiated(graph, exec);
+        state::graphs::capture_ended(list, graph);
+        state::graphs::graph_instantiated(graph, exec);
         let t2 = Instant::now();
         for _ in 0..replays {
-            state::graph_appended(black_box(list), black_box(exec));
+            state::graphs::graph_appended(black_box(list), black_box(exec));
         }
         let t3 = Instant::now();
         per_append.push((t1 - t0).as_nanos() as f64 / appends as f64);

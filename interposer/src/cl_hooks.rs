@@ -213,7 +213,7 @@ unsafe fn source_text(
 unsafe fn record_program(program: ClHandle) {
     // SAFETY: per this function's contract.
     let Some(b) = (unsafe { cl_queries::built(program) }) else {
-        return state::program_unbuilt(program as usize);
+        return state::programs::program_unbuilt(program as usize);
     };
     // SAFETY: as above; the device is the program's.
     let flags = unsafe { cl_queries::build_options(program, b.device) };
@@ -222,18 +222,18 @@ unsafe fn record_program(program: ClHandle) {
         // SAFETY: a device of a live program.
         unsafe { cl_queries::device_info(device) }
     };
-    let built = state::BuiltProgram {
+    let built = state::programs::BuiltProgram {
         handle: program as usize,
         binary: &b.binary,
         spirv: cl_queries::spirv_section(&b.binary),
         build_flags: &flags,
         kernel_names: &b.kernel_names,
     };
-    let device = state::DeviceRef {
+    let device = state::modules::DeviceRef {
         handle: device as usize,
         query: &query,
     };
-    state::program_built(built, device);
+    state::programs::program_built(built, device);
 }
 
 /// Kernel `kernel` named `name` was created from `program` (which is
@@ -242,11 +242,11 @@ unsafe fn record_program(program: ClHandle) {
 /// # Safety
 /// `program` is a live `cl_program`.
 unsafe fn kernel_created(program: ClHandle, name: &[u8], kernel: ClHandle) {
-    if !state::program_recorded(program as usize) {
+    if !state::programs::program_recorded(program as usize) {
         // SAFETY: per this function's contract.
         unsafe { record_program(program) };
     }
-    state::kernel_created(program as usize, name, kernel as usize, None);
+    state::modules::kernel_created(program as usize, name, kernel as usize, None);
 }
 
 cl_hook!(clCreateProgramWithSource => create_program_with_source(
@@ -255,7 +255,7 @@ cl_hook!(clCreateProgramWithSource => create_program_with_source(
 after {
     // SAFETY: the driver accepted these strings.
     let text = unsafe { source_text(count, strings, lengths) };
-    state::program_created(program as usize, "source", &text);
+    state::programs::program_created(program as usize, "source", &text);
 });
 
 cl_hook!(clCreateProgramWithIL => create_program_with_il(
@@ -263,7 +263,7 @@ cl_hook!(clCreateProgramWithIL => create_program_with_il(
 ) -> ClHandle, ok(program) !program.is_null(), missing unsafe { fail(errcode_ret) },
 after {
     // SAFETY: the driver read `length` bytes from here.
-    state::program_created(program as usize, "il", unsafe { slice(il.cast::<u8>(), length) });
+    state::programs::program_created(program as usize, "il", unsafe { slice(il.cast::<u8>(), length) });
 });
 
 cl_hook!(clCreateProgramWithILKHR => create_program_with_il_khr(
@@ -271,7 +271,7 @@ cl_hook!(clCreateProgramWithILKHR => create_program_with_il_khr(
 ) -> ClHandle, ok(program) !program.is_null(), missing unsafe { fail(errcode_ret) },
 after {
     // SAFETY: the driver read `length` bytes from here.
-    state::program_created(program as usize, "il", unsafe { slice(il.cast::<u8>(), length) });
+    state::programs::program_created(program as usize, "il", unsafe { slice(il.cast::<u8>(), length) });
 });
 
 cl_hook!(clCreateProgramWithBinary => create_program_with_binary(
@@ -286,7 +286,7 @@ after {
             _ => &[],
         }
     };
-    state::program_created(program as usize, "binary", first);
+    state::programs::program_created(program as usize, "binary", first);
 });
 
 cl_hook!(clBuildProgram => build_program(
@@ -319,7 +319,7 @@ before {
     // SAFETY: the driver read these input programs.
     let inputs = unsafe { slice(input_programs, num_input_programs as usize) };
     let inputs: Vec<usize> = inputs.iter().map(|p| *p as usize).collect();
-    state::program_linked(program as usize, &inputs);
+    state::programs::program_linked(program as usize, &inputs);
     // SAFETY: the program the driver just linked.
     unsafe { record_program(program) };
 });
@@ -355,7 +355,7 @@ cl_hook!(clCloneKernel => clone_kernel(
     source_kernel: ClHandle, errcode_ret: *mut ClInt
 ) -> ClHandle, ok(kernel) !kernel.is_null(), missing unsafe { fail(errcode_ret) },
 after {
-    state::kernel_cloned(source_kernel as usize, kernel as usize);
+    state::programs::kernel_cloned(source_kernel as usize, kernel as usize);
 });
 
 cl_hook!(clSetKernelArg => set_kernel_arg(
@@ -426,7 +426,7 @@ after {
     if !func_name.is_null() {
         // SAFETY: a C string, per the API.
         let name = unsafe { CStr::from_ptr(func_name) }.to_bytes();
-        f = crate::hooks::stand_in(name, f as usize) as *mut c_void;
+        f = crate::real::stand_in(name, f as usize) as *mut c_void;
     }
 });
 
@@ -437,6 +437,6 @@ after {
     if !func_name.is_null() {
         // SAFETY: a C string, per the API.
         let name = unsafe { CStr::from_ptr(func_name) }.to_bytes();
-        f = crate::hooks::stand_in(name, f as usize) as *mut c_void;
+        f = crate::real::stand_in(name, f as usize) as *mut c_void;
     }
 });

@@ -7,7 +7,7 @@
 //! way. Rare paths only (a program built, a kernel created).
 
 use crate::cl_ffi::*;
-use crate::state::DeviceInfo;
+use crate::state::modules::DeviceInfo;
 use std::ffi::c_void;
 
 /// The function at `index` of `object`'s dispatch table, or 0 (`cl_khr_icd`
@@ -114,7 +114,7 @@ pub unsafe fn device_info(device: ClHandle) -> Option<DeviceInfo> {
 ///
 /// # Safety
 /// `device` is a live `cl_device_id`.
-unsafe fn device_compute(device: ClHandle) -> Option<crate::state::DeviceCompute> {
+unsafe fn device_compute(device: ClHandle) -> Option<crate::state::modules::DeviceCompute> {
     let i = DISPATCH_GET_DEVICE_INFO;
     let word = |param| -> Option<u64> {
         // SAFETY: per this function's contract.
@@ -125,7 +125,7 @@ unsafe fn device_compute(device: ClHandle) -> Option<crate::state::DeviceCompute
         Some(u64::from_ne_bytes(w))
     };
     let small = |param| word(param).map(|v| v as u32);
-    Some(crate::state::DeviceCompute {
+    Some(crate::state::modules::DeviceCompute {
         slices: small(CL_DEVICE_NUM_SLICES_INTEL)?,
         subslices_per_slice: small(CL_DEVICE_NUM_SUB_SLICES_PER_SLICE_INTEL)?,
         eus_per_subslice: small(CL_DEVICE_NUM_EUS_PER_SUB_SLICE_INTEL)?,

@@ -13,8 +13,8 @@ use crate::direct::load_word;
 use crate::ffi::*;
 use crate::guard::{no_panic, Guard};
 use crate::queries::capture_graph;
-use crate::real::{Real, SLOTS};
-use crate::state::{self, ModuleInput};
+use crate::real::{stand_in, Real, SLOTS};
+use crate::state::{self, modules::ModuleInput};
 use std::ffi::{c_char, c_void, CStr};
 
 macro_rules! cstr {
@@ -228,20 +228,20 @@ unsafe fn record_module(desc: *const ModuleDesc, module: Handle, device: Handle,
         // driver just built a module for.
         unsafe { device_properties(fns.device_properties, device) }
     };
-    let module = state::CreatedModule {
+    let module = state::modules::CreatedModule {
         handle: module as usize,
         format: d.format,
         inputs: &inputs,
         kernel_names: &names,
-        api: state::Api::LevelZero,
+        api: state::modules::Api::LevelZero,
     };
-    state::module_built(
+    state::modules::module_built(
         module,
         module_binary(&inputs, &built),
         rebuilt
             .as_ref()
             .map(|r| r.as_deref().map_err(String::clone)),
-        state::DeviceRef {
+        state::modules::DeviceRef {
             handle: device as usize,
             query: &device_info,
         },
@@ -397,7 +397,7 @@ unsafe fn native_binary(f: usize, module: Handle) -> Result<Vec<u8>, String> {
 ///
 /// # Safety
 /// `f` is 0 or a real `zeDeviceGetProperties`; `device` a live device.
-unsafe fn device_properties(f: usize, device: Handle) -> Option<state::DeviceInfo> {
+unsafe fn device_properties(f: usize, device: Handle) -> Option<state::modules::DeviceInfo> {
     if device.is_null() {
         return None;
     }
@@ -457,7 +457,7 @@ unsafe fn device_compute(device: Handle) -> Option<(u32, u32)> {
 ///
 /// # Safety
 /// As [`device_properties`].
-unsafe fn device_properties_with(f: usize, device: Handle) -> Option<state::DeviceInfo> {
+unsafe fn device_properties_with(f: usize, device: Handle) -> Option<state::modules::DeviceInfo> {
     type GetProps = unsafe extern "C" fn(Handle, *mut DeviceProperties) -> ZeResult;
     // SAFETY: per this function's contract.
     let f: GetProps = unsafe { std::mem::transmute::<usize, GetProps>(f) };
@@ -487,12 +487,12 @@ unsafe fn device_properties_with(f: usize, device: Handle) -> Option<state::Devi
         .iter()
         .position(|b| *b == 0)
         .unwrap_or(props.name.len());
-    Some(state::DeviceInfo {
+    Some(state::modules::DeviceInfo {
         vendor_id: props.vendor_id,
         device_id: props.device_id,
         name: props.name[..end].to_vec(),
         ip_version: (ip.ip_version != 0).then_some(ip.ip_version),
-        compute: Some(state::DeviceCompute {
+        compute: Some(state::modules::DeviceCompute {
             slices: props.num_slices,
             subslices_per_slice: props.num_subslices_per_slice,
             eus_per_subslice: props.num_eus_per_subslice,
@@ -543,7 +543,7 @@ unsafe fn handles<'a>(p: *const Handle, n: u32) -> &'a [Handle] {
 hook!(zeModuleCreate => module_create(
     context: Handle, device: Handle, desc: *const ModuleDesc, ph_module: *mut Handle, ph_build_log: *mut Handle
 ) before {
-    state::module_build_begins();
+    state::modules::module_build_begins();
 } after {
     // SAFETY: on success the driver wrote the new handle; desc was accepted.
     unsafe {
@@ -561,7 +561,7 @@ hook!(zeKernelCreate => kernel_create(module: Handle, desc: *const KernelDesc, p
     unsafe {
         if let Some(name) = c_bytes((*desc).p_kernel_name) {
             let slm = kernel_slm(KERNEL_GET_PROPERTIES.get(S), *ph_kernel);
-            state::kernel_created(module as usize, name, *ph_kernel as usize, slm);
+            state::modules::kernel_created(module as usize, name, *ph_kernel as usize, slm);
         }
     }
 });
@@ -586,7 +586,7 @@ hook!(zeKernelSetArgumentValue => kernel_set_argument_value(
 });
 
 hook!(zeKernelDestroy => kernel_destroy(kernel: Handle) before {
-    state::kernel_destroyed(kernel as usize);
+    state::modules::kernel_destroyed(kernel as usize);
 });
 
 hook!(zeCommandListCreate => command_list_create(
@@ -698,94 +698,94 @@ hook!(zeGraphCreateExt => graph_create_ext(
     context: Handle, p_next: *const c_void, ph_graph: *mut Handle
 ) after {
     // SAFETY: on success the driver wrote the handle.
-    state::graph_created(unsafe { *ph_graph } as usize);
+    state::graphs::graph_created(unsafe { *ph_graph } as usize);
 });
 
 hook!(zeGraphCreateExp => graph_create_exp(
     context: Handle, ph_graph: *mut Handle, p_next: *mut c_void
 ) after {
     // SAFETY: on success the driver wrote the handle.
-    state::graph_created(unsafe { *ph_graph } as usize);
+    state::graphs::graph_created(unsafe { *ph_graph } as usize);
 });
 
 hook!(zeCommandListBeginGraphCaptureExt => begin_graph_capture_ext(
     list: Handle, p_next: *const c_void
 ) after {
-    state::capture_began(list as usize, capture_graph(list as usize).flatten());
+    state::graphs::capture_began(list as usize, capture_graph(list as usize).flatten());
 });
 
 hook!(zeCommandListBeginGraphCaptureExp => begin_graph_capture_exp(
     list: Handle, p_next: *mut c_void
 ) after {
-    state::capture_began(list as usize, capture_graph(list as usize).flatten());
+    state::graphs::capture_began(list as usize, capture_graph(list as usize).flatten());
 });
 
 hook!(zeCommandListBeginCaptureIntoGraphExt => begin_capture_into_graph_ext(
     list: Handle, graph: Handle, p_next: *const c_void
 ) after {
-    state::capture_began(list as usize, Some(graph as usize));
+    state::graphs::capture_began(list as usize, Some(graph as usize));
 });
 
 hook!(zeCommandListBeginCaptureIntoGraphExp => begin_capture_into_graph_exp(
     list: Handle, graph: Handle, p_next: *mut c_void
 ) after {
-    state::capture_began(list as usize, Some(graph as usize));
+    state::graphs::capture_began(list as usize, Some(graph as usize));
 });
 
 hook!(zeCommandListEndGraphCaptureExt => end_graph_capture_ext(
     list: Handle, p_next: *const c_void, ph_graph: *mut Handle
 ) after {
     // SAFETY: on success the driver wrote the handle.
-    state::capture_ended(list as usize, unsafe { *ph_graph } as usize);
+    state::graphs::capture_ended(list as usize, unsafe { *ph_graph } as usize);
 });
 
 hook!(zeCommandListEndGraphCaptureExp => end_graph_capture_exp(
     list: Handle, ph_graph: *mut Handle, p_next: *mut c_void
 ) after {
     // SAFETY: on success the driver wrote the handle.
-    state::capture_ended(list as usize, unsafe { *ph_graph } as usize);
+    state::graphs::capture_ended(list as usize, unsafe { *ph_graph } as usize);
 });
 
 hook!(zeGraphInstantiateExt => graph_instantiate_ext(
     graph: Handle, p_next: *const c_void, ph_executable: *mut Handle
 ) after {
     // SAFETY: on success the driver wrote the handle.
-    state::graph_instantiated(graph as usize, unsafe { *ph_executable } as usize);
+    state::graphs::graph_instantiated(graph as usize, unsafe { *ph_executable } as usize);
 });
 
 hook!(zeCommandListInstantiateGraphExp => command_list_instantiate_graph_exp(
     graph: Handle, ph_executable: *mut Handle, p_next: *mut c_void
 ) after {
     // SAFETY: on success the driver wrote the handle.
-    state::graph_instantiated(graph as usize, unsafe { *ph_executable } as usize);
+    state::graphs::graph_instantiated(graph as usize, unsafe { *ph_executable } as usize);
 });
 
 hook!(zeCommandListAppendGraphExt => append_graph_ext(
     list: Handle, executable: Handle, p_next: *const c_void, signal: Handle, n_wait: u32, wait: *mut Handle
 ) after {
-    state::graph_appended(list as usize, executable as usize);
+    state::graphs::graph_appended(list as usize, executable as usize);
 });
 
 hook!(zeCommandListAppendGraphExp => append_graph_exp(
     list: Handle, executable: Handle, p_next: *mut c_void, signal: Handle, n_wait: u32, wait: *mut Handle
 ) after {
-    state::graph_appended(list as usize, executable as usize);
+    state::graphs::graph_appended(list as usize, executable as usize);
 });
 
 hook!(zeGraphDestroyExt => graph_destroy_ext(graph: Handle) before {
-    state::graph_destroyed(graph as usize);
+    state::graphs::graph_destroyed(graph as usize);
 });
 
 hook!(zeGraphDestroyExp => graph_destroy_exp(graph: Handle) before {
-    state::graph_destroyed(graph as usize);
+    state::graphs::graph_destroyed(graph as usize);
 });
 
 hook!(zeExecutableGraphDestroyExt => executable_graph_destroy_ext(executable: Handle) before {
-    state::executable_destroyed(executable as usize);
+    state::graphs::executable_destroyed(executable as usize);
 });
 
 hook!(zeExecutableGraphDestroyExp => executable_graph_destroy_exp(executable: Handle) before {
-    state::executable_destroyed(executable as usize);
+    state::graphs::executable_destroyed(executable as usize);
 });
 
 // Mutable command lists (`ZE_experimental_mutable_command_list`).
@@ -794,51 +794,29 @@ hook!(zeCommandListGetNextCommandIdExp => get_next_command_id_exp(
     list: Handle, desc: *const c_void, p_id: *mut u64
 ) after {
     // SAFETY: on success the driver wrote the id.
-    state::command_id(list as usize, unsafe { *p_id }, &[]);
+    state::graphs::command_id(list as usize, unsafe { *p_id }, &[]);
 });
 
 hook!(zeCommandListGetNextCommandIdWithKernelsExp => get_next_command_id_with_kernels_exp(
     list: Handle, desc: *const c_void, n_kernels: u32, kernels: *mut Handle, p_id: *mut u64
 ) after {
     // SAFETY: on success the driver wrote the id and read n_kernels handles.
-    unsafe { state::command_id(list as usize, *p_id, handles(kernels, n_kernels)) };
+    unsafe { state::graphs::command_id(list as usize, *p_id, handles(kernels, n_kernels)) };
 });
 
 hook!(zeCommandListUpdateMutableCommandKernelsExp => update_mutable_command_kernels_exp(
     list: Handle, n: u32, ids: *mut u64, kernels: *mut Handle
 ) after {
     // SAFETY: the driver read n ids and n kernel handles.
-    unsafe { state::kernels_swapped(list as usize, ids_of(ids, n), handles(kernels, n), None) };
+    unsafe { state::graphs::kernels_swapped(list as usize, ids_of(ids, n), handles(kernels, n), None) };
 } failed(result) {
     // SAFETY: the caller passed n ids and n kernels (NULL ones are skipped).
-    unsafe { state::kernels_swapped(list as usize, ids_of(ids, n), handles(kernels, n), Some(result)) };
+    unsafe { state::graphs::kernels_swapped(list as usize, ids_of(ids, n), handles(kernels, n), Some(result)) };
 });
 
 // Extension functions by name: the graph functions of SYCL's v2 adapter
 // (and any other hooked function a driver hands out this way) are the
 // hooks, as from `dlsym`.
-
-/// The list of hooks by name (`names::stand_in`), which sits above the
-/// hooks it names; the crate root hands it down at load, before any Level
-/// Zero call can be made.
-static STAND_IN: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
-
-/// Sets what [`stand_in`] asks (`names::stand_in`).
-pub fn set_stand_in(f: fn(&[u8], usize) -> usize) {
-    STAND_IN.store(f as usize, std::sync::atomic::Ordering::Release);
-}
-
-/// What a program that found `name` by name gets instead of `real`.
-pub(crate) fn stand_in(name: &[u8], real: usize) -> usize {
-    match STAND_IN.load(std::sync::atomic::Ordering::Acquire) {
-        0 => real,
-        f => {
-            // SAFETY: only set_stand_in stores here, from a fn of this type.
-            let f: fn(&[u8], usize) -> usize = unsafe { std::mem::transmute(f) };
-            f(name, real)
-        }
-    }
-}
 
 hook!(zeDriverGetExtensionFunctionAddress => driver_get_extension_function_address(
     driver: Handle, name: *const c_char, pp_function: *mut *mut c_void

@@ -5,9 +5,9 @@
 //!
 //! Layout:
 //! - `config`: read at load time; sets the IGC dump environment.
-//! - `hooks`, `tables`, `dlsym`, `names`: the `extern "C"` boundary (exported
-//!   symbols below), the DDI table wrapping, the `dlsym` trampoline, and the
-//!   functions stood in for by name; `cl_hooks`, `cl_queries`, `cl_ffi`:
+//! - `hooks`, `tables`, `lookups`: the `extern "C"` boundary (exported
+//!   symbols below), the DDI table wrapping, and the name lookups (the
+//!   `dlsym` trampoline, the functions stood in for by name); `cl_hooks`, `cl_queries`, `cl_ffi`:
 //!   OpenCL's hooks, the OpenCL functions the interposer calls itself
 //!   (through each object's dispatch table), and its slice of the C API.
 //! - `real`: finding the real functions behind the hooks; `queries`: the
@@ -60,13 +60,11 @@ pub mod cl_hooks;
 pub mod cl_queries;
 pub mod config;
 mod direct;
-#[cfg(target_arch = "x86_64")]
-pub mod dlsym;
 pub mod ffi;
 pub mod guard;
 pub mod handles;
 pub mod hooks;
-pub mod names;
+pub mod lookups;
 pub mod output;
 pub mod queries;
 pub mod real;
@@ -81,7 +79,7 @@ pub mod tables;
 fn on_load() {
     guard::no_panic(|| {
         let _ = config::get();
-        hooks::set_stand_in(names::stand_in);
+        real::set_stand_in(lookups::stand_in);
     });
 }
 

@@ -209,3 +209,24 @@ pub fn lookup(handle: *mut c_void, name: &CStr) -> *mut c_void {
         None => std::ptr::null_mut(),
     }
 }
+
+/// What a program that found a function by name gets instead of the real
+/// one (`lookups::stand_in`, which sits above the hooks it names): handed
+/// down by the crate root at load, before any Level Zero or OpenCL call
+/// can be made.
+pub type StandIn = fn(&[u8], usize) -> usize;
+
+static STAND_IN: std::sync::OnceLock<StandIn> = std::sync::OnceLock::new();
+
+/// Sets what [`stand_in`] asks (`lookups::stand_in`), once.
+pub fn set_stand_in(f: StandIn) {
+    let _ = STAND_IN.set(f);
+}
+
+/// What a program that found `name` by name gets instead of `real`.
+pub(crate) fn stand_in(name: &[u8], real: usize) -> usize {
+    match STAND_IN.get() {
+        Some(f) => f(name, real),
+        None => real,
+    }
+}

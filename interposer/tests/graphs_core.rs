@@ -60,25 +60,25 @@ fn launch(list: usize, name: &str, times: u64) {
 
 fn replay(list: usize, exec: usize, times: u64) {
     for _ in 0..times {
-        state::graph_appended(list, exec);
+        state::graphs::graph_appended(list, exec);
     }
 }
 
 fn child() {
     let names: Vec<Vec<u8>> = KERNELS.iter().map(|k| k.as_bytes().to_vec()).collect();
-    state::module_created(
+    state::modules::module_created(
         MODULE,
         0,
-        &[state::ModuleInput {
+        &[state::modules::ModuleInput {
             bytes: b"spirv",
             build_flags: b"",
         }],
         &names,
         Err("not built".into()),
-        state::DeviceRef::UNKNOWN,
+        state::modules::DeviceRef::UNKNOWN,
     );
     for k in KERNELS {
-        state::kernel_created(MODULE, k.as_bytes(), kernel(k), None);
+        state::modules::kernel_created(MODULE, k.as_bytes(), kernel(k), None);
     }
     state::list_created(IMMEDIATE, true);
     state::list_created(BESIDE, true);
@@ -87,32 +87,32 @@ fn child() {
 
     // A graph of 2 appends, instantiated, appended 3 times to a capture
     // that also appends `outer` once; the outer graph replayed 4 times.
-    state::capture_began(IMMEDIATE, Some(INNER_GRAPH));
+    state::graphs::capture_began(IMMEDIATE, Some(INNER_GRAPH));
     launch(IMMEDIATE, "nested", 2);
-    state::capture_ended(IMMEDIATE, INNER_GRAPH);
-    state::graph_instantiated(INNER_GRAPH, INNER_EXEC);
-    state::capture_began(IMMEDIATE, None);
+    state::graphs::capture_ended(IMMEDIATE, INNER_GRAPH);
+    state::graphs::graph_instantiated(INNER_GRAPH, INNER_EXEC);
+    state::graphs::capture_began(IMMEDIATE, None);
     launch(IMMEDIATE, "outer", 1);
     replay(IMMEDIATE, INNER_EXEC, 3);
     // Beside the capture: launched (the driver cannot be asked here, so
     // the list counts as not capturing).
     launch(BESIDE, "beside", 5);
-    state::capture_ended(IMMEDIATE, GRAPH);
-    state::graph_instantiated(GRAPH, EXEC);
+    state::graphs::capture_ended(IMMEDIATE, GRAPH);
+    state::graphs::graph_instantiated(GRAPH, EXEC);
     replay(IMMEDIATE, EXEC, 4);
     // After the capture: an immediate launch again.
     launch(IMMEDIATE, "beside", 1);
 
     // A plain capture of 3, replayed 5 times, and the same executable graph
     // in a regular list executed twice (on top of a regular append).
-    state::graph_created(0x7900_0000_0300);
-    state::capture_began(IMMEDIATE, Some(0x7900_0000_0300));
+    state::graphs::graph_created(0x7900_0000_0300);
+    state::graphs::capture_began(IMMEDIATE, Some(0x7900_0000_0300));
     launch(IMMEDIATE, "captured", 3);
-    state::capture_ended(IMMEDIATE, 0x7900_0000_0300);
-    state::graph_instantiated(0x7900_0000_0300, 0x7a00_0000_0400);
+    state::graphs::capture_ended(IMMEDIATE, 0x7900_0000_0300);
+    state::graphs::graph_instantiated(0x7900_0000_0300, 0x7a00_0000_0400);
     replay(IMMEDIATE, 0x7a00_0000_0400, 5);
     launch(REGULAR, "in_regular", 1);
-    state::graph_appended(REGULAR, 0x7a00_0000_0400);
+    state::graphs::graph_appended(REGULAR, 0x7a00_0000_0400);
     state::execute(&[REGULAR]);
     state::execute(&[REGULAR]);
 
@@ -124,38 +124,38 @@ fn child() {
     for _ in 0..3 {
         state::immediate_append(IMMEDIATE, &lists);
     }
-    state::capture_began(IMMEDIATE, Some(0x7900_0000_0400));
+    state::graphs::capture_began(IMMEDIATE, Some(0x7900_0000_0400));
     state::immediate_append(IMMEDIATE, &lists);
-    state::capture_ended(IMMEDIATE, 0x7900_0000_0400);
-    state::graph_instantiated(0x7900_0000_0400, 0x7a00_0000_0500);
+    state::graphs::capture_ended(IMMEDIATE, 0x7900_0000_0400);
+    state::graphs::graph_instantiated(0x7900_0000_0400, 0x7a00_0000_0500);
     replay(IMMEDIATE, 0x7a00_0000_0500, 2);
 
     // A mutable list: 2 appends of `old`, the second command 7; 3
     // executions, command 7 swapped to `new`, 4 executions.
     launch(MUTABLE, "old", 1);
-    state::command_id(MUTABLE, 7, &[]);
+    state::graphs::command_id(MUTABLE, 7, &[]);
     launch(MUTABLE, "old", 1);
     state::execute(&[MUTABLE]);
     state::execute(&[MUTABLE]);
     state::execute(&[MUTABLE]);
     let new = [kernel("new") as *mut std::ffi::c_void];
-    state::kernels_swapped(MUTABLE, &[7], &new, None);
+    state::graphs::kernels_swapped(MUTABLE, &[7], &new, None);
     // A command never handed out: warned, nothing changes.
-    state::kernels_swapped(MUTABLE, &[8], &new, None);
+    state::graphs::kernels_swapped(MUTABLE, &[8], &new, None);
     for _ in 0..4 {
         state::execute(&[MUTABLE]);
     }
 
     // An executable graph destroyed, its handle reused for another graph:
     // the new one's launches; one never instantiated here: nothing.
-    state::executable_destroyed(EXEC);
-    state::capture_began(IMMEDIATE, Some(0x7900_0000_0500));
+    state::graphs::executable_destroyed(EXEC);
+    state::graphs::capture_began(IMMEDIATE, Some(0x7900_0000_0500));
     launch(IMMEDIATE, "reused", 1);
-    state::capture_ended(IMMEDIATE, 0x7900_0000_0500);
-    state::graph_instantiated(0x7900_0000_0500, EXEC);
+    state::graphs::capture_ended(IMMEDIATE, 0x7900_0000_0500);
+    state::graphs::graph_instantiated(0x7900_0000_0500, EXEC);
     replay(IMMEDIATE, EXEC, 6);
     replay(IMMEDIATE, NEVER_SEEN_EXEC, 9);
-    state::graph_destroyed(GRAPH);
+    state::graphs::graph_destroyed(GRAPH);
 }
 
 #[test]

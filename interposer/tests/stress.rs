@@ -71,16 +71,16 @@ fn stable_name(i: usize) -> String {
 fn create_module(handle: usize, seed: u8, names: &[String]) {
     let spirv: Vec<u8> = (0..512u32).map(|i| (i as u8) ^ seed).collect();
     let names: Vec<Vec<u8>> = names.iter().map(|n| n.clone().into_bytes()).collect();
-    state::module_created(
+    state::modules::module_created(
         handle,
         0,
-        &[state::ModuleInput {
+        &[state::modules::ModuleInput {
             bytes: &spirv,
             build_flags: b"",
         }],
         &names,
         Err("not built".into()),
-        state::DeviceRef::UNKNOWN,
+        state::modules::DeviceRef::UNKNOWN,
     );
 }
 
@@ -152,7 +152,7 @@ fn churner(c: usize) -> Tally {
     for j in 0..CHURN_KERNELS {
         let name = format!("churn_{c}_{j}");
         let h = churn_kernel(c, j);
-        state::kernel_created(m, name.as_bytes(), h, None);
+        state::modules::kernel_created(m, name.as_bytes(), h, None);
         let n = (j % 5 + 1) as u64;
         for _ in 0..n {
             state::launch_with(
@@ -162,12 +162,12 @@ fn churner(c: usize) -> Tally {
             );
         }
         tally.add(&name, n, n);
-        state::kernel_destroyed(h);
+        state::modules::kernel_destroyed(h);
         if j % 10 == 0 {
             // The driver hands a destroyed kernel's handle to the next one.
             let h = reused_kernel(c);
             for (name, n) in [(format!("reuse_a_{c}"), 2u64), (format!("reuse_b_{c}"), 3)] {
-                state::kernel_created(m, name.as_bytes(), h, None);
+                state::modules::kernel_created(m, name.as_bytes(), h, None);
                 for _ in 0..n {
                     state::launch_with(
                         list,
@@ -176,7 +176,7 @@ fn churner(c: usize) -> Tally {
                     );
                 }
                 tally.add(&name, n, n);
-                state::kernel_destroyed(h);
+                state::modules::kernel_destroyed(h);
             }
         }
     }
@@ -248,7 +248,7 @@ fn child(expected_path: &Path) {
     let stable: Vec<String> = (0..STABLE).map(stable_name).collect();
     create_module(module(0), 0, &stable);
     for (i, name) in stable.iter().enumerate() {
-        state::kernel_created(module(0), name.as_bytes(), stable_kernel(i), None);
+        state::modules::kernel_created(module(0), name.as_bytes(), stable_kernel(i), None);
     }
     let threads = LAUNCHERS + CHURNERS + LISTERS;
     let barrier = Arc::new(Barrier::new(threads));

@@ -587,59 +587,28 @@ pub fn apply_counts(bytes: &[u8], shown: &str, rec: &mut ProcessRecord) {
         }
     }
     let slots = (bytes.len() - COUNTS_HEADER_LEN) / COUNTS_SLOT_LEN;
-    let shape_slots = apply_shapes(bytes, slots, rec);
+    let (shapes, shape_slots) =
+        crate::shapes::shapes_in(bytes, COUNTS_HEADER_LEN, COUNTS_SLOT_LEN, slots);
+    for s in shapes {
+        match rec.kernels.get_mut(&s.kernel) {
+            Some(k) => {
+                k.launches = k.launches.wrapping_add(s.launches);
+                k.appended = k.appended.wrapping_add(s.appended);
+                k.shapes.push(KernelShape {
+                    key: s.key,
+                    launches: s.launches,
+                    appended: s.appended,
+                });
+            }
+            None => rec.unattributed_launches += s.launches,
+        }
+    }
     // Counters of kernels whose event is missing (lost with events that
     // could not be written).
     rec.unattributed_launches += (1..slots as u32)
         .filter(|id| !rec.kernels.contains_key(id) && !shape_slots.contains(id))
         .filter_map(|id| read_slot(id).map(|s| s.0))
         .sum::<u64>();
-}
-
-/// The shapes of the counts file `bytes` (of `slots` slots) added to their
-/// kernels (their launches to the kernel's); returns the ids of the slots
-/// they took. A shape of a kernel without its event counts as
-/// unattributed.
-fn apply_shapes(
-    bytes: &[u8],
-    slots: usize,
-    rec: &mut ProcessRecord,
-) -> std::collections::HashSet<u32> {
-    use crate::shapes::{tagged_kernel, words, ShapeKey};
-    let slot_words = |id: usize| -> Option<[u64; 4]> {
-        let off = COUNTS_HEADER_LEN + id * COUNTS_SLOT_LEN;
-        words(bytes.get(off..off + COUNTS_SLOT_LEN)?)
-    };
-    let mut taken = std::collections::HashSet::new();
-    let mut id = 1;
-    while id < slots {
-        let Some(head) = slot_words(id) else { break };
-        let Some(kernel) = tagged_kernel(head[3]) else {
-            id += 1;
-            continue;
-        };
-        taken.insert(id as u32);
-        taken.insert(id as u32 + 1);
-        let tail = slot_words(id + 1).unwrap_or_default();
-        id += 2;
-        let (launches, appended) = (head[0].wrapping_add(head[2]), head[0].wrapping_add(head[1]));
-        if launches == 0 && appended == 0 {
-            continue;
-        }
-        match rec.kernels.get_mut(&kernel) {
-            Some(k) => {
-                k.launches = k.launches.wrapping_add(launches);
-                k.appended = k.appended.wrapping_add(appended);
-                k.shapes.push(KernelShape {
-                    key: ShapeKey::from_tail(tail),
-                    launches,
-                    appended,
-                });
-            }
-            None => rec.unattributed_launches += launches,
-        }
-    }
-    taken
 }
 
 /// The header's `job` object: `{"launcher","rank","local_rank","size","id"}`.
@@ -695,65 +664,6 @@ mod tests {
         line(&format!(
             r#"{{"record":"xpu-asm","version":{VERSION},"type":"process","pid":7,"ppid":1,"host":"h","exe":"/bin/x","dump_dir":"dumps/h-7","env":{{"IGC_ShaderDumpEnable":{{"value":"1","set_by":"xpu-asm"}}}}}}"#
         ))
-    }
-
-    #[test]
-    fn shapes_and_devices_round_trip() {
-        use crate::shapes::{encode_shape, ShapeKey, FLAG_INDIRECT};
-        let mut ev = header();
-        ev.push_str(&line(r#"{"type":"device","id":1,"vendor_id":32902,"device_id":3029,"name":"g","ip_version":null,"compute":{"slices":1,"subslices_per_slice":4,"eus_per_subslice":8,"threads_per_eu":8,"eu_simd_width":16,"max_group_size":1024,"max_slm_bytes":131072}}"#));
-        ev.push_str(&line(r#"{"type":"module","id":1,"format":"spirv","size":3,"sha256":"ab","build_flags":"","kernel_names":["a"],"device":1}"#));
-        ev.push_str(&line(
-            r#"{"type":"kernel","id":1,"module":1,"name":"a","slm_static":1024}"#,
-        ));
-        let mut rec = ProcessRecord::default();
-        parse_events(ev.as_bytes(), "t", &mut rec);
-        assert_eq!(rec.warnings, Vec::<String>::new());
-        let c = rec.devices[&1].compute.clone().expect("compute");
-        assert_eq!(
-            (
-                c.slices * c.subslices_per_slice,
-                c.eus_per_subslice,
-                c.max_slm_bytes
-            ),
-            (4, 8, 131072)
-        );
-        assert_eq!(rec.kernels[&1].slm_static, Some(1024));
-        // Slot 1: the kernel's counter (3 launches of other shapes); 2: a
-        // slot left zero; 3-4 and 5-6: its shapes; 7-8: a shape cut short
-        // by a kill (tagged, no launches).
-        let key = ShapeKey {
-            group_size: [64, 1, 1],
-            group_count: [16, 2, 1],
-            ..ShapeKey::default()
-        };
-        let indirect = ShapeKey {
-            flags: FLAG_INDIRECT,
-            ..key
-        };
-        let mut counts = counts_header().to_vec();
-        counts.extend_from_slice(&encode_slot(0, 0));
-        counts.extend_from_slice(&encode_slot(3, 3));
-        counts.extend_from_slice(&encode_slot(0, 0));
-        counts.extend_from_slice(&encode_shape(1, 7, 2, &key));
-        counts.extend_from_slice(&encode_shape(1, 5, 5, &indirect));
-        counts.extend_from_slice(&encode_shape(1, 0, 0, &key));
-        apply_counts(&counts, "c", &mut rec);
-        let k = &rec.kernels[&1];
-        assert_eq!(
-            (k.launches, k.appended, rec.unattributed_launches),
-            (15, 10, 0)
-        );
-        let got: Vec<_> = k
-            .shapes
-            .iter()
-            .map(|s| (s.key, s.launches, s.appended))
-            .collect();
-        assert_eq!(got, [(key, 7, 2), (indirect, 5, 5)]);
-        // Read twice (staged counts after the file's): the same.
-        apply_counts(&counts, "c", &mut rec);
-        assert_eq!(rec.kernels[&1].shapes.len(), 2);
-        assert_eq!(rec.kernels[&1].launches, 15);
     }
 
     #[test]

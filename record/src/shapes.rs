@@ -103,6 +103,56 @@ pub fn encode_shape(kernel: u32, launches: u64, appended: u64, key: &ShapeKey) -
     s
 }
 
+/// One shape read from a counts file: its kernel, key and counts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SlotShape {
+    pub kernel: u32,
+    pub key: ShapeKey,
+    pub launches: u64,
+    pub appended: u64,
+}
+
+/// The shapes in the slots of a counts file (`slots` of them, after its
+/// header of `header` bytes, each `slot` bytes), and the ids of the slots
+/// they take. A pair with no launch (cut short by a kill, or never
+/// launched) is left out.
+pub fn shapes_in(
+    bytes: &[u8],
+    header: usize,
+    slot: usize,
+    slots: usize,
+) -> (Vec<SlotShape>, std::collections::HashSet<u32>) {
+    let slot_words = |id: usize| -> Option<[u64; 4]> {
+        let off = header + id * slot;
+        words(bytes.get(off..off + slot)?)
+    };
+    let mut taken = std::collections::HashSet::new();
+    let mut found = Vec::new();
+    let mut id = 1;
+    while id < slots {
+        let Some(head) = slot_words(id) else { break };
+        let Some(kernel) = tagged_kernel(head[3]) else {
+            id += 1;
+            continue;
+        };
+        taken.insert(id as u32);
+        taken.insert(id as u32 + 1);
+        let tail = slot_words(id + 1).unwrap_or_default();
+        id += 2;
+        let (launches, appended) = (head[0].wrapping_add(head[2]), head[0].wrapping_add(head[1]));
+        if launches == 0 && appended == 0 {
+            continue;
+        }
+        found.push(SlotShape {
+            kernel,
+            key: ShapeKey::from_tail(tail),
+            launches,
+            appended,
+        });
+    }
+    (found, taken)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

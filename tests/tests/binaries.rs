@@ -12,9 +12,9 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use tempfile::TempDir;
 use xpu_asm_collector::report::{KernelEntry, Report};
-use xpu_asm_collector::sources::native;
 use xpu_asm_collector::sources::IsaSourceKind;
 use xpu_asm_collector::sources::Status;
+use xpu_asm_isa::native;
 use xpu_asm_tests::*;
 
 struct Scratch {

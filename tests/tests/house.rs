@@ -6,7 +6,10 @@
 //!   `super::`, `self::` and child-module paths in code; test code
 //!   (`#[cfg(test)]` items) and comments are left out;
 //! * no function is longer than [`MAX_FN_LINES`] lines, counting the whole
-//!   `fn` item from its `fn` line to its closing brace.
+//!   `fn` item from its `fn` line to its closing brace;
+//! * docs/internals.md names every source file of every crate, in the
+//!   table of its crate's files;
+//! * no source file of a crate is longer than [`MAX_FILE_LINES`] lines.
 //!
 //! Each failure names the circle with the import that makes each step of
 //! it, or the function with its file and line.
@@ -16,6 +19,9 @@ use std::path::{Path, PathBuf};
 
 /// Functions longer than this do not read in one pass.
 const MAX_FN_LINES: usize = 80;
+
+/// Source files longer than this hold more than one room.
+const MAX_FILE_LINES: usize = 900;
 
 fn workspace() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -861,6 +867,83 @@ fn long_functions(src: &Path, root: &Path) -> Vec<String> {
     found.into_iter().map(|(_, s)| s).collect()
 }
 
+// ---- the files named in docs/internals.md --------------------------------
+
+/// The source files (paths under `src/`) that the rows of the table in
+/// `text` name: a row starting with a folder (`` `dir/` ``, or `(top)`)
+/// names the files of its other cells in that folder; a row starting with
+/// a file names that file.
+fn named_in_table(text: &str) -> BTreeSet<String> {
+    let mut named = BTreeSet::new();
+    for row in text.lines().filter(|l| l.starts_with('|')) {
+        let cells: Vec<&str> = row.split('|').map(str::trim).collect();
+        let Some(first) = cells.get(1) else { continue };
+        let ticked = |cell: &str| -> Vec<String> {
+            cell.split('`')
+                .skip(1)
+                .step_by(2)
+                .filter(|t| t.ends_with(".rs"))
+                .map(str::to_string)
+                .collect()
+        };
+        let dir = match *first {
+            "(top)" => Some(String::new()),
+            f if f.starts_with('`') && f.ends_with("/`") => Some(f.trim_matches('`').to_string()),
+            _ => None,
+        };
+        match dir {
+            Some(dir) => {
+                for cell in &cells[2..] {
+                    named.extend(ticked(cell).into_iter().map(|f| format!("{dir}{f}")));
+                }
+            }
+            None => named.extend(ticked(first)),
+        }
+    }
+    named
+}
+
+/// The part of `doc` from the line holding `from` to the line holding
+/// `to` (or its end).
+fn section<'a>(doc: &'a str, from: &str, to: Option<&str>) -> &'a str {
+    let start = doc
+        .find(from)
+        .unwrap_or_else(|| panic!("docs/internals.md has no {from:?}"));
+    let rest = &doc[start..];
+    match to.and_then(|t| rest.find(t)) {
+        Some(end) => &rest[..end],
+        None => rest,
+    }
+}
+
+/// Every `.rs` file under `src`, as a path relative to it.
+fn source_files(src: &Path) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut dirs = vec![src.to_path_buf()];
+    while let Some(d) = dirs.pop() {
+        for e in std::fs::read_dir(&d).expect("a source folder") {
+            let p = e.expect("an entry").path();
+            if p.is_dir() {
+                dirs.push(p);
+            } else if p.extension().is_some_and(|x| x == "rs") {
+                let rel = p.strip_prefix(src).expect("under src");
+                out.push(rel.to_string_lossy().into_owned());
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+/// The source files of `krate` that `named` leaves out.
+fn unnamed(krate: &str, named: &BTreeSet<String>) -> Vec<String> {
+    source_files(&workspace().join(krate).join("src"))
+        .into_iter()
+        .filter(|f| !named.contains(f))
+        .map(|f| format!("{krate}/src/{f}"))
+        .collect()
+}
+
 // ---- the rules, over the workspace ----------------------------------------
 
 fn assert_one_way(krate: &str) {
@@ -899,8 +982,67 @@ fn interposer_imports_run_one_way() {
 }
 
 #[test]
+fn isa_imports_run_one_way() {
+    assert_one_way("isa");
+}
+
+#[test]
 fn record_imports_run_one_way() {
     assert_one_way("record");
+}
+
+#[test]
+fn internals_names_every_source_file() {
+    let doc =
+        std::fs::read_to_string(workspace().join("docs/internals.md")).expect("docs/internals.md");
+    let tables = [
+        (
+            "collector",
+            "Each file of `collector/src/`",
+            Some("`isa/` is the crate"),
+        ),
+        (
+            "interposer",
+            "## The interposer's files",
+            Some("The record format is defined once"),
+        ),
+        ("isa", "of `isa/src/`:", None),
+    ];
+    let mut missing = Vec::new();
+    for (krate, from, to) in tables {
+        missing.extend(unnamed(krate, &named_in_table(section(&doc, from, to))));
+    }
+    // The record's few files are named in the text, by their paths.
+    let record: BTreeSet<String> = source_files(&workspace().join("record/src"))
+        .into_iter()
+        .filter(|f| doc.contains(&format!("`record/src/{f}`")))
+        .collect();
+    missing.extend(unnamed("record", &record));
+    assert!(
+        missing.is_empty(),
+        "docs/internals.md does not name these source files (in the table of their crate's files):\n{}",
+        missing.join("\n")
+    );
+}
+
+#[test]
+fn no_source_file_is_too_long() {
+    let mut long = Vec::new();
+    for krate in ["collector", "interposer", "isa", "record"] {
+        let src = workspace().join(krate).join("src");
+        for f in source_files(&src) {
+            let text = std::fs::read_to_string(src.join(&f)).expect("a source file");
+            let n = text.lines().count();
+            if n > MAX_FILE_LINES {
+                long.push(format!("{krate}/src/{f}: {n} lines"));
+            }
+        }
+    }
+    assert!(
+        long.is_empty(),
+        "source files over {MAX_FILE_LINES} lines (split each into the rooms it holds):\n{}",
+        long.join("\n")
+    );
 }
 
 #[test]
@@ -911,6 +1053,11 @@ fn collector_functions_read_in_one_pass() {
 #[test]
 fn interposer_functions_read_in_one_pass() {
     assert_short_functions("interposer");
+}
+
+#[test]
+fn isa_functions_read_in_one_pass() {
+    assert_short_functions("isa");
 }
 
 #[test]

@@ -25,8 +25,8 @@ use std::process::Command;
 use std::time::SystemTime;
 use tempfile::TempDir;
 use xpu_asm_collector::report::Report;
-use xpu_asm_collector::sources::native;
 use xpu_asm_collector::sources::{IsaSourceKind, Status};
+use xpu_asm_isa::native;
 use xpu_asm_tests::*;
 
 /// A run's own caches, home and working folder.

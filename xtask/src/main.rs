@@ -6,13 +6,13 @@
 //!                    elvish, PowerShell)
 //!
 //! Both come from the command line's own definition (clap derive in
-//! collector/src/cli.rs), so they say what the binary accepts.
+//! collector/src/commands/mod.rs), so they say what the binary accepts.
 
 use clap::CommandFactory;
 use clap_complete::Shell;
 use std::path::Path;
 use std::process::ExitCode;
-use xpu_asm_collector::cli::Cli;
+use xpu_asm_collector::commands::Cli;
 
 const BIN: &str = "xpu-asm-run";
 
@@ -24,7 +24,7 @@ const BIN: &str = "xpu-asm-run";
 fn completed() -> clap::Command {
     let full = Cli::command();
     let mut cmd = clap::Command::new(BIN)
-        .version(xpu_asm_collector::cli::VERSION)
+        .version(xpu_asm_collector::commands::VERSION)
         .args_conflicts_with_subcommands(true)
         .subcommand_negates_reqs(true)
         .disable_help_subcommand(true);

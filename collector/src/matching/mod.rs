@@ -9,8 +9,7 @@
 
 pub mod choice;
 
-use crate::isa::header::AsmHeader;
-use crate::names::{short_sha, FastSet};
+use crate::names::short_sha;
 use crate::sources::binaries::{self, ModuleBinaries, Request};
 use crate::sources::borrowed::Borrowed;
 use crate::sources::dumps::DumpFolder;
@@ -20,6 +19,8 @@ use rayon::prelude::*;
 use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::sync::Arc;
+use xpu_asm_isa::fast::FastSet;
+use xpu_asm_isa::header::AsmHeader;
 use xpu_asm_record::read::{Api, ProcessRecord};
 
 /// One process as the matcher sees it.

@@ -13,12 +13,13 @@ use crate::capture::layout::{strip_dir, CollectError, Stopped, ASM_DIR};
 use crate::capture::rebuilt::MARKER;
 use crate::capture::state::CollectState;
 use crate::matching::Matching;
-use crate::names::{FastMap, FastSet};
-use crate::sources::dumps::{parse_spv_file_name, DumpFolder, DumpLocation};
+use crate::sources::dumps::file_names::parse_spv_file_name;
+use crate::sources::dumps::{DumpFolder, DumpLocation};
 use crate::sources::rebuilt::Rebuilt;
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
+use xpu_asm_isa::fast::{FastMap, FastSet};
 
 /// Which dump files survive collection.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum, Serialize, Deserialize)]

@@ -4,10 +4,10 @@
 //! `report.json`, the copies under `asm/`, the pruning of the dumps); and
 //! its exporters, one file each ([`export`]: the terminal table, JSON).
 
-pub mod code;
 pub mod entries;
 pub mod export;
 pub mod files;
+pub mod launch;
 pub mod shapes;
 
 use crate::capture::files::Usage;
@@ -62,7 +62,7 @@ pub struct ProcessEntry {
     /// The device it ran on (or emulated), schema 4; null when its record
     /// names none.
     #[serde(default)]
-    pub device: Option<shapes::DeviceEntry>,
+    pub device: Option<launch::DeviceEntry>,
 }
 
 /// Counters kept out of the capture's counts file during the run: where
@@ -223,14 +223,14 @@ pub struct KernelEntry {
     pub private_memory_bytes: Option<u64>,
     /// Source lines and their instructions; null without line information
     /// (or for a kernel not launched).
-    pub source: Option<crate::isa::source::Source>,
+    pub source: Option<xpu_asm_isa::source::Source>,
     /// Instructions by class; null for a kernel not launched.
-    pub mix: Option<crate::isa::mix::Mix>,
+    pub mix: Option<xpu_asm_isa::mix::Mix>,
     /// From its code (its module's binary, through IGA's JSON): blocks,
     /// loops, live GRF per instruction and the peak; null when not
     /// analysed (`flow_reason` says why) or not launched.
     #[serde(default)]
-    pub flow: Option<crate::isa::flow::Flow>,
+    pub flow: Option<crate::analysis::flow::Flow>,
     /// Why a launched kernel has no `flow`.
     #[serde(default)]
     pub flow_reason: Option<String>,
@@ -241,16 +241,16 @@ pub struct KernelEntry {
     /// Each launch shape, most launched first, with its occupancy (schema
     /// 4).
     #[serde(default)]
-    pub shapes: Vec<shapes::ShapeEntry>,
+    pub shapes: Vec<launch::ShapeEntry>,
     /// Launches of shapes past the bound kept per kernel and process.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub other_shapes: Option<shapes::OtherShapes>,
+    pub other_shapes: Option<launch::OtherShapes>,
 }
 
 impl KernelEntry {
     /// Sets `source` and `mix` from the analysis of its ISA file (none:
     /// no file, or it could not be read).
-    pub fn set_isa(&mut self, a: Option<crate::isa::Analysis>) {
+    pub fn set_isa(&mut self, a: Option<xpu_asm_isa::Analysis>) {
         if let Some(a) = a {
             self.source = a.source;
             self.mix = Some(a.mix);
@@ -258,7 +258,7 @@ impl KernelEntry {
     }
 
     /// Sets `flow` or `flow_reason` from the analysis of its code.
-    pub fn set_flow(&mut self, f: Option<code::Outcome>) {
+    pub fn set_flow(&mut self, f: Option<crate::analysis::code::Outcome>) {
         match f {
             Some(Ok(f)) => self.flow = Some(f),
             Some(Err(why)) => self.flow_reason = Some(why),

@@ -22,14 +22,14 @@
 //! dumps lack), each kernel once, on every core. A file already written by
 //! an earlier collection is read back, not disassembled again.
 
-use super::native::{self, iga::Iga, Device, NativeError, Program};
 use super::{AsmFile, AsmName, BinaryOrigin, IsaSource, IsaSourceKind, Lookup, Status};
 use crate::capture::layout::ISA_DIR;
-use crate::isa::header::{parse_header, read_header, HEADER_MAX_BYTES};
 use rayon::prelude::*;
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::path::{Component, Path, PathBuf};
 use std::sync::{Arc, OnceLock};
+use xpu_asm_isa::header::{parse_header, read_header, HEADER_MAX_BYTES};
+use xpu_asm_isa::native::{self, iga::Iga, Device, NativeError, Program};
 use xpu_asm_record::read::{Module, ProcessRecord};
 
 /// What a kernel's lookup in a module binary needs: the binary and the
@@ -591,8 +591,8 @@ fn disassemble(
         .map_err(|e| (Status::IgaFailed, format!("{e}")))?;
     // The text is at hand: analysed now rather than read back from the
     // file after matching (the same size limit as for a file).
-    let analysis = (asm.len() as u64 <= crate::isa::MAX_ANALYZED_BYTES)
-        .then(|| std::sync::Arc::new(crate::isa::analyze(&asm)));
+    let analysis = (asm.len() as u64 <= xpu_asm_isa::MAX_ANALYZED_BYTES)
+        .then(|| std::sync::Arc::new(xpu_asm_isa::analyze(&asm)));
     Ok(Arc::new(file(header, analysis)))
 }
 
@@ -607,11 +607,6 @@ impl IsaSource for ModuleBinaries {
             Err(miss) => miss,
         }
     }
-}
-
-/// The binary `module` is looked up by, for [`ModuleBinaries::prepare`].
-pub fn binary_key(rec: &ProcessRecord, module: &Module) -> Option<BinaryKey> {
-    request(rec, module, b"").ok().map(|r| r.key)
 }
 
 #[cfg(test)]

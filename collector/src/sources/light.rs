@@ -7,12 +7,12 @@
 //! binary's code for the kernel is the one that ran.
 
 use super::dumps::DumpFolder;
-use super::native::{self, Device};
 use crate::capture::layout::Stopped;
 use rayon::prelude::*;
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::Arc;
+use xpu_asm_isa::native::{self, Device};
 use xpu_asm_record::read::{Module, ProcessRecord};
 
 /// Whether `rec`'s process ran with IGC 1's light dumps: the interposer set

@@ -12,13 +12,12 @@ pub mod binaries;
 pub mod borrowed;
 pub mod dumps;
 pub mod light;
-pub mod native;
 pub mod rebuilt;
 
-use crate::isa::header::AsmHeader;
 use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
 use std::sync::Arc;
+use xpu_asm_isa::header::AsmHeader;
 use xpu_asm_record::read::{Module, ProcessRecord};
 
 /// Threads that read a capture's files, per thread of the global pool: a
@@ -173,7 +172,7 @@ pub struct AsmFile {
     pub binary: Option<Box<BinaryOrigin>>,
     /// Source lines and mix, when read with the header (files of the
     /// kernels the records say were launched); else read when needed.
-    pub analysis: Option<Arc<crate::isa::Analysis>>,
+    pub analysis: Option<Arc<xpu_asm_isa::Analysis>>,
     /// Its size, when the scan measured it (the dumps' usage is counted
     /// from it rather than asked again of every file).
     pub size: Option<u64>,

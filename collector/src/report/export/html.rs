@@ -15,7 +15,6 @@
 
 use crate::capture::files::{write_pending, Pending};
 use crate::capture::layout::CollectError;
-use crate::isa::{self, mix, mix::Mix, Line};
 use crate::report::export::pieces::{self, Layout};
 use crate::report::{KernelEntry, Report};
 use rayon::prelude::*;
@@ -23,6 +22,7 @@ use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
+use xpu_asm_isa::{self as isa, mix, mix::Mix, Line};
 
 const TEMPLATE: &str = include_str!("html/template.html");
 const SCRIPT: &str = include_str!("html/page.js");
@@ -60,7 +60,7 @@ pub struct IsaRef {
     pub bytes: u64,
     /// Why the text is missing (the kernel has an ISA file).
     pub note: Option<String>,
-    /// The class of each instruction, in order, as [`crate::isa::mix`]
+    /// The class of each instruction, in order, as [`xpu_asm_isa::mix`]
     /// counts it: one letter each, `a` for the first of [`classes`].
     pub classes: Option<String>,
 }
@@ -250,7 +250,7 @@ fn read_one(
 
 /// The file at `path`, unless larger than [`MAX_ISA_BYTES`].
 fn read_capped(path: &Path) -> std::io::Result<Vec<u8>> {
-    let mut f = crate::sources::dumps::open_noatime(path)?;
+    let mut f = crate::capture::files::open_noatime(path)?;
     let len = f.metadata()?.len();
     if len > MAX_ISA_BYTES {
         return Err(std::io::Error::other(format!(
@@ -311,15 +311,6 @@ fn gzip(bytes: &[u8]) -> Vec<u8> {
     out.extend_from_slice(&crc.sum().to_le_bytes());
     out.extend_from_slice(&(bytes.len() as u32).to_le_bytes());
     out
-}
-
-/// The page of the capture `dir` whose report is `report`.
-pub fn capture_page(dir: &Path, report: &Report) -> String {
-    let mut out = Vec::new();
-    // Writing into a Vec cannot fail.
-    let _ = write_capture_page_to(&mut out, dir, report, &|_| None, None);
-    // Made of UTF-8 pieces only.
-    String::from_utf8(out).unwrap_or_default()
 }
 
 /// Writes the page of the capture `dir` as `dir/report.html`.

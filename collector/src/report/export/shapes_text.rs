@@ -3,7 +3,7 @@
 //! `256 x ?` for an indirect launch, `auto / 4096` for a group size the
 //! driver chose (of a global size); occupancy as `12.5% launch`.
 
-use crate::report::shapes::ShapeEntry;
+use crate::report::launch::ShapeEntry;
 use crate::report::KernelEntry;
 
 /// `64`, `16x8`, `4x4x4`.

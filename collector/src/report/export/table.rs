@@ -255,7 +255,8 @@ fn name_column_of(
 fn display_names(r: &Report, shown: impl Fn(&str) -> String + Sync) -> Vec<String> {
     // Counted by hash: long names that share long prefixes (a capture's
     // 100,000) cost a tree many comparisons.
-    let mut seen: names::FastMap<(&str, Api), usize> = names::FastMap::default();
+    let mut seen: xpu_asm_isa::fast::FastMap<(&str, Api), usize> =
+        xpu_asm_isa::fast::FastMap::default();
     seen.reserve(r.kernels.len());
     for k in &r.kernels {
         *seen.entry((k.demangled.as_str(), k.api)).or_insert(0) += 1;

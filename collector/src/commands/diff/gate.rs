@@ -1,0 +1,374 @@
+//! `diff --fail-on`: the conditions a comparison is gated on, and which
+//! hold for which kernel.
+
+use super::compare::{change, fields, Failure, KernelDiff, Side, LOOP_FIELDS};
+
+/// A condition of `--fail-on`.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Condition {
+    /// A kernel starts spilling or spills more (spill bytes, or spill
+    /// messages).
+    Spill,
+    /// A loop starts spilling: spill or fill sends in a loop of B where
+    /// the loop in its place in A had none (or A had no loop there).
+    LoopSpill,
+    /// Any field of a kernel in both changed.
+    Any,
+    /// A kernel of A is not in B.
+    Missing,
+    /// A kernel of B is not in A.
+    New,
+    /// `FIELD+N` / `FIELD+N%`: a field grows by more than N (percent).
+    Grows {
+        field: String,
+        by: f64,
+        percent: bool,
+    },
+    /// `occupancy-N` / `occupancy-N%`: the most launched shape's
+    /// occupancy drops by more than N percentage points (N percent of it).
+    OccupancyDrops { by: f64, percent: bool },
+}
+
+impl std::fmt::Display for Condition {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Condition::Spill => f.write_str("spill"),
+            Condition::LoopSpill => f.write_str("loop-spill"),
+            Condition::Any => f.write_str("any"),
+            Condition::Missing => f.write_str("missing"),
+            Condition::New => f.write_str("new"),
+            Condition::Grows { field, by, percent } => {
+                write!(f, "{field}+{by}{}", if *percent { "%" } else { "" })
+            }
+            Condition::OccupancyDrops { by, percent } => {
+                write!(f, "occupancy-{by}{}", if *percent { "%" } else { "" })
+            }
+        }
+    }
+}
+
+/// The conditions of one `--fail-on`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FailOn(pub Vec<Condition>);
+
+/// Parses `spill,instructions+5%`.
+pub fn parse_conditions(s: &str) -> Result<Vec<Condition>, String> {
+    let known = fields();
+    s.split(',')
+        .map(str::trim)
+        .filter(|c| !c.is_empty())
+        .map(|c| match c {
+            "spill" => Ok(Condition::Spill),
+            "loop-spill" => Ok(Condition::LoopSpill),
+            "any" => Ok(Condition::Any),
+            "missing" => Ok(Condition::Missing),
+            "new" => Ok(Condition::New),
+            _ if c.starts_with("occupancy-") => {
+                let amount = &c["occupancy-".len()..];
+                let (num, percent) = match amount.strip_suffix('%') {
+                    Some(n) => (n, true),
+                    None => (amount, false),
+                };
+                match num.parse::<f64>() {
+                    Ok(by) if by >= 0.0 && by.is_finite() => {
+                        Ok(Condition::OccupancyDrops { by, percent })
+                    }
+                    _ => Err(format!(
+                        "bad condition {c:?}: occupancy-N drops by more than N points,                          occupancy-N% by more than N percent"
+                    )),
+                }
+            }
+            _ => {
+                let bad = || {
+                    format!(
+                        "unknown condition {c:?}: expected spill, loop-spill, any, missing, new, or \
+                         occupancy-N / occupancy-N%, FIELD+N / FIELD+N% with FIELD one of {}, or loop[N].instructions, \
+                         loop[N].spills, loop[N].pressure",
+                        known.join(", ")
+                    )
+                };
+                let (field, amount) = c.split_once('+').ok_or_else(bad)?;
+                let per_loop = field
+                    .strip_prefix("loop[")
+                    .and_then(|r| r.split_once("]."))
+                    .is_some_and(|(n, f)| {
+                        n.parse::<usize>().is_ok_and(|n| n >= 1) && LOOP_FIELDS.contains(&f)
+                    });
+                if !per_loop && !known.iter().any(|k| k == field) {
+                    return Err(bad());
+                }
+                let (num, percent) = match amount.strip_suffix('%') {
+                    Some(n) => (n, true),
+                    None => (amount, false),
+                };
+                let by: f64 = num.parse().map_err(|_| bad())?;
+                if !(by >= 0.0 && by.is_finite()) {
+                    return Err(bad());
+                }
+                Ok(Condition::Grows {
+                    field: field.to_string(),
+                    by,
+                    percent,
+                })
+            }
+        })
+        .collect::<Result<Vec<_>, _>>()
+        .and_then(|v| {
+            if v.is_empty() {
+                Err("no condition given (e.g. --fail-on spill,instructions+5%)".into())
+            } else {
+                Ok(v)
+            }
+        })
+}
+
+/// Why a condition holds for a kernel, or `None`.
+pub fn holds(c: &Condition, k: &KernelDiff) -> Option<String> {
+    match (c, &k.a, &k.b) {
+        (Condition::Missing, Some(_), None) => Some("only in A".into()),
+        (Condition::New, None, Some(_)) => Some("only in B".into()),
+        (Condition::Any, Some(_), Some(_)) if !k.changed.is_empty() => {
+            Some(format!("changed: {}", k.changed.join(", ")))
+        }
+        (Condition::Spill, Some(a), Some(b)) => {
+            let (sa, sb) = (a.spill_bytes.unwrap_or(0), b.spill_bytes.unwrap_or(0));
+            let msgs = |s: &Side| s.mix.as_ref().map(|m| m.spill + m.fill);
+            if sb > sa {
+                Some(format!("spill bytes {sa} -> {sb}"))
+            } else {
+                match (msgs(a), msgs(b)) {
+                    (Some(ma), Some(mb)) if mb > ma => {
+                        Some(format!("spill and fill messages {ma} -> {mb}"))
+                    }
+                    _ => None,
+                }
+            }
+        }
+        (Condition::LoopSpill, Some(a), Some(b)) => loop_spill(a, b),
+        (Condition::Grows { field, by, percent }, Some(a), Some(b)) => {
+            let (va, vb) = (a.get(field)?, b.get(field)?);
+            let grew = vb as f64 - va as f64;
+            let over = if *percent {
+                grew > 0.0 && (va == 0 || grew * 100.0 / va as f64 > *by)
+            } else {
+                grew > *by
+            };
+            over.then(|| format!("{field} {va} -> {vb} ({})", change(va, vb)))
+        }
+        (Condition::OccupancyDrops { by, percent }, Some(a), Some(b)) => {
+            let (va, vb) = (a.occupancy? as f64 / 100.0, b.occupancy? as f64 / 100.0);
+            let drop = va - vb;
+            let over = if *percent {
+                drop > 0.0 && drop * 100.0 / va > *by
+            } else {
+                drop > *by
+            };
+            over.then(|| {
+                format!(
+                    "occupancy {va}% -> {vb}% of its most launched shape ({} -> {})",
+                    a.shape.as_deref().unwrap_or("-"),
+                    b.shape.as_deref().unwrap_or("-")
+                )
+            })
+        }
+        _ => None,
+    }
+}
+
+/// The first loop of `b` that spills where `a`'s loop in its place did not.
+fn loop_spill(a: &Side, b: &Side) -> Option<String> {
+    let lb = b.loops.as_ref()?;
+    let la = a.loops.as_ref()?;
+    lb.iter().enumerate().find_map(|(i, l)| {
+        let before = la.get(i).map_or(0, |x| x.spills);
+        (l.spills > 0 && before == 0).then(|| {
+            let at = if l.lines.is_empty() {
+                String::new()
+            } else {
+                format!(", {}", l.lines)
+            };
+            format!(
+                "loop {} ({} instructions{at}): spill and fill sends {before} -> {}",
+                i + 1,
+                l.instructions,
+                l.spills
+            )
+        })
+    })
+}
+
+/// The conditions of `fail_on` that hold, kernel by kernel in the order of
+/// `kernels`, each kernel's in the order of `fail_on`.
+pub fn failures(kernels: &[KernelDiff], fail_on: &[Condition]) -> Vec<Failure> {
+    let mut failed = Vec::new();
+    for k in kernels {
+        for c in fail_on {
+            if let Some(why) = holds(c, k) {
+                failed.push(Failure {
+                    condition: c.to_string(),
+                    kernel: k.demangled.clone(),
+                    why,
+                });
+            }
+        }
+    }
+    failed
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::compare::LoopSide;
+    use super::*;
+
+    #[test]
+    fn conditions_parse_and_refuse() {
+        assert_eq!(
+            parse_conditions("spill,instructions+5%").unwrap(),
+            [
+                Condition::Spill,
+                Condition::Grows {
+                    field: "instructions".into(),
+                    by: 5.0,
+                    percent: true
+                }
+            ]
+        );
+        assert_eq!(
+            parse_conditions("mix.spill+0").unwrap(),
+            [Condition::Grows {
+                field: "mix.spill".into(),
+                by: 0.0,
+                percent: false
+            }]
+        );
+        for bad in [
+            "",
+            "spil",
+            "instructions+",
+            "instructions+x%",
+            "bogus+1",
+            "grf+-1",
+        ] {
+            assert!(parse_conditions(bad).is_err(), "{bad}");
+        }
+    }
+
+    fn side(instructions: u64, spill: Option<u64>) -> Side {
+        Side {
+            rank: 1,
+            module_sha256: None,
+            launches: 1,
+            simd: Some(32),
+            grf: Some(128),
+            instructions: Some(instructions),
+            spill_bytes: spill,
+            mix: None,
+            pressure: None,
+            loops: None,
+            shape: None,
+            occupancy: None,
+        }
+    }
+
+    #[test]
+    fn occupancy_gates_by_points_and_percent() {
+        let at = |pct: u64| Side {
+            shape: Some("64 x 16".into()),
+            occupancy: Some(pct),
+            ..side(10, None)
+        };
+        let k = pair(at(5000), at(3750));
+        let cond = |c: &str| parse_conditions(c).expect("a condition").remove(0);
+        assert_eq!(
+            holds(&cond("occupancy-10"), &k).as_deref(),
+            Some("occupancy 50% -> 37.5% of its most launched shape (64 x 16 -> 64 x 16)")
+        );
+        assert_eq!(holds(&cond("occupancy-12.5"), &k), None);
+        assert!(holds(&cond("occupancy-20%"), &k).is_some());
+        assert_eq!(holds(&cond("occupancy-25%"), &k), None);
+        assert!(parse_conditions("occupancy-x").is_err());
+    }
+
+    fn pair(a: Side, b: Side) -> KernelDiff {
+        let changed = fields()
+            .into_iter()
+            .filter(|f| a.get(f) != b.get(f))
+            .collect();
+        KernelDiff {
+            name: "k".into(),
+            demangled: "k".into(),
+            pairing: None,
+            a: Some(a),
+            b: Some(b),
+            changed,
+        }
+    }
+
+    #[test]
+    fn conditions_hold_exactly_at_their_threshold() {
+        let five = parse_conditions("instructions+5%").unwrap().remove(0);
+        assert!(holds(&five, &pair(side(100, None), side(105, None))).is_none());
+        assert!(holds(&five, &pair(side(100, None), side(106, None))).is_some());
+        assert!(holds(&five, &pair(side(100, None), side(90, None))).is_none());
+        let spill = Condition::Spill;
+        assert!(holds(&spill, &pair(side(1, None), side(1, Some(64)))).is_some());
+        assert!(holds(&spill, &pair(side(1, Some(64)), side(1, Some(64)))).is_none());
+        assert!(holds(&spill, &pair(side(1, Some(128)), side(1, Some(64)))).is_none());
+        let any = Condition::Any;
+        assert!(holds(&any, &pair(side(1, None), side(1, None))).is_none());
+        assert!(holds(&any, &pair(side(1, None), side(2, None))).is_some());
+    }
+
+    fn with_loops(mut s: Side, pressure: u32, spills: &[u64]) -> Side {
+        s.pressure = Some(pressure);
+        s.loops = Some(
+            spills
+                .iter()
+                .map(|&n| LoopSide {
+                    depth: 1,
+                    instructions: 10,
+                    spills: n,
+                    pressure,
+                    lines: "lines 8-9".into(),
+                })
+                .collect(),
+        );
+        s
+    }
+
+    #[test]
+    fn loops_and_pressure_are_compared_and_gated() {
+        let c = parse_conditions("loop-spill,pressure+10%,loop[2].spills+0,loops+1").unwrap();
+        assert_eq!(c[0], Condition::LoopSpill);
+        assert_eq!(c[0].to_string(), "loop-spill");
+        assert!(parse_conditions("loop[0].spills+1").is_err());
+        assert!(parse_conditions("loop[1].mix+1").is_err());
+        let a = with_loops(side(100, None), 50, &[0, 0]);
+        let b = with_loops(side(100, None), 55, &[0, 3]);
+        let d = pair(a.clone(), b.clone());
+        assert_eq!(b.get("loop[2].spills"), Some(3));
+        assert_eq!(b.get("loop[3].spills"), None);
+        assert_eq!(b.get("loop_spills"), Some(3));
+        assert_eq!(
+            holds(&Condition::LoopSpill, &d).as_deref(),
+            Some("loop 2 (10 instructions, lines 8-9): spill and fill sends 0 -> 3")
+        );
+        // Exactly at the threshold passes; above it fails.
+        let grows = |by: f64, percent: bool| Condition::Grows {
+            field: "pressure".into(),
+            by,
+            percent,
+        };
+        assert_eq!(holds(&grows(10.0, true), &d), None);
+        assert_eq!(
+            holds(&grows(9.9, true), &d).as_deref(),
+            Some("pressure 50 -> 55 (+5, +10.0%)")
+        );
+        assert_eq!(holds(&grows(5.0, false), &d), None);
+        assert!(holds(&grows(4.0, false), &d).is_some());
+        // Without analysis on one side: nothing holds.
+        let d = pair(side(100, None), b);
+        assert_eq!(holds(&Condition::LoopSpill, &d), None);
+        assert_eq!(holds(&grows(0.0, false), &d), None);
+    }
+}

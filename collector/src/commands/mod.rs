@@ -1,0 +1,531 @@
+//! The commands of `xpu-asm-run`, one file each: [`run`] (`-- CMD`),
+//! [`collect`], [`merge`], [`show`], [`diff`]; what they print on a
+//! terminal ([`terminal`]); a capture read back ([`read`]); and here, the command line they are given.
+//! Doc comments are the help text.
+
+pub mod collect;
+pub mod diff;
+pub mod merge;
+pub mod read;
+pub mod run;
+pub mod show;
+pub mod terminal;
+
+use crate::report::export::html::DEFAULT_PAGE_KERNELS;
+use crate::report::files::{Keep, DEFAULT_ASM_COPIES};
+use crate::report::Limit;
+use clap::{Args, Parser, Subcommand};
+use diff::gate::{parse_conditions, FailOn};
+use std::ffi::OsString;
+use std::path::PathBuf;
+
+/// `--version`: the version and the commit built from (collector/build.rs).
+pub const VERSION: &str = concat!(
+    env!("CARGO_PKG_VERSION"),
+    " (commit ",
+    env!("XPU_ASM_COMMIT"),
+    ")"
+);
+
+/// Runs a command and gives the GPU ISA of every Intel GPU kernel it
+/// launched through Level Zero, each matched to its exact ISA.
+///
+/// The command runs with the xpu-asm interposer preloaded and IGC's shader
+/// dumps switched on (not with --isa binary); its standard input, output
+/// and error pass through untouched, and xpu-asm-run exits with its exit
+/// status (128+N when signal N ended it). Then every launched kernel is
+/// matched, by its exact name and its module, to the `.asm` IGC wrote for
+/// it, or else to IGA's disassembly of the module binary the driver ran
+/// (ahead-of-time builds, generated kernels, persistent caches), and a
+/// table (or, with --json, the JSON report) is printed on stdout.
+///
+/// The capture folder keeps report.json, a copy of each launched kernel's
+/// ISA under asm/, the records and the dumps; `xpu-asm-run collect DIR`
+/// reports on it again.
+///
+/// Started by a job launcher as one instance per rank (`mpirun -np N
+/// xpu-asm-run -o DIR -- app`, also mpiexec, srun), the instances share DIR
+/// and the last rank to end prints the one report of every rank.
+#[derive(Debug, Parser)]
+#[command(
+    name = "xpu-asm-run",
+    version = VERSION,
+    override_usage = "xpu-asm-run [OPTIONS] -- <COMMAND>...\n       xpu-asm-run collect [OPTIONS] <DIR>\n       xpu-asm-run merge -o <OUT> [OPTIONS] <DIR>...\n       xpu-asm-run show [OPTIONS] <DIR> <KERNEL>\n       xpu-asm-run diff [OPTIONS] <A> <B> [KERNEL]",
+    args_conflicts_with_subcommands = true,
+    subcommand_negates_reqs = true,
+    disable_help_subcommand = true,
+    after_long_help = "\
+Examples:
+  xpu-asm-run -- ./my_app --size 1024
+  xpu-asm-run -o run1 -- python train.py
+  xpu-asm-run --emulate pvc -o pvc-isa -- ./my_sycl_app
+  xpu-asm-run collect run1 --filter gemm --json
+  mpirun -np 4 xpu-asm-run -o run2 -- ./my_mpi_app
+  xpu-asm-run merge -o all node1-cap node2-cap
+  xpu-asm-run show run1 gemm --lines
+  xpu-asm-run diff before after --fail-on spill,instructions+5%
+
+Exit status: the command's (128+N when signal N ended it); 127 when the
+command cannot be started (126 when it is not executable); 2 when
+xpu-asm-run refuses to start (bad option, output folder, missing
+interposer). collect and show: 0, or 1 on error. diff: 0, 1 when a
+--fail-on condition holds, 2 on error."
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub sub: Option<Sub>,
+    #[command(flatten)]
+    pub run: RunArgs,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Sub {
+    /// Match and report again on an existing capture folder, without running
+    /// anything.
+    Collect(CollectArgs),
+    /// Make one capture of several (node-local folders of one job, separate
+    /// runs), then report on it
+    ///
+    /// Records, IGC dumps, rank files and what earlier collections saved are
+    /// copied (hard links where possible) into the new folder OUT; a name
+    /// already taken by different content gets a `~N` suffix (N: the input's
+    /// position), the same file given twice is kept once. `collect OUT`
+    /// reports on it again.
+    Merge(MergeArgs),
+    Show(ShowArgs),
+    Diff(DiffArgs),
+    /// Internal: compiles the modules of a rebuild folder (run by
+    /// collection itself, as a child process).
+    #[command(name = "__rebuild", hide = true)]
+    Rebuild(RebuildArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct RebuildArgs {
+    /// The rebuild folder, `DIR/dumps/rebuild-...`
+    pub folder: PathBuf,
+}
+
+#[derive(Debug, Args)]
+pub struct MergeArgs {
+    /// The new capture folder (must not exist, or be empty)
+    #[arg(short, long, value_name = "OUT", required = true)]
+    pub out: PathBuf,
+
+    /// The capture folders to bring together
+    #[arg(value_name = "DIR", required = true)]
+    pub dirs: Vec<PathBuf>,
+
+    #[command(flatten)]
+    pub report: ReportArgs,
+}
+
+/// When to colour the output.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+pub enum Color {
+    /// On a terminal, unless NO_COLOR is set
+    #[default]
+    Auto,
+    Always,
+    Never,
+}
+
+/// One kernel of a capture: its header figures, instruction mix and ISA,
+/// interleaved with its source lines when it was built with line
+/// information (-g), like `objdump -S`.
+#[derive(Debug, Args)]
+pub struct ShowArgs {
+    /// The capture folder (with its report.json)
+    pub dir: PathBuf,
+
+    /// The kernel: its rank number in the report, its exact or demangled
+    /// name, or a regular expression (several matches are listed)
+    pub kernel: String,
+
+    /// Print only the kernel's source lines, ranked by the instructions
+    /// each produced
+    #[arg(long)]
+    pub lines: bool,
+
+    /// Print the kernel's control-flow graph: its blocks, their edges and
+    /// loops as text, or with --cfg=dot as DOT for Graphviz (`| dot -Tsvg`)
+    #[arg(long, value_enum, value_name = "FORMAT", num_args = 0..=1, require_equals = true, default_missing_value = "text", conflicts_with = "lines")]
+    pub cfg: Option<CfgFormat>,
+
+    /// When to colour the output
+    #[arg(long, value_enum, value_name = "WHEN", default_value_t = Color::Auto)]
+    pub color: Color,
+}
+
+/// How `show --cfg` prints the graph.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum CfgFormat {
+    Text,
+    Dot,
+}
+
+/// Two captures side by side: per kernel (paired by name), launches, SIMD,
+/// GRF, instructions, spill bytes and instruction mix; by default only the
+/// kernels that changed, and those in one capture only.
+///
+/// With KERNEL: a unified diff of that kernel's ISA in A and in B, comments
+/// removed.
+///
+/// Exit status: 0; 1 when a --fail-on condition holds; 2 on error.
+#[derive(Debug, Args)]
+pub struct DiffArgs {
+    /// The first capture folder (the baseline)
+    pub a: PathBuf,
+
+    /// The second capture folder
+    pub b: PathBuf,
+
+    /// A kernel (rank number in A, exact or demangled name, or regular
+    /// expression): show the unified diff of its two ISA texts
+    pub kernel: Option<String>,
+
+    /// List every kernel, the unchanged ones too
+    #[arg(long)]
+    pub all: bool,
+
+    /// Print the comparison as JSON
+    #[arg(long, conflicts_with = "kernel")]
+    pub json: bool,
+
+    /// Exit with 1 when a condition holds for a kernel, e.g.
+    /// `spill,instructions+5%`. Conditions: `spill` (a kernel starts
+    /// spilling or spills more), `any` (any change), `missing` (a kernel of
+    /// A is not in B), `new` (a kernel of B is not in A), `FIELD+N` and
+    /// `FIELD+N%` (FIELD grows by more than N, or N percent; FIELD is
+    /// launches, simd, grf, instructions, spill_bytes or mix.CLASS)
+    #[arg(long, value_name = "CONDITIONS", value_parser = parse_fail_on, conflicts_with = "kernel")]
+    pub fail_on: Option<FailOn>,
+
+    /// Also write the comparison to FILE as a page to browse: one
+    /// self-contained HTML file with the kernels of A and B, their figures,
+    /// mix and ISA side by side
+    #[arg(long, value_name = "FILE", conflicts_with = "kernel")]
+    pub html: Option<PathBuf>,
+
+    /// How many kernels of the comparison the page of --html holds: those
+    /// that changed or are in one capture only first, then the others in
+    /// A's order (`all`: every one)
+    #[arg(long, value_name = "N", requires = "html", default_value_t = Limit::First(DEFAULT_PAGE_KERNELS), value_parser = |s: &str| Limit::parse(s, DEFAULT_PAGE_KERNELS))]
+    pub page_kernels: Limit,
+
+    /// With KERNEL: rename registers in order of first use, to hide a
+    /// different register allocation
+    #[arg(long, requires = "kernel")]
+    pub normalize_regs: bool,
+
+    /// When to colour the output
+    #[arg(long, value_enum, value_name = "WHEN", default_value_t = Color::Auto)]
+    pub color: Color,
+}
+
+fn parse_fail_on(s: &str) -> Result<FailOn, String> {
+    parse_conditions(s).map(FailOn)
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct RunArgs {
+    /// Capture folder [default: ./xpu-asm-<command>-<YYYYmmdd-HHMMSS>]
+    ///
+    /// It must not exist, or be empty. An earlier capture (a folder with
+    /// records/, run.json or report.json) is reused only with --force; any other
+    /// non-empty folder is refused. One instance per rank of a parallel job:
+    /// required, the same for every rank (on a filesystem all hosts share).
+    #[arg(short, long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
+
+    /// Reuse the earlier capture given with -o: its records/, dumps/, asm/,
+    /// run.json, report.json and collect.json are deleted first (other
+    /// files are left alone).
+    #[arg(long)]
+    pub force: bool,
+
+    /// The interposer library (libxpu_asm_interposer.so)
+    ///
+    /// Without it: $XPU_ASM_INTERPOSER, then next to the xpu-asm-run
+    /// executable, then ../lib from there, then the one xpu-asm-run carries
+    /// (written once into $XDG_CACHE_HOME or ~/.cache/xpu-asm/).
+    #[arg(long, value_name = "PATH")]
+    pub interposer: Option<PathBuf>,
+
+    /// Compile for DEVICE (pvc, dg2, ...) without that GPU; kernels do NOT run
+    ///
+    /// Sets NEO's no-hardware variables, so that the program JIT-compiles
+    /// its kernels for DEVICE on a machine without it. Kernels do NOT
+    /// execute in this mode: their results are garbage and the program may
+    /// misbehave if it checks them. It suits capturing ISA, not results.
+    #[arg(long, value_name = "DEVICE", value_parser = parse_device)]
+    pub emulate: Option<String>,
+
+    /// Where kernels' ISA comes from
+    ///
+    /// auto (default): binary where the driver's compiler is IGC 2 (NEO
+    /// 24 and later, whose compiler cache a plain run uses: a dump would
+    /// compile every kernel again), dump elsewhere, when
+    /// IGC_ShaderDumpEnable is set and with --keep launched or all. dump: IGC's .asm dumps of this run's
+    /// compilations (with the vISA header's register-allocation figures),
+    /// and for every kernel they lack (native modules, cache hits) IGA's
+    /// disassembly of the module's binary, which is always saved. binary:
+    /// no IGC dumps at all; every kernel's ISA is disassembled from its
+    /// module's binary (the code the driver ran; source lines from its
+    /// line tables, spill sizes from its metadata), and NEO's and SYCL's
+    /// persistent caches are left as the user set them.
+    #[arg(long, value_enum, value_name = "FROM", default_value_t = IsaMode::Auto)]
+    pub isa: IsaMode,
+
+    #[command(flatten)]
+    pub report: ReportArgs,
+
+    /// The command to run and its arguments, after `--`
+    #[arg(last = true, required = true, value_name = "COMMAND")]
+    pub command: Vec<OsString>,
+}
+
+/// `--isa`: where kernels' ISA comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+pub enum IsaMode {
+    /// `binary` where NEO's compiler is IGC 2 alone, else `dump`
+    /// ([`IsaMode::resolve`]).
+    #[default]
+    Auto,
+    /// IGC's dumps first, module binaries for what they lack.
+    Dump,
+    /// Module binaries only; IGC dumps nothing.
+    Binary,
+}
+
+impl IsaMode {
+    /// The mode `auto` stands for: `binary` when the only IGC here is
+    /// `igc` 2 or later (`only_igc`) and the user did not ask IGC for dumps
+    /// (`users_dump`), else `dump`; other modes as they are.
+    pub fn resolve(self, only_igc: Option<u32>, users_dump: bool) -> IsaMode {
+        match self {
+            IsaMode::Auto if !users_dump && only_igc.is_some_and(|m| m >= 2) => IsaMode::Binary,
+            IsaMode::Auto => IsaMode::Dump,
+            other => other,
+        }
+    }
+}
+
+#[derive(Debug, Args)]
+pub struct CollectArgs {
+    /// The capture folder an earlier `xpu-asm-run -o DIR` wrote
+    pub dir: PathBuf,
+
+    #[command(flatten)]
+    pub report: ReportArgs,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct ReportArgs {
+    /// Print the JSON report (as written to DIR/report.json) instead of the table
+    #[arg(long)]
+    pub json: bool,
+
+    /// Print nothing but errors (DIR/report.json is still written)
+    #[arg(short, long)]
+    pub quiet: bool,
+
+    /// Also list the kernels IGC compiled that were never launched
+    #[arg(long)]
+    pub all: bool,
+
+    /// List only kernels whose name (mangled or demangled) matches REGEX
+    #[arg(long, value_name = "REGEX", value_parser = parse_regex)]
+    pub filter: Option<regex::Regex>,
+
+    /// Which IGC dump files to keep after matching
+    #[arg(long, value_enum, value_name = "WHAT", default_value_t = Keep::Asm)]
+    pub keep: Keep,
+
+    /// How many launched kernels get a readable copy under DIR/asm/, the
+    /// most launched first (`all`: every one); the others' ISA stays where
+    /// the table's ISA column says
+    #[arg(long, value_name = "N", default_value_t = Limit::First(DEFAULT_ASM_COPIES), value_parser = |s: &str| Limit::parse(s, DEFAULT_ASM_COPIES))]
+    pub asm_copies: Limit,
+
+    /// How many kernels DIR/report.html holds, the most launched first
+    /// (`all`: every one; a page of 100,000 does not open in a browser);
+    /// report.json holds every one
+    #[arg(long, value_name = "N", default_value_t = Limit::First(DEFAULT_PAGE_KERNELS), value_parser = |s: &str| Limit::parse(s, DEFAULT_PAGE_KERNELS))]
+    pub page_kernels: Limit,
+}
+
+fn parse_regex(s: &str) -> Result<regex::Regex, String> {
+    regex::Regex::new(s).map_err(|e| format!("invalid regular expression: {e}"))
+}
+
+fn parse_device(s: &str) -> Result<String, String> {
+    if !s.is_empty()
+        && s.len() <= 64
+        && s.bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
+    {
+        Ok(s.to_string())
+    } else {
+        Err(
+            "expected a device name such as pvc, dg2 or tgllp (`ocloc compile --help` lists them)"
+                .into(),
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+
+    #[test]
+    fn cli_is_consistent() {
+        Cli::command().debug_assert();
+    }
+
+    fn parse(args: &[&str]) -> Result<Cli, clap::Error> {
+        Cli::try_parse_from(std::iter::once("xpu-asm-run").chain(args.iter().copied()))
+    }
+
+    #[test]
+    fn asm_copies_and_page_kernels_take_a_count_or_all() {
+        let limits = |args: &[&str]| match parse(&[&["collect", "d"][..], args].concat()) {
+            Ok(Cli {
+                sub: Some(Sub::Collect(a)),
+                ..
+            }) => Ok((a.report.asm_copies, a.report.page_kernels)),
+            Ok(_) => panic!("not collect"),
+            Err(e) => Err(e.to_string()),
+        };
+        assert_eq!(limits(&[]), Ok((Limit::First(10_000), Limit::First(5_000))));
+        for (flag, default) in [("--asm-copies", 10_000), ("--page-kernels", 5_000)] {
+            let limit = |v: &str| {
+                limits(&[flag, v]).map(|(a, p)| if flag == "--asm-copies" { a } else { p })
+            };
+            assert_eq!(limit("0"), Ok(Limit::First(0)));
+            assert_eq!(limit("7"), Ok(Limit::First(7)));
+            assert_eq!(limit("all"), Ok(Limit::All));
+            for bad in ["ten", "", "1.5", "+all"] {
+                let e = limit(bad).unwrap_err();
+                let want = format!("expected a number of kernels or `all` (default {default})");
+                assert!(e.contains(&want), "{flag} {bad}: {e}");
+            }
+        }
+    }
+
+    #[test]
+    fn run_and_collect_forms_parse() {
+        let c = parse(&["-o", "d", "--json", "--", "sh", "-c", "exit 3"]).unwrap();
+        assert!(c.sub.is_none());
+        assert_eq!(c.run.command, ["sh", "-c", "exit 3"]);
+        assert!(c.run.report.json);
+
+        // Options of the command stay the command's.
+        let c = parse(&["--", "python", "-o", "x", "--json"]).unwrap();
+        assert_eq!(c.run.command, ["python", "-o", "x", "--json"]);
+        assert!(!c.run.report.json);
+
+        let c = parse(&["collect", "d", "--all", "--keep", "launched"]).unwrap();
+        match c.sub {
+            Some(Sub::Collect(a)) => {
+                assert_eq!(a.dir, PathBuf::from("d"));
+                assert!(a.report.all);
+                assert_eq!(a.report.keep, Keep::Launched);
+            }
+            other => panic!("collect not parsed: {other:?}"),
+        }
+        let c = parse(&["merge", "-o", "all", "a", "b", "--json"]).unwrap();
+        match c.sub {
+            Some(Sub::Merge(m)) => {
+                assert_eq!(m.out, PathBuf::from("all"));
+                assert_eq!(m.dirs, [PathBuf::from("a"), PathBuf::from("b")]);
+                assert!(m.report.json);
+            }
+            _ => panic!("merge not parsed"),
+        }
+        assert!(parse(&["merge", "a", "b"]).is_err(), "-o is required");
+
+        // A command named `collect` runs after `--`.
+        let c = parse(&["--", "collect", "d"]).unwrap();
+        assert!(c.sub.is_none());
+        assert_eq!(c.run.command, ["collect", "d"]);
+    }
+
+    #[test]
+    fn show_and_diff_parse() {
+        let c = parse(&["show", "d", "7", "--lines", "--color", "always"]).unwrap();
+        match c.sub {
+            Some(Sub::Show(a)) => {
+                assert_eq!((a.dir, a.kernel.as_str()), (PathBuf::from("d"), "7"));
+                assert!(a.lines);
+                assert_eq!(a.color, Color::Always);
+            }
+            other => panic!("show not parsed: {other:?}"),
+        }
+        let c = parse(&["diff", "a", "b", "--json", "--fail-on", "spill,grf+0"]).unwrap();
+        match c.sub {
+            Some(Sub::Diff(a)) => {
+                assert_eq!((a.a, a.b, a.kernel), ("a".into(), "b".into(), None));
+                assert!(a.json && !a.all);
+                assert_eq!(a.fail_on.map(|f| f.0.len()), Some(2));
+            }
+            other => panic!("diff not parsed: {other:?}"),
+        }
+        let c = parse(&["diff", "a", "b", "--html", "d.html"]).unwrap();
+        assert!(matches!(c.sub, Some(Sub::Diff(a)) if a.html == Some(PathBuf::from("d.html"))));
+        assert!(parse(&["diff", "a", "b", "k", "--html", "d.html"]).is_err());
+        let c = parse(&["diff", "a", "b", "--html", "d.html", "--page-kernels", "3"]).unwrap();
+        assert!(matches!(c.sub, Some(Sub::Diff(a)) if a.page_kernels == Limit::First(3)));
+        let c = parse(&["diff", "a", "b", "--html", "d.html"]).unwrap();
+        assert!(matches!(c.sub, Some(Sub::Diff(a)) if a.page_kernels == Limit::First(5000)));
+        assert!(parse(&["diff", "a", "b", "--page-kernels", "3"]).is_err());
+        let c = parse(&["diff", "a", "b", "scale", "--normalize-regs"]).unwrap();
+        assert!(
+            matches!(c.sub, Some(Sub::Diff(a)) if a.kernel.as_deref() == Some("scale") && a.normalize_regs)
+        );
+        // --normalize-regs needs KERNEL; --json and --fail-on do not go with it.
+        assert!(parse(&["diff", "a", "b", "--normalize-regs"]).is_err());
+        assert!(parse(&["diff", "a", "b", "k", "--json"]).is_err());
+        assert!(parse(&["diff", "a", "b", "k", "--fail-on", "spill"]).is_err());
+        let e = parse(&["diff", "a", "b", "--fail-on", "instrs+5%"])
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("unknown condition"), "{e}");
+    }
+
+    #[test]
+    fn auto_is_binary_with_igc_2_alone_unless_dumps_are_asked_for() {
+        use IsaMode::*;
+        assert_eq!(Auto.resolve(Some(2), false), Binary);
+        assert_eq!(Auto.resolve(Some(3), false), Binary);
+        assert_eq!(Auto.resolve(Some(2), true), Dump);
+        assert_eq!(Auto.resolve(Some(1), false), Dump);
+        assert_eq!(Auto.resolve(None, false), Dump);
+        assert_eq!(Dump.resolve(Some(2), false), Dump);
+        assert_eq!(Binary.resolve(Some(1), true), Binary);
+    }
+
+    #[test]
+    fn bad_input_is_refused_before_anything_runs() {
+        assert!(parse(&[]).is_err());
+        assert!(parse(&["sh"]).is_err());
+        assert!(parse(&["--filter", "(", "--", "true"]).is_err());
+        assert!(parse(&["--emulate", "../x", "--", "true"]).is_err());
+        assert!(parse(&["--keep", "some", "--", "true"]).is_err());
+        assert!(parse(&["--isa", "dumps-and-more", "--", "true"]).is_err());
+        assert_eq!(parse(&["--", "true"]).unwrap().run.isa, IsaMode::Auto);
+        assert_eq!(
+            parse(&["--isa", "dump", "--", "true"]).unwrap().run.isa,
+            IsaMode::Dump
+        );
+        assert_eq!(
+            parse(&["--isa", "binary", "--", "true"]).unwrap().run.isa,
+            IsaMode::Binary
+        );
+        let e = parse(&["--filter", "[", "--", "true"])
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("invalid regular expression"), "{e}");
+    }
+}

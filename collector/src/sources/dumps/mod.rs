@@ -1,0 +1,868 @@
+//! IGC dump folders: what is in them and what the `.asm` headers say.
+//!
+//! IGC 1.0.12504 (checked here with `ocloc` and with NEO's JIT, for pvc, dg2
+//! and tgllp) names a module's files after a 64-bit hash of its SPIR-V:
+//!
+//! * `OCL_asm<hash>.spv`: the module's SPIR-V, byte-identical to what the
+//!   program passed to `zeModuleCreate`.
+//! * `OCL_asm<hash>[_<retry>]_simd<W>_entry_<NNNN>.asm`: a finished
+//!   compilation of one kernel at SIMD width W. `_<retry>` (1, 2, ...) marks
+//!   IGC's recompilations of a module whose kernels spilled; the first
+//!   attempt has none. A SIMD width that aborted on spills leaves only a
+//!   `.visaasm`, no `.asm`.
+//! * `OCL_asm<hash>[_<retry>]_simd<W>_entry_<NNNN>.dat`: that attempt's
+//!   machine code, and `OCL_asm<hash>_entry_<NNNN>.kernbin`: the kernel
+//!   binary IGC finally emitted (a patch-token header, the kernel's name,
+//!   then that machine code). Comparing the two tells which attempt IGC
+//!   kept.
+//!
+//! Newer IGCs put more segments around these (shader numbers, pass names,
+//! a kernel-name postfix), so names are parsed leniently: what ties a file
+//! to a module is `asm<hash>`, and what ties it to a kernel is the exact
+//! `//.kernel` line of its header.
+
+pub mod file_names;
+
+use super::{AsmFile, AsmName, IsaSource, IsaSourceKind, Lookup, Status};
+use crate::capture::files::{open_noatime, without_atime, Listing};
+use crate::capture::layout::Stopped;
+use crate::names::short_sha;
+use file_names::{
+    parse_asm_file_name, parse_kernbin, parse_kernbin_file_name, parse_spv_file_name,
+};
+use rayon::prelude::*;
+use sha2::{Digest, Sha256};
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::fs::File;
+use std::io::Read;
+use std::os::fd::OwnedFd;
+use std::path::{Component, Path, PathBuf};
+use std::sync::{Arc, OnceLock};
+use xpu_asm_isa::header::{header_and_analysis_of, AsmHeader};
+use xpu_asm_record::read::{Module, ProcessRecord};
+
+/// `.kernbin`/`.dat` files bigger than this are not compared.
+const BINARY_MAX_BYTES: u64 = 256 * 1024 * 1024;
+
+/// What one process's dump folder holds.
+#[derive(Debug, Clone, Default)]
+pub struct DumpFolder {
+    pub path: PathBuf,
+    pub shown: String,
+    pub exists: bool,
+    /// SHA-256 (lower-case hex) of each dumped `.spv` -> the module hashes
+    /// IGC named it by.
+    pub spv_by_sha: BTreeMap<String, Vec<String>>,
+    /// module hash -> SHA-256 of its `.spv`
+    pub sha_by_hash: BTreeMap<String, String>,
+    /// Every `.asm` with a module hash in its name, sorted by file name.
+    /// Lookups go through an index built from it on first use: after
+    /// changing it, call [`DumpFolder::reindex`].
+    pub asm: Vec<Arc<AsmFile>>,
+    /// `.asm` files whose name has no module hash.
+    pub other_asm: usize,
+    /// The size of each `.spv` the scan hashed, by file name.
+    pub spv_sizes: HashMap<String, u64>,
+    /// The folder's entries as the scan listed them, for measuring and
+    /// pruning it after (`None` when it was not listed).
+    pub listing: Option<Listing>,
+    pub warnings: Vec<String>,
+    index: OnceLock<AsmIndex>,
+}
+
+/// The `.asm` files of a folder by module hash and kernel name.
+#[derive(Debug, Clone, Default)]
+struct AsmIndex {
+    /// Indices into `asm`, sorted by (module hash, `//.kernel` name), then
+    /// by index: each module's, and each of its kernels', files are one run
+    /// in the folder's order.
+    order: Vec<usize>,
+}
+
+fn index_key(a: &AsmFile) -> (&str, Option<&[u8]>) {
+    (
+        a.name.hash.as_str(),
+        a.header.as_ref().and_then(|h| h.kernel.as_deref()),
+    )
+}
+
+impl AsmIndex {
+    fn build(asm: &[Arc<AsmFile>]) -> Self {
+        let mut order: Vec<usize> = (0..asm.len()).collect();
+        // Stable: equal keys keep the folder's order.
+        order.sort_by(|&i, &j| index_key(&asm[i]).cmp(&index_key(&asm[j])));
+        AsmIndex { order }
+    }
+
+    /// Files of module `hash`, in the folder's order.
+    fn module(&self, asm: &[Arc<AsmFile>], hash: &str) -> &[usize] {
+        let lo = self
+            .order
+            .partition_point(|&i| asm[i].name.hash.as_str() < hash);
+        let hi = self
+            .order
+            .partition_point(|&i| asm[i].name.hash.as_str() <= hash);
+        &self.order[lo..hi]
+    }
+
+    /// Files of module `hash` whose `//.kernel` line is `name`, in the
+    /// folder's order.
+    fn kernel(&self, asm: &[Arc<AsmFile>], hash: &str, name: &[u8]) -> &[usize] {
+        let key = (hash, Some(name));
+        let lo = self.order.partition_point(|&i| index_key(&asm[i]) < key);
+        // A kernel has a file or a few: the run's end found by walking it
+        // (long names, with long prefixes in common, compared once more
+        // each rather than a search's many times).
+        let n = self.order[lo..]
+            .iter()
+            .take_while(|&&i| index_key(&asm[i]) == key)
+            .count();
+        &self.order[lo..lo + n]
+    }
+}
+
+impl DumpFolder {
+    fn index(&self) -> &AsmIndex {
+        self.index.get_or_init(|| AsmIndex::build(&self.asm))
+    }
+
+    /// Rebuilds the lookup index after `asm` was changed.
+    pub fn reindex(&mut self) {
+        self.index = OnceLock::new();
+    }
+
+    /// The module hashes IGC named the `.spv` with SHA-256 `sha` by.
+    fn hashes(&self, sha: &str) -> &[String] {
+        self.spv_by_sha
+            .get(lower(sha).as_ref())
+            .map_or(&[], |h| h.as_slice())
+    }
+
+    /// Indices into `asm` of the files of the modules named `hashes`, in
+    /// the folder's order.
+    fn indices<'a>(&'a self, hashes: &[String], each: impl Fn(&str) -> &'a [usize]) -> Vec<usize> {
+        match hashes {
+            [] => Vec::new(),
+            [h] => each(h).to_vec(),
+            // Two names for the same SPIR-V: merge, in the folder's order.
+            _ => {
+                let mut all: Vec<usize> = hashes.iter().flat_map(|h| each(h)).copied().collect();
+                all.sort_unstable();
+                all.dedup();
+                all
+            }
+        }
+    }
+
+    /// The `.asm` files of the module whose SPIR-V has SHA-256 `sha`.
+    pub fn module_asm<'a>(&'a self, sha: &str) -> impl Iterator<Item = &'a Arc<AsmFile>> + 'a {
+        let idx = self.index();
+        self.indices(self.hashes(sha), |h| idx.module(&self.asm, h))
+            .into_iter()
+            .map(move |i| &self.asm[i])
+    }
+
+    /// The `.asm` files of the module whose SPIR-V has SHA-256 `sha` whose
+    /// `//.kernel` line is exactly `name`, in the folder's order.
+    pub fn kernel_asm(&self, sha: &str, name: &[u8]) -> Vec<&Arc<AsmFile>> {
+        let idx = self.index();
+        self.indices(self.hashes(sha), |h| idx.kernel(&self.asm, h, name))
+            .into_iter()
+            .map(|i| &self.asm[i])
+            .collect()
+    }
+
+    /// Indices into `asm` of the files of the module whose SPIR-V has
+    /// SHA-256 `sha` whose `//.kernel` line is exactly `name`, in the
+    /// folder's order.
+    pub fn kernel_asm_indices(&self, sha: &str, name: &[u8]) -> Vec<usize> {
+        let idx = self.index();
+        self.indices(self.hashes(sha), |h| idx.kernel(&self.asm, h, name))
+    }
+
+    /// Indices into `asm` of the files of the module whose SPIR-V has
+    /// SHA-256 `sha`, in the folder's order.
+    pub fn module_asm_indices(&self, sha: &str) -> Vec<usize> {
+        let idx = self.index();
+        self.indices(self.hashes(sha), |h| idx.module(&self.asm, h))
+    }
+
+    /// The `OCL_asm<hash>.spv` of the module whose SPIR-V has SHA-256
+    /// `sha`, when the folder has it.
+    pub fn spv_path(&self, sha: &str) -> Option<PathBuf> {
+        self.hashes(sha)
+            .iter()
+            .map(|h| self.path.join(format!("OCL_asm{h}.spv")))
+            .find(|p| p.is_file())
+    }
+
+    pub fn has_module(&self, sha: &str) -> bool {
+        self.spv_by_sha.contains_key(lower(sha).as_ref())
+    }
+}
+
+/// `s` in lower case, copied only when it is not already.
+fn lower(s: &str) -> std::borrow::Cow<'_, str> {
+    if s.bytes().any(|b| b.is_ascii_uppercase()) {
+        std::borrow::Cow::Owned(s.to_ascii_lowercase())
+    } else {
+        std::borrow::Cow::Borrowed(s)
+    }
+}
+
+/// Lists the top level of `path` (IGC writes its dumps flat): hashes every
+/// `.spv`, reads every `.asm` header, and compares attempts' machine code
+/// with final `.kernbin` binaries. `shown` is how paths are displayed;
+/// `known_final` gives verdicts learned by an earlier collection (whose
+/// evidence files may since have been pruned), keyed by shown path. The
+/// files of kernels named in `launched` are also read whole, for their
+/// [`AsmFile::analysis`]; the others' headers are read whole with
+/// `all_headers` (`--all` lists those kernels), else up to their
+/// `//.kernel` line ([`AsmHeader::kernel_only`]).
+pub fn scan_folder(
+    path: &Path,
+    shown: &str,
+    known_final: &BTreeMap<String, bool>,
+    launched: &HashSet<&[u8]>,
+    all_headers: bool,
+    stop: &(dyn Fn() -> bool + Sync),
+) -> Result<DumpFolder, Stopped> {
+    let mut f = DumpFolder {
+        path: path.to_path_buf(),
+        shown: shown.to_string(),
+        ..Default::default()
+    };
+    let Some(entries) = open_folder(&mut f) else {
+        return Ok(f);
+    };
+    let files = list_files(entries, &mut f);
+    let folder = open_folder_fd(&f.path);
+    let scanned = read_files(&files, folder.as_ref(), launched, all_headers, stop);
+    drop(folder);
+    let kernbins = put_together(&mut f, files, scanned, known_final)?;
+    verify_final_binaries(&mut f, &kernbins, stop)?;
+    Ok(f)
+}
+
+/// The folder's entries, or `None` (and why, in its warnings, unless it
+/// does not exist) when it cannot be listed.
+fn open_folder(f: &mut DumpFolder) -> Option<std::fs::ReadDir> {
+    let shown = &f.shown;
+    match std::fs::symlink_metadata(&f.path) {
+        Ok(m) if m.is_dir() => f.exists = true,
+        Ok(_) => {
+            f.warnings
+                .push(format!("{shown}: not a folder; its dumps are ignored"));
+            return None;
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return None,
+        Err(e) => {
+            f.warnings.push(format!("{shown}: cannot read: {e}"));
+            return None;
+        }
+    }
+    match std::fs::read_dir(&f.path) {
+        Ok(rd) => Some(rd),
+        Err(e) => {
+            f.warnings.push(format!("{shown}: cannot list: {e}"));
+            None
+        }
+    }
+}
+
+/// The regular files of the folder, sorted by name. Only regular files: a
+/// symlink, FIFO or folder is not IGC's output (and a FIFO would block a
+/// read); one named like IGC's is reported.
+fn list_files(entries: std::fs::ReadDir, f: &mut DumpFolder) -> Vec<(String, PathBuf)> {
+    let shown = &f.shown;
+    let mut files: Vec<(String, PathBuf)> = Vec::new();
+    let mut odd: Vec<String> = Vec::new();
+    let mut listing = Listing::default();
+    for e in entries {
+        let Ok(e) = e else { continue };
+        listing.add(&e);
+        let file_type = e.file_type();
+        if !file_type.as_ref().is_ok_and(|t| t.is_file()) {
+            let name = e.file_name().to_string_lossy().into_owned();
+            let igc_like = parse_asm_file_name(&name).is_some()
+                || parse_spv_file_name(&name).is_some()
+                || parse_kernbin_file_name(&name).is_some();
+            if igc_like {
+                let kind = match file_type {
+                    Ok(t) if t.is_dir() => "a folder",
+                    Ok(t) if t.is_symlink() => "a symbolic link",
+                    _ => "not a regular file",
+                };
+                odd.push(format!(
+                    "{shown}/{name}: {kind}, not a file IGC wrote; ignored"
+                ));
+            }
+            continue;
+        }
+        // IGC's names are ASCII; anything else is not one of its files.
+        if let Ok(name) = e.file_name().into_string() {
+            files.push((name, e.path()));
+        }
+    }
+    files.sort();
+    odd.sort();
+    f.warnings.extend(odd);
+    f.listing = Some(listing);
+    files
+}
+
+/// What reading one file of a dump folder gave.
+// Nearly every item is an `Asm`: boxing it would only add allocations.
+#[allow(clippy::large_enum_variant)]
+enum Scanned {
+    /// Its module hash; its SHA-256 and size.
+    Spv(String, std::io::Result<(String, u64)>),
+    Asm(AsmName, std::io::Result<AsmRead>),
+    OtherAsm,
+    Kernbin(String),
+    Other,
+    Stopped,
+}
+
+/// The kernels whose files are read whole; whether they are most of the
+/// folder's `.asm` files (then each small file is read at once); whether
+/// the other kernels' headers are read whole.
+struct Launched<'a> {
+    kernels: &'a HashSet<&'a [u8]>,
+    most: bool,
+    all_headers: bool,
+}
+
+/// The files' contents, read on every core.
+fn read_files(
+    files: &[(String, PathBuf)],
+    folder: Option<&OwnedFd>,
+    launched: &HashSet<&[u8]>,
+    all_headers: bool,
+    stop: &(dyn Fn() -> bool + Sync),
+) -> Vec<Scanned> {
+    let asm = files.iter().filter(|(n, _)| n.ends_with(".asm")).count();
+    let launched = &Launched {
+        kernels: launched,
+        most: launched.len() * 2 >= asm,
+        all_headers,
+    };
+    files
+        .par_iter()
+        .map(|(name, p)| {
+            if stop() {
+                Scanned::Stopped
+            } else if let Some(hash) = parse_spv_file_name(name) {
+                Scanned::Spv(hash, sha256_file_sized(p))
+            } else if let Some(asm_name) = parse_asm_file_name(name) {
+                Scanned::Asm(asm_name, read_asm(folder, name, p, launched))
+            } else if name.ends_with(".asm") {
+                Scanned::OtherAsm
+            } else if let Some(hash) = parse_kernbin_file_name(name) {
+                Scanned::Kernbin(hash)
+            } else {
+                Scanned::Other
+            }
+        })
+        .collect()
+}
+
+/// What the scan read of one `.asm`: its header, its analysis (when its
+/// kernel was launched), its size (when known).
+type AsmRead = (AsmHeader, Option<xpu_asm_isa::Analysis>, Option<u64>);
+
+/// The `.asm` `name` of `folder` (at `path`) read: its header, and its
+/// analysis when `launched` names its kernel; its size from the open
+/// file, which the analysis needs as well.
+fn read_asm(
+    folder: Option<&OwnedFd>,
+    name: &str,
+    path: &Path,
+    launched: &Launched,
+) -> std::io::Result<AsmRead> {
+    let f = open_in(folder, name, path)?;
+    let meta = f.metadata().ok();
+    let (header, analysis) = header_and_analysis_of(
+        &f,
+        meta.as_ref(),
+        launched.kernels,
+        launched.most,
+        launched.all_headers,
+    )?;
+    let size = meta.filter(|m| m.is_file()).map(|m| m.len());
+    Ok((header, analysis, size))
+}
+
+/// The folder at `path`, open for [`open_in`] (not through a link: then
+/// files are opened by their paths).
+fn open_folder_fd(path: &Path) -> Option<OwnedFd> {
+    use std::os::unix::fs::OpenOptionsExt;
+    File::options()
+        .read(true)
+        .custom_flags(libc::O_DIRECTORY | libc::O_NOFOLLOW)
+        .open(path)
+        .ok()
+        .map(OwnedFd::from)
+}
+
+/// The file `name` of `folder` opened for reading, as [`File::open`] of
+/// its `path` opens it, without looking up each folder of the path again
+/// (100,000 opens of a scan), and without updating its access time where
+/// the file is ours ([`open_noatime`]); by its path when that does not go.
+fn open_in(folder: Option<&OwnedFd>, name: &str, path: &Path) -> std::io::Result<File> {
+    use std::os::fd::{AsRawFd, FromRawFd};
+    if let (Some(dir), Ok(c)) = (folder, std::ffi::CString::new(name)) {
+        let opened = without_atime(|flags| {
+            // SAFETY: an open folder and a NUL-terminated name.
+            let fd = unsafe {
+                libc::openat(
+                    dir.as_raw_fd(),
+                    c.as_ptr(),
+                    libc::O_RDONLY | libc::O_CLOEXEC | flags,
+                )
+            };
+            if fd < 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            // SAFETY: `fd` was just opened and is owned by nothing else.
+            Ok(unsafe { File::from_raw_fd(fd) })
+        });
+        if opened.is_ok() {
+            return opened;
+        }
+    }
+    open_noatime(path)
+}
+
+/// The files read, put together in file order, exactly as one pass over
+/// the sorted names would; returns the final binaries (`.kernbin`) found,
+/// to compare.
+fn put_together(
+    f: &mut DumpFolder,
+    files: Vec<(String, PathBuf)>,
+    scanned: Vec<Scanned>,
+    known_final: &BTreeMap<String, bool>,
+) -> Result<Vec<(String, PathBuf, String)>, Stopped> {
+    f.asm.reserve_exact(
+        scanned
+            .iter()
+            .filter(|s| matches!(s, Scanned::Asm(..)))
+            .count(),
+    );
+    let mut kernbins = Vec::new();
+    for ((name, p), scanned) in files.into_iter().zip(scanned) {
+        let shown_file = format!("{}/{name}", f.shown);
+        match scanned {
+            Scanned::Stopped => return Err(Stopped),
+            Scanned::Spv(hash, Ok((sha, size))) => {
+                f.spv_sizes.insert(name.clone(), size);
+                f.spv_by_sha
+                    .entry(sha.clone())
+                    .or_default()
+                    .push(hash.clone());
+                f.sha_by_hash.insert(hash, sha);
+            }
+            Scanned::Spv(_, Err(e)) => f.warnings.push(format!("{shown_file}: cannot read: {e}")),
+            Scanned::Asm(asm_name, read) => {
+                let a = asm_file(f, p, shown_file, name, asm_name, read, known_final);
+                f.asm.push(Arc::new(a));
+            }
+            Scanned::OtherAsm => f.other_asm += 1,
+            Scanned::Kernbin(hash) => kernbins.push((hash, p, shown_file)),
+            Scanned::Other => {}
+        }
+    }
+    Ok(kernbins)
+}
+
+/// One `.asm` of the folder as read (a warning when it could not be, or
+/// has no `//.kernel` line).
+fn asm_file(
+    f: &mut DumpFolder,
+    path: PathBuf,
+    shown_file: String,
+    file_name: String,
+    name: AsmName,
+    read: std::io::Result<AsmRead>,
+    known_final: &BTreeMap<String, bool>,
+) -> AsmFile {
+    let (header, analysis, size) = match read {
+        Ok((h, analysis, size)) => {
+            if h.kernel.is_none() {
+                f.warnings.push(format!(
+                    "{shown_file}: no `//.kernel` line in its header; cannot tell its kernel, ignored"
+                ));
+            }
+            (Some(h), analysis.map(Arc::new), size)
+        }
+        Err(e) => {
+            f.warnings.push(format!("{shown_file}: cannot read: {e}"));
+            (None, None, None)
+        }
+    };
+    let final_binary = known_final.get(&shown_file).copied();
+    AsmFile {
+        path,
+        shown: shown_file,
+        file_name,
+        name,
+        header,
+        final_binary,
+        source: IsaSourceKind::IgcDump,
+        binary: None,
+        analysis,
+        size,
+    }
+}
+
+/// Each final binary against the attempts of its kernel (same module
+/// hash, same `//.kernel` name), on every core; verdicts applied in file
+/// order (a later binary's verdict on a file replaces an earlier one's).
+fn verify_final_binaries(
+    f: &mut DumpFolder,
+    kernbins: &[(String, PathBuf, String)],
+    stop: &(dyn Fn() -> bool + Sync),
+) -> Result<(), Stopped> {
+    let index = AsmIndex::build(&f.asm);
+    let asm = &f.asm;
+    let verdicts = kernbins
+        .par_iter()
+        .map(|(hash, p, shown_file)| {
+            if stop() {
+                return Err(Stopped);
+            }
+            let kb = match read_small(p) {
+                Ok(b) => parse_kernbin(&b),
+                Err(e) => return Ok(Err(format!("{shown_file}: cannot read: {e}"))),
+            };
+            let mut found = Vec::new();
+            if let Some(kb) = kb {
+                for &i in index.kernel(asm, hash, &kb.name) {
+                    let dat = asm[i].path.with_extension("dat");
+                    if let Ok(code) = read_small(&dat) {
+                        found.push((i, code == kb.machine_code));
+                    }
+                }
+            }
+            Ok(Ok(found))
+        })
+        .collect::<Vec<_>>();
+    for v in verdicts {
+        match v? {
+            Ok(found) => {
+                for (i, same) in found {
+                    Arc::make_mut(&mut f.asm[i]).final_binary = Some(same);
+                }
+            }
+            Err(warning) => f.warnings.push(warning),
+        }
+    }
+    f.index = OnceLock::from(index);
+    Ok(())
+}
+
+fn read_small(p: &Path) -> std::io::Result<Vec<u8>> {
+    let mut buf = Vec::new();
+    open_noatime(p)?
+        .take(BINARY_MAX_BYTES + 1)
+        .read_to_end(&mut buf)?;
+    if buf.len() as u64 > BINARY_MAX_BYTES {
+        return Err(std::io::Error::other("too large to compare"));
+    }
+    Ok(buf)
+}
+
+/// Lower-case hex SHA-256 of a file, read in chunks.
+pub fn sha256_file(p: &Path) -> std::io::Result<String> {
+    sha256_file_sized(p).map(|(sha, _)| sha)
+}
+
+/// [`sha256_file`], and how many bytes the file has (all of them read).
+fn sha256_file_sized(p: &Path) -> std::io::Result<(String, u64)> {
+    let mut file = open_noatime(p)?;
+    let mut h = Sha256::new();
+    let mut buf = vec![0u8; 1 << 16];
+    let mut size = 0u64;
+    loop {
+        let n = file.read(&mut buf)?;
+        if n == 0 {
+            break;
+        }
+        size += n as u64;
+        h.update(&buf[..n]);
+    }
+    Ok((xpu_asm_record::hex(&h.finalize()), size))
+}
+
+/// Where a process's dumps are, as its record says.
+pub struct DumpLocation {
+    pub path: PathBuf,
+    pub shown: String,
+    /// Inside `<dir>/dumps/`: pruning may touch it.
+    pub prunable: bool,
+}
+
+/// The dump folder of `rec`, refusing paths that would lead out of the
+/// capture (a record is input, and input may be hostile).
+pub fn resolve_dump_dir(
+    dir: &Path,
+    rec: &ProcessRecord,
+    warnings: &mut Vec<String>,
+) -> DumpLocation {
+    let rel = if rec.dump_dir.is_empty() {
+        xpu_asm_record::dump_dir_name(&rec.host, rec.pid)
+    } else {
+        rec.dump_dir.clone()
+    };
+    let p = Path::new(&rel);
+    if p.is_absolute() {
+        warnings.push(format!(
+            "process {}: dump folder {rel} is outside the capture; it is read but never pruned",
+            rec.pid
+        ));
+        return DumpLocation {
+            path: p.to_path_buf(),
+            shown: rel,
+            prunable: false,
+        };
+    }
+    let safe = p.components().all(|c| matches!(c, Component::Normal(_)))
+        && !rel.contains('\0')
+        && p.components().next().is_some();
+    if !safe {
+        warnings.push(format!(
+            "process {}: dump folder {rel:?} in its record is not a plain path inside the capture; ignored",
+            rec.pid
+        ));
+        return DumpLocation {
+            // A path that cannot exist: the process is treated as having no dumps.
+            path: dir.join(xpu_asm_record::DUMPS_DIR).join("\u{0}invalid"),
+            shown: format!("{rel:?}"),
+            prunable: false,
+        };
+    }
+    let prunable = p
+        .components()
+        .next()
+        .is_some_and(|c| c.as_os_str() == xpu_asm_record::DUMPS_DIR)
+        && p.components().count() >= 2;
+    DumpLocation {
+        path: dir.join(p),
+        shown: rel,
+        prunable,
+    }
+}
+
+/// Each process's dump folder, scanned (a folder shared by a forked child
+/// and its parent once), in the order of `recs`.
+pub fn scan_dumps(
+    dir: &Path,
+    recs: &[ProcessRecord],
+    known_final: &std::collections::BTreeMap<String, bool>,
+    all_headers: bool,
+    stop: &(dyn Fn() -> bool + Sync),
+    progress: &dyn Fn(&str),
+    warnings: &mut Vec<String>,
+) -> Result<(Vec<DumpLocation>, Vec<DumpFolder>), Stopped> {
+    use rayon::prelude::*;
+    let locations: Vec<DumpLocation> = recs
+        .iter()
+        .map(|rec| resolve_dump_dir(dir, rec, warnings))
+        .collect();
+    users_dump_filters(recs, warnings);
+    // A forked child shares its parent's dump folder: each folder is
+    // scanned once. Folders are scanned side by side (a job's capture has
+    // one per rank, each small), and the files of each folder too.
+    let mut first_of: std::collections::HashMap<&Path, usize> = std::collections::HashMap::new();
+    let unique: Vec<usize> = (0..locations.len())
+        .filter(|&i| first_of.insert(locations[i].path.as_path(), i).is_none())
+        .collect();
+    // The kernels launched by the processes of each folder: their files
+    // are read whole in the scan, for their source lines and mix.
+    let mut launched: std::collections::HashMap<&Path, std::collections::HashSet<&[u8]>> =
+        std::collections::HashMap::with_capacity(unique.len());
+    for (rec, loc) in recs.iter().zip(&locations) {
+        launched.entry(loc.path.as_path()).or_default().extend(
+            rec.kernels
+                .values()
+                .filter(|k| k.launches > 0)
+                .map(|k| k.name.as_slice()),
+        );
+    }
+    let none = std::collections::HashSet::new();
+    progress(&format!("scanning {} dump folders", unique.len()));
+    let scanned: Vec<Result<DumpFolder, Stopped>> = super::with_readers(|| {
+        unique
+            .par_iter()
+            .map(|&i| {
+                let loc = &locations[i];
+                let launched = launched.get(loc.path.as_path()).unwrap_or(&none);
+                scan_folder(
+                    &loc.path,
+                    &loc.shown,
+                    known_final,
+                    launched,
+                    all_headers,
+                    stop,
+                )
+            })
+            .collect()
+    });
+    drop(launched);
+    let mut by_path: std::collections::HashMap<&Path, DumpFolder> =
+        std::collections::HashMap::with_capacity(unique.len());
+    for (&i, f) in unique.iter().zip(scanned) {
+        let f = f?;
+        warnings.extend(f.warnings.iter().cloned());
+        by_path.insert(locations[i].path.as_path(), f);
+    }
+    // The last process of a folder takes it; the others (forked children
+    // sharing their parent's) get a copy.
+    let mut last_of: std::collections::HashMap<&Path, usize> = std::collections::HashMap::new();
+    for (i, loc) in locations.iter().enumerate() {
+        last_of.insert(loc.path.as_path(), i);
+    }
+    let mut folders = Vec::with_capacity(locations.len());
+    for (i, loc) in locations.iter().enumerate() {
+        let p = loc.path.as_path();
+        let f = if last_of.get(p) == Some(&i) {
+            by_path.remove(p)
+        } else {
+            by_path.get(p).cloned()
+        };
+        // Every path was scanned above.
+        folders.push(f.unwrap_or_default());
+    }
+    Ok((locations, folders))
+}
+
+impl IsaSource for DumpFolder {
+    fn kind(&self) -> IsaSourceKind {
+        IsaSourceKind::IgcDump
+    }
+
+    fn find<'a>(&'a self, rec: &ProcessRecord, module: &Module, name: &[u8]) -> Lookup<'a> {
+        find_in_dumps(self, rec, module, name)
+    }
+}
+
+/// Says which processes ran with a dump filter of the user's, which the
+/// interposer kept next to its own.
+fn users_dump_filters(recs: &[ProcessRecord], warnings: &mut Vec<String>) {
+    use xpu_asm_record::{DUMP_FILTER, DUMP_FILTER_ENV};
+    for rec in recs.iter().filter(|r| !r.isa_binary) {
+        if let Some(v) = user_env(rec, DUMP_FILTER_ENV) {
+            warnings.push(format!(
+                "process {}: {DUMP_FILTER_ENV} was set by the user to {v:?}; xpu-asm kept it next to its own, so IGC wrote the dump files either matches ({v}|{DUMP_FILTER})",
+                rec.pid
+            ));
+        }
+    }
+}
+
+/// Values of `IGC_ShaderDumpEnable` that IGC reads as "off".
+fn is_false(v: &str) -> bool {
+    matches!(
+        v.trim().to_ascii_lowercase().as_str(),
+        "" | "0" | "false" | "off" | "no"
+    )
+}
+
+fn user_env<'a>(rec: &'a ProcessRecord, name: &str) -> Option<&'a str> {
+    rec.env
+        .iter()
+        .find(|e| e.by_user && e.name == name)
+        .map(|e| e.value.as_str())
+}
+
+/// The variables that switch a persistent cache on or off (NEO 26's,
+/// NEO 22.43's Level Zero cache, SYCL's), quoted when the user set them.
+const CACHE_VARS: [&str; 3] = [
+    "NEO_CACHE_PERSISTENT",
+    "l0_cache_dir",
+    "SYCL_CACHE_PERSISTENT",
+];
+
+/// The `.asm` files IGC dumped for kernel `name` of `module` in `folder`.
+pub fn find_in_dumps<'a>(
+    folder: &'a DumpFolder,
+    rec: &ProcessRecord,
+    module: &xpu_asm_record::read::Module,
+    name: &[u8],
+) -> Lookup<'a> {
+    let sha = Some(lower(&module.sha256)).filter(|s| !s.is_empty());
+    if module.format != "spirv" {
+        let what = if module.format == "native" {
+            "a native binary (ZE_MODULE_FORMAT_NATIVE)".to_string()
+        } else {
+            format!("of format {:?}, not SPIR-V", module.format)
+        };
+        return Lookup::Missing(
+            Status::NotCompiledHere,
+            format!(
+                "its module is {what}: IGC does not compile it at run time, so there is no dump"
+            ),
+        );
+    }
+    if let Some(v) = user_env(rec, "IGC_ShaderDumpEnable").filter(|v| is_false(v)) {
+        return Lookup::Missing(
+            Status::DumpsDisabled,
+            format!(
+                "IGC_ShaderDumpEnable was set to {v:?} by the user, so IGC wrote no dumps; unset it and run again"
+            ),
+        );
+    }
+    if !folder.exists {
+        let mut why = format!(
+            "the dump folder {} does not exist: IGC compiled nothing in process {}",
+            folder.shown, rec.pid
+        );
+        if let Some(d) = user_env(rec, "IGC_DumpToCustomDir") {
+            why.push_str(&format!(
+                " there, or wrote elsewhere (IGC_DumpToCustomDir was set by the user to {d:?})"
+            ));
+        } else {
+            why.push_str(" (every module came from a cache, or IGC did not run)");
+        }
+        return Lookup::Missing(Status::DumpFolderMissing, why);
+    }
+    let Some(sha_s) = sha.as_deref() else {
+        return Lookup::Missing(
+            Status::NotCompiledHere,
+            "the record has no SHA-256 for its module, so its dumps cannot be found".into(),
+        );
+    };
+    if !folder.has_module(sha_s) {
+        let mut why = format!(
+            "no OCL_asm*.spv in {} has its module's SHA-256 ({}…): the module was compiled before or outside this run (a persistent cache) or IGC did not dump it",
+            folder.shown,
+            short_sha(sha_s)
+        );
+        for var in CACHE_VARS {
+            if let Some(v) = user_env(rec, var) {
+                why.push_str(&format!("; {var} was set by the user to {v:?}"));
+            }
+        }
+        return Lookup::Missing(Status::NotCompiledHere, why);
+    }
+    let candidates = folder.kernel_asm(sha_s, name);
+    if candidates.is_empty() {
+        let module_files = folder.module_asm(sha_s).count();
+        let hashes = folder
+            .spv_by_sha
+            .get(sha_s)
+            .map(|h| h.join(", "))
+            .unwrap_or_default();
+        return Lookup::Missing(
+            Status::NoAsm,
+            format!(
+                "IGC dumped its module (OCL_asm{hashes}.spv in {}) but none of that module's {} .asm files has this exact `//.kernel` line",
+                folder.shown, module_files
+            ),
+        );
+    }
+    Lookup::Found(candidates)
+}
+
+#[cfg(test)]
+mod tests;
