@@ -46,7 +46,7 @@
 //! `zeGetDriverProcAddrTable`, `zeDriverGetExtensionFunctionAddress`.
 //! OpenCL's: `clCreateProgramWithSource`, `clCreateProgramWithIL`,
 //! `clCreateProgramWithILKHR`, `clCreateProgramWithBinary`,
-//! `clBuildProgram`, `clCompileProgram`, `clLinkProgram`, `clCreateKernel`,
+//! `clSetProgramSpecializationConstant`, `clBuildProgram`, `clCompileProgram`, `clLinkProgram`, `clCreateKernel`,
 //! `clCreateKernelsInProgram`, `clCloneKernel`, `clEnqueueNDRangeKernel`,
 //! `clEnqueueTask`, `clEnqueueNDCountKernelINTEL`,
 //! `clGetExtensionFunctionAddress`, `clGetExtensionFunctionAddressForPlatform`.

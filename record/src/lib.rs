@@ -373,6 +373,8 @@ pub fn decode_slot(slot: &[u8]) -> Option<(u64, u64)> {
 pub mod ranks;
 #[cfg(feature = "read")]
 pub mod read;
+#[cfg(feature = "read")]
+pub mod spec;
 pub mod trust;
 
 #[cfg(test)]
