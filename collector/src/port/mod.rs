@@ -15,6 +15,7 @@
 //! counts files (kernel by kernel, by module and name), and it is
 //! collected like any capture: `report.json`, `asm/`, `report.html`.
 
+pub mod cl;
 pub mod plan;
 pub mod replay;
 

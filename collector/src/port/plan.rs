@@ -26,7 +26,15 @@ pub struct PlanModule {
 }
 
 impl PlanModule {
-    /// The constants as the driver takes them: each value in the low
+    /// The constants as OpenCL takes them: each value's bytes.
+    pub fn constant_bytes(&self) -> Vec<(u32, Vec<u8>)> {
+        self.spec_constants
+            .iter()
+            .map(|(id, hex)| (*id, xpu_asm_record::unhex(hex).unwrap_or_default()))
+            .collect()
+    }
+
+    /// The constants as Level Zero takes them: each value in the low
     /// bytes of a `u64`.
     pub fn constants(&self) -> Vec<(u32, u64)> {
         self.spec_constants
@@ -154,6 +162,13 @@ pub fn plan(dir: &Path, records: &[ProcessRecord], spirv_dir: &Path) -> Ported {
 
 /// Why a module cannot be compiled for another product, if it cannot.
 fn unportable(m: &Module) -> Option<String> {
+    if m.format != "spirv" && m.from.as_deref() == Some("link") {
+        return Some(
+            "its OpenCL program was made by clLinkProgram, whose binary carries no SPIR-V: \
+             there is nothing to compile for another product"
+                .to_string(),
+        );
+    }
     if m.format != "spirv" {
         return Some(
             "its module is a native binary without SPIR-V (built ahead of time for the device \

@@ -5,8 +5,9 @@
 //! launched kernel in it, so that the interposer records them and IGC
 //! compiles them exactly as in a run on that product.
 
+use super::cl::Cl;
 use super::plan::{Plan, PlanModule};
-use crate::run::ze::{Target, Ze};
+use crate::run::ze::Ze;
 use std::path::Path;
 
 /// The hidden subcommand the child runs.
@@ -30,49 +31,52 @@ pub fn child_main(plan: &Path) -> i32 {
             return 2;
         }
     };
-    let ze = match Ze::open() {
-        Ok(z) => z,
-        Err(e) => {
-            eprintln!("xpu-asm-run: {e}");
-            return 2;
-        }
-    };
-    let target = match ze.target(None) {
-        Ok(t) => t,
-        Err(e) => {
-            eprintln!("xpu-asm-run: {e}");
-            return 2;
-        }
-    };
+    // Each API opened when a module of it comes, once.
+    let mut ze: Option<Result<Ze, String>> = None;
+    let mut cl: Option<Result<Cl, String>> = None;
     for m in &plan.modules {
-        let status = build_one(&target, m);
+        let status = match read_spirv(m) {
+            Err(e) => e,
+            Ok(spirv) if m.api == "opencl" => match cl.get_or_insert_with(Cl::open) {
+                Ok(cl) => built(cl.build(&spirv, &m.build_flags, &m.constant_bytes(), &m.kernels)),
+                Err(e) => e.clone(),
+            },
+            Ok(spirv) => match ze.get_or_insert_with(Ze::open) {
+                Ok(ze) => match ze.target(None) {
+                    Ok(t) => {
+                        built(t.build_module(&spirv, &m.build_flags, &m.constants(), &m.kernels))
+                    }
+                    Err(e) => e,
+                },
+                Err(e) => e.clone(),
+            },
+        };
         let line = format!("{STATUS_PREFIX}{} {}\n", m.key, status.replace('\n', " / "));
         let _ = std::io::Write::write_all(&mut std::io::stdout().lock(), line.as_bytes());
     }
     0
 }
 
-/// Builds one module and creates its kernels: [`BUILT`], or why not.
-fn build_one(t: &Target, m: &PlanModule) -> String {
-    if m.api != "level_zero" {
-        return format!("a module of {} is not compiled here", m.api);
+fn built(r: Result<(), String>) -> String {
+    match r {
+        Ok(()) => BUILT.to_string(),
+        Err(e) => e,
     }
-    let spirv = match std::fs::read(&m.spirv) {
-        Ok(b) => b,
-        Err(e) => return format!("cannot read {}: {e}", m.spirv.display()),
-    };
+}
+
+/// The module's SPIR-V, checked against its SHA-256.
+fn read_spirv(m: &PlanModule) -> Result<Vec<u8>, String> {
+    let spirv =
+        std::fs::read(&m.spirv).map_err(|e| format!("cannot read {}: {e}", m.spirv.display()))?;
     let sha = {
         use sha2::Digest;
         xpu_asm_record::hex(&sha2::Sha256::digest(&spirv))
     };
     if !sha.eq_ignore_ascii_case(&m.sha256) {
-        return format!(
+        return Err(format!(
             "{} is not the module's SPIR-V (its SHA-256 differs)",
             m.spirv.display()
-        );
+        ));
     }
-    match t.build_module(&spirv, &m.build_flags, &m.constants(), &m.kernels) {
-        Ok(()) => BUILT.to_string(),
-        Err(e) => e,
-    }
+    Ok(spirv)
 }
