@@ -85,7 +85,7 @@ fn every_test_data_asm_names_its_kernel_and_parses_its_name() {
             let p = e.unwrap().path();
             let name = p.file_name().unwrap().to_str().unwrap().to_string();
             if name.ends_with(".asm") {
-                let n = dumps::parse_asm_file_name(&name).expect("IGC name parses");
+                let n = dumps::file_names::parse_asm_file_name(&name).expect("IGC name parses");
                 assert!(n.simd.is_some() && n.entry.is_some(), "{name}");
                 assert_eq!(n.retry, u32::from(name.contains("_1_simd")), "{name}");
                 assert!(header::read_header(&p).unwrap().kernel.is_some(), "{name}");
@@ -148,7 +148,7 @@ fn spv_names_the_module_by_the_sha_of_its_spirv() {
 fn real_kernbin_matches_real_machine_code() {
     let kb =
         std::fs::read(data_dir().join("pvc/OCL_asm0ffa4fea61191b0a_entry_0002.kernbin")).unwrap();
-    let kb = dumps::parse_kernbin(&kb).expect("real kernbin parses");
+    let kb = dumps::file_names::parse_kernbin(&kb).expect("real kernbin parses");
     assert_eq!(kb.name, b"light");
     let dat = std::fs::read(data_dir().join("pvc/OCL_asm0ffa4fea61191b0a_simd32_entry_0002.dat"))
         .unwrap();

@@ -9,13 +9,13 @@ use xpu_asm_collector::names;
 use xpu_asm_collector::sources::dumps;
 
 fuzz_target!(|data: &[u8]| {
-    let _ = dumps::parse_kernbin(data);
+    let _ = dumps::file_names::parse_kernbin(data);
     let text = String::from_utf8_lossy(data);
-    if let Some(n) = dumps::parse_asm_file_name(&text) {
+    if let Some(n) = dumps::file_names::parse_asm_file_name(&text) {
         assert!(n.hash.len() >= 8 && n.hash.bytes().all(|b| b.is_ascii_hexdigit()));
     }
-    let _ = dumps::parse_spv_file_name(&text);
-    let _ = dumps::parse_kernbin_file_name(&text);
+    let _ = dumps::file_names::parse_spv_file_name(&text);
+    let _ = dumps::file_names::parse_kernbin_file_name(&text);
     let rank = data.first().copied().unwrap_or(0) as usize * 1000;
     let demangled = names::demangle(data);
     let f = names::asm_file_name(rank, &demangled, data);

@@ -216,10 +216,6 @@ fn assert_dump_candidates_once(run: &Run, r: &Value, n: u64) {
     }
 }
 
-pub fn u(v: &Value) -> u64 {
-    v.as_u64().unwrap_or_else(|| panic!("not a count: {v}"))
-}
-
 /// `(rank, host)` of each process, sorted.
 pub fn process_ranks(r: &Value) -> Vec<(u64, String)> {
     let mut v: Vec<(u64, String)> = r["processes"]

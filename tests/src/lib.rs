@@ -26,6 +26,18 @@ pub fn temp_dir(what: &str) -> tempfile::TempDir {
         .expect("a temporary folder")
 }
 
+/// A temporary folder of the test's own ([`temp_dir`]), for a test that
+/// needs the real stack ([`require_stack`] first).
+pub fn stack_temp_dir(what: &str) -> tempfile::TempDir {
+    require_stack();
+    temp_dir(what)
+}
+
+/// A count of a report's JSON.
+pub fn u(v: &serde_json::Value) -> u64 {
+    v.as_u64().unwrap_or_else(|| panic!("not a count: {v}"))
+}
+
 /// Removes from `cmd` what the test's own environment could add to a run:
 /// an outer xpu-asm run's variables (`LD_PRELOAD`, `XPU_ASM_OUT`,
 /// `XPU_ASM_OWNED`, `XPU_ASM_IGC`), IGC's dump settings and NEO's no-hardware keys.
@@ -43,6 +55,13 @@ pub fn hermetic(cmd: &mut Command) {
     for (name, _) in NEO22_ENV {
         cmd.env_remove(name);
     }
+}
+
+/// [`hermetic`], and `NO_COLOR` removed too: for runs whose colour (on a
+/// terminal, or asked for) a test checks.
+pub fn hermetic_without_no_color(cmd: &mut Command) {
+    hermetic(cmd);
+    cmd.env_remove("NO_COLOR");
 }
 
 const LIB_DIR: &str = "/usr/lib/x86_64-linux-gnu";

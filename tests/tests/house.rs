@@ -8,7 +8,8 @@
 //! * no function is longer than [`MAX_FN_LINES`] lines, counting the whole
 //!   `fn` item from its `fn` line to its closing brace;
 //! * docs/internals.md names every source file of every crate, in the
-//!   table of its crate's files.
+//!   table of its crate's files;
+//! * no source file of a crate is longer than [`MAX_FILE_LINES`] lines.
 //!
 //! Each failure names the circle with the import that makes each step of
 //! it, or the function with its file and line.
@@ -18,6 +19,9 @@ use std::path::{Path, PathBuf};
 
 /// Functions longer than this do not read in one pass.
 const MAX_FN_LINES: usize = 80;
+
+/// Source files longer than this hold more than one room.
+const MAX_FILE_LINES: usize = 900;
 
 fn workspace() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -1018,6 +1022,26 @@ fn internals_names_every_source_file() {
         missing.is_empty(),
         "docs/internals.md does not name these source files (in the table of their crate's files):\n{}",
         missing.join("\n")
+    );
+}
+
+#[test]
+fn no_source_file_is_too_long() {
+    let mut long = Vec::new();
+    for krate in ["collector", "interposer", "isa", "record"] {
+        let src = workspace().join(krate).join("src");
+        for f in source_files(&src) {
+            let text = std::fs::read_to_string(src.join(&f)).expect("a source file");
+            let n = text.lines().count();
+            if n > MAX_FILE_LINES {
+                long.push(format!("{krate}/src/{f}: {n} lines"));
+            }
+        }
+    }
+    assert!(
+        long.is_empty(),
+        "source files over {MAX_FILE_LINES} lines (split each into the rooms it holds):\n{}",
+        long.join("\n")
     );
 }
 

@@ -12,23 +12,10 @@ use std::collections::BTreeMap;
 use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
-use tempfile::TempDir;
 use xpu_asm_tests::*;
 
 // ---------------------------------------------------------------------------
 // Support
-
-fn scratch() -> TempDir {
-    require_stack();
-    temp_dir("isa")
-}
-
-/// Removes what the test's own environment could add (an outer xpu-asm
-/// run's variables, IGC's and NEO's settings, NO_COLOR).
-fn hermetic(cmd: &mut Command) {
-    xpu_asm_tests::hermetic(cmd);
-    cmd.env_remove("NO_COLOR");
-}
 
 /// Launches of the a/b workload: every count distinct.
 const AB_STEPS: [&str; 6] = [
@@ -94,7 +81,7 @@ impl Run {
 }
 
 fn run(mut cmd: Command, out: &Path) -> Run {
-    hermetic(&mut cmd);
+    hermetic_without_no_color(&mut cmd);
     let shown = shell_words(&cmd);
     let output = run_with_timeout(&mut cmd);
     Run {
@@ -249,7 +236,7 @@ sys.stdout.write("\nSTATUS %d\n" % os.waitstatus_to_exitcode(status))
 "#;
     let mut cmd = Command::new("python3");
     cmd.arg("-c").arg(HELPER).args(argv);
-    hermetic(&mut cmd);
+    hermetic_without_no_color(&mut cmd);
     cmd.envs(env.iter().copied());
     let shown = shell_words(&cmd);
     let output = run_with_timeout(&mut cmd);
@@ -276,10 +263,6 @@ fn cl_path(name: &str) -> String {
         .to_string()
 }
 
-fn u(v: &Value) -> u64 {
-    v.as_u64().unwrap_or_else(|| panic!("not a count: {v}"))
-}
-
 // ---------------------------------------------------------------------------
 // Source lines
 
@@ -289,7 +272,7 @@ fn u(v: &Value) -> u64 {
 /// instruction count; without `-g`, `source` is null.
 #[test]
 fn kernels_built_with_g_have_their_source_lines() {
-    let dir = scratch();
+    let dir = stack_temp_dir("isa");
     let g = capture_ab(dir.path(), "g", "-g", "-g");
     let plain = capture_ab(dir.path(), "plain", "", "");
     for (i, (name, module, _)) in AB_KERNELS.iter().enumerate() {
@@ -339,7 +322,7 @@ fn kernels_built_with_g_have_their_source_lines() {
 /// programs without line tables, and `source` is null.
 #[test]
 fn binaries_built_with_g_have_the_dumps_source_lines() {
-    let dir = scratch();
+    let dir = stack_temp_dir("isa");
     let g = capture_ab(dir.path(), "g", "-g", "-g");
     let modules = [("a", spirv_with("a", "-g")), ("b", spirv_with("b", "-g"))];
     let bin = capture(
@@ -380,7 +363,7 @@ fn mix_of(k: &Value) -> BTreeMap<String, u64> {
 /// messages are spills: those count as scratch).
 #[test]
 fn mix_of_kernels_with_known_answers() {
-    let dir = scratch();
+    let dir = stack_temp_dir("isa");
     let c = capture_mix(dir.path(), "mix", "", &["--keep", "all"]);
     let memory = [
         "load_global",
@@ -529,7 +512,7 @@ fn isa_instructions(path: &Path) -> Vec<String> {
 /// NO_COLOR.
 #[test]
 fn show_interleaves_source_lines_with_the_isa() {
-    let dir = scratch();
+    let dir = stack_temp_dir("isa");
     let g = capture_ab(dir.path(), "g", "-g", "-g");
     let out = g.out.to_str().expect("a UTF-8 path");
     let k = g.kernel("scale_v2");
@@ -696,7 +679,7 @@ fn strip_ansi(s: &str) -> String {
 /// condition holds.
 #[test]
 fn diff_shows_what_changed_between_two_builds() {
-    let dir = scratch();
+    let dir = stack_temp_dir("isa");
     let d1 = capture_ab(dir.path(), "default1", "", "");
     let d2 = capture_ab(dir.path(), "default2", "", "");
     let o0 = capture_ab(dir.path(), "optdisable", "", "-cl-opt-disable");
@@ -874,7 +857,7 @@ fn diff_shows_what_changed_between_two_builds() {
 /// table shows the change on a terminal in colour.
 #[test]
 fn diff_fails_on_a_kernel_that_starts_spilling() {
-    let dir = scratch();
+    let dir = stack_temp_dir("isa");
     let large = capture_mix(dir.path(), "large", "-ze-opt-large-register-file", &[]);
     let small = capture_mix(dir.path(), "small", "", &[]);
     assert!(large.kernel("mix_spill")["spill_bytes"].is_null());
@@ -1034,7 +1017,7 @@ fn table_isa_column(stdout: &str, ranks: usize) -> Vec<String> {
 /// read; `all` (and the default, on six kernels) copies every one.
 #[test]
 fn asm_copies_keeps_the_most_launched_and_the_others_isa_in_place() {
-    let dir = scratch();
+    let dir = stack_temp_dir("isa");
     let c = capture_ab(dir.path(), "ab", "", "");
     let out = c.out.to_str().expect("a UTF-8 path");
     assert!(c.report.get("asm_copies").is_none(), "{:#}", c.report);

@@ -83,10 +83,6 @@ fn capture(dir: &Path, tag: &str, options: &str, flags: &str) -> Run {
     r
 }
 
-fn u(v: &Value) -> u64 {
-    v.as_u64().unwrap_or_else(|| panic!("not a number: {v}"))
-}
-
 fn strings(v: &Value) -> Vec<String> {
     v.as_array()
         .unwrap_or_else(|| panic!("not a list: {v}"))

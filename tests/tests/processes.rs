@@ -131,16 +131,16 @@ fn processes(r: &Value) -> Vec<Value> {
     r["processes"].as_array().cloned().unwrap_or_default()
 }
 
-fn u(v: &Value) -> u64 {
+fn u_or_max(v: &Value) -> u64 {
     v.as_u64().unwrap_or(u64::MAX)
 }
 
 /// `(launches, appended, unknown_launches)` of a process entry.
 fn process_counts(p: &Value) -> (u64, u64, u64) {
     (
-        u(&p["launches"]),
-        u(&p["appended"]),
-        u(&p["unknown_launches"]),
+        u_or_max(&p["launches"]),
+        u_or_max(&p["appended"]),
+        u_or_max(&p["unknown_launches"]),
     )
 }
 
@@ -827,7 +827,10 @@ fn shell_script_with_parallel_workloads_and_exec() {
         ],
     );
     let procs = processes(&rep);
-    let by_launches: BTreeMap<u64, &Value> = procs.iter().map(|p| (u(&p["launches"]), p)).collect();
+    let by_launches: BTreeMap<u64, &Value> = procs
+        .iter()
+        .map(|p| (u_or_max(&p["launches"]), p))
+        .collect();
     assert_eq!(
         (procs.len(), by_launches.keys().copied().collect::<Vec<_>>()),
         (4, vec![1, 2, 3, 10]),
@@ -848,7 +851,7 @@ fn shell_script_with_parallel_workloads_and_exec() {
     );
     assert_own_records_and_dumps(&r, &procs);
     // Each kernel lists the processes that launched it.
-    let pid_of = |l: u64| u(&by_launches[&l]["pid"]);
+    let pid_of = |l: u64| u_or_max(&by_launches[&l]["pid"]);
     let pids_of = |name: &str| -> Vec<u64> {
         rep["kernels"]
             .as_array()
@@ -878,7 +881,7 @@ fn shell_script_with_parallel_workloads_and_exec() {
 /// Each process has its own record and (with IGC's dumps: Debian 12's
 /// default) its own dump folder, with the ISA of what it launched.
 fn assert_own_records_and_dumps(r: &Run, procs: &[Value]) {
-    let pids: BTreeSet<u32> = procs.iter().map(|p| u(&p["pid"]) as u32).collect();
+    let pids: BTreeSet<u32> = procs.iter().map(|p| u_or_max(&p["pid"]) as u32).collect();
     assert_eq!(
         record_pids(&r.out),
         pids,
@@ -1513,7 +1516,7 @@ fn the_users_ld_preload_is_kept_and_both_libraries_work() {
     assert_kernels(&r, &rep, &[(SCALE, 5, 5), (SCALE_V2, 6, 2)]);
     let procs = processes(&rep);
     assert_eq!(procs.len(), 1, "{}", r.ctx());
-    let pid = u(&procs[0]["pid"]) as u32;
+    let pid = u_or_max(&procs[0]["pid"]) as u32;
     let m = marker_lines(&marker);
     let want_preload = format!("LD_PRELOAD={}:{}", interposer().display(), lib.display());
     assert_eq!(

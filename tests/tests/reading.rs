@@ -12,22 +12,10 @@
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use tempfile::TempDir;
 use xpu_asm_tests::*;
 
 // ---------------------------------------------------------------------------
 // Support
-
-fn scratch() -> TempDir {
-    require_stack();
-    temp_dir("reading")
-}
-
-/// Removes what the test's own environment could add.
-fn hermetic(cmd: &mut Command) {
-    xpu_asm_tests::hermetic(cmd);
-    cmd.env_remove("NO_COLOR");
-}
 
 const LOOP_STEPS: [&str; 3] = [
     "imm:l:loop_none:3",
@@ -104,7 +92,7 @@ fn capture(dir: &Path, tag: &str, options: &str, flags: &str, extra: &[&str]) ->
         cmd.args(["--build-flags", flags]);
     }
     cmd.args(LOOP_STEPS).args(MIX_STEPS).current_dir(dir);
-    hermetic(&mut cmd);
+    hermetic_without_no_color(&mut cmd);
     let r = run(cmd, &out);
     r.assert_status(0);
     let report = r.report();
@@ -115,12 +103,8 @@ fn capture(dir: &Path, tag: &str, options: &str, flags: &str, extra: &[&str]) ->
 fn xpu(args: &[&str], out: &Path) -> Run {
     let mut cmd = Command::new(xpu_asm_run());
     cmd.args(args);
-    hermetic(&mut cmd);
+    hermetic_without_no_color(&mut cmd);
     run(cmd, out)
-}
-
-fn u(v: &Value) -> u64 {
-    v.as_u64().unwrap_or_else(|| panic!("not a count: {v}"))
 }
 
 fn loops(f: &Value) -> &Vec<Value> {
@@ -145,7 +129,7 @@ fn lines_of(l: &Value) -> Vec<u64> {
 /// each loop's source lines; the same loops without `-g`, with no lines.
 #[test]
 fn loops_of_kernels_with_known_answers() {
-    let dir = scratch();
+    let dir = stack_temp_dir("reading");
     let g = capture(dir.path(), "g", "-g", "-g", &[]);
     let plain = capture(dir.path(), "plain", "", "", &[]);
     let cl = workload_src_dir().join("kernels_loops.cl");
@@ -285,7 +269,7 @@ fn show_marks_the_loops_and_pressure(c: &Capture) {
 /// budget, in its loop, in the block of its spill and fill sends.
 #[test]
 fn the_spilling_kernel_peaks_where_its_loop_spills() {
-    let dir = scratch();
+    let dir = stack_temp_dir("reading");
     let c = capture(dir.path(), "c", "", "", &[]);
     let k = c.kernel("mix_spill");
     let f = c.flow("mix_spill");
@@ -335,7 +319,7 @@ fn the_spilling_kernel_peaks_where_its_loop_spills() {
 /// is the same.
 #[test]
 fn dump_and_binary_sources_give_the_same_figures() {
-    let dir = scratch();
+    let dir = stack_temp_dir("reading");
     let dumps = capture(dir.path(), "dumps", "", "", &[]);
     let binary = capture(dir.path(), "binary", "", "", &["--isa", "binary"]);
     for name in LAUNCHED {
@@ -369,7 +353,7 @@ fn dump_and_binary_sources_give_the_same_figures() {
 /// other one.
 #[test]
 fn the_analysis_begun_during_the_run_gives_the_figures_of_one_after_it() {
-    let dir = scratch();
+    let dir = stack_temp_dir("reading");
     let other = match stack() {
         Stack::Debian12 => "binary",
         Stack::Sid => "dump",
@@ -397,7 +381,7 @@ fn the_analysis_begun_during_the_run_gives_the_figures_of_one_after_it() {
         for decoder in ["kv", "json"] {
             let mut cmd = Command::new(xpu_asm_run());
             cmd.args(["collect", "--json", out]);
-            hermetic(&mut cmd);
+            hermetic_without_no_color(&mut cmd);
             cmd.env("XPU_ASM_DECODER", decoder);
             let again = xpu_asm_tests::run(cmd, &c.out);
             again.assert_status(0);
@@ -409,7 +393,7 @@ fn the_analysis_begun_during_the_run_gives_the_figures_of_one_after_it() {
     let c = capture(dir.path(), "bad-decoder", "", "", &[]);
     let mut cmd = Command::new(xpu_asm_run());
     cmd.args(["collect", "--json", c.out.to_str().unwrap()]);
-    hermetic(&mut cmd);
+    hermetic_without_no_color(&mut cmd);
     cmd.env("XPU_ASM_DECODER", "kvv");
     let r = xpu_asm_tests::run(cmd, &c.out);
     r.assert_status(0);
@@ -444,7 +428,7 @@ fn the_analysis_begun_during_the_run_gives_the_figures_of_one_after_it() {
 /// line tables: no source lines, no loop's lines.
 #[test]
 fn source_lines_from_dumps_and_from_binaries() {
-    let dir = scratch();
+    let dir = stack_temp_dir("reading");
     let dumps = capture(dir.path(), "g-dumps", "-g", "-g", &[]);
     let binary = capture(dir.path(), "g-binary", "-g", "-g", &["--isa", "binary"]);
     let show_lines = |c: &Capture, name: &str| -> String {
@@ -532,7 +516,7 @@ fn source_lines_from_dumps_and_from_binaries() {
 /// fails exactly above the largest growth.
 #[test]
 fn diff_shows_loop_and_pressure_changes() {
-    let dir = scratch();
+    let dir = stack_temp_dir("reading");
     let opt = capture(dir.path(), "opt", "", "", &[]);
     let o0 = capture(dir.path(), "o0", "", "-cl-opt-disable", &[]);
     let (a, b) = (o0.out.display().to_string(), opt.out.display().to_string());

@@ -398,7 +398,10 @@ fn release_writes_the_binary_a_manylinux_2_28_wheel_and_a_tarball_for_glibc_2_28
     let man = std::fs::read_to_string(unpacked.join("doc/xpu-asm-run.1")).unwrap();
     assert!(man.starts_with(".ie \\n(.g .ds Aq \\(aq"), "{man}");
     assert!(
-        man.contains(&format!("xpu-asm-run {}", xpu_asm_collector::cli::VERSION)),
+        man.contains(&format!(
+            "xpu-asm-run {}",
+            xpu_asm_collector::commands::VERSION
+        )),
         "{man}"
     );
     // The bash completion completes a subcommand and an option.

@@ -7,6 +7,7 @@ use crate::capture::job::{write_instance, Instance};
 use crate::capture::layout::CollectError;
 use crate::capture::run::{unix_now, write_run_info, Exit, RunInfo};
 use crate::report::files::Keep;
+use crate::run::emulate;
 use crate::run::job::{self, Joined};
 use crate::run::launch::{self, LaunchError, OutDir};
 use crate::run::{forward, notices::Notices};
@@ -35,7 +36,7 @@ pub fn main(a: &RunArgs) -> Result<i32, LaunchError> {
         a.report.quiet,
     )?;
     if let Some(dev) = &a.emulate {
-        launch::check_emulated_device(dev, launch::neo_devices().as_ref(), launch::neo_version)?;
+        launch::check_emulated_device(dev, emulate::neo_devices().as_ref(), emulate::neo_version)?;
     }
     // `command` is required by clap: there is a first element.
     let cmd0 = a.command.first().cloned().unwrap_or_default();

@@ -5,6 +5,7 @@
 //! binary carries ([`interposer`]), and modules compiled again for their
 //! source lines ([`rebuild`], through Level Zero: [`ze`]).
 
+pub mod emulate;
 pub mod forward;
 pub mod interposer;
 pub mod job;

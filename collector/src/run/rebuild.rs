@@ -8,7 +8,8 @@
 //! IGC reads its settings once per process, and a driver that fails or
 //! aborts takes only the child with it.
 
-use super::launch::{emulate_env, inherited_owned_vars};
+use super::emulate::emulate_env;
+use super::launch::inherited_owned_vars;
 use super::ze::{Target, Ze};
 use crate::capture::rebuilt::{folder_name, write_marker, Marker, RebuiltModule, BUILT, MARKER};
 use std::collections::BTreeMap;
