@@ -94,13 +94,13 @@ fn run(a: &PortArgs) -> Result<i32, String> {
 /// `--to`'s products, each one the stack's `ocloc` knows (else the list,
 /// as `--emulate` gives it), each once.
 fn products(to: &[String]) -> Result<Vec<String>, String> {
-    let neo = launch::neo_devices();
+    let neo = crate::run::emulate::neo_devices();
     let mut out: Vec<String> = Vec::new();
     for p in to.iter().flat_map(|t| t.split(',')).map(str::trim) {
         if p.is_empty() || out.iter().any(|o| o == p) {
             continue;
         }
-        launch::check_emulated_device(p, neo.as_ref(), launch::neo_version)
+        launch::check_emulated_device(p, neo.as_ref(), crate::run::emulate::neo_version)
             .map_err(|e| e.to_string())?;
         out.push(p.to_string());
     }
