@@ -162,7 +162,9 @@ fn assert_same(cap: &Path, real: &Path, product: &str, workload: &str, want: usi
     );
 }
 
-/// The C workload's three modules: a kernel in two modules, loops.
+/// The C workload's four modules: a kernel in two modules, loops, and a
+/// native binary for pvc (which a product's driver compiles from the
+/// SPIR-V it carries, in the port as in a run there).
 fn c_workload_args() -> Vec<String> {
     [
         "--module".to_string(),
@@ -171,6 +173,8 @@ fn c_workload_args() -> Vec<String> {
         format!("b={}", spirv("b").display()),
         "--module".into(),
         format!("l={}", spirv_with("loops", "").display()),
+        "--native".into(),
+        format!("n={}", native_a().display()),
         format!("imm:a:{VECTOR_ADD}:30"),
         format!("imm:a:{SCALE}:20"),
         format!("reg:a:{SCALE_V2}:2:5"),
@@ -180,6 +184,7 @@ fn c_workload_args() -> Vec<String> {
         "imm:l:loop_none:4".into(),
         "imm:l:loop_one:5".into(),
         "imm:l:loop_nested:6".into(),
+        format!("imm:n:{SCALE_V2}:4"),
     ]
     .to_vec()
 }
@@ -198,13 +203,13 @@ fn the_c_workload_ported_is_a_run_on_each_product() {
     assert_eq!(view["device"], "pvc", "{}", r.ctx());
     assert_eq!(
         view["kernels"].as_array().map(Vec::len),
-        Some(9),
+        Some(10),
         "{}",
         r.ctx()
     );
     for p in &targets {
         let real = capture(t.path(), &format!("real-{p}"), p, &args);
-        assert_same(&cap, &real, p, "C workload (Level Zero)", 9);
+        assert_same(&cap, &real, p, "C workload (Level Zero)", 10);
         for k in view["kernels"].as_array().unwrap() {
             let on = k["products"]
                 .as_array()

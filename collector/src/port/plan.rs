@@ -15,7 +15,14 @@ pub struct PlanModule {
     pub key: String,
     /// `level_zero` or `opencl`.
     pub api: String,
-    /// Its SPIR-V, saved under `port/spirv/<sha256>.spv`.
+    /// `spirv`, or `native`: a Level Zero module created from a binary,
+    /// created from it again (the product's driver takes the member of a
+    /// fat binary for it, or compiles the SPIR-V the binary carries, or
+    /// refuses it, as for the program).
+    #[serde(default = "spirv_format")]
+    pub format: String,
+    /// Its SPIR-V, saved under `port/spirv/<sha256>.spv`; a native
+    /// module's binary, under `modules/`.
     pub spirv: PathBuf,
     pub sha256: String,
     pub build_flags: String,
@@ -48,6 +55,10 @@ impl PlanModule {
             })
             .collect()
     }
+}
+
+fn spirv_format() -> String {
+    "spirv".into()
 }
 
 /// The modules one child compiles.
@@ -130,7 +141,10 @@ pub fn plan(dir: &Path, records: &[ProcessRecord], spirv_dir: &Path) -> Ported {
             }
             let found = spirv_of
                 .entry(m.sha256.to_ascii_lowercase())
-                .or_insert_with(|| save_spirv(dir, rec, m, spirv_dir));
+                .or_insert_with(|| match m.format.as_str() {
+                    "native" => native_input(dir, m),
+                    _ => save_spirv(dir, rec, m, spirv_dir),
+                });
             let spirv = match found {
                 Ok(p) => p.clone(),
                 Err(why) => {
@@ -142,6 +156,7 @@ pub fn plan(dir: &Path, records: &[ProcessRecord], spirv_dir: &Path) -> Ported {
             let pm = modules.entry(key.clone()).or_insert_with(|| PlanModule {
                 key: key.clone(),
                 api: api_name(m.api).to_string(),
+                format: m.format.clone(),
                 spirv,
                 sha256: m.sha256.to_ascii_lowercase(),
                 build_flags: m.build_flags.clone(),
@@ -169,12 +184,15 @@ fn unportable(m: &Module) -> Option<String> {
                 .to_string(),
         );
     }
-    if m.format != "spirv" {
+    if m.format == "native" && m.api == Api::OpenCl {
         return Some(
-            "its module is a native binary without SPIR-V (built ahead of time for the device \
-             of the run): there is nothing to compile for another product"
+            "its OpenCL program's binary carries no SPIR-V: there is nothing to compile for \
+             another product"
                 .to_string(),
         );
+    }
+    if m.format != "spirv" && m.format != "native" {
+        return Some(format!("its module's format is {}", m.format));
     }
     if m.inputs.len() > 1 {
         return Some(format!(
@@ -183,6 +201,24 @@ fn unportable(m: &Module) -> Option<String> {
         ));
     }
     None
+}
+
+/// A native Level Zero module's input: its binary as saved (the bytes
+/// the program passed).
+fn native_input(dir: &Path, m: &Module) -> Result<PathBuf, String> {
+    let file = m
+        .binary
+        .as_ref()
+        .and_then(|b| b.file.as_ref())
+        .ok_or("its native binary was not saved in the capture")?;
+    let path = dir.join(file);
+    match std::fs::read(&path) {
+        Ok(b) if sha256(&b).eq_ignore_ascii_case(&m.sha256) => Ok(path),
+        Ok(_) => Err(format!(
+            "{file} is not the module's binary (its SHA-256 differs)"
+        )),
+        Err(e) => Err(format!("cannot read {file}: {e}")),
+    }
 }
 
 /// Finds the module's SPIR-V (in IGC's dump folders, or in its binary,
@@ -292,6 +328,7 @@ mod tests {
         let m = PlanModule {
             key: String::new(),
             api: String::new(),
+            format: String::new(),
             spirv: PathBuf::new(),
             sha256: String::new(),
             build_flags: String::new(),

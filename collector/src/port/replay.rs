@@ -43,13 +43,24 @@ pub fn child_main(plan: &Path) -> i32 {
             },
             Ok(spirv) => match ze.get_or_insert_with(Ze::open) {
                 Ok(ze) => match ze.target(None) {
-                    Ok(t) => {
-                        built(t.build_module(&spirv, &m.build_flags, &m.constants(), &m.kernels))
-                    }
+                    Ok(t) => built(t.build_module(
+                        &spirv,
+                        m.format == "native",
+                        &m.build_flags,
+                        &m.constants(),
+                        &m.kernels,
+                    )),
                     Err(e) => e,
                 },
                 Err(e) => e.clone(),
             },
+        };
+        let status = match (m.format.as_str(), status == BUILT) {
+            ("native", false) => format!(
+                "the product's driver does not take its native binary (built ahead of time for \
+                 another device, without SPIR-V it could compile): {status}"
+            ),
+            _ => status,
         };
         let line = format!("{STATUS_PREFIX}{} {}\n", m.key, status.replace('\n', " / "));
         let _ = std::io::Write::write_all(&mut std::io::stdout().lock(), line.as_bytes());
@@ -64,7 +75,7 @@ fn built(r: Result<(), String>) -> String {
     }
 }
 
-/// The module's SPIR-V, checked against its SHA-256.
+/// The module's input (its SPIR-V, or its native binary), checked against its SHA-256.
 fn read_spirv(m: &PlanModule) -> Result<Vec<u8>, String> {
     let spirv =
         std::fs::read(&m.spirv).map_err(|e| format!("cannot read {}: {e}", m.spirv.display()))?;

@@ -14,6 +14,7 @@ const STYPE_CONTEXT_DESC: u32 = 0xd;
 const STYPE_MODULE_DESC: u32 = 0x1b;
 const STYPE_KERNEL_DESC: u32 = 0x1d;
 const FORMAT_IL_SPIRV: u32 = 0;
+const FORMAT_NATIVE: u32 = 1;
 /// The loader's name, as NEO's packages install it.
 pub const LOADER: &str = "libze_loader.so.1";
 
@@ -219,10 +220,10 @@ impl Target<'_> {
     /// Compiles `spirv` with `flags` (then destroys the module): the
     /// driver's build log when it fails.
     pub fn build(&self, spirv: &[u8], flags: &str) -> Result<(), String> {
-        self.build_module(spirv, flags, &[], &[])
+        self.build_module(spirv, false, flags, &[], &[])
     }
 
-    /// Compiles `spirv` with `flags` and the specialization `constants`
+    /// Compiles `spirv` (a native binary when `native`) with `flags` and the specialization `constants`
     /// (id, value: the low bytes the driver reads at the constant's type's
     /// size), creates each kernel of `kernels` in it (then destroys them
     /// and the module): the driver's build log when the build fails, the
@@ -230,6 +231,7 @@ impl Target<'_> {
     pub fn build_module(
         &self,
         spirv: &[u8],
+        native: bool,
         flags: &str,
         constants: &[(u32, u64)],
         kernels: &[String],
@@ -248,7 +250,11 @@ impl Target<'_> {
         let desc = ModuleDesc {
             stype: STYPE_MODULE_DESC,
             p_next: std::ptr::null(),
-            format: FORMAT_IL_SPIRV,
+            format: if native {
+                FORMAT_NATIVE
+            } else {
+                FORMAT_IL_SPIRV
+            },
             input_size: spirv.len(),
             p_input_module: spirv.as_ptr(),
             p_build_flags: flags.as_ptr(),
