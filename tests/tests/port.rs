@@ -207,6 +207,31 @@ fn the_c_workload_ported_is_a_run_on_each_product() {
         "{}",
         r.ctx()
     );
+    // The gate: diff's conditions, each product against the run.
+    let r = port(&cap, &targets, &["--fail-on", "spill"]);
+    r.assert_status(0);
+    let r = port(&cap, &targets, &["--fail-on", "instructions+1000%,spill"]);
+    r.assert_status(0);
+    let r = port(&cap, &targets[..1], &["--fail-on", "instructions+0"]);
+    r.assert_status(1);
+    assert!(
+        r.stderr()
+            .contains(&format!("--fail-on instructions+0: scale on {}: instructions", targets[0])),
+        "[{}] {}",
+        stack().name(),
+        r.ctx()
+    );
+    // An unknown product: the list, as --emulate gives it.
+    let r = port(&cap, &["nosuchgpu"], &[]);
+    r.assert_status(2);
+    assert!(
+        r.stderr().contains("nosuchgpu") && targets.iter().all(|p| r.stderr().contains(p)),
+        "[{}] {}",
+        stack().name(),
+        r.ctx()
+    );
+    let r = port(&cap, &targets, &[]);
+    r.assert_status(0);
     for p in &targets {
         let real = capture(t.path(), &format!("real-{p}"), p, &args);
         assert_same(&cap, &real, p, "C workload (Level Zero)", 10);
