@@ -215,8 +215,10 @@ fn the_c_workload_ported_is_a_run_on_each_product() {
     let r = port(&cap, &targets[..1], &["--fail-on", "instructions+0"]);
     r.assert_status(1);
     assert!(
-        r.stderr()
-            .contains(&format!("--fail-on instructions+0: scale on {}: instructions", targets[0])),
+        r.stderr().contains(&format!(
+            "--fail-on instructions+0: scale on {}: instructions",
+            targets[0]
+        )),
         "[{}] {}",
         stack().name(),
         r.ctx()
@@ -501,5 +503,59 @@ fn the_opencl_workload_ported_is_a_run_on_each_product() {
             "[{}] {l}",
             stack().name()
         );
+    }
+}
+
+/// The venv of scripts/pyopencl-venv.sh (made on first use; no venv, no
+/// test).
+fn pyopencl_venv() -> PathBuf {
+    let mut cmd = Command::new("bash");
+    cmd.arg(workspace_dir().join("scripts/pyopencl-venv.sh"));
+    let out = cmd.output().expect("bash runs");
+    assert!(
+        out.status.success(),
+        "[{}] the pyopencl venv could not be made or checked; this test needs it\n{}",
+        stack().name(),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    PathBuf::from(
+        String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .last()
+            .unwrap_or_default(),
+    )
+}
+
+/// `xpu-asm-run --emulate product -- python pyopencl_ops.py 3 5 7`, with
+/// pyopencl's program cache off (IGC compiles in the run).
+fn capture_pyopencl(root: &Path, venv: &Path, name: &str, product: &str) -> PathBuf {
+    let out = root.join(name);
+    let mut cmd = Command::new(xpu_asm_run());
+    cmd.args(["--emulate", product, "-q", "-o"])
+        .arg(&out)
+        .arg("--")
+        .arg(venv.join("bin/python"))
+        .arg(workspace_dir().join("tests/opencl/pyopencl_ops.py"))
+        .args(["3", "5", "7"])
+        .current_dir(root)
+        .env("PYOPENCL_NO_CACHE", "1")
+        .env("XDG_CACHE_HOME", root.join("cache"));
+    hermetic(&mut cmd);
+    let r = run(cmd, &out);
+    r.assert_status(0);
+    out
+}
+
+#[test]
+fn pyopencl_ported_is_a_run_on_each_product() {
+    require_stack();
+    let venv = pyopencl_venv();
+    let t = temp_dir("port-pyopencl");
+    let cap = capture_pyopencl(t.path(), &venv, "pvc", "pvc");
+    let targets = targets();
+    port(&cap, &targets, &[]).assert_status(0);
+    for p in &targets {
+        let real = capture_pyopencl(t.path(), &venv, &format!("real-{p}"), p);
+        assert_same(&cap, &real, p, "pyopencl", 3);
     }
 }
