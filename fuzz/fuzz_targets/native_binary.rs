@@ -67,7 +67,7 @@ fuzz_target!(|data: &[u8]| {
     }
     let want = native::instructions(DISASSEMBLY);
     for k in &program.kernels {
-        let asm = native::render_asm(k, &program, DISASSEMBLY);
+        let asm = native::render_asm(k, &program, DISASSEMBLY, &native::SourceFiles::default());
         assert!(asm.starts_with("//.kernel "));
         assert!(asm.ends_with(DISASSEMBLY), "{asm}");
         assert_eq!(native::instructions(&asm), want, "{asm}");
