@@ -237,6 +237,14 @@ fn the_c_workload_ported_is_a_run_on_each_product() {
     for p in &targets {
         let real = capture(t.path(), &format!("real-{p}"), p, &args);
         assert_same(&cap, &real, p, "C workload (Level Zero)", 10);
+        // The page of the run and the product side by side.
+        let page = std::fs::read_to_string(cap.join("port").join(p).join("compare.html"))
+            .unwrap_or_else(|e| panic!("[{}] no compare.html for {p}: {e}", stack().name()));
+        assert!(
+            page.contains("loop_nested") && page.contains(VECTOR_ADD),
+            "[{}] compare.html of {p} lacks kernels",
+            stack().name()
+        );
         for k in view["kernels"].as_array().unwrap() {
             let on = k["products"]
                 .as_array()

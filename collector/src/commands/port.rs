@@ -61,6 +61,7 @@ fn run(a: &PortArgs) -> Result<i32, String> {
         );
     }
     let result = port(&a.dir, &products, &opts)?;
+    write_pages(&a.dir, &result);
     let view = PortView::new(&a.dir, &run_report, &result);
     if a.json {
         let json = serde_json::to_string_pretty(&view).map_err(|e| e.to_string())?;
@@ -90,6 +91,34 @@ fn run(a: &PortArgs) -> Result<i32, String> {
     }
     Ok(i32::from(failed))
 }
+
+/// For each product with a report, `DIR/port/<product>/compare.html`:
+/// the run and the product side by side, as `diff --html` shows two
+/// captures (each kernel's figures, mix and ISA next to each other).
+fn write_pages(dir: &Path, result: &PortResult) {
+    use super::diff::compare::Captures;
+    use super::diff::render::write_page;
+    for p in result.products.iter().filter(|p| p.report.is_ok()) {
+        let file = p.dir.join(COMPARE_PAGE);
+        let written = Captures::load(dir, &p.dir)
+            .map_err(super::diff::render::PageError::from)
+            .and_then(|c| {
+                let every = c.diff(true, &[]);
+                write_page(
+                    c,
+                    every,
+                    &file,
+                    crate::report::Limit::First(crate::report::export::html::DEFAULT_PAGE_KERNELS),
+                )
+            });
+        if let Err(e) = written {
+            eprintln!("xpu-asm-run: {}: {e}", file.display());
+        }
+    }
+}
+
+/// The page of a product's port beside the run, in its folder.
+pub const COMPARE_PAGE: &str = "compare.html";
 
 /// `--to`'s products, each one the stack's `ocloc` knows (else the list,
 /// as `--emulate` gives it), each once.
@@ -270,7 +299,7 @@ impl PortView {
                 },
                 p.seconds,
                 match (&p.report, &p.error) {
-                    (Some(r), _) => r.clone(),
+                    (Some(r), _) => format!("{r}, beside the run: {}/{COMPARE_PAGE}", p.dir),
                     (None, Some(e)) => format!("no report: {e}"),
                     (None, None) => "no report".into(),
                 }
