@@ -567,3 +567,101 @@ fn pyopencl_ported_is_a_run_on_each_product() {
         assert_same(&cap, &real, p, "pyopencl", 3);
     }
 }
+
+/// The OpenCL build option of the specialized program: changes its code.
+const CL_OPTION: &str = "-cl-opt-disable";
+
+fn cl_spec_args(spv: &Path, constant: bool, option: bool) -> Vec<String> {
+    let mut a = Vec::new();
+    if option {
+        a.extend(["--options".to_string(), CL_OPTION.to_string()]);
+    }
+    if constant {
+        a.extend(["--spec".to_string(), format!("{SPEC_ID}=4")]);
+    }
+    a.extend([
+        "--program".to_string(),
+        format!("s=il:{}", spv.display()),
+        "nd:s:spec_loop:9".to_string(),
+    ]);
+    a
+}
+
+#[test]
+fn an_opencl_program_with_constants_and_options_is_ported_with_both() {
+    require_stack();
+    let t = temp_dir("port-cl-spec");
+    let spv = specialized_spirv(t.path());
+    let cap = capture_opencl(t.path(), "pvc", "pvc", &cl_spec_args(&spv, true, true));
+    let module = |dir: &Path| {
+        let m = records(dir)
+            .iter()
+            .flat_map(|r| r.modules.values().cloned().collect::<Vec<_>>())
+            .find(|m| m.kernel_names.iter().any(|n| n == b"spec_loop"))
+            .unwrap_or_else(|| {
+                panic!(
+                    "[{}] no program of spec_loop in {}",
+                    stack().name(),
+                    dir.display()
+                )
+            });
+        (m.api, m.build_flags, m.spec_constants)
+    };
+    let want = (
+        xpu_asm_record::read::Api::OpenCl,
+        CL_OPTION.to_string(),
+        vec![xpu_asm_record::spec::SpecConstant {
+            id: SPEC_ID,
+            value: vec![4, 0, 0, 0],
+        }],
+    );
+    assert_eq!(
+        module(&cap),
+        want,
+        "[{}] the capture's record",
+        stack().name()
+    );
+    let targets = targets();
+    port(&cap, &targets, &[]).assert_status(0);
+    for p in &targets {
+        assert_eq!(
+            module(&cap.join("port").join(p)),
+            want,
+            "[{}] the port's record on {p}",
+            stack().name()
+        );
+        let real = capture_opencl(
+            t.path(),
+            &format!("real-{p}"),
+            p,
+            &cl_spec_args(&spv, true, true),
+        );
+        assert_same(
+            &cap,
+            &real,
+            p,
+            "OpenCL program with a specialization constant and a build option",
+            1,
+        );
+        for (what, constant, option) in [("the constant", false, true), ("the option", true, false)]
+        {
+            let other = capture_opencl(
+                t.path(),
+                &format!(
+                    "without-{}-{p}",
+                    if constant { "option" } else { "constant" }
+                ),
+                p,
+                &cl_spec_args(&spv, constant, option),
+            );
+            let (equal, total, _) = compare(&cap.join("port").join(p), &other);
+            assert_eq!(
+                (equal, total),
+                (0, 1),
+                "[{}] on {p}, an OpenCL build without {what} gives the same kernel: the test \
+                 could not tell a port that dropped it",
+                stack().name()
+            );
+        }
+    }
+}
