@@ -238,6 +238,23 @@ fn the_c_workload_ported_is_a_run_on_each_product() {
         let real = capture(t.path(), &format!("real-{p}"), p, &args);
         assert_same(&cap, &real, p, "C workload (Level Zero)", 10);
         // The page of the run and the product side by side.
+        // The same right after a run: --port-to.
+        let mut cmd = Command::new(xpu_asm_run());
+        let out = t.path().join(format!("port-to-{p}"));
+        cmd.args(["--emulate", "pvc", "-q", "--port-to", p, "-o"])
+            .arg(&out)
+            .arg("--")
+            .arg(workload_link())
+            .args(["--via", "link"])
+            .args(&args)
+            .current_dir(t.path())
+            .env(
+                "NEO_CACHE_DIR",
+                t.path().join(format!("port-to-{p}.neo-cache")),
+            );
+        let r = run(cmd, &out);
+        r.assert_status(0);
+        assert_same(&out, &real, p, "C workload (Level Zero), --port-to", 10);
         let page = std::fs::read_to_string(cap.join("port").join(p).join("compare.html"))
             .unwrap_or_else(|e| panic!("[{}] no compare.html for {p}: {e}", stack().name()));
         assert!(

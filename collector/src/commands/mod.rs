@@ -51,7 +51,7 @@ pub const VERSION: &str = concat!(
 #[command(
     name = "xpu-asm-run",
     version = VERSION,
-    override_usage = "xpu-asm-run [OPTIONS] -- <COMMAND>...\n       xpu-asm-run collect [OPTIONS] <DIR>\n       xpu-asm-run merge -o <OUT> [OPTIONS] <DIR>...\n       xpu-asm-run show [OPTIONS] <DIR> <KERNEL>\n       xpu-asm-run diff [OPTIONS] <A> <B> [KERNEL]",
+    override_usage = "xpu-asm-run [OPTIONS] -- <COMMAND>...\n       xpu-asm-run collect [OPTIONS] <DIR>\n       xpu-asm-run merge -o <OUT> [OPTIONS] <DIR>...\n       xpu-asm-run show [OPTIONS] <DIR> <KERNEL>\n       xpu-asm-run diff [OPTIONS] <A> <B> [KERNEL]\n       xpu-asm-run port [OPTIONS] <DIR> --to <PRODUCTS>",
     args_conflicts_with_subcommands = true,
     subcommand_negates_reqs = true,
     disable_help_subcommand = true,
@@ -65,12 +65,13 @@ Examples:
   xpu-asm-run merge -o all node1-cap node2-cap
   xpu-asm-run show run1 gemm --lines
   xpu-asm-run diff before after --fail-on spill,instructions+5%
+  xpu-asm-run port run1 --to dg2,bmg,ptl --fail-on spill
 
 Exit status: the command's (128+N when signal N ended it); 127 when the
 command cannot be started (126 when it is not executable); 2 when
 xpu-asm-run refuses to start (bad option, output folder, missing
-interposer). collect and show: 0, or 1 on error. diff: 0, 1 when a
---fail-on condition holds, 2 on error."
+interposer). collect and show: 0, or 1 on error. diff and port: 0, 1
+when a --fail-on condition holds, 2 on error."
 )]
 pub struct Cli {
     #[command(subcommand)]
@@ -321,6 +322,11 @@ pub struct RunArgs {
     /// misbehave if it checks them. It suits capturing ISA, not results.
     #[arg(long, value_name = "DEVICE", value_parser = parse_device)]
     pub emulate: Option<String>,
+
+    /// After the run, `port` its launched kernels to these products (e.g.
+    /// `dg2,bmg`): DIR/port/<product>/ and the table of `port`
+    #[arg(long, value_name = "PRODUCTS")]
+    pub port_to: Vec<String>,
 
     /// Where kernels' ISA comes from
     ///

@@ -26,6 +26,23 @@ pub fn main(a: &PortArgs) -> i32 {
     }
 }
 
+/// `xpu-asm-run --port-to PRODUCTS -- CMD`: `port` of the capture just
+/// collected (errors on stderr; the command's exit status stays the run's).
+pub fn after_run(dir: &Path, to: &[String], interposer: Option<std::path::PathBuf>, quiet: bool) {
+    let a = PortArgs {
+        dir: dir.to_path_buf(),
+        to: to.to_vec(),
+        json: false,
+        fail_on: None,
+        jobs: None,
+        interposer,
+        quiet,
+    };
+    if let Err(e) = run(&a) {
+        eprintln!("xpu-asm-run: --port-to: {e}");
+    }
+}
+
 fn run(a: &PortArgs) -> Result<i32, String> {
     let products = products(&a.to)?;
     let run_report = load_report(&a.dir).map_err(|e| e.to_string())?;
