@@ -7,7 +7,7 @@
 #   --quick        fewer runs and launches (a smoke test, ~1.5 minutes)
 #   --only LIST    comma-separated subset of:
 #                  launch,callgrind,core,collector,mpi,onefile,modules,binaries,reading,
-#                  sycl,page,sycl-sid,callgrind-sid
+#                  sycl,page,sycl-sid,callgrind-sid,port
 #   --keep         keep the work folder (printed at the start)
 #
 # Sections:
@@ -91,6 +91,10 @@
 #              collection that writes it; then its load in Debian's headless
 #              Chromium (tests/browser/check.mjs): the table built, the page
 #              loaded (every ISA element parsed), and a kernel opened
+#   port       bench/port.sh inside the sid root: 1,000 launched kernels
+#              (five modules of 200) captured on pvc, then `xpu-asm-run
+#              port` to bmg, lnl and ptl: wall time and time per kernel per
+#              product
 #
 # A full run takes about 10 minutes on 2 cores (the sections of module
 # binaries about 5 of them, the first time ~1 more to build a 100-kernel
@@ -109,7 +113,7 @@ set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 QUICK=0
-ONLY="launch,callgrind,core,collector,mpi,ranks,onefile,modules,binaries,reading,sycl,page,sycl-sid,callgrind-sid"
+ONLY="launch,callgrind,core,collector,mpi,ranks,onefile,modules,binaries,reading,sycl,page,sycl-sid,callgrind-sid,port"
 KEEP=0
 while [[ $# -gt 0 ]]; do
     case "$1" in
@@ -133,9 +137,9 @@ done
 want() { [[ ",$ONLY," == *",$1,"* ]]; }
 for s in ${ONLY//,/ }; do
     case "$s" in
-    launch | callgrind | core | collector | mpi | ranks | onefile | modules | binaries | reading | sycl | page | sycl-sid | callgrind-sid) ;;
+    launch | callgrind | core | collector | mpi | ranks | onefile | modules | binaries | reading | sycl | page | sycl-sid | callgrind-sid | port) ;;
     *)
-        echo "bench.sh: unknown section '$s' (launch, callgrind, core, collector, mpi, ranks, onefile, modules, binaries, reading, sycl, page, sycl-sid, callgrind-sid)" >&2
+        echo "bench.sh: unknown section '$s' (launch, callgrind, core, collector, mpi, ranks, onefile, modules, binaries, reading, sycl, page, sycl-sid, callgrind-sid, port)" >&2
         exit 2
         ;;
     esac
@@ -1015,6 +1019,20 @@ sid_run() {
 SID_PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 SID_NEO="NEOReadDebugKeys=1 SetCommandStreamReceiver=1 HardwareInfoOverride=1x4x8 UseAubStream=0 UseExternalAllocatorForSshAndDsh=0"
 
+
+if want port; then
+    # bench/port.sh inside the sid root (its NEO emulates bmg, lnl, ptl).
+    gcc -std=c11 -O2 -o "$BIN/workload-port" "$ROOT/tests/workload/workload.c" -ldl -lpthread
+    if sid_run true 2>/dev/null; then
+        sid_run -- env -i PATH="$SID_PATH" HOME="$WORK" XPU_ASM_INTERPOSER="$INTERPOSER" \
+            bash "$ROOT/bench/port.sh" "$WORK/port" "$RUNNER" "$BIN/workload-port" bmg,lnl,ptl \
+            "$([[ $QUICK == 1 ]] && echo 1 || echo 3)" | tee "$WORK/port.txt" >&2
+        result port_summary "\"$(tail -n1 "$WORK/port.txt")\""
+    else
+        log "port: no complete sid root (scripts/install-deps.sh makes it)"
+        result port_skipped "no complete sid root (scripts/install-deps.sh makes it)"
+    fi
+fi
 
 if want sycl-sid; then
     SVENV=/opt/xpu-asm/sycl2026-venv

@@ -27,6 +27,7 @@ pub mod collect;
 pub mod commands;
 pub mod matching;
 pub mod names;
+pub mod port;
 pub mod report;
 pub mod run;
 pub mod sources;

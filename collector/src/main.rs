@@ -19,6 +19,8 @@ fn main() {
         Some(Sub::Merge(a)) => commands::merge::main(&a),
         Some(Sub::Show(a)) => commands::show::main(&a),
         Some(Sub::Diff(a)) => commands::diff::main(&a),
+        Some(Sub::Port(a)) => commands::port::main(&a),
+        Some(Sub::PortChild(a)) => xpu_asm_collector::port::replay::child_main(&a.plan),
         Some(Sub::Rebuild(a)) => xpu_asm_collector::run::rebuild::child_main(&a.folder),
         None => match commands::run::main(&cli.run) {
             Ok(code) => code,

@@ -123,6 +123,7 @@ fn create_kernels(module: usize, first: usize, kernels: usize) {
         &[state::modules::ModuleInput {
             bytes: &spirv,
             build_flags: b"",
+            spec_constants: Vec::new(),
         }],
         &names,
         Err("not built".into()),

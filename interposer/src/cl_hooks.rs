@@ -300,6 +300,14 @@ cl_hook!(clBuildProgram => build_program(
     unsafe { record_program(program) };
 });
 
+cl_hook!(clSetProgramSpecializationConstant => set_program_specialization_constant(
+    program: ClHandle, spec_id: ClUint, spec_size: usize, spec_value: *const c_void
+) after {
+    // SAFETY: the driver read `spec_size` bytes from here.
+    let value = unsafe { slice(spec_value.cast::<u8>(), spec_size) };
+    state::constants::program_constant_set(program as usize, spec_id, value);
+});
+
 cl_hook!(clCompileProgram => compile_program(
     program: ClHandle, num_devices: ClUint, device_list: *const ClHandle, options: *const c_char,
     num_input_headers: ClUint, input_headers: *const ClHandle, header_include_names: *const *const c_char,

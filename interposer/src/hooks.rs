@@ -269,11 +269,14 @@ unsafe fn module_inputs(d: &ModuleDesc) -> Vec<ModuleInput<'_>> {
         next = b.p_next as *const BaseDesc;
     }
     if inputs.is_empty() && !d.p_input_module.is_null() {
+        // SAFETY: the driver read inputSize bytes from here.
+        let bytes = unsafe { std::slice::from_raw_parts(d.p_input_module, d.input_size) };
         inputs.push(ModuleInput {
-            // SAFETY: the driver read inputSize bytes from here.
-            bytes: unsafe { std::slice::from_raw_parts(d.p_input_module, d.input_size) },
+            bytes,
             // SAFETY: NULL or a C string, per the API.
             build_flags: unsafe { c_bytes(d.p_build_flags) }.unwrap_or(b""),
+            // SAFETY: NULL or constants the driver accepted.
+            spec_constants: unsafe { state::constants::from_ze(d.p_constants.cast(), bytes) },
         });
     }
     inputs
@@ -296,10 +299,19 @@ unsafe fn push_program_inputs<'a>(p: &ModuleProgramExpDesc, inputs: &mut Vec<Mod
             } else {
                 *p.p_build_flags.add(i)
             };
+            let constants = if p.p_constants.is_null() {
+                std::ptr::null()
+            } else {
+                *p.p_constants
+                    .cast::<*const state::constants::ZeModuleConstants>()
+                    .add(i)
+            };
             if !data.is_null() {
+                let bytes = std::slice::from_raw_parts(data, size);
                 inputs.push(ModuleInput {
-                    bytes: std::slice::from_raw_parts(data, size),
+                    bytes,
                     build_flags: c_bytes(flags).unwrap_or(b""),
+                    spec_constants: state::constants::from_ze(constants, bytes),
                 });
             }
         }

@@ -48,7 +48,7 @@
 //! `zeGetDriverProcAddrTable`, `zeDriverGetExtensionFunctionAddress`.
 //! OpenCL's: `clCreateProgramWithSource`, `clCreateProgramWithIL`,
 //! `clCreateProgramWithILKHR`, `clCreateProgramWithBinary`,
-//! `clBuildProgram`, `clCompileProgram`, `clLinkProgram`, `clCreateKernel`,
+//! `clSetProgramSpecializationConstant`, `clBuildProgram`, `clCompileProgram`, `clLinkProgram`, `clCreateKernel`,
 //! `clCreateKernelsInProgram`, `clCloneKernel`, `clSetKernelArg`, `clEnqueueNDRangeKernel`,
 //! `clEnqueueTask`, `clEnqueueNDCountKernelINTEL`,
 //! `clGetExtensionFunctionAddress`, `clGetExtensionFunctionAddressForPlatform`.

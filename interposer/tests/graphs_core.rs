@@ -72,6 +72,7 @@ fn child() {
         &[state::modules::ModuleInput {
             bytes: b"spirv",
             build_flags: b"",
+            spec_constants: Vec::new(),
         }],
         &names,
         Err("not built".into()),

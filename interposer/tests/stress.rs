@@ -77,6 +77,7 @@ fn create_module(handle: usize, seed: u8, names: &[String]) {
         &[state::modules::ModuleInput {
             bytes: &spirv,
             build_flags: b"",
+            spec_constants: Vec::new(),
         }],
         &names,
         Err("not built".into()),

@@ -378,6 +378,8 @@ pub mod ranks;
 #[cfg(feature = "read")]
 pub mod read;
 pub mod shapes;
+#[cfg(feature = "read")]
+pub mod spec;
 pub mod trust;
 
 #[cfg(test)]

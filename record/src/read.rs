@@ -48,6 +48,11 @@ pub struct Module {
     /// that was low: IGC may have failed to write its dumps (it says
     /// nothing when a write fails).
     pub space_left: Option<u64>,
+    /// Its specialization constants (`spec_constants`, of its first
+    /// input), ordered by id; empty when none were given.
+    pub spec_constants: Vec<crate::spec::SpecConstant>,
+    /// Each input of a module built from several (`inputs`), in order.
+    pub inputs: Vec<crate::spec::ModuleInput>,
 }
 
 /// The API a module was made through.
@@ -493,6 +498,8 @@ fn module_event(v: &Value) -> Module {
             .and_then(Value::as_str)
             .map(str::to_string),
         space_left: v.get("space_left").and_then(Value::as_u64),
+        spec_constants: crate::spec::spec_constants(v),
+        inputs: crate::spec::inputs(v),
     }
 }
 

@@ -9,8 +9,10 @@
  *   --via dlsym  dlopen the loader, dlsym each function by name (as
  *                programs that carry their own OpenCL declarations do)
  *
- * Usage: opencl --via link|dlsym [--program P=HOW:FILE]... [--save P=FILE]...
- *               STEP...
+ * Usage: opencl --via link|dlsym [--options OPTS] [--spec ID=VALUE]...
+ *               [--program P=HOW:FILE]... [--save P=FILE]... STEP...
+ * --options: clBuildProgram's options of every program; --spec: a 4-byte
+ * specialization constant set on every program from IL before its build.
  * Programs (built for the first GPU, in the order given):
  *   P=source:F   clCreateProgramWithSource of the text of F, clBuildProgram
  *   P=il:F       clCreateProgramWithIL of SPIR-V F, clBuildProgram
@@ -62,6 +64,7 @@
     X(clCreateProgramWithIL)         \
     X(clCreateProgramWithBinary)     \
     X(clBuildProgram)                \
+    X(clSetProgramSpecializationConstant) \
     X(clCompileProgram)              \
     X(clLinkProgram)                 \
     X(clGetProgramInfo)              \
@@ -194,8 +197,16 @@ static unsigned char *binary_of(cl_program p, size_t *size) {
     return b;
 }
 
+/* --options OPTS: clBuildProgram's options of every program; --spec
+ * ID=VALUE: a 4-byte specialization constant of every program from IL. */
+static const char *build_options = "";
+#define MAX_SPEC 16
+static cl_uint spec_ids[MAX_SPEC];
+static cl_int spec_values[MAX_SPEC];
+static int n_spec;
+
 static void build(cl_program p, const char *what) {
-    cl_int e = CL(clBuildProgram)(p, 1, &device, "", NULL, NULL);
+    cl_int e = CL(clBuildProgram)(p, 1, &device, build_options, NULL, NULL);
     if (e != CL_SUCCESS) {
         char log[4096] = "";
         CL(clGetProgramBuildInfo)(p, device, CL_PROGRAM_BUILD_LOG, sizeof log, log, NULL);
@@ -233,6 +244,9 @@ static cl_program make_program(const char *how, const char *file) {
     } else if (strcmp(how, "il") == 0) {
         unsigned char *il = slurp(file, &size);
         p = CL(clCreateProgramWithIL)(context, il, size, &e);
+        for (int i = 0; e == CL_SUCCESS && i < n_spec; i++)
+            CHECK(CL(clSetProgramSpecializationConstant)(p, spec_ids[i], sizeof(cl_int),
+                                                         &spec_values[i]));
     } else if (strcmp(how, "ilkhr") == 0) {
         clCreateProgramWithILKHR_fn f = (clCreateProgramWithILKHR_fn)CL(
             clGetExtensionFunctionAddressForPlatform)(platform, "clCreateProgramWithILKHR");
@@ -429,7 +443,16 @@ int main(int argc, char **argv) {
     }
     reach_opencl(argv[2]);
     setup();
-    for (i = 3; i + 1 < argc && strcmp(argv[i], "--program") == 0; i += 2)
+    for (i = 3; i + 1 < argc; i += 2) {
+        if (strcmp(argv[i], "--options") == 0)
+            build_options = argv[i + 1];
+        else if (strcmp(argv[i], "--spec") == 0 && n_spec < MAX_SPEC &&
+                 sscanf(argv[i + 1], "%u=%d", &spec_ids[n_spec], &spec_values[n_spec]) == 2)
+            n_spec++;
+        else
+            break;
+    }
+    for (; i + 1 < argc && strcmp(argv[i], "--program") == 0; i += 2)
         add_program(argv[i + 1]);
     for (; i + 1 < argc && strcmp(argv[i], "--save") == 0; i += 2)
         save(argv[i + 1]);

@@ -117,6 +117,7 @@ static void usage(void) {
             "usage: workload --via link|ddi|dlsym --module a=A.spv [--module b=B.spv]\n"
             "                [--native n=N.bin] [--build-flags FLAGS] STEP...\n"
             "  --build-flags FLAGS  zeModuleCreate's pBuildFlags for every module (default \"\")\n"
+            "  --spec ID=VALUE      a specialization constant of every module (repeatable)\n"
             "steps (M module name, K kernel name, counts are decimal):\n"
             "  imm:M:K:N          N launches on one immediate command list\n"
             "  coop:M:K:N         same with zeCommandListAppendLaunchCooperativeKernel\n"
@@ -309,12 +310,34 @@ static int find_module(const char *name) {
  * -cl-opt-disable, ...). */
 static const char *build_flags = "";
 
+/* --spec ID=VALUE: specialization constants for every module (the driver
+ * reads each value at its type's size, from the low bytes here). */
+#define MAX_SPEC 16
+static uint32_t spec_ids[MAX_SPEC];
+static uint64_t spec_values[MAX_SPEC];
+static const void *spec_ptrs[MAX_SPEC];
+static uint32_t n_spec;
+
+static void add_spec(const char *arg) {
+    unsigned long long v = 0;
+    unsigned id = 0;
+    if (n_spec == MAX_SPEC || sscanf(arg, "%u=%lli", &id, (long long *)&v) != 2)
+        die("bad --spec '%s' (ID=VALUE, at most %d)", arg, MAX_SPEC);
+    spec_ids[n_spec] = id;
+    spec_values[n_spec] = v;
+    spec_ptrs[n_spec] = &spec_values[n_spec];
+    n_spec++;
+}
+
 static ze_module_handle_t create_module(module_t *m) {
     ze_module_desc_t desc = {.stype = ZE_STRUCTURE_TYPE_MODULE_DESC};
+    ze_module_constants_t constants = {n_spec, spec_ids, spec_ptrs};
     desc.format = m->format;
     desc.inputSize = m->size;
     desc.pInputModule = m->bytes;
     desc.pBuildFlags = build_flags;
+    if (n_spec)
+        desc.pConstants = &constants;
     ze_module_handle_t h = NULL;
     ze_module_build_log_handle_t log = NULL;
     ze_result_t r = ZE(ModuleCreate)(context, device, &desc, &h, &log);
@@ -845,6 +868,8 @@ int main(int argc, char **argv) {
             add_module(argv[++i], ZE_MODULE_FORMAT_NATIVE);
         else if (strcmp(argv[i], "--build-flags") == 0 && i + 1 < argc)
             build_flags = argv[++i];
+        else if (strcmp(argv[i], "--spec") == 0 && i + 1 < argc)
+            add_spec(argv[++i]);
         else if (strncmp(argv[i], "--", 2) == 0)
             usage();
         else

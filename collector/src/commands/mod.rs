@@ -6,6 +6,7 @@
 pub mod collect;
 pub mod diff;
 pub mod merge;
+pub mod port;
 pub mod read;
 pub mod run;
 pub mod show;
@@ -50,7 +51,7 @@ pub const VERSION: &str = concat!(
 #[command(
     name = "xpu-asm-run",
     version = VERSION,
-    override_usage = "xpu-asm-run [OPTIONS] -- <COMMAND>...\n       xpu-asm-run collect [OPTIONS] <DIR>\n       xpu-asm-run merge -o <OUT> [OPTIONS] <DIR>...\n       xpu-asm-run show [OPTIONS] <DIR> <KERNEL>\n       xpu-asm-run diff [OPTIONS] <A> <B> [KERNEL]",
+    override_usage = "xpu-asm-run [OPTIONS] -- <COMMAND>...\n       xpu-asm-run collect [OPTIONS] <DIR>\n       xpu-asm-run merge -o <OUT> [OPTIONS] <DIR>...\n       xpu-asm-run show [OPTIONS] <DIR> <KERNEL>\n       xpu-asm-run diff [OPTIONS] <A> <B> [KERNEL]\n       xpu-asm-run port [OPTIONS] <DIR> --to <PRODUCTS>",
     args_conflicts_with_subcommands = true,
     subcommand_negates_reqs = true,
     disable_help_subcommand = true,
@@ -64,12 +65,13 @@ Examples:
   xpu-asm-run merge -o all node1-cap node2-cap
   xpu-asm-run show run1 gemm --lines
   xpu-asm-run diff before after --fail-on spill,instructions+5%
+  xpu-asm-run port run1 --to dg2,bmg,ptl --fail-on spill
 
 Exit status: the command's (128+N when signal N ended it); 127 when the
 command cannot be started (126 when it is not executable); 2 when
 xpu-asm-run refuses to start (bad option, output folder, missing
-interposer). collect and show: 0, or 1 on error. diff: 0, 1 when a
---fail-on condition holds, 2 on error."
+interposer). collect and show: 0, or 1 on error. diff and port: 0, 1
+when a --fail-on condition holds, 2 on error."
 )]
 pub struct Cli {
     #[command(subcommand)]
@@ -94,6 +96,11 @@ pub enum Sub {
     Merge(MergeArgs),
     Show(ShowArgs),
     Diff(DiffArgs),
+    Port(PortArgs),
+    /// Internal: compiles a port's modules for one product (run by
+    /// `port` itself, as a child process, under the interposer).
+    #[command(name = "__port", hide = true)]
+    PortChild(PortChildArgs),
     /// Internal: compiles the modules of a rebuild folder (run by
     /// collection itself, as a child process).
     #[command(name = "__rebuild", hide = true)]
@@ -104,6 +111,61 @@ pub enum Sub {
 pub struct RebuildArgs {
     /// The rebuild folder, `DIR/dumps/rebuild-...`
     pub folder: PathBuf,
+}
+
+#[derive(Debug, Args)]
+pub struct PortChildArgs {
+    /// The plan: the modules to compile, as JSON
+    pub plan: PathBuf,
+}
+
+/// The launched kernels of a capture compiled for other GPUs: the ISA each
+/// product would run
+///
+/// Every launched kernel's module is compiled again for each product of
+/// --to, from what the program built it from (its SPIR-V, build flags and
+/// specialization constants), through the stack's own Level Zero driver
+/// with the product emulated (as `--emulate` does), so that NEO and IGC
+/// compile it as a run of the program on that product would. Each
+/// product's result is a capture folder, DIR/port/<product>/, with its
+/// report.json (the run's launch counts), asm/ and report.html. The table
+/// lists each kernel on the device of the run, then on each product, with
+/// what got worse there. Kernels of native modules (built ahead of time,
+/// without SPIR-V) cannot be ported: the table says so.
+///
+/// Exit status: 0; 1 when a --fail-on condition holds; 2 on error.
+#[derive(Debug, Args)]
+pub struct PortArgs {
+    /// The capture folder (collected: it has report.json)
+    pub dir: PathBuf,
+
+    /// The products to compile for, e.g. `dg2,bmg` (any that the stack's
+    /// `ocloc compile --help` lists; repeatable)
+    #[arg(long, value_name = "PRODUCTS", required = true)]
+    pub to: Vec<String>,
+
+    /// Print the ports as JSON instead of the table
+    #[arg(long)]
+    pub json: bool,
+
+    /// Exit with 1 when a condition holds for a kernel on a product,
+    /// against the run: the conditions of `diff --fail-on` (`spill`,
+    /// `FIELD+N`, `FIELD+N%`, `missing`, `any`, ...)
+    #[arg(long, value_name = "CONDITIONS", value_parser = parse_fail_on)]
+    pub fail_on: Option<FailOn>,
+
+    /// Compiles at most this many at once, over all products [default:
+    /// the cores]
+    #[arg(long, value_name = "N")]
+    pub jobs: Option<usize>,
+
+    /// The interposer library to preload into the compiles
+    #[arg(long, value_name = "PATH")]
+    pub interposer: Option<PathBuf>,
+
+    /// Print nothing but the table
+    #[arg(short, long)]
+    pub quiet: bool,
 }
 
 #[derive(Debug, Args)]
@@ -260,6 +322,11 @@ pub struct RunArgs {
     /// misbehave if it checks them. It suits capturing ISA, not results.
     #[arg(long, value_name = "DEVICE", value_parser = parse_device)]
     pub emulate: Option<String>,
+
+    /// After the run, `port` its launched kernels to these products (e.g.
+    /// `dg2,bmg`): DIR/port/<product>/ and the table of `port`
+    #[arg(long, value_name = "PRODUCTS")]
+    pub port_to: Vec<String>,
 
     /// Where kernels' ISA comes from
     ///

@@ -38,6 +38,15 @@ pub fn main(a: &RunArgs) -> Result<i32, LaunchError> {
     if let Some(dev) = &a.emulate {
         launch::check_emulated_device(dev, emulate::neo_devices().as_ref(), emulate::neo_version)?;
     }
+    // --port-to's products checked before the run, as --emulate's.
+    for dev in a
+        .port_to
+        .iter()
+        .flat_map(|t| t.split(','))
+        .filter(|p| !p.is_empty())
+    {
+        launch::check_emulated_device(dev, emulate::neo_devices().as_ref(), emulate::neo_version)?;
+    }
     // `command` is required by clap: there is a first element.
     let cmd0 = a.command.first().cloned().unwrap_or_default();
     launch::check_other_folders()?;
@@ -92,6 +101,9 @@ pub fn main(a: &RunArgs) -> Result<i32, LaunchError> {
         );
     }
     collect_and_print(&dir, args);
+    if !a.port_to.is_empty() {
+        super::port::after_run(&dir, &a.port_to, a.interposer.clone(), args.quiet);
+    }
     Ok(exit.status())
 }
 

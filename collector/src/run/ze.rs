@@ -12,7 +12,9 @@ const ZE_INIT_FLAG_GPU_ONLY: u32 = 1;
 const STYPE_DEVICE_PROPERTIES: u32 = 0x3;
 const STYPE_CONTEXT_DESC: u32 = 0xd;
 const STYPE_MODULE_DESC: u32 = 0x1b;
+const STYPE_KERNEL_DESC: u32 = 0x1d;
 const FORMAT_IL_SPIRV: u32 = 0;
+const FORMAT_NATIVE: u32 = 1;
 /// The loader's name, as NEO's packages install it.
 pub const LOADER: &str = "libze_loader.so.1";
 
@@ -46,6 +48,22 @@ struct ModuleDesc {
     p_constants: *const c_void,
 }
 
+#[repr(C)]
+struct KernelDesc {
+    stype: u32,
+    p_next: *const c_void,
+    flags: u32,
+    p_kernel_name: *const c_char,
+}
+
+/// `ze_module_constants_t`.
+#[repr(C)]
+struct ModuleConstants {
+    count: u32,
+    ids: *const u32,
+    values: *const *const c_void,
+}
+
 type InitFn = unsafe extern "C" fn(u32) -> ZeResult;
 type GetFn = unsafe extern "C" fn(Handle, *mut u32, *mut Handle) -> ZeResult;
 type DriverGetFn = unsafe extern "C" fn(*mut u32, *mut Handle) -> ZeResult;
@@ -54,6 +72,7 @@ type ContextCreateFn = unsafe extern "C" fn(Handle, *const ContextDesc, *mut Han
 type ModuleCreateFn =
     unsafe extern "C" fn(Handle, Handle, *const ModuleDesc, *mut Handle, *mut Handle) -> ZeResult;
 type DestroyFn = unsafe extern "C" fn(Handle) -> ZeResult;
+type KernelCreateFn = unsafe extern "C" fn(Handle, *const KernelDesc, *mut Handle) -> ZeResult;
 type LogStringFn = unsafe extern "C" fn(Handle, *mut usize, *mut c_char) -> ZeResult;
 
 /// The loader's entry points used here.
@@ -68,6 +87,8 @@ pub struct Ze {
     module_destroy: DestroyFn,
     log_string: LogStringFn,
     log_destroy: DestroyFn,
+    kernel_create: KernelCreateFn,
+    kernel_destroy: DestroyFn,
     _lib: Library,
 }
 
@@ -107,6 +128,8 @@ impl Ze {
             module_destroy: sym!(DestroyFn, "zeModuleDestroy"),
             log_string: sym!(LogStringFn, "zeModuleBuildLogGetString"),
             log_destroy: sym!(DestroyFn, "zeModuleBuildLogDestroy"),
+            kernel_create: sym!(KernelCreateFn, "zeKernelCreate"),
+            kernel_destroy: sym!(DestroyFn, "zeKernelDestroy"),
             _lib: lib,
         };
         // SAFETY: zeInit takes flags only.
@@ -197,15 +220,49 @@ impl Target<'_> {
     /// Compiles `spirv` with `flags` (then destroys the module): the
     /// driver's build log when it fails.
     pub fn build(&self, spirv: &[u8], flags: &str) -> Result<(), String> {
+        self.build_module(spirv, false, flags, &[], &[])
+    }
+
+    /// Compiles `spirv` (a native binary when `native`) with `flags` and the specialization `constants`
+    /// (id, value: the low bytes the driver reads at the constant's type's
+    /// size), creates each kernel of `kernels` in it (then destroys them
+    /// and the module): the driver's build log when the build fails, the
+    /// kernel that could not be created.
+    pub fn build_module(
+        &self,
+        spirv: &[u8],
+        native: bool,
+        flags: &str,
+        constants: &[(u32, u64)],
+        kernels: &[String],
+    ) -> Result<(), String> {
         let flags = CString::new(flags).map_err(|_| "build flags hold a NUL byte".to_string())?;
+        let ids: Vec<u32> = constants.iter().map(|(i, _)| *i).collect();
+        let values: Vec<*const c_void> = constants
+            .iter()
+            .map(|(_, v)| (v as *const u64).cast())
+            .collect();
+        let consts = ModuleConstants {
+            count: constants.len() as u32,
+            ids: ids.as_ptr(),
+            values: values.as_ptr(),
+        };
         let desc = ModuleDesc {
             stype: STYPE_MODULE_DESC,
             p_next: std::ptr::null(),
-            format: FORMAT_IL_SPIRV,
+            format: if native {
+                FORMAT_NATIVE
+            } else {
+                FORMAT_IL_SPIRV
+            },
             input_size: spirv.len(),
             p_input_module: spirv.as_ptr(),
             p_build_flags: flags.as_ptr(),
-            p_constants: std::ptr::null(),
+            p_constants: if constants.is_empty() {
+                std::ptr::null()
+            } else {
+                (&consts as *const ModuleConstants).cast()
+            },
         };
         let (mut module, mut log): (Handle, Handle) = (std::ptr::null_mut(), std::ptr::null_mut());
         let ze = self.ze;
@@ -223,12 +280,16 @@ impl Target<'_> {
                 t
             }
         };
+        let made = match (r, module.is_null()) {
+            (0, false) => self.create_kernels(module, kernels),
+            _ => Ok(()),
+        };
         if !module.is_null() {
             // SAFETY: the module just created, destroyed once.
             unsafe { (ze.module_destroy)(module) };
         }
         match r {
-            0 => Ok(()),
+            0 => made,
             r => Err(format!(
                 "zeModuleCreate failed ({}){}",
                 result_name(r),
@@ -239,6 +300,33 @@ impl Target<'_> {
                 }
             )),
         }
+    }
+
+    /// Creates (and destroys) each of `kernels` in `module`.
+    fn create_kernels(&self, module: Handle, kernels: &[String]) -> Result<(), String> {
+        for name in kernels {
+            let c = CString::new(name.as_str())
+                .map_err(|_| format!("kernel name {name:?} holds a NUL byte"))?;
+            let desc = KernelDesc {
+                stype: STYPE_KERNEL_DESC,
+                p_next: std::ptr::null(),
+                flags: 0,
+                p_kernel_name: c.as_ptr(),
+            };
+            let mut kernel: Handle = std::ptr::null_mut();
+            // SAFETY: a live module, a descriptor whose name outlives the
+            // call, a place for the handle.
+            let r = unsafe { (self.ze.kernel_create)(module, &desc, &mut kernel) };
+            if r != 0 {
+                return Err(format!(
+                    "zeKernelCreate({name}) failed ({})",
+                    result_name(r)
+                ));
+            }
+            // SAFETY: the kernel just created, destroyed once.
+            unsafe { (self.ze.kernel_destroy)(kernel) };
+        }
+        Ok(())
     }
 
     /// # Safety

@@ -103,6 +103,7 @@ fn known_cl(name: &[u8]) -> Option<Known> {
         b"clCreateProgramWithBinary" => k!(create_program_with_binary),
         b"clBuildProgram" => k!(build_program),
         b"clCompileProgram" => k!(compile_program),
+        b"clSetProgramSpecializationConstant" => k!(set_program_specialization_constant),
         b"clLinkProgram" => k!(link_program),
         b"clCreateKernel" => k!(create_kernel),
         b"clCreateKernelsInProgram" => k!(create_kernels_in_program),

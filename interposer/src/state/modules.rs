@@ -7,6 +7,8 @@ use super::*;
 pub struct ModuleInput<'a> {
     pub bytes: &'a [u8],
     pub build_flags: &'a [u8],
+    /// Its specialization constants, by id ([`super::constants`]).
+    pub spec_constants: Vec<super::constants::SpecConstant>,
 }
 
 /// What the driver says about a device.
@@ -249,6 +251,9 @@ fn push_module_head(line: &mut Vec<u8>, id: u32, format: u32, inputs: &[ModuleIn
         "build_flags",
         first.map(|i| i.build_flags).unwrap_or(b""),
     );
+    if let Some(i) = first {
+        super::constants::push_json(line, &i.spec_constants);
+    }
     if inputs.len() > 1 {
         line.extend_from_slice(b",\"inputs\":[");
         for (i, input) in inputs.iter().enumerate() {
@@ -259,6 +264,9 @@ fn push_module_head(line: &mut Vec<u8>, id: u32, format: u32, inputs: &[ModuleIn
                 format!("{{\"size\":{},\"sha256\":", input.bytes.len()).as_bytes(),
             );
             push_json_str(line, &sha256_hex(input.bytes));
+            line.push(b',');
+            push_json_bytes_field(line, "build_flags", input.build_flags);
+            super::constants::push_json(line, &input.spec_constants);
             line.push(b'}');
         }
         line.push(b']');

@@ -18,6 +18,7 @@ pub fn program_created(handle: usize, kind: &'static str, input: &[u8]) {
         size: input.len(),
         sha256: sha256_hex(input),
     };
+    super::constants::program_forgotten(handle);
     with_registry(|r, _| {
         r.modules.remove(&handle);
         r.programs.insert(handle, from);
@@ -72,6 +73,7 @@ pub fn program_built(p: BuiltProgram, device: DeviceRef) {
     let input = [ModuleInput {
         bytes: p.spirv.unwrap_or(p.binary),
         build_flags: p.build_flags,
+        spec_constants: super::constants::program_constants(p.handle),
     }];
     let module = CreatedModule {
         handle: p.handle,

@@ -1,0 +1,428 @@
+//! `xpu-asm-run port DIR --to D1[,D2...]`: the launched kernels of a
+//! capture compiled for other products ([`crate::port`]), one table kernel
+//! by kernel, product by product, what got worse than on the device of the
+//! run marked; `--fail-on` as `diff`'s; `--json`.
+
+use super::diff::compare::{compare, Failure, KernelDiff};
+use super::diff::gate::failures;
+use super::read::load_report;
+use super::PortArgs;
+use crate::names;
+use crate::port::{port, PortOptions, PortResult, ProductPort, PORT_DIR};
+use crate::report::{KernelEntry, Report};
+use crate::run::launch;
+use serde::Serialize;
+use std::fmt::Write as _;
+use std::path::Path;
+
+/// Runs `port`: 0, 1 when a `--fail-on` condition holds, 2 on error.
+pub fn main(a: &PortArgs) -> i32 {
+    match run(a) {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("xpu-asm-run: {e}");
+            2
+        }
+    }
+}
+
+/// `xpu-asm-run --port-to PRODUCTS -- CMD`: `port` of the capture just
+/// collected (errors on stderr; the command's exit status stays the run's).
+pub fn after_run(dir: &Path, to: &[String], interposer: Option<std::path::PathBuf>, quiet: bool) {
+    let a = PortArgs {
+        dir: dir.to_path_buf(),
+        to: to.to_vec(),
+        json: false,
+        fail_on: None,
+        jobs: None,
+        interposer,
+        quiet,
+    };
+    if let Err(e) = run(&a) {
+        eprintln!("xpu-asm-run: --port-to: {e}");
+    }
+}
+
+fn run(a: &PortArgs) -> Result<i32, String> {
+    let products = products(&a.to)?;
+    let run_report = load_report(&a.dir).map_err(|e| e.to_string())?;
+    let interposer = launch::resolve_interposer(
+        a.interposer.as_deref(),
+        std::env::var_os(launch::INTERPOSER_ENV),
+        std::env::current_exe().ok(),
+        a.quiet,
+    )
+    .and_then(|i| i.into_path(&a.dir, a.quiet))
+    .map_err(|e| e.to_string())?;
+    let exe =
+        std::env::current_exe().map_err(|e| format!("cannot find xpu-asm-run itself: {e}"))?;
+    let jobs = a.jobs.unwrap_or_else(|| {
+        std::thread::available_parallelism()
+            .map(|n| n.get())
+            .unwrap_or(1)
+    });
+    let opts = PortOptions {
+        exe,
+        interposer,
+        jobs,
+        collect: crate::collect::Options {
+            rebuild: None,
+            ..Default::default()
+        },
+    };
+    if !a.quiet {
+        eprintln!(
+            "xpu-asm-run: compiling the launched kernels of {} for {}",
+            a.dir.display(),
+            products.join(", ")
+        );
+    }
+    let result = port(&a.dir, &products, &opts)?;
+    write_pages(&a.dir, &result);
+    let view = PortView::new(&a.dir, &run_report, &result);
+    if a.json {
+        let json = serde_json::to_string_pretty(&view).map_err(|e| e.to_string())?;
+        super::terminal::print_out(&format!("{json}\n"));
+    } else {
+        super::terminal::print_out(&view.table());
+    }
+    for p in &result.products {
+        if let Err(e) = &p.report {
+            eprintln!("xpu-asm-run: {}: {e}", p.product);
+        }
+    }
+    let Some(fail_on) = &a.fail_on else {
+        return Ok(0);
+    };
+    let mut failed = false;
+    for (product, fs) in &view.failures(&fail_on.0) {
+        for f in fs {
+            failed = true;
+            eprintln!(
+                "xpu-asm-run: --fail-on {}: {} on {product}: {}",
+                f.condition,
+                names::escape_for_terminal(&f.kernel),
+                f.why
+            );
+        }
+    }
+    Ok(i32::from(failed))
+}
+
+/// For each product with a report, `DIR/port/<product>/compare.html`:
+/// the run and the product side by side, as `diff --html` shows two
+/// captures (each kernel's figures, mix and ISA next to each other).
+fn write_pages(dir: &Path, result: &PortResult) {
+    use super::diff::compare::Captures;
+    use super::diff::render::write_page;
+    for p in result.products.iter().filter(|p| p.report.is_ok()) {
+        let file = p.dir.join(COMPARE_PAGE);
+        let written = Captures::load(dir, &p.dir)
+            .map_err(super::diff::render::PageError::from)
+            .and_then(|c| {
+                let every = c.diff(true, &[]);
+                write_page(
+                    c,
+                    every,
+                    &file,
+                    crate::report::Limit::First(crate::report::export::html::DEFAULT_PAGE_KERNELS),
+                )
+            });
+        if let Err(e) = written {
+            eprintln!("xpu-asm-run: {}: {e}", file.display());
+        }
+    }
+}
+
+/// The page of a product's port beside the run, in its folder.
+pub const COMPARE_PAGE: &str = "compare.html";
+
+/// `--to`'s products, each one the stack's `ocloc` knows (else the list,
+/// as `--emulate` gives it), each once.
+fn products(to: &[String]) -> Result<Vec<String>, String> {
+    let neo = crate::run::emulate::neo_devices();
+    let mut out: Vec<String> = Vec::new();
+    for p in to.iter().flat_map(|t| t.split(',')).map(str::trim) {
+        if p.is_empty() || out.iter().any(|o| o == p) {
+            continue;
+        }
+        launch::check_emulated_device(p, neo.as_ref(), crate::run::emulate::neo_version)
+            .map_err(|e| e.to_string())?;
+        out.push(p.to_string());
+    }
+    if out.is_empty() {
+        return Err("--to names no product (e.g. --to dg2,bmg)".into());
+    }
+    Ok(out)
+}
+
+/// One kernel on one product.
+#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+pub struct OnProduct {
+    pub product: String,
+    pub simd: Option<u32>,
+    pub grf: Option<u32>,
+    pub instructions: Option<u64>,
+    pub spill_bytes: Option<u64>,
+    /// Its ISA's copy, relative to the capture folder.
+    pub asm_copy: Option<String>,
+    /// What got worse than on the device of the run.
+    pub worse: Vec<String>,
+    /// Why it has no ISA on this product.
+    pub not_ported: Option<String>,
+}
+
+/// One launched kernel of the run, and what it becomes on each product.
+#[derive(Debug, Clone, Serialize)]
+pub struct PortedKernel {
+    pub rank: usize,
+    pub name: String,
+    pub demangled: String,
+    pub launches: u64,
+    pub run: OnProduct,
+    pub products: Vec<OnProduct>,
+}
+
+/// What `port` prints.
+#[derive(Debug, Serialize)]
+pub struct PortView {
+    /// The device of the run (its `--emulate`, else its platform).
+    pub device: String,
+    pub products: Vec<ProductSummary>,
+    pub kernels: Vec<PortedKernel>,
+    #[serde(skip)]
+    pairs: Vec<(String, Vec<KernelDiff>)>,
+}
+
+/// One product's port as a whole.
+#[derive(Debug, Serialize)]
+pub struct ProductSummary {
+    pub product: String,
+    /// `port/<product>`, relative to the capture folder.
+    pub dir: String,
+    pub report: Option<String>,
+    pub error: Option<String>,
+    pub seconds: f64,
+    pub modules_built: usize,
+    pub modules_failed: usize,
+}
+
+impl PortView {
+    fn new(dir: &Path, run: &Report, result: &PortResult) -> PortView {
+        let device = crate::capture::run::read_run_info(dir, &mut Vec::new())
+            .and_then(|r| r.emulate)
+            .or_else(|| run.kernels.iter().find_map(|k| k.platform.clone()))
+            .unwrap_or_else(|| "run".into());
+        let products = result.products.iter().map(summary).collect();
+        let kernels = run
+            .kernels
+            .iter()
+            .filter(|k| k.launches > 0)
+            .map(|k| PortedKernel {
+                rank: k.rank,
+                name: k.name.clone(),
+                demangled: k.demangled.clone(),
+                launches: k.launches,
+                run: figures(&device, k, None),
+                products: result
+                    .products
+                    .iter()
+                    .map(|p| on_product(k, p, result))
+                    .collect(),
+            })
+            .collect();
+        let pairs = result
+            .products
+            .iter()
+            .filter_map(|p| {
+                let r = p.report.as_ref().ok()?;
+                Some((p.product.clone(), compare(run, dir, r, &p.dir)))
+            })
+            .collect();
+        PortView {
+            device,
+            products,
+            kernels,
+            pairs,
+        }
+    }
+
+    /// The `--fail-on` conditions that hold, product by product.
+    fn failures(&self, fail_on: &[super::diff::gate::Condition]) -> Vec<(String, Vec<Failure>)> {
+        self.pairs
+            .iter()
+            .map(|(p, diffs)| {
+                // A kernel only in the run is one that could not be ported:
+                // the table says why; `missing` makes it a failure.
+                (p.clone(), failures(diffs, fail_on))
+            })
+            .collect()
+    }
+
+    /// The table: kernel by kernel, the run's device then each product.
+    fn table(&self) -> String {
+        let mut s = String::new();
+        let _ = writeln!(
+            s,
+            "{:>4} {:>10}  {:<32} {:<8} {:>4} {:>4} {:>7} {:>7}  worse than on {}",
+            "#", "launches", "kernel", "device", "SIMD", "GRF", "instrs", "spill", self.device
+        );
+        let opt = |v: Option<u64>| v.map_or("-".to_string(), |v| v.to_string());
+        for k in &self.kernels {
+            let name = names::escape_for_terminal(&k.demangled);
+            let name: String = if name.chars().count() > 32 {
+                name.chars().take(31).chain(std::iter::once('…')).collect()
+            } else {
+                name
+            };
+            for (i, p) in std::iter::once(&k.run).chain(&k.products).enumerate() {
+                let (rank, launches, shown) = match i {
+                    0 => (k.rank.to_string(), k.launches.to_string(), name.as_str()),
+                    _ => (String::new(), String::new(), ""),
+                };
+                if let Some(why) = &p.not_ported {
+                    let _ = writeln!(
+                        s,
+                        "{rank:>4} {launches:>10}  {shown:<32} {:<8} not ported: {why}",
+                        p.product
+                    );
+                    continue;
+                }
+                let spill = match p.spill_bytes {
+                    None | Some(0) => "-".to_string(),
+                    Some(b) => b.to_string(),
+                };
+                let _ = writeln!(
+                    s,
+                    "{rank:>4} {launches:>10}  {shown:<32} {:<8} {:>4} {:>4} {:>7} {:>7}  {}",
+                    p.product,
+                    opt(p.simd.map(u64::from)),
+                    opt(p.grf.map(u64::from)),
+                    opt(p.instructions),
+                    spill,
+                    p.worse.join(", ")
+                );
+            }
+        }
+        for p in &self.products {
+            let _ = writeln!(
+                s,
+                "{}: {} modules compiled{} in {:.1} s; {}",
+                p.product,
+                p.modules_built,
+                match p.modules_failed {
+                    0 => String::new(),
+                    n => format!(", {n} failed"),
+                },
+                p.seconds,
+                match (&p.report, &p.error) {
+                    (Some(r), _) => format!("{r}, beside the run: {}/{COMPARE_PAGE}", p.dir),
+                    (None, Some(e)) => format!("no report: {e}"),
+                    (None, None) => "no report".into(),
+                }
+            );
+        }
+        s
+    }
+}
+
+fn summary(p: &ProductPort) -> ProductSummary {
+    let built = p
+        .statuses
+        .values()
+        .filter(|s| *s == crate::port::replay::BUILT)
+        .count();
+    ProductSummary {
+        product: p.product.clone(),
+        dir: format!("{PORT_DIR}/{}", p.product),
+        report: p
+            .report
+            .as_ref()
+            .ok()
+            .map(|_| format!("{PORT_DIR}/{}/report.json", p.product)),
+        error: p.report.as_ref().err().cloned(),
+        seconds: p.seconds,
+        modules_built: built,
+        modules_failed: p.statuses.len() - built,
+    }
+}
+
+/// A kernel's figures on `product`, what got worse than `run`'s.
+fn figures(product: &str, k: &KernelEntry, run: Option<&KernelEntry>) -> OnProduct {
+    let mut worse = Vec::new();
+    if let Some(r) = run {
+        let spill = |e: &KernelEntry| e.spill_bytes.unwrap_or(0);
+        if spill(k) > spill(r) {
+            worse.push(format!("spill {} -> {}", spill(r), spill(k)));
+        }
+        if let (Some(a), Some(b)) = (r.simd, k.simd) {
+            if b < a {
+                worse.push(format!("SIMD {a} -> {b}"));
+            }
+        }
+        if let (Some(a), Some(b)) = (r.instructions, k.instructions) {
+            if b > a {
+                worse.push(format!("instrs {}", super::diff::compare::change(a, b)));
+            }
+        }
+    }
+    OnProduct {
+        product: product.to_string(),
+        simd: k.simd,
+        grf: k.grf,
+        instructions: k.instructions,
+        spill_bytes: k.spill_bytes,
+        asm_copy: k.asm_copy.clone(),
+        worse,
+        not_ported: None,
+    }
+}
+
+/// Kernel `k` of the run on product `p`: its entry in `p`'s report (same
+/// name and module), or why it has none.
+fn on_product(k: &KernelEntry, p: &ProductPort, result: &PortResult) -> OnProduct {
+    let none = |why: String| OnProduct {
+        product: p.product.clone(),
+        simd: None,
+        grf: None,
+        instructions: None,
+        spill_bytes: None,
+        asm_copy: None,
+        worse: Vec::new(),
+        not_ported: Some(why),
+    };
+    if let Some(why) = result.ported.not_ported.get(&k.name) {
+        return none(why.clone());
+    }
+    let report = match &p.report {
+        Ok(r) => r,
+        Err(e) => return none(e.clone()),
+    };
+    let found = report
+        .kernels
+        .iter()
+        .find(|e| e.name == k.name && e.module_sha256 == k.module_sha256);
+    match found {
+        Some(e) if e.simd.is_some() || e.instructions.is_some() => {
+            let mut f = figures(&p.product, e, Some(k));
+            f.asm_copy = e
+                .asm_copy
+                .as_ref()
+                .map(|c| format!("{PORT_DIR}/{}/{c}", p.product));
+            f
+        }
+        Some(e) => none(e.reason.clone().unwrap_or_else(|| "no ISA".into())),
+        None => {
+            let status = result
+                .ported
+                .modules
+                .iter()
+                .find(|m| m.kernels.contains(&k.name))
+                .and_then(|m| p.statuses.get(&m.key));
+            none(match status {
+                Some(s) if s != crate::port::replay::BUILT => s.clone(),
+                _ => "not in the port's report".into(),
+            })
+        }
+    }
+}

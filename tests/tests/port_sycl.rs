@@ -1,0 +1,168 @@
+//! `xpu-asm-run port` of real SYCL kernels (dpnp 0.20.0 and oneMKL on
+//! oneAPI 2026.2, the venv of scripts/sycl2026-venv.sh, on sid's NEO 26):
+//! dpnp_ops.py captured on pvc (SYCL's v1 Level Zero adapter), ported to
+//! bmg and ptl, and compared with the same workload run there (SYCL's v2
+//! adapter). Every kernel both runs launched from the same module (dpnp's
+//! own, JIT-compiled from SPIR-V) must be exactly the port's; the kernels
+//! oneMKL picks per device (its GEMM, its vector math's variants) are
+//! launched by one run only: a port compiles the kernels the run on pvc
+//! launched, and these are listed, not compared.
+
+use std::path::{Path, PathBuf};
+use xpu_asm_tests::sycl2026::{neo26_env, resident_shim, venv, Adapter, SidCommand, BMG, PTL};
+use xpu_asm_tests::*;
+
+/// dpnp_ops.py under `xpu-asm-run --emulate product -o dir/xpu`.
+fn capture(dir: &Path, product: &str, v2: bool) -> PathBuf {
+    std::fs::create_dir_all(dir).expect("a folder");
+    let out = dir.join("xpu");
+    let venv = venv();
+    let mut sc = SidCommand::new(xpu_asm_run(), dir);
+    sc.args(["--emulate", product, "-q", "-o"])
+        .arg(&out)
+        .arg("--")
+        .arg(venv.join("bin/python"))
+        .arg(workspace_dir().join("tests/sycl/dpnp_ops.py"))
+        .args([
+            "1", "matmul=2", "add=2", "sin=3", "sum=4", "where=5", "astype=6",
+        ])
+        .envs(neo26_env(product))
+        .env("ONEAPI_DEVICE_SELECTOR", "level_zero:gpu")
+        .env("LD_LIBRARY_PATH", venv.join("lib"))
+        .env("PYTHONNOUSERSITE", "1")
+        .env("PYTHONDONTWRITEBYTECODE", "1");
+    if v2 {
+        let shim = resident_shim();
+        sc.env("LD_PRELOAD", &shim)
+            .env("UMF_ZE_LOADER_LIB_NAME", &shim);
+    }
+    let r = run(sc.command(), &out);
+    r.assert_status(0);
+    out
+}
+
+/// `xpu-asm-run port cap --to products`, inside the root.
+fn port(dir: &Path, cap: &Path, products: &[&str]) {
+    let mut sc = SidCommand::new(xpu_asm_run(), dir);
+    sc.arg("port")
+        .arg(cap)
+        .args(["--to", &products.join(","), "-q", "--json"]);
+    let r = run(sc.command(), cap);
+    r.assert_status(0);
+}
+
+/// Launched kernels of a report: (name, module) -> (simd, grf,
+/// instructions, spill bytes, code without comment lines).
+type Kernels = std::collections::BTreeMap<
+    (String, String),
+    (
+        Option<u64>,
+        Option<u64>,
+        Option<u64>,
+        Option<u64>,
+        Vec<String>,
+    ),
+>;
+
+fn kernels(dir: &Path) -> Kernels {
+    let text = std::fs::read_to_string(dir.join("report.json"))
+        .unwrap_or_else(|e| panic!("[sid] no report.json in {}: {e}", dir.display()));
+    let r: serde_json::Value = serde_json::from_str(&text).expect("JSON");
+    r["kernels"]
+        .as_array()
+        .expect("kernels")
+        .iter()
+        .filter(|k| k["launches"].as_u64().unwrap_or(0) > 0)
+        .map(|k| {
+            let code = k["asm_copy"]
+                .as_str()
+                .map(|c| {
+                    std::fs::read_to_string(dir.join(c))
+                        .unwrap_or_default()
+                        .lines()
+                        .map(str::trim)
+                        .filter(|l| !l.is_empty() && !l.starts_with("//"))
+                        .map(str::to_string)
+                        .collect()
+                })
+                .unwrap_or_default();
+            (
+                (
+                    k["name"].as_str().unwrap_or_default().to_string(),
+                    k["module_sha256"].as_str().unwrap_or_default().to_string(),
+                ),
+                (
+                    k["simd"].as_u64(),
+                    k["grf"].as_u64(),
+                    k["instructions"].as_u64(),
+                    k["spill_bytes"].as_u64(),
+                    code,
+                ),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn dpnp_ported_from_pvc_is_a_run_on_bmg_and_ptl() {
+    require_stack();
+    assert_eq!(Adapter::V2, BMG.adapter);
+    let t = tempfile::Builder::new()
+        .prefix("xpu-asm-port-sycl-")
+        .tempdir_in("/tmp")
+        .expect("a folder under /tmp");
+    let cap = capture(&t.path().join("pvc"), "pvc", false);
+    let products = [BMG.product, PTL.product];
+    port(t.path(), &cap, &products);
+    for p in products {
+        let real = capture(&t.path().join(p), p, true);
+        let (ported, ran) = (kernels(&cap.join("port").join(p)), kernels(&real));
+        let both: Vec<&(String, String)> = ran.keys().filter(|k| ported.contains_key(*k)).collect();
+        let equal = both
+            .iter()
+            .filter(|k| ported[**k] == ran[**k] && !ran[**k].4.is_empty())
+            .count();
+        let only_run: Vec<&String> = ran
+            .keys()
+            .filter(|k| !ported.contains_key(*k))
+            .map(|k| &k.0)
+            .collect();
+        let only_port: Vec<&String> = ported
+            .keys()
+            .filter(|k| !ran.contains_key(*k))
+            .map(|k| &k.0)
+            .collect();
+        eprintln!(
+            "[sid] dpnp (SYCL): pvc ported to {p}: {equal}/{} kernels launched by both equal to a run on {p}; \
+             launched by the run on {p} only: {only_run:?}; by pvc's only: {only_port:?}",
+            both.len()
+        );
+        let differing: Vec<String> =
+            both.iter()
+                .filter(|k| ported[**k] != ran[**k])
+                .map(|k| {
+                    let (a, b) = (&ported[*k], &ran[*k]);
+                    format!(
+                    "{}: port {:?} {:?} {:?} {:?} ({} lines), run {:?} {:?} {:?} {:?} ({} lines)",
+                    k.0, a.0, a.1, a.2, a.3, a.4.len(), b.0, b.1, b.2, b.3, b.4.len()
+                )
+                })
+                .collect();
+        // dpnp's own kernels, JIT-compiled from SPIR-V on every device,
+        // are launched by both runs; oneMKL picks its kernels per device.
+        let dpnp_kernels = [
+            "reduction_over_group_temps_krn",
+            "where_contig_kernel",
+            "copy_cast_contig_kernel",
+        ];
+        assert!(
+            equal == both.len()
+                && dpnp_kernels
+                    .iter()
+                    .all(|d| both.iter().any(|k| k.0.contains(d))),
+            "[sid] dpnp on {p}: {equal}/{} kernels equal:\n{}",
+            both.len(),
+            differing.join("\n")
+        );
+    }
+}
