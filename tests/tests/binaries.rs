@@ -69,8 +69,8 @@ fn capture(
     let text = std::fs::read_to_string(out.join("report.json"))
         .unwrap_or_else(|e| panic!("no report.json ({e})\n{}", describe(&shown, &output, &out)));
     let report: Report = serde_json::from_str(&text)
-        .unwrap_or_else(|e| panic!("report.json does not parse as schema 3: {e}\n{text}"));
-    assert_eq!(report.schema, 3, "{text}");
+        .unwrap_or_else(|e| panic!("report.json does not parse as schema 4: {e}\n{text}"));
+    assert_eq!(report.schema, 4, "{text}");
     (out, report)
 }
 

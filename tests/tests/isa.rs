@@ -150,7 +150,7 @@ fn capture(
     let r = run(cmd, &out);
     r.assert_status(0);
     let report = report_json(&out, &r);
-    assert_eq!(report["schema"], 3, "{}", r.ctx());
+    assert_eq!(report["schema"], 4, "{}", r.ctx());
     Capture { out, report }
 }
 

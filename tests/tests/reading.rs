@@ -96,7 +96,7 @@ fn capture(dir: &Path, tag: &str, options: &str, flags: &str, extra: &[&str]) ->
     let r = run(cmd, &out);
     r.assert_status(0);
     let report = r.report();
-    assert_eq!(report["schema"], 3, "{}", r.ctx());
+    assert_eq!(report["schema"], 4, "{}", r.ctx());
     Capture { out, report }
 }
 

@@ -454,9 +454,9 @@ fn report_json_every_kernel_with_exact_launches_and_asm() {
 
     assert_eq!(
         json_u64(&report, "schema"),
-        Some(3),
+        Some(4),
         "{}",
-        ctx("schema must be 3")
+        ctx("schema must be 4")
     );
     // `exit` is ops.py's exit status: a number, or an object with `code`.
     let exit = report.get("exit");
