@@ -382,10 +382,7 @@ cl_hook!(clEnqueueNDRangeKernel => enqueue_nd_range_kernel(
     event_wait_list: *const ClHandle, event: *mut ClHandle
 ) after {
     // SAFETY: the driver accepted these sizes for work_dim dimensions.
-    let global = unsafe { sizes(global_work_size, work_dim, 1) };
-    // SAFETY: as above; NULL: the driver chose the local size.
-    let local = (!local_work_size.is_null()).then(|| unsafe { sizes(local_work_size, work_dim, 1) });
-    state::enqueued(kernel as usize, global, local);
+    unsafe { state::enqueued_nd(kernel as usize, work_dim, global_work_size, local_work_size) };
 });
 
 cl_hook!(clEnqueueTask => enqueue_task(

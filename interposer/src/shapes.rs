@@ -327,6 +327,34 @@ impl KernelHandle {
         self.cl_miss(now, global, local)
     }
 
+    /// The slot of a 1-D enqueue whose sizes are the last enqueue's (its
+    /// cache holds them as [`cl_slot`](Self::cl_slot) does, padded with 1).
+    ///
+    /// # Safety
+    /// `global` points to `dims` sizes; `local` is NULL or does too.
+    #[inline(always)]
+    pub unsafe fn cl_cached_1d(
+        &self,
+        dims: u32,
+        global: *const usize,
+        local: *const usize,
+    ) -> Option<usize> {
+        if dims != 1 || self.gc_z.load(Relaxed) == NO_SHAPE {
+            return None;
+        }
+        // SAFETY: per this function's contract.
+        let (g, l) = unsafe { (*global, if local.is_null() { usize::MAX } else { *local }) };
+        let pad = if local.is_null() { usize::MAX } else { 1 };
+        let c = &self.cl_last;
+        (c[0].load(Relaxed) == g
+            && c[3].load(Relaxed) == l
+            && c[1].load(Relaxed) == 1
+            && c[2].load(Relaxed) == 1
+            && c[4].load(Relaxed) == pad
+            && c[5].load(Relaxed) == pad)
+            .then(|| self.cl_slot.load(Relaxed))
+    }
+
     #[cold]
     #[inline(never)]
     fn cl_miss(&self, now: [usize; 6], global: [usize; 3], local: Option<[usize; 3]>) -> usize {
@@ -441,4 +469,26 @@ impl KernelShapes {
     pub fn id(&self) -> u32 {
         self.id
     }
+}
+
+/// The global and local sizes of an OpenCL enqueue of `dims` dimensions
+/// (at most 3 read), each padded with 1 (local `None`: NULL, the driver's
+/// choice).
+///
+/// # Safety
+/// `global` points to `dims` sizes; `local` is NULL or does too.
+pub unsafe fn nd_sizes(
+    dims: u32,
+    global: *const usize,
+    local: *const usize,
+) -> ([usize; 3], Option<[usize; 3]>) {
+    let read = |p: *const usize| {
+        let mut out = [1; 3];
+        for (i, o) in out.iter_mut().enumerate().take(dims.min(3) as usize) {
+            // SAFETY: per this function's contract.
+            *o = unsafe { *p.add(i) };
+        }
+        out
+    };
+    (read(global), (!local.is_null()).then(|| read(local)))
 }

@@ -700,6 +700,47 @@ pub fn enqueued(kernel: usize, global: [usize; 3], local: Option<[usize; 3]>) {
     }
 }
 
+/// `clEnqueueNDRangeKernel` of `kernel` with `dims` dimensions: a 1-D
+/// enqueue with the sizes of the handle's last one counts there after two
+/// compares; any other finds its shape as [`enqueued`] does.
+///
+/// # Safety
+/// `global` points to `dims` sizes; `local` is NULL or does too.
+#[inline(always)]
+pub unsafe fn enqueued_nd(kernel: usize, dims: u32, global: *const usize, local: *const usize) {
+    const K: usize = std::mem::offset_of!(Maps, kernels) + HandleMap::TABLE_OFFSET;
+    let kernels = load_word!(MAPS, K, MAPS.kernels.table_word());
+    // SAFETY: the kernel map's current table.
+    let h = match unsafe { HandleMap::first_in(kernels, kernel) } {
+        Some(h) => h,
+        None => MAPS.kernels.further(kernel),
+    };
+    if h != 0 {
+        // SAFETY: a value of the kernel map; the sizes per this function's contract.
+        if let Some(slot) = unsafe { crate::shapes::at(h).cl_cached_1d(dims, global, local) } {
+            // SAFETY: shape slots and counters live in mappings never unmapped.
+            unsafe { &*(slot as *const Counter) }
+                .immediate
+                .fetch_add(1, Relaxed);
+            return;
+        }
+    }
+    // SAFETY: as above.
+    unsafe { enqueued_nd_slow(kernel, dims, global, local) }
+}
+
+/// [`enqueued_nd`] past its common case.
+///
+/// # Safety
+/// As [`enqueued_nd`].
+#[cold]
+#[inline(never)]
+unsafe fn enqueued_nd_slow(kernel: usize, dims: u32, global: *const usize, local: *const usize) {
+    // SAFETY: per this function's contract.
+    let (g, l) = unsafe { crate::shapes::nd_sizes(dims, global, local) };
+    enqueued(kernel, g, l);
+}
+
 /// [`enqueued`] of the kernel handle whose data is at `h`.
 fn enqueued_handle(h: usize, global: [usize; 3], local: Option<[usize; 3]>) {
     // SAFETY: a value of the kernel map.
