@@ -235,6 +235,13 @@ unsafe fn record_module(desc: *const ModuleDesc, module: Handle, device: Handle,
         kernel_names: &names,
         api: state::modules::Api::LevelZero,
     };
+    if let ([input], ZE_MODULE_FORMAT_IL_SPIRV) = (&inputs[..], d.format) {
+        let carried =
+            matches!(&built, Some(Ok(b)) if crate::cl_queries::spirv_section(b).is_some());
+        if !carried {
+            state::modules::keep_spirv(input.bytes);
+        }
+    }
     state::modules::module_built(
         module,
         module_binary(&inputs, &built),

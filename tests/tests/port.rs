@@ -22,9 +22,21 @@ fn targets() -> Vec<&'static str> {
 /// Runs the C workload (`--via link`) with `args` under `xpu-asm-run
 /// --emulate product -o root/name`; the capture folder.
 fn capture(root: &Path, name: &str, product: &str, args: &[String]) -> PathBuf {
+    capture_with(root, name, product, &[], args)
+}
+
+/// [`capture`] with xpu-asm-run's `options`.
+fn capture_with(
+    root: &Path,
+    name: &str,
+    product: &str,
+    options: &[&str],
+    args: &[String],
+) -> PathBuf {
     let out = root.join(name);
     let mut cmd = Command::new(xpu_asm_run());
-    cmd.args(["--emulate", product, "-q", "-o"])
+    cmd.args(options)
+        .args(["--emulate", product, "-q", "-o"])
         .arg(&out)
         .arg("--")
         .arg(workload_link())
@@ -58,6 +70,8 @@ struct Kernel {
     grf: Option<u64>,
     instructions: Option<u64>,
     spill_bytes: Option<u64>,
+    /// `igc-dump` or `module-binary`.
+    isa_source: Option<String>,
     /// Its ISA copy's lines, the `//` comments (the header) left out.
     code: Vec<String>,
 }
@@ -94,6 +108,7 @@ fn kernels(dir: &Path) -> Vec<Kernel> {
                 grf: k["grf"].as_u64(),
                 instructions: k["instructions"].as_u64(),
                 spill_bytes: k["spill_bytes"].as_u64(),
+                isa_source: k["isa_source"].as_str().map(str::to_string),
                 code,
             }
         })
@@ -277,6 +292,55 @@ fn the_c_workload_ported_is_a_run_on_each_product() {
                 stack().name()
             );
         }
+    }
+}
+
+/// A capture in the ISA mode that is not the stack's default (Debian 12:
+/// `--isa binary`, IGA's disassembly of the module binaries; sid: `--isa
+/// dump`, IGC's dumps) is ported in that mode, and equals a run in it.
+#[test]
+fn the_ports_isa_comes_as_the_runs_did() {
+    require_stack();
+    let t = temp_dir("port-isa");
+    let mode = match stack() {
+        Stack::Debian12 => ["--isa", "binary"],
+        Stack::Sid => ["--isa", "dump"],
+    };
+    let args = c_workload_args();
+    let cap = capture_with(t.path(), "pvc", "pvc", &mode, &args);
+    let targets = targets();
+    port(&cap, &targets, &[]).assert_status(0);
+    for p in &targets {
+        let real = capture_with(t.path(), &format!("real-{p}"), p, &mode, &args);
+        assert_same(
+            &cap,
+            &real,
+            p,
+            &format!("C workload, {}", mode.join(" ")),
+            10,
+        );
+        let r: serde_json::Value = serde_json::from_str(
+            &std::fs::read_to_string(cap.join("port").join(p).join("report.json")).unwrap(),
+        )
+        .unwrap();
+        let want = match stack() {
+            Stack::Debian12 => "module-binary",
+            Stack::Sid => "igc-dump",
+        };
+        let sources: Vec<&str> = r["kernels"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|k| k["launches"].as_u64() > Some(0))
+            .filter_map(|k| k["isa_source"].as_str())
+            .collect();
+        // The nine kernels of SPIR-V modules; the native module's (its
+        // SPIR-V compiled by NEO for the product) as in the run.
+        assert!(
+            sources.len() == 10 && sources.iter().filter(|s| **s == want).count() >= 9,
+            "[{}] {p}: the port's ISA sources {sources:?}, want {want}",
+            stack().name()
+        );
     }
 }
 

@@ -147,7 +147,7 @@ fn products(to: &[String]) -> Result<Vec<String>, String> {
             continue;
         }
         launch::check_emulated_device(p, neo.as_ref(), crate::run::emulate::neo_version)
-            .map_err(|e| e.to_string())?;
+            .map_err(|e| e.to_string().replacen("--emulate", "--to", 1))?;
         out.push(p.to_string());
     }
     if out.is_empty() {

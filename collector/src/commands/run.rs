@@ -35,18 +35,7 @@ pub fn main(a: &RunArgs) -> Result<i32, LaunchError> {
         std::env::current_exe().ok(),
         a.report.quiet,
     )?;
-    if let Some(dev) = &a.emulate {
-        launch::check_emulated_device(dev, emulate::neo_devices().as_ref(), emulate::neo_version)?;
-    }
-    // --port-to's products checked before the run, as --emulate's.
-    for dev in a
-        .port_to
-        .iter()
-        .flat_map(|t| t.split(','))
-        .filter(|p| !p.is_empty())
-    {
-        launch::check_emulated_device(dev, emulate::neo_devices().as_ref(), emulate::neo_version)?;
-    }
+    check_devices(a)?;
     // `command` is required by clap: there is a first element.
     let cmd0 = a.command.first().cloned().unwrap_or_default();
     launch::check_other_folders()?;
@@ -105,6 +94,22 @@ pub fn main(a: &RunArgs) -> Result<i32, LaunchError> {
         super::port::after_run(&dir, &a.port_to, a.interposer.clone(), args.quiet);
     }
     Ok(exit.status())
+}
+
+/// `--emulate`'s device and `--port-to`'s products, each one this
+/// system's NEO knows (else the list it has), before the command starts.
+fn check_devices(a: &RunArgs) -> Result<(), LaunchError> {
+    let port_to = a.port_to.iter().flat_map(|t| t.split(','));
+    for dev in a.emulate.iter().map(String::as_str).chain(port_to) {
+        if !dev.is_empty() {
+            launch::check_emulated_device(
+                dev,
+                emulate::neo_devices().as_ref(),
+                emulate::neo_version,
+            )?;
+        }
+    }
+    Ok(())
 }
 
 /// The socket for notices, named (with the run's key) in `env`.

@@ -241,10 +241,22 @@ fn save_spirv(
         .and_then(|b| b.file.as_ref())
         .and_then(|f| std::fs::read(dir.join(f)).ok())
         .and_then(|b| carried_spirv(&b).filter(|s| sha256(s) == sha));
-    let found = from_binary.or_else(|| dumped_spirv(dir, rec, &sha));
+    // Kept by the interposer where the binary does not carry it (NEO 22.43's
+    // Level Zero binaries under --isa binary, which has no dumps).
+    let kept = || {
+        std::fs::read(
+            dir.join(xpu_asm_record::MODULES_DIR)
+                .join(format!("{sha}.spv")),
+        )
+        .ok()
+        .filter(|s| sha256(s) == sha)
+    };
+    let found = from_binary
+        .or_else(kept)
+        .or_else(|| dumped_spirv(dir, rec, &sha));
     let Some(spirv) = found else {
         return Err(format!(
-            "its SPIR-V ({}) is neither in the module's binary nor in the dump folders",
+            "its SPIR-V ({}) is neither in the module's binary, nor under modules/, nor in the dump folders",
             &sha[..sha.len().min(16)]
         ));
     };

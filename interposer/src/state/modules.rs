@@ -196,6 +196,25 @@ pub fn module_built(
     });
 }
 
+/// Without IGC's dumps (`--isa binary`), the SPIR-V of a module whose
+/// binary does not carry it (NEO 22.43's Level Zero binaries; the hook
+/// tells) is saved as `<out>/modules/<sha256>.spv`, once per content: what
+/// `xpu-asm-run port` compiles for another product.
+pub fn keep_spirv(spirv: &[u8]) {
+    let Some(cfg) = config::get().filter(|c| c.isa_binary) else {
+        return;
+    };
+    let dir = format!(
+        "{}/{}",
+        cfg.out.trim_end_matches('/'),
+        xpu_asm_record::MODULES_DIR
+    );
+    let name = format!("{}.spv", sha256_hex(spirv));
+    if let Err(e) = crate::output::write_once(&dir, &name, spirv) {
+        crate::output::warn(&format!("cannot keep the SPIR-V of a module ({e})"));
+    }
+}
+
 /// With IGC 1's light dumps ([`Config::igc1_light`]), the module's SPIR-V
 /// as IGC's full dumps would have written it: `OCL_asm<hash>.spv` in the
 /// dump folder, where the collector ties IGC's module hash to the module.
