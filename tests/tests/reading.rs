@@ -202,6 +202,10 @@ fn show_marks_the_loops_and_pressure(c: &Capture) {
     let mut live = Vec::new();
     let mut marks = Vec::new();
     for l in text.lines() {
+        // The launch shapes' rows also begin with a number (launches).
+        if l.contains("groups/Xe-core") {
+            continue;
+        }
         let t = l.trim_start();
         let Some((n, rest)) = t.split_once(' ') else {
             continue;

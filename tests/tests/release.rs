@@ -372,6 +372,7 @@ fn release_writes_the_binary_a_manylinux_2_28_wheel_and_a_tarball_for_glibc_2_28
             "doc/xpu-asm-run-collect.1",
             "doc/xpu-asm-run-diff.1",
             "doc/xpu-asm-run-merge.1",
+            "doc/xpu-asm-run-port.1",
             "doc/xpu-asm-run-show.1",
             "doc/xpu-asm-run.1",
             "xpu-asm-run",
