@@ -15,6 +15,9 @@
 //!   from the Unified Runtime's tracing layer (`UR_ENABLE_LAYERS`), which
 //!   sits inside the SYCL runtime above both adapters and knows nothing of
 //!   Level Zero or of xpu-asm.
+//! - [`ze_tracer`], [`ze_trace_shapes`]: the independent count of launch
+//!   shapes in three dimensions, from a tracer of the Level Zero loader's
+//!   own tracing layer (tests/shim/ze_tracer.c).
 
 use crate::{build_dir, shell_words, workspace_dir};
 use std::collections::{BTreeMap, BTreeSet};
@@ -189,37 +192,96 @@ pub fn venv() -> PathBuf {
 /// once per test process.
 pub fn resident_shim() -> PathBuf {
     static S: OnceLock<PathBuf> = OnceLock::new();
-    S.get_or_init(|| {
-        let dir = build_dir();
-        let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("shim/ze_resident.c");
-        let dest = dir.join("libze_resident.so");
-        let tmp = dir.join(format!("libze_resident.so.tmp-{}", std::process::id()));
-        let mut gcc = SidCommand::new("gcc", &dir);
-        gcc.args([
-            "-std=c11", "-O1", "-Wall", "-Wextra", "-Werror", "-shared", "-fPIC",
-        ])
-        .arg(&src)
-        .arg("-o")
-        .arg(&tmp)
-        .args(["-Wl,--no-as-needed", "-lze_loader", "-ldl"]);
-        let mut cmd = gcc.command();
-        let shown = shell_words(&cmd);
-        let out = cmd
-            .output()
-            .unwrap_or_else(|e| panic!("cannot run {shown}: {e}"));
-        assert!(
-            out.status.success(),
-            "building the v2 adapter's shim failed: {shown}\nstatus: {}\nstdout:\n{}\nstderr:\n{}",
-            out.status,
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        );
-        std::fs::rename(&tmp, &dest).unwrap_or_else(|e| {
-            panic!("cannot rename {} to {}: {e}", tmp.display(), dest.display())
-        });
-        dest
-    })
-    .clone()
+    S.get_or_init(|| build_shim("ze_resident", "-ldl")).clone()
+}
+
+/// tests/shim/ze_tracer.c built inside the root, once per test process:
+/// a tracer of the loader's own tracing layer, the independent count of
+/// launch shapes ([`ze_trace_shapes`]).
+pub fn ze_tracer() -> PathBuf {
+    static S: OnceLock<PathBuf> = OnceLock::new();
+    S.get_or_init(|| build_shim("ze_tracer", "-lpthread"))
+        .clone()
+}
+
+/// tests/shim/`name`.c built inside the root as `lib<name>.so`, linked
+/// with the loader and `lib`.
+fn build_shim(name: &str, lib: &str) -> PathBuf {
+    let dir = build_dir();
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("shim/{name}.c"));
+    let dest = dir.join(format!("lib{name}.so"));
+    let tmp = dir.join(format!("lib{name}.so.tmp-{}", std::process::id()));
+    let mut gcc = SidCommand::new("gcc", &dir);
+    gcc.args([
+        "-std=c11", "-O1", "-Wall", "-Wextra", "-Werror", "-shared", "-fPIC",
+    ])
+    .arg(&src)
+    .arg("-o")
+    .arg(&tmp)
+    .args(["-Wl,--no-as-needed", "-lze_loader", lib]);
+    let mut cmd = gcc.command();
+    let shown = shell_words(&cmd);
+    let out = cmd
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run {shown}: {e}"));
+    assert!(
+        out.status.success(),
+        "building tests/shim/{name}.c failed: {shown}\nstatus: {}\nstdout:\n{}\nstderr:\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    std::fs::rename(&tmp, &dest)
+        .unwrap_or_else(|e| panic!("cannot rename {} to {}: {e}", tmp.display(), dest.display()));
+    dest
+}
+
+/// A launch shape as the tracer writes it: the group size, the group count.
+pub type ZeShape = ([u32; 3], [u32; 3]);
+
+/// The launch shapes tests/shim/ze_tracer.c wrote into the files
+/// `<prefix>.<pid>`: per kernel name, each shape and how many launches had
+/// it. An "error" line, or an append to a regular list (which the tracer
+/// does not follow to its executions), is an error.
+pub fn ze_trace_shapes(prefix: &Path) -> Result<BTreeMap<String, BTreeMap<ZeShape, u64>>, String> {
+    let dir = prefix.parent().ok_or("the trace prefix has no folder")?;
+    let stem = format!(
+        "{}.",
+        prefix.file_name().ok_or("no file name")?.to_string_lossy()
+    );
+    let mut out: BTreeMap<String, BTreeMap<ZeShape, u64>> = BTreeMap::new();
+    let mut files = 0;
+    for e in std::fs::read_dir(dir).map_err(|e| format!("{}: {e}", dir.display()))? {
+        let path = e.map_err(|e| e.to_string())?.path();
+        let name = path
+            .file_name()
+            .unwrap_or_default()
+            .to_string_lossy()
+            .into_owned();
+        if !name.starts_with(&stem) {
+            continue;
+        }
+        files += 1;
+        let text = std::fs::read_to_string(&path).map_err(|e| format!("{name}: {e}"))?;
+        for line in text.lines() {
+            let w: Vec<&str> = line.split(' ').collect();
+            let n = |i: usize| w[i].parse::<u32>().map_err(|_| format!("{name}: {line}"));
+            match w.first() {
+                Some(&"launch") if w.len() == 8 => {
+                    let shape = ([n(2)?, n(3)?, n(4)?], [n(5)?, n(6)?, n(7)?]);
+                    *out.entry(w[1].to_string())
+                        .or_default()
+                        .entry(shape)
+                        .or_insert(0) += 1;
+                }
+                _ => return Err(format!("{name}: {line}")),
+            }
+        }
+    }
+    if files == 0 {
+        return Err(format!("no file {}*", prefix.display()));
+    }
+    Ok(out)
 }
 
 /// SYCL's two Level Zero adapters.
