@@ -22,6 +22,7 @@ use std::process::Command;
 use std::sync::Barrier;
 use std::time::Instant;
 use xpu_asm_interposer::state;
+use xpu_asm_interposer::ze::queries::capture_graph;
 use xpu_asm_record::{COUNTS_HEADER_LEN, COUNTS_SLOT_LEN, OUT_ENV, RECORDS_DIR};
 
 const SECTION_ENV: &str = "XPU_ASM_BENCH_SECTION";
@@ -155,7 +156,7 @@ fn launch_threads(threads: usize, per_thread: u64, stride: usize) -> (f64, f64) 
                         state::launch_with(
                             black_box(list),
                             black_box(kernel),
-                            xpu_asm_interposer::ffi::GroupCount { x: 1, y: 1, z: 1 },
+                            xpu_asm_interposer::common::GroupCount { x: 1, y: 1, z: 1 },
                         );
                     }
                     thread_cpu_ns() - c0
@@ -230,7 +231,7 @@ fn section_regular() {
             state::launch_with(
                 black_box(list),
                 black_box(kernel_handle(i % 4)),
-                xpu_asm_interposer::ffi::GroupCount { x: 1, y: 1, z: 1 },
+                xpu_asm_interposer::common::GroupCount { x: 1, y: 1, z: 1 },
             );
         }
         let t1 = Instant::now();
@@ -276,13 +277,13 @@ fn section_graph() {
             0x7900_0000_0000 + (r + 1) * 0x100,
             0x7a00_0000_0000 + (r + 1) * 0x100,
         );
-        state::graphs::capture_began(list, Some(graph));
+        state::graphs::capture_began(list, Some(graph), capture_graph);
         let t0 = Instant::now();
         for i in 0..appends {
             state::launch_with(
                 black_box(list),
                 black_box(kernel_handle(i % 4)),
-                xpu_asm_interposer::ffi::GroupCount { x: 1, y: 1, z: 1 },
+                xpu_asm_interposer::common::GroupCount { x: 1, y: 1, z: 1 },
             );
         }
         let t1 = Instant::now();
@@ -334,7 +335,7 @@ fn section_memory(kernels: usize, launches: u64) {
         state::launch_with(
             black_box(list),
             kernel_of(i),
-            xpu_asm_interposer::ffi::GroupCount { x: 1, y: 1, z: 1 },
+            xpu_asm_interposer::common::GroupCount { x: 1, y: 1, z: 1 },
         );
     }
     let after_tenth = rss_kib();
@@ -342,7 +343,7 @@ fn section_memory(kernels: usize, launches: u64) {
         state::launch_with(
             black_box(list),
             kernel_of(i),
-            xpu_asm_interposer::ffi::GroupCount { x: 1, y: 1, z: 1 },
+            xpu_asm_interposer::common::GroupCount { x: 1, y: 1, z: 1 },
         );
     }
     let ns = t0.elapsed().as_nanos() as f64 / launches as f64;

@@ -5,16 +5,23 @@
 //!
 //! Layout:
 //! - `config`: read at load time; sets the IGC dump environment.
-//! - `hooks`, `tables`, `lookups`: the `extern "C"` boundary (exported
-//!   symbols below), the DDI table wrapping, and the name lookups (the
-//!   `dlsym` trampoline, the functions stood in for by name); `cl_hooks`, `cl_queries`, `cl_ffi`:
-//!   OpenCL's hooks, the OpenCL functions the interposer calls itself
-//!   (through each object's dispatch table), and its slice of the C API.
-//! - `real`: finding the real functions behind the hooks; `queries`: the
-//!   Level Zero functions the interposer calls itself (graph capture).
+//! - `ze`, `cl`: the interposer by API, each with its `hooks` (the
+//!   `extern "C"` boundary, exported symbols below), its `queries` (the
+//!   functions the interposer calls itself: Level Zero's graph capture,
+//!   OpenCL's through each object's dispatch table) and its `ffi` (its
+//!   slice of the C API); Level Zero's DDI table wrapping in `ze::tables`.
+//!   Both write their hooks with the one `hook!` of `macros`, and share
+//!   `common` (the handle and group count types, the module formats, a
+//!   hook's answers, the SPIR-V section of a program binary) with `state`.
+//! - `lookups`: the name lookups (the `dlsym` trampoline, the functions
+//!   stood in for by name).
+//! - `real`: finding the real functions behind the hooks.
 //! - `guard`: the reentrancy guard and the panic barrier.
 //! - `state`, `handles`, `shapes`: what is known about the process, the
-//!   launch path, and each kernel's launch shapes.
+//!   launch path, and each kernel's launch shapes. The hooks call the
+//!   state, never the other way: the Level Zero query the launch path
+//!   needs while a graph is captured is handed to it when the capture
+//!   begins.
 //! - `output`: the per-process record files; `sys`: the recorder's own
 //!   system calls (no descriptor kept, errors instead of signals, faults
 //!   injected by tests).
@@ -55,23 +62,20 @@
 
 #![deny(unsafe_op_in_unsafe_fn)]
 
-pub mod cl_ffi;
-pub mod cl_hooks;
-pub mod cl_queries;
+pub mod cl;
+pub mod common;
 pub mod config;
 mod direct;
-pub mod ffi;
 pub mod guard;
 pub mod handles;
-pub mod hooks;
 pub mod lookups;
+mod macros;
 pub mod output;
-pub mod queries;
 pub mod real;
 pub mod shapes;
 pub mod state;
 pub mod sys;
-pub mod tables;
+pub mod ze;
 
 /// Load time: read the configuration and set the environment the driver and
 /// IGC read later. Nothing else: no threads, no files, no Level Zero.

@@ -18,7 +18,7 @@
 //! the program is not allowed makes a launch count in a wrong shape of
 //! the right kernel, never anywhere else.
 
-use crate::ffi::GroupCount;
+use crate::common::GroupCount;
 use crate::output::Counter;
 use std::cell::UnsafeCell;
 use std::collections::HashMap;

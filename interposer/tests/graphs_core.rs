@@ -14,6 +14,7 @@
 use std::collections::BTreeMap;
 use std::process::{Command, Stdio};
 use xpu_asm_interposer::state;
+use xpu_asm_interposer::ze::queries::capture_graph;
 use xpu_asm_record::{read, OUT_ENV, RECORDS_DIR};
 
 const TEST_NAME: &str = "graph_rules_count_each_launch_when_it_runs";
@@ -53,7 +54,7 @@ fn launch(list: usize, name: &str, times: u64) {
         state::launch_with(
             list,
             kernel(name),
-            xpu_asm_interposer::ffi::GroupCount { x: 1, y: 1, z: 1 },
+            xpu_asm_interposer::common::GroupCount { x: 1, y: 1, z: 1 },
         );
     }
 }
@@ -88,11 +89,11 @@ fn child() {
 
     // A graph of 2 appends, instantiated, appended 3 times to a capture
     // that also appends `outer` once; the outer graph replayed 4 times.
-    state::graphs::capture_began(IMMEDIATE, Some(INNER_GRAPH));
+    state::graphs::capture_began(IMMEDIATE, Some(INNER_GRAPH), capture_graph);
     launch(IMMEDIATE, "nested", 2);
     state::graphs::capture_ended(IMMEDIATE, INNER_GRAPH);
     state::graphs::graph_instantiated(INNER_GRAPH, INNER_EXEC);
-    state::graphs::capture_began(IMMEDIATE, None);
+    state::graphs::capture_began(IMMEDIATE, None, capture_graph);
     launch(IMMEDIATE, "outer", 1);
     replay(IMMEDIATE, INNER_EXEC, 3);
     // Beside the capture: launched (the driver cannot be asked here, so
@@ -107,7 +108,7 @@ fn child() {
     // A plain capture of 3, replayed 5 times, and the same executable graph
     // in a regular list executed twice (on top of a regular append).
     state::graphs::graph_created(0x7900_0000_0300);
-    state::graphs::capture_began(IMMEDIATE, Some(0x7900_0000_0300));
+    state::graphs::capture_began(IMMEDIATE, Some(0x7900_0000_0300), capture_graph);
     launch(IMMEDIATE, "captured", 3);
     state::graphs::capture_ended(IMMEDIATE, 0x7900_0000_0300);
     state::graphs::graph_instantiated(0x7900_0000_0300, 0x7a00_0000_0400);
@@ -125,7 +126,7 @@ fn child() {
     for _ in 0..3 {
         state::immediate_append(IMMEDIATE, &lists);
     }
-    state::graphs::capture_began(IMMEDIATE, Some(0x7900_0000_0400));
+    state::graphs::capture_began(IMMEDIATE, Some(0x7900_0000_0400), capture_graph);
     state::immediate_append(IMMEDIATE, &lists);
     state::graphs::capture_ended(IMMEDIATE, 0x7900_0000_0400);
     state::graphs::graph_instantiated(0x7900_0000_0400, 0x7a00_0000_0500);
@@ -150,7 +151,7 @@ fn child() {
     // An executable graph destroyed, its handle reused for another graph:
     // the new one's launches; one never instantiated here: nothing.
     state::graphs::executable_destroyed(EXEC);
-    state::graphs::capture_began(IMMEDIATE, Some(0x7900_0000_0500));
+    state::graphs::capture_began(IMMEDIATE, Some(0x7900_0000_0500), capture_graph);
     launch(IMMEDIATE, "reused", 1);
     state::graphs::capture_ended(IMMEDIATE, 0x7900_0000_0500);
     state::graphs::graph_instantiated(0x7900_0000_0500, EXEC);

@@ -125,7 +125,7 @@ fn launcher(t: usize, others_done: &AtomicBool) -> Tally {
             state::launch_with(
                 list,
                 never_created_kernel(t),
-                xpu_asm_interposer::ffi::GroupCount { x: 1, y: 1, z: 1 },
+                xpu_asm_interposer::common::GroupCount { x: 1, y: 1, z: 1 },
             );
             tally.unknown += 1;
             continue;
@@ -134,7 +134,7 @@ fn launcher(t: usize, others_done: &AtomicBool) -> Tally {
         state::launch_with(
             list,
             stable_kernel(k),
-            xpu_asm_interposer::ffi::GroupCount { x: 1, y: 1, z: 1 },
+            xpu_asm_interposer::common::GroupCount { x: 1, y: 1, z: 1 },
         );
         tally.add(&stable_name(k), 1, 1);
     }
@@ -159,7 +159,7 @@ fn churner(c: usize) -> Tally {
             state::launch_with(
                 list,
                 h,
-                xpu_asm_interposer::ffi::GroupCount { x: 1, y: 1, z: 1 },
+                xpu_asm_interposer::common::GroupCount { x: 1, y: 1, z: 1 },
             );
         }
         tally.add(&name, n, n);
@@ -173,7 +173,7 @@ fn churner(c: usize) -> Tally {
                     state::launch_with(
                         list,
                         h,
-                        xpu_asm_interposer::ffi::GroupCount { x: 1, y: 1, z: 1 },
+                        xpu_asm_interposer::common::GroupCount { x: 1, y: 1, z: 1 },
                     );
                 }
                 tally.add(&name, n, n);
@@ -199,7 +199,7 @@ fn lister(t: usize) -> Tally {
             state::launch_with(
                 list,
                 stable_kernel(k),
-                xpu_asm_interposer::ffi::GroupCount { x: 1, y: 1, z: 1 },
+                xpu_asm_interposer::common::GroupCount { x: 1, y: 1, z: 1 },
             );
         }
         let executions = (r % 3) as u64;
@@ -213,12 +213,12 @@ fn lister(t: usize) -> Tally {
             state::launch_with(
                 list,
                 stable_kernel(k2),
-                xpu_asm_interposer::ffi::GroupCount { x: 1, y: 1, z: 1 },
+                xpu_asm_interposer::common::GroupCount { x: 1, y: 1, z: 1 },
             );
             state::launch_with(
                 list,
                 stable_kernel(k2),
-                xpu_asm_interposer::ffi::GroupCount { x: 1, y: 1, z: 1 },
+                xpu_asm_interposer::common::GroupCount { x: 1, y: 1, z: 1 },
             );
             state::execute(&[list, list]);
             tally.add(&stable_name(k2), 4, 2);
@@ -230,7 +230,7 @@ fn lister(t: usize) -> Tally {
         state::launch_with(
             list,
             stable_kernel(k),
-            xpu_asm_interposer::ffi::GroupCount { x: 1, y: 1, z: 1 },
+            xpu_asm_interposer::common::GroupCount { x: 1, y: 1, z: 1 },
         );
         state::execute(&[list]);
         tally.add(&name, 1, 1);

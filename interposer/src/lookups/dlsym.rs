@@ -16,9 +16,9 @@
 //! `RTLD_DEFAULT` are ever rewritten; `RTLD_NEXT` lookups are always passed through.
 
 use super::known;
-use crate::hooks::*;
 use crate::real::{lookup, real_dlsym, XPU_ASM_REAL_DLSYM};
 use crate::state;
+use crate::ze::hooks::*;
 use std::ffi::{c_char, c_void, CStr};
 
 /// Decides a `dlsym(handle, name)`: `false` to pass it to libc untouched;
@@ -78,11 +78,11 @@ unsafe extern "C" fn decide(
                     let props = lookup(from, c"zeDeviceGetProperties");
                     DEVICE_GET_PROPERTIES.set(slot, props as usize);
                     let compute = lookup(from, c"zeDeviceGetComputeProperties");
-                    crate::hooks::DEVICE_GET_COMPUTE_PROPERTIES.set(slot, compute as usize);
+                    crate::ze::hooks::DEVICE_GET_COMPUTE_PROPERTIES.set(slot, compute as usize);
                 }
                 if bytes == b"zeKernelCreate" {
                     let props = lookup(from, c"zeKernelGetProperties");
-                    crate::hooks::KERNEL_GET_PROPERTIES.set(slot, props as usize);
+                    crate::ze::hooks::KERNEL_GET_PROPERTIES.set(slot, props as usize);
                 }
                 hooks[slot] as *mut c_void
             }

@@ -9,11 +9,11 @@
 #[cfg(target_arch = "x86_64")]
 pub mod dlsym;
 
-use crate::cl_hooks::*;
-use crate::hooks::*;
-use crate::queries::{GET_GRAPH, IS_GRAPH_CAPTURE_ENABLED};
+use crate::cl::hooks::*;
 use crate::real::{Real, SLOTS};
-use crate::tables::*;
+use crate::ze::hooks::*;
+use crate::ze::queries::{GET_GRAPH, IS_GRAPH_CAPTURE_ENABLED};
+use crate::ze::tables::*;
 
 /// A function the interposer stands in for when looked up by name: its
 /// real functions and the hook slots.

@@ -15,8 +15,10 @@ pub fn graph_created(graph: usize) {
 /// A capture began on `list`: into `graph` (`zeCommandListBeginCaptureIntoGraphExt`,
 /// or the new graph the driver reports for `zeCommandListBeginGraphCaptureExt`;
 /// `None` when it cannot say). The list's appends go to the graph from now
-/// on; every other immediate list is probed until no capture is active.
-pub fn capture_began(list: usize, graph: Option<usize>) {
+/// on; every other immediate list is probed until no capture is active,
+/// with `ask` (whether a list records into a graph, per the driver).
+pub fn capture_began(list: usize, graph: Option<usize>, ask: CaptureQuery) {
+    let _ = CAPTURE_QUERY.set(ask);
     with_registry(|r, _| {
         let state = match graph {
             Some(g) if g != 0 => *r.graphs.entry(g).or_insert_with(new_state),
@@ -161,7 +163,7 @@ pub fn executable_destroyed(executable: usize) {
 
 /// `zeCommandListGetNextCommandId[WithKernels]Exp`: the next append to the
 /// mutable `list` is command `id`, whose kernel may become one of `kernels`.
-pub fn command_id(list: usize, id: u64, kernels: &[crate::ffi::Handle]) {
+pub fn command_id(list: usize, id: u64, kernels: &[crate::common::Handle]) {
     let l = MAPS.lists.get(list);
     if l == 0 || l == probe() {
         return;
@@ -188,7 +190,7 @@ pub fn command_id(list: usize, id: u64, kernels: &[crate::ffi::Handle]) {
 pub fn kernels_swapped(
     list: usize,
     ids: &[u64],
-    kernels: &[crate::ffi::Handle],
+    kernels: &[crate::common::Handle],
     refused: Option<u32>,
 ) {
     let l = MAPS.lists.get(list);

@@ -414,7 +414,7 @@ fn unknown_counter() -> Option<&'static Counter> {
 /// # Safety
 /// `gc` points to the launch's group count.
 #[inline(always)]
-pub unsafe fn launch(list: usize, kernel: usize, gc: *const crate::ffi::GroupCount) {
+pub unsafe fn launch(list: usize, kernel: usize, gc: *const crate::common::GroupCount) {
     const K: usize = std::mem::offset_of!(Maps, kernels) + HandleMap::TABLE_OFFSET;
     // The map's current table, read (acquire) in one instruction.
     let kernels = load_word!(MAPS, K, MAPS.kernels.table_word());
@@ -429,7 +429,7 @@ pub unsafe fn launch(list: usize, kernel: usize, gc: *const crate::ffi::GroupCou
 
 /// [`launch`] with a group count of this frame: for tools and tests that
 /// drive the state directly.
-pub fn launch_with(list: usize, kernel: usize, gc: crate::ffi::GroupCount) {
+pub fn launch_with(list: usize, kernel: usize, gc: crate::common::GroupCount) {
     // SAFETY: a group count of this frame.
     unsafe { launch(list, kernel, &gc) }
 }
@@ -450,7 +450,7 @@ pub fn launch_indirect(list: usize, kernel: usize) {
 /// # Safety
 /// As [`launch`]; `h` a value of the kernel map.
 #[inline(always)]
-unsafe fn launch_handle(h: usize, list: usize, gc: *const crate::ffi::GroupCount) {
+unsafe fn launch_handle(h: usize, list: usize, gc: *const crate::common::GroupCount) {
     // SAFETY: a value of the kernel map.
     let handle = unsafe { crate::shapes::at(h) };
     // SAFETY: gc points to a group count.
@@ -464,7 +464,7 @@ unsafe fn launch_handle(h: usize, list: usize, gc: *const crate::ffi::GroupCount
 /// indirect launch).
 #[cold]
 #[inline(never)]
-extern "C" fn shape_miss(h: usize, list: usize, gc: *const crate::ffi::GroupCount) {
+extern "C" fn shape_miss(h: usize, list: usize, gc: *const crate::common::GroupCount) {
     crate::guard::no_panic(|| {
         // SAFETY: a value of the kernel map; gc as `launch` got it.
         let slot = unsafe { crate::shapes::at(h).slot_for(gc) };
@@ -493,7 +493,7 @@ fn launch_on(c: usize, list: usize) {
 /// [`launch`] of a kernel past its first entry.
 #[cold]
 #[inline(never)]
-extern "C" fn kernel_further(list: usize, kernel: usize, gc: *const crate::ffi::GroupCount) {
+extern "C" fn kernel_further(list: usize, kernel: usize, gc: *const crate::common::GroupCount) {
     match MAPS.kernels.further(kernel) {
         0 => launch_slow(list, kernel),
         // SAFETY: a value of the kernel map; gc as `launch` got it.
@@ -575,10 +575,21 @@ fn launch_while_capturing(list: usize, c: &'static Counter) {
     }
 }
 
+/// Whether an immediate list records into a graph, per the driver:
+/// `None` when it cannot be asked, `Some(None)` when not, `Some(Some(graph))`
+/// when it does (`graph` 0 when the driver cannot say which). The Level
+/// Zero hooks hand theirs over when a capture begins
+/// ([`graphs::capture_began`]): the state asks no API itself.
+pub type CaptureQuery = fn(list: usize) -> Option<Option<usize>>;
+
+/// The [`CaptureQuery`] of the captures begun, asked about a [`PROBE`]d
+/// list only (no capture begun: no list is probed).
+static CAPTURE_QUERY: OnceLock<CaptureQuery> = OnceLock::new();
+
 /// The `ListState` of the graph a [`PROBE`]d immediate list records into,
 /// per the driver (mapping the list to it), or 0 when it does not capture.
 fn forked_state(list: usize) -> usize {
-    let Some(Some(graph)) = crate::queries::capture_graph(list) else {
+    let Some(Some(graph)) = CAPTURE_QUERY.get().and_then(|ask| ask(list)) else {
         return 0;
     };
     with_registry(|r, _| {
@@ -642,7 +653,7 @@ pub fn execute(lists: &[usize]) {
 }
 
 /// [`execute`] for the handle array of a Level Zero call.
-pub fn execute_handles(lists: &[crate::ffi::Handle]) {
+pub fn execute_handles(lists: &[crate::common::Handle]) {
     lists.iter().for_each(|&h| execute_list(h as usize));
 }
 
@@ -659,7 +670,7 @@ fn execute_list(handle: usize) {
 /// Regular lists appended to an immediate one
 /// (`zeCommandListImmediateAppendCommandListsExp`, `...WithParameters`):
 /// executed, or captured when the immediate list captures a graph.
-pub fn immediate_append(immediate: usize, lists: &[crate::ffi::Handle]) {
+pub fn immediate_append(immediate: usize, lists: &[crate::common::Handle]) {
     match list_state(immediate) {
         0 => execute_handles(lists),
         graph => {

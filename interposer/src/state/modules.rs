@@ -162,7 +162,7 @@ pub fn module_built(
     } = m;
     // Hashed before the lock is taken: a module can be megabytes.
     let first = inputs.first();
-    if let ([input], crate::ffi::ZE_MODULE_FORMAT_IL_SPIRV) = (inputs, format) {
+    if let ([input], crate::common::ZE_MODULE_FORMAT_IL_SPIRV) = (inputs, format) {
         write_igc1_spv(input.bytes);
     }
     let sha = first.map(|i| sha256_hex(i.bytes)).unwrap_or_default();
@@ -239,7 +239,7 @@ fn hash_binary<'a>(
     binary: Result<&'a [u8], String>,
 ) -> Result<(&'a [u8], String), String> {
     binary.map(|b| {
-        let same_as_input = format == crate::ffi::ZE_MODULE_FORMAT_NATIVE
+        let same_as_input = format == crate::common::ZE_MODULE_FORMAT_NATIVE
             && first.is_some_and(|i| std::ptr::eq(i.bytes, b));
         let sha = if same_as_input {
             input_sha.to_string()
@@ -255,8 +255,8 @@ fn hash_binary<'a>(
 fn push_module_head(line: &mut Vec<u8>, id: u32, format: u32, inputs: &[ModuleInput], sha: &str) {
     let first = inputs.first();
     let fmt = match format {
-        crate::ffi::ZE_MODULE_FORMAT_IL_SPIRV => "spirv".to_string(),
-        crate::ffi::ZE_MODULE_FORMAT_NATIVE => "native".to_string(),
+        crate::common::ZE_MODULE_FORMAT_IL_SPIRV => "spirv".to_string(),
+        crate::common::ZE_MODULE_FORMAT_NATIVE => "native".to_string(),
         n => format!("unknown({n})"),
     };
     line.extend_from_slice(format!("{{\"type\":\"module\",\"id\":{id},\"format\":").as_bytes());

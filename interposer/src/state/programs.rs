@@ -78,8 +78,8 @@ pub fn program_built(p: BuiltProgram, device: DeviceRef) {
     let module = CreatedModule {
         handle: p.handle,
         format: match p.spirv {
-            Some(_) => crate::ffi::ZE_MODULE_FORMAT_IL_SPIRV,
-            None => crate::ffi::ZE_MODULE_FORMAT_NATIVE,
+            Some(_) => crate::common::ZE_MODULE_FORMAT_IL_SPIRV,
+            None => crate::common::ZE_MODULE_FORMAT_NATIVE,
         },
         inputs: &input,
         kernel_names: p.kernel_names,

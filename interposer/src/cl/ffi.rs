@@ -16,6 +16,13 @@ pub const CL_SUCCESS: ClInt = 0;
 /// What a hook answers when it has no real function to call.
 pub const CL_INVALID_OPERATION: ClInt = -59;
 
+/// A hook's answers (`hook!`): success, and without a real function to
+/// call, `CL_INVALID_OPERATION`.
+impl crate::common::Status for ClInt {
+    const SUCCESS: Self = CL_SUCCESS;
+    const MISSING: Self = CL_INVALID_OPERATION;
+}
+
 pub const CL_DEVICE_VENDOR_ID: ClUint = 0x1001;
 pub const CL_DEVICE_NAME: ClUint = 0x102B;
 /// `cl_intel_device_attribute_query`: the IP version (NEO 26: Level Zero's
@@ -54,10 +61,6 @@ pub const DISPATCH_GET_KERNEL_INFO: usize = 39;
 /// value (in place of `clGetPlatformIDs`) keeps its loader's table in its
 /// second word (`disp_data`), the table first there.
 pub const CL_ICD2_TAG_KHR: usize = 0x4F50_454E_434C_3331;
-
-/// Section type of a program binary's SPIR-V: NEO's OpenCL ELF
-/// (`SPIRV Object`, NEO 22.43) and zebin (`.spv`, NEO 26) alike.
-pub const SHT_SPIRV: u32 = 0xff00_0009;
 
 /// `clGet{Program,Kernel,Device}Info`.
 pub type GetInfo = unsafe extern "C" fn(ClHandle, ClUint, usize, *mut c_void, *mut usize) -> ClInt;

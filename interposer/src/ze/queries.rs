@@ -4,7 +4,7 @@
 //! functions are found as the hooks' are (exports, tables, and by name),
 //! by the layers above.
 
-use crate::ffi::*;
+use super::ffi::*;
 use crate::real::{Real, SLOTS};
 
 /// Real `zeCommandListIsGraphCaptureEnabledExt` (not hooked: asked about an

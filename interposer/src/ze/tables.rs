@@ -9,8 +9,8 @@
 //! Entries that already are hooks are left alone, so a table copied from an
 //! already wrapped one is not wrapped twice.
 
-use crate::ffi::*;
-use crate::hooks;
+use super::ffi::*;
+use super::hooks;
 use crate::real::{Real, SLOTS};
 use crate::state;
 
@@ -267,9 +267,9 @@ unsafe fn read_capture_queries(table: *mut usize, version: u32) {
     for (e, real) in [
         (
             t::IS_GRAPH_CAPTURE_ENABLED_EXT,
-            &crate::queries::IS_GRAPH_CAPTURE_ENABLED,
+            &super::queries::IS_GRAPH_CAPTURE_ENABLED,
         ),
-        (t::GET_GRAPH_EXT, &crate::queries::GET_GRAPH),
+        (t::GET_GRAPH_EXT, &super::queries::GET_GRAPH),
     ] {
         if version < e.since {
             continue;
@@ -337,14 +337,7 @@ macro_rules! getter {
         pub mod $module {
             use super::*;
             pub type F = unsafe extern "C" fn(u32, *mut usize) -> ZeResult;
-            pub static REAL: Real = Real::new(
-                match std::ffi::CStr::from_bytes_with_nul(
-                    concat!(stringify!($export), "\0").as_bytes(),
-                ) {
-                    Ok(c) => c,
-                    Err(_) => panic!("bad name"),
-                },
-            );
+            pub static REAL: Real = Real::new(crate::macros::cstr!(stringify!($export)));
 
             /// # Safety
             /// Same contract as the Level Zero getter of this name.

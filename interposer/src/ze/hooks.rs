@@ -4,145 +4,18 @@
 //! Each hook exists as `hook::<S>` for every slot `S` of [`SLOTS`]: slot 0 is
 //! the exported symbol (the program calls the loader through its PLT), the
 //! others are installed into DDI tables and returned from `dlsym` (see
-//! `tables.rs` and `dlsym.rs`), each with the real function it replaced.
-//! Order inside a hook: the reentrancy guard (held: just forward), the real
-//! call, the recording, the real result returned unchanged. A hook records
-//! whenever its slot is set (see `hook` below): recording is on then.
+//! `tables.rs` and `lookups/dlsym.rs`), each with the real function it
+//! replaced. Order inside a hook: the reentrancy guard (held: just forward),
+//! the real call, the recording, the real result returned unchanged. A hook
+//! records whenever its slot is set (see `hook!`, `macros.rs`): recording
+//! is on then.
 
-use crate::direct::load_word;
-use crate::ffi::*;
-use crate::guard::{no_panic, Guard};
-use crate::queries::capture_graph;
+use super::ffi::*;
+use super::queries::capture_graph;
+use crate::macros::hook;
 use crate::real::{stand_in, Real, SLOTS};
 use crate::state::{self, modules::ModuleInput};
 use std::ffi::{c_char, c_void, CStr};
-
-macro_rules! cstr {
-    ($s:expr) => {
-        match CStr::from_bytes_with_nul(concat!($s, "\0").as_bytes()) {
-            Ok(c) => c,
-            Err(_) => panic!("bad name"),
-        }
-    };
-}
-
-/// Defines, for one Level Zero function: a module holding its `Real` slots
-/// and the generic hook, and the exported symbol (slot 0).
-macro_rules! hook {
-    (
-        $export:ident => $module:ident ( $($arg:ident : $ty:ty),* $(,)? )
-        $(before $before:block)?
-        $(after $after:block)?
-        $(failed ($failed_result:ident) $failed:block)?
-    ) => {
-        pub mod $module {
-            use super::*;
-            pub type F = unsafe extern "C" fn($($ty),*) -> ZeResult;
-            pub static REAL: Real = Real::new(cstr!(stringify!($export)));
-
-            /// # Safety
-            /// Same contract as the Level Zero function it stands in for.
-            #[inline(always)]
-            pub unsafe extern "C" fn hook<const S: usize>($($arg: $ty),*) -> ZeResult {
-                let p = load_word!(REAL, Real::slot_offset(S), REAL.loaded(S));
-                // A hook whose slot is set records: slot 0 is set once
-                // recording is known to be on (`first_call`), the others
-                // are handed out only then (tables, `dlsym`, functions by
-                // name). So only the exported symbol gets here unset.
-                if S == 0 && p == 0 {
-                    // SAFETY: same arguments.
-                    return unsafe { first_call::<S>($($arg),*) };
-                }
-                // SAFETY: slot S only ever holds a function of this signature
-                // (found under this function's name or in its table entry).
-                let real: F = unsafe { std::mem::transmute::<usize, F>(p) };
-                // Inner hooks (guard held) only forward: kept free of
-                // anything that would stop the compiler from making this a
-                // plain jump to the real function.
-                match Guard::enter() {
-                    // SAFETY: forwarding the caller's arguments unchanged.
-                    None => unsafe { real($($arg),*) },
-                    Some(guard) => {
-                        // Handed over to `record`, which releases it.
-                        std::mem::forget(guard);
-                        // SAFETY: as above; the arguments stay in their registers.
-                        unsafe { record::<S>($($arg),*) }
-                    }
-                }
-            }
-
-            /// Slot 0 (the exported symbol) before its real function is
-            /// set: with recording on, set it and go on as usual; else
-            /// (off, or not known yet: a call from another library's
-            /// constructor, before this one's read the configuration) only
-            /// forward, leaving the slot unset.
-            ///
-            /// `extern "C"` like the hook, so that the hook's call is a tail
-            /// jump (no frame of its own; also for `record`).
-            #[cold]
-            #[inline(never)]
-            #[allow(clippy::too_many_arguments)]
-            unsafe extern "C" fn first_call<const S: usize>($($arg: $ty),*) -> ZeResult {
-                if !state::enabled() {
-                    let f = REAL.forward();
-                    if f == 0 {
-                        return ZE_RESULT_ERROR_UNINITIALIZED;
-                    }
-                    // SAFETY: the next definition of this function's name,
-                    // of its signature; the caller's arguments unchanged.
-                    return unsafe { std::mem::transmute::<usize, F>(f)($($arg),*) };
-                }
-                if REAL.get(S) == 0 {
-                    return ZE_RESULT_ERROR_UNINITIALIZED;
-                }
-                // SAFETY: same arguments; the slot is now set.
-                unsafe { hook::<S>($($arg),*) }
-            }
-
-            /// The outermost hook's part: the real call, then the recording.
-            /// Called with the guard taken by `hook`.
-            #[inline(never)]
-            #[allow(unused_variables, clippy::too_many_arguments)]
-            unsafe extern "C" fn record<const S: usize>($($arg: $ty),*) -> ZeResult {
-                let guard = Guard::taken();
-                let p = load_word!(REAL, Real::slot_offset(S), REAL.loaded(S));
-                // SAFETY: `hook` checked that slot S is set, with a function
-                // of this signature.
-                let real: F = unsafe { std::mem::transmute::<usize, F>(p) };
-                $( no_panic(|| $before); )?
-                // SAFETY: forwarding the caller's arguments unchanged.
-                let result = unsafe { real($($arg),*) };
-                if result == ZE_RESULT_SUCCESS {
-                    $( no_panic(|| $after); )?
-                    drop(guard);
-                    // A constant: the result needs no register of its own
-                    // across the recording.
-                    return ZE_RESULT_SUCCESS;
-                }
-                $(
-                    let $failed_result = result;
-                    no_panic(|| $failed);
-                )?
-                drop(guard);
-                result
-            }
-
-            pub const ALL: [F; SLOTS] = [hook::<0>, hook::<1>, hook::<2>, hook::<3>, hook::<4>, hook::<5>];
-
-            pub fn addrs() -> [usize; SLOTS] {
-                ALL.map(|f| f as usize)
-            }
-        }
-
-        /// # Safety
-        /// Same contract as the Level Zero function of this name.
-        #[no_mangle]
-        pub unsafe extern "C" fn $export($($arg: $ty),*) -> ZeResult {
-            // SAFETY: the caller keeps the Level Zero contract.
-            unsafe { $module::hook::<0>($($arg),*) }
-        }
-    };
-}
 
 /// Real `zeModuleGetKernelNames` of each `zeModuleCreate` slot (not hooked:
 /// the interposer calls it to list a new module's kernels).
@@ -236,8 +109,7 @@ unsafe fn record_module(desc: *const ModuleDesc, module: Handle, device: Handle,
         api: state::modules::Api::LevelZero,
     };
     if let ([input], ZE_MODULE_FORMAT_IL_SPIRV) = (&inputs[..], d.format) {
-        let carried =
-            matches!(&built, Some(Ok(b)) if crate::cl_queries::spirv_section(b).is_some());
+        let carried = matches!(&built, Some(Ok(b)) if crate::common::spirv_section(b).is_some());
         if !carried {
             state::modules::keep_spirv(input.bytes);
         }
@@ -561,7 +433,7 @@ unsafe fn handles<'a>(p: *const Handle, n: u32) -> &'a [Handle] {
 
 hook!(zeModuleCreate => module_create(
     context: Handle, device: Handle, desc: *const ModuleDesc, ph_module: *mut Handle, ph_build_log: *mut Handle
-) before {
+) -> ZeResult before {
     state::modules::module_build_begins();
 } after {
     // SAFETY: on success the driver wrote the new handle; desc was accepted.
@@ -575,7 +447,7 @@ hook!(zeModuleCreate => module_create(
     }
 });
 
-hook!(zeKernelCreate => kernel_create(module: Handle, desc: *const KernelDesc, ph_kernel: *mut Handle) after {
+hook!(zeKernelCreate => kernel_create(module: Handle, desc: *const KernelDesc, ph_kernel: *mut Handle) -> ZeResult after {
     // SAFETY: on success desc was accepted and the handle written.
     unsafe {
         if let Some(name) = c_bytes((*desc).p_kernel_name) {
@@ -585,7 +457,7 @@ hook!(zeKernelCreate => kernel_create(module: Handle, desc: *const KernelDesc, p
     }
 });
 
-hook!(zeKernelSetGroupSize => kernel_set_group_size(kernel: Handle, x: u32, y: u32, z: u32) after {
+hook!(zeKernelSetGroupSize => kernel_set_group_size(kernel: Handle, x: u32, y: u32, z: u32) -> ZeResult after {
     if let Some(h) = state::kernel_handle(kernel as usize) {
         h.set_group_size(x, y, z);
     }
@@ -593,7 +465,7 @@ hook!(zeKernelSetGroupSize => kernel_set_group_size(kernel: Handle, x: u32, y: u
 
 hook!(zeKernelSetArgumentValue => kernel_set_argument_value(
     kernel: Handle, index: u32, size: usize, value: *const c_void
-) after {
+) -> ZeResult after {
     // Only arguments set without a value (local memory, null pointers)
     // make a shape: a pointer argument set with a value later stays in
     // the shape's NULL arguments, and the collector, which tells local
@@ -604,49 +476,49 @@ hook!(zeKernelSetArgumentValue => kernel_set_argument_value(
     }
 });
 
-hook!(zeKernelDestroy => kernel_destroy(kernel: Handle) before {
+hook!(zeKernelDestroy => kernel_destroy(kernel: Handle) -> ZeResult before {
     state::modules::kernel_destroyed(kernel as usize);
 });
 
 hook!(zeCommandListCreate => command_list_create(
     context: Handle, device: Handle, desc: *const c_void, ph_list: *mut Handle
-) after {
+) -> ZeResult after {
     // SAFETY: on success the driver wrote the handle.
     state::list_created(unsafe { *ph_list } as usize, false);
 });
 
 hook!(zeCommandListCreateImmediate => command_list_create_immediate(
     context: Handle, device: Handle, desc: *const c_void, ph_list: *mut Handle
-) after {
+) -> ZeResult after {
     // SAFETY: on success the driver wrote the handle.
     state::list_created(unsafe { *ph_list } as usize, true);
 });
 
-hook!(zeCommandListDestroy => command_list_destroy(list: Handle) before {
+hook!(zeCommandListDestroy => command_list_destroy(list: Handle) -> ZeResult before {
     state::list_destroyed(list as usize);
 });
 
-hook!(zeCommandListReset => command_list_reset(list: Handle) after {
+hook!(zeCommandListReset => command_list_reset(list: Handle) -> ZeResult after {
     state::list_reset(list as usize);
 });
 
 hook!(zeCommandListAppendLaunchKernel => append_launch_kernel(
     list: Handle, kernel: Handle, args: *const GroupCount, signal: Handle, n_wait: u32, wait: *mut Handle
-) after {
+) -> ZeResult after {
     // SAFETY: the driver read the group count there.
     unsafe { state::launch(list as usize, kernel as usize, args) };
 });
 
 hook!(zeCommandListAppendLaunchCooperativeKernel => append_launch_cooperative_kernel(
     list: Handle, kernel: Handle, args: *const GroupCount, signal: Handle, n_wait: u32, wait: *mut Handle
-) after {
+) -> ZeResult after {
     // SAFETY: the driver read the group count there.
     unsafe { state::launch(list as usize, kernel as usize, args) };
 });
 
 hook!(zeCommandListAppendLaunchKernelIndirect => append_launch_kernel_indirect(
     list: Handle, kernel: Handle, args_buffer: *const GroupCount, signal: Handle, n_wait: u32, wait: *mut Handle
-) after {
+) -> ZeResult after {
     // The group count is in device memory.
     state::launch_indirect(list as usize, kernel as usize);
 });
@@ -654,7 +526,7 @@ hook!(zeCommandListAppendLaunchKernelIndirect => append_launch_kernel_indirect(
 hook!(zeCommandListAppendLaunchMultipleKernelsIndirect => append_launch_multiple_kernels_indirect(
     list: Handle, n_kernels: u32, kernels: *mut Handle, count_buffer: *const u32,
     args_buffer: *const GroupCount, signal: Handle, n_wait: u32, wait: *mut Handle
-) after {
+) -> ZeResult after {
     // The number actually launched is in device memory (count_buffer), out of
     // reach; each kernel of the array counts once, as the upper bound.
     // SAFETY: the driver accepted n_kernels handles here.
@@ -666,7 +538,7 @@ hook!(zeCommandListAppendLaunchMultipleKernelsIndirect => append_launch_multiple
 hook!(zeCommandListAppendLaunchKernelWithParameters => append_launch_kernel_with_parameters(
     list: Handle, kernel: Handle, group_counts: *const GroupCount, p_next: *const c_void,
     signal: Handle, n_wait: u32, wait: *mut Handle
-) after {
+) -> ZeResult after {
     // SAFETY: the driver read the group count there.
     unsafe { state::launch(list as usize, kernel as usize, group_counts) };
 });
@@ -674,7 +546,7 @@ hook!(zeCommandListAppendLaunchKernelWithParameters => append_launch_kernel_with
 hook!(zeCommandListAppendLaunchKernelWithArguments => append_launch_kernel_with_arguments(
     list: Handle, kernel: Handle, group_counts: GroupCount, group_sizes: GroupSize,
     arguments: *mut *mut c_void, p_next: *const c_void, signal: Handle, n_wait: u32, wait: *mut Handle
-) after {
+) -> ZeResult after {
     // As if zeKernelSetGroupSize had been called (the specification's words).
     if let Some(h) = state::kernel_handle(kernel as usize) {
         h.set_group_size(group_sizes.x, group_sizes.y, group_sizes.z);
@@ -685,7 +557,7 @@ hook!(zeCommandListAppendLaunchKernelWithArguments => append_launch_kernel_with_
 
 hook!(zeCommandQueueExecuteCommandLists => command_queue_execute_command_lists(
     queue: Handle, n_lists: u32, lists: *mut Handle, fence: Handle
-) after {
+) -> ZeResult after {
     // SAFETY: the driver accepted n_lists handles here.
     let lists = unsafe { handles(lists, n_lists) };
     state::execute_handles(lists);
@@ -693,7 +565,7 @@ hook!(zeCommandQueueExecuteCommandLists => command_queue_execute_command_lists(
 
 hook!(zeCommandListImmediateAppendCommandListsExp => command_list_immediate_append_command_lists_exp(
     immediate: Handle, n_lists: u32, lists: *mut Handle, signal: Handle, n_wait: u32, wait: *mut Handle
-) after {
+) -> ZeResult after {
     // SAFETY: the driver accepted n_lists handles here.
     let lists = unsafe { handles(lists, n_lists) };
     state::immediate_append(immediate as usize, lists);
@@ -702,7 +574,7 @@ hook!(zeCommandListImmediateAppendCommandListsExp => command_list_immediate_appe
 hook!(zeCommandListImmediateAppendCommandListsWithParameters => command_list_immediate_append_command_lists_with_parameters(
     immediate: Handle, n_lists: u32, lists: *mut Handle, p_next: *const c_void,
     signal: Handle, n_wait: u32, wait: *mut Handle
-) after {
+) -> ZeResult after {
     // SAFETY: the driver accepted n_lists handles here.
     let lists = unsafe { handles(lists, n_lists) };
     state::immediate_append(immediate as usize, lists);
@@ -715,95 +587,95 @@ hook!(zeCommandListImmediateAppendCommandListsWithParameters => command_list_imm
 
 hook!(zeGraphCreateExt => graph_create_ext(
     context: Handle, p_next: *const c_void, ph_graph: *mut Handle
-) after {
+) -> ZeResult after {
     // SAFETY: on success the driver wrote the handle.
     state::graphs::graph_created(unsafe { *ph_graph } as usize);
 });
 
 hook!(zeGraphCreateExp => graph_create_exp(
     context: Handle, ph_graph: *mut Handle, p_next: *mut c_void
-) after {
+) -> ZeResult after {
     // SAFETY: on success the driver wrote the handle.
     state::graphs::graph_created(unsafe { *ph_graph } as usize);
 });
 
 hook!(zeCommandListBeginGraphCaptureExt => begin_graph_capture_ext(
     list: Handle, p_next: *const c_void
-) after {
-    state::graphs::capture_began(list as usize, capture_graph(list as usize).flatten());
+) -> ZeResult after {
+    state::graphs::capture_began(list as usize, capture_graph(list as usize).flatten(), capture_graph);
 });
 
 hook!(zeCommandListBeginGraphCaptureExp => begin_graph_capture_exp(
     list: Handle, p_next: *mut c_void
-) after {
-    state::graphs::capture_began(list as usize, capture_graph(list as usize).flatten());
+) -> ZeResult after {
+    state::graphs::capture_began(list as usize, capture_graph(list as usize).flatten(), capture_graph);
 });
 
 hook!(zeCommandListBeginCaptureIntoGraphExt => begin_capture_into_graph_ext(
     list: Handle, graph: Handle, p_next: *const c_void
-) after {
-    state::graphs::capture_began(list as usize, Some(graph as usize));
+) -> ZeResult after {
+    state::graphs::capture_began(list as usize, Some(graph as usize), capture_graph);
 });
 
 hook!(zeCommandListBeginCaptureIntoGraphExp => begin_capture_into_graph_exp(
     list: Handle, graph: Handle, p_next: *mut c_void
-) after {
-    state::graphs::capture_began(list as usize, Some(graph as usize));
+) -> ZeResult after {
+    state::graphs::capture_began(list as usize, Some(graph as usize), capture_graph);
 });
 
 hook!(zeCommandListEndGraphCaptureExt => end_graph_capture_ext(
     list: Handle, p_next: *const c_void, ph_graph: *mut Handle
-) after {
+) -> ZeResult after {
     // SAFETY: on success the driver wrote the handle.
     state::graphs::capture_ended(list as usize, unsafe { *ph_graph } as usize);
 });
 
 hook!(zeCommandListEndGraphCaptureExp => end_graph_capture_exp(
     list: Handle, ph_graph: *mut Handle, p_next: *mut c_void
-) after {
+) -> ZeResult after {
     // SAFETY: on success the driver wrote the handle.
     state::graphs::capture_ended(list as usize, unsafe { *ph_graph } as usize);
 });
 
 hook!(zeGraphInstantiateExt => graph_instantiate_ext(
     graph: Handle, p_next: *const c_void, ph_executable: *mut Handle
-) after {
+) -> ZeResult after {
     // SAFETY: on success the driver wrote the handle.
     state::graphs::graph_instantiated(graph as usize, unsafe { *ph_executable } as usize);
 });
 
 hook!(zeCommandListInstantiateGraphExp => command_list_instantiate_graph_exp(
     graph: Handle, ph_executable: *mut Handle, p_next: *mut c_void
-) after {
+) -> ZeResult after {
     // SAFETY: on success the driver wrote the handle.
     state::graphs::graph_instantiated(graph as usize, unsafe { *ph_executable } as usize);
 });
 
 hook!(zeCommandListAppendGraphExt => append_graph_ext(
     list: Handle, executable: Handle, p_next: *const c_void, signal: Handle, n_wait: u32, wait: *mut Handle
-) after {
+) -> ZeResult after {
     state::graphs::graph_appended(list as usize, executable as usize);
 });
 
 hook!(zeCommandListAppendGraphExp => append_graph_exp(
     list: Handle, executable: Handle, p_next: *mut c_void, signal: Handle, n_wait: u32, wait: *mut Handle
-) after {
+) -> ZeResult after {
     state::graphs::graph_appended(list as usize, executable as usize);
 });
 
-hook!(zeGraphDestroyExt => graph_destroy_ext(graph: Handle) before {
+hook!(zeGraphDestroyExt => graph_destroy_ext(graph: Handle) -> ZeResult before {
     state::graphs::graph_destroyed(graph as usize);
 });
 
-hook!(zeGraphDestroyExp => graph_destroy_exp(graph: Handle) before {
+hook!(zeGraphDestroyExp => graph_destroy_exp(graph: Handle) -> ZeResult before {
     state::graphs::graph_destroyed(graph as usize);
 });
 
-hook!(zeExecutableGraphDestroyExt => executable_graph_destroy_ext(executable: Handle) before {
+hook!(zeExecutableGraphDestroyExt => executable_graph_destroy_ext(executable: Handle) -> ZeResult before {
     state::graphs::executable_destroyed(executable as usize);
 });
 
-hook!(zeExecutableGraphDestroyExp => executable_graph_destroy_exp(executable: Handle) before {
+hook!(zeExecutableGraphDestroyExp => executable_graph_destroy_exp(executable: Handle) -> ZeResult before {
     state::graphs::executable_destroyed(executable as usize);
 });
 
@@ -811,21 +683,21 @@ hook!(zeExecutableGraphDestroyExp => executable_graph_destroy_exp(executable: Ha
 
 hook!(zeCommandListGetNextCommandIdExp => get_next_command_id_exp(
     list: Handle, desc: *const c_void, p_id: *mut u64
-) after {
+) -> ZeResult after {
     // SAFETY: on success the driver wrote the id.
     state::graphs::command_id(list as usize, unsafe { *p_id }, &[]);
 });
 
 hook!(zeCommandListGetNextCommandIdWithKernelsExp => get_next_command_id_with_kernels_exp(
     list: Handle, desc: *const c_void, n_kernels: u32, kernels: *mut Handle, p_id: *mut u64
-) after {
+) -> ZeResult after {
     // SAFETY: on success the driver wrote the id and read n_kernels handles.
     unsafe { state::graphs::command_id(list as usize, *p_id, handles(kernels, n_kernels)) };
 });
 
 hook!(zeCommandListUpdateMutableCommandKernelsExp => update_mutable_command_kernels_exp(
     list: Handle, n: u32, ids: *mut u64, kernels: *mut Handle
-) after {
+) -> ZeResult after {
     // SAFETY: the driver read n ids and n kernel handles.
     unsafe { state::graphs::kernels_swapped(list as usize, ids_of(ids, n), handles(kernels, n), None) };
 } failed(result) {
@@ -839,7 +711,7 @@ hook!(zeCommandListUpdateMutableCommandKernelsExp => update_mutable_command_kern
 
 hook!(zeDriverGetExtensionFunctionAddress => driver_get_extension_function_address(
     driver: Handle, name: *const c_char, pp_function: *mut *mut c_void
-) after {
+) -> ZeResult after {
     // SAFETY: on success the driver wrote the address; name is a C string.
     unsafe {
         if let (false, Some(n)) = (pp_function.is_null(), c_bytes(name)) {

@@ -4,8 +4,9 @@
 
 use std::ffi::{c_char, c_void};
 
+pub use crate::common::{GroupCount, Handle, ZE_MODULE_FORMAT_IL_SPIRV, ZE_MODULE_FORMAT_NATIVE};
+
 pub type ZeResult = u32;
-pub type Handle = *mut c_void;
 
 pub const ZE_RESULT_SUCCESS: ZeResult = 0;
 pub const ZE_RESULT_ERROR_UNINITIALIZED: ZeResult = 0x7800_0001;
@@ -18,8 +19,13 @@ pub const ZE_RESULT_QUERY_FALSE: ZeResult = 0x7800_0023;
 pub const ZE_RESULT_EXP_QUERY_TRUE: ZeResult = 0x7fff_0000;
 pub const ZE_RESULT_EXP_QUERY_FALSE: ZeResult = 0x7fff_0001;
 
-pub const ZE_MODULE_FORMAT_IL_SPIRV: u32 = 0;
-pub const ZE_MODULE_FORMAT_NATIVE: u32 = 1;
+/// A hook's answers (`hook!`): success, and without a real function to
+/// call, uninitialized.
+impl crate::common::Status for ZeResult {
+    const SUCCESS: Self = ZE_RESULT_SUCCESS;
+    const MISSING: Self = ZE_RESULT_ERROR_UNINITIALIZED;
+}
+
 pub const ZE_STRUCTURE_TYPE_MODULE_PROGRAM_EXP_DESC: u32 = 0x0002_0002;
 pub const ZE_STRUCTURE_TYPE_DEVICE_PROPERTIES: u32 = 0x3;
 /// `ze_device_ip_version_ext_t` (Level Zero 1.6; newer than this machine's
@@ -134,14 +140,6 @@ pub struct KernelDesc {
     pub p_next: *const c_void,
     pub flags: u32,
     pub p_kernel_name: *const c_char,
-}
-
-#[repr(C)]
-#[derive(Clone, Copy)]
-pub struct GroupCount {
-    pub x: u32,
-    pub y: u32,
-    pub z: u32,
 }
 
 /// `ze_group_size_t`, passed by value to `...LaunchKernelWithArguments`.
