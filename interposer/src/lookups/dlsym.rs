@@ -18,7 +18,10 @@
 use super::known;
 use crate::real::{lookup, real_dlsym, XPU_ASM_REAL_DLSYM};
 use crate::state;
-use crate::ze::hooks::*;
+use crate::ze::queries::{
+    DEVICE_GET_COMPUTE_PROPERTIES, DEVICE_GET_PROPERTIES, GET_KERNEL_NAMES, GET_NATIVE_BINARY,
+    KERNEL_GET_PROPERTIES,
+};
 use std::ffi::{c_char, c_void, CStr};
 
 /// Decides a `dlsym(handle, name)`: `false` to pass it to libc untouched;
@@ -78,11 +81,11 @@ unsafe extern "C" fn decide(
                     let props = lookup(from, c"zeDeviceGetProperties");
                     DEVICE_GET_PROPERTIES.set(slot, props as usize);
                     let compute = lookup(from, c"zeDeviceGetComputeProperties");
-                    crate::ze::hooks::DEVICE_GET_COMPUTE_PROPERTIES.set(slot, compute as usize);
+                    DEVICE_GET_COMPUTE_PROPERTIES.set(slot, compute as usize);
                 }
                 if bytes == b"zeKernelCreate" {
                     let props = lookup(from, c"zeKernelGetProperties");
-                    crate::ze::hooks::KERNEL_GET_PROPERTIES.set(slot, props as usize);
+                    KERNEL_GET_PROPERTIES.set(slot, props as usize);
                 }
                 hooks[slot] as *mut c_void
             }

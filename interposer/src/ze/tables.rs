@@ -115,7 +115,8 @@ unsafe fn patch_all(table: *mut usize, version: u32, entries: &[Hooked]) {
 /// # Safety
 /// `table` was just filled by a real `zeGetModuleProcAddrTable` for `version`.
 unsafe fn wrap_module_table(table: *mut usize, version: u32) {
-    use hooks::{module_create, GET_KERNEL_NAMES, GET_NATIVE_BINARY};
+    use super::queries::{GET_KERNEL_NAMES, GET_NATIVE_BINARY};
+    use hooks::module_create;
     // SAFETY: per this function's contract.
     let slot = unsafe {
         patch(
@@ -150,10 +151,10 @@ unsafe fn read_device_table(table: *mut usize, version: u32) {
     // SAFETY: a table filled for `version` has this entry.
     let f = unsafe { *table.add(e.index) };
     if f != 0 {
-        if let Some(s) = hooks::DEVICE_GET_PROPERTIES.claim(f) {
+        if let Some(s) = super::queries::DEVICE_GET_PROPERTIES.claim(f) {
             // SAFETY: the next entry, as old (Level Zero 1.0).
             let g = unsafe { *table.add(device_table::GET_COMPUTE_PROPERTIES.index) };
-            hooks::DEVICE_GET_COMPUTE_PROPERTIES.set(s, g);
+            super::queries::DEVICE_GET_COMPUTE_PROPERTIES.set(s, g);
         }
     }
 }
@@ -175,7 +176,8 @@ fn kernel_hooks() -> [Hooked; 3] {
 /// # Safety
 /// `table` was just filled by a real `zeGetKernelProcAddrTable` for `version`.
 unsafe fn wrap_kernel_table(table: *mut usize, version: u32) {
-    use hooks::{kernel_create, KERNEL_GET_PROPERTIES};
+    use super::queries::KERNEL_GET_PROPERTIES;
+    use hooks::kernel_create;
     // SAFETY: per this function's contract.
     unsafe { patch_all(table, version, &kernel_hooks()) };
     // SAFETY: as above.
