@@ -542,3 +542,130 @@ fn merge_adds_shapes_up() {
     let other = &kernel(&report, "sh_many")["other_shapes"];
     assert_eq!(other["launches"], 16, "{tag}: sh_many's other shapes");
 }
+
+/// `xpu-asm-run port`: shapes.c captured on pvc and ported to every other
+/// product the stack emulates carries the run's shapes, and each shape's
+/// occupancy on the product is the one a run there gives: every launched
+/// kernel's `shapes` (group size and count, local memory, launches,
+/// occupancy with its limiter and limits), `slm_static_bytes` and
+/// `other_shapes` equal to a real run's under `--emulate` that product,
+/// and the process's device the same. The port's table shows the most
+/// launched shape's occupancy, and `--fail-on occupancy-N` gates it.
+#[test]
+fn a_port_has_the_shapes_and_occupancy_of_a_run_there() {
+    let dir = temp_dir("shapes-port");
+    let targets: Vec<&str> = stack()
+        .products()
+        .iter()
+        .copied()
+        .filter(|p| *p != "pvc")
+        .collect();
+    let cap = dir.path().join("pvc");
+    capture(dir.path(), "pvc");
+    let port = |more: &[&str]| {
+        let mut cmd = Command::new(xpu_asm_run());
+        cmd.arg("port")
+            .arg(&cap)
+            .args(["--to", &targets.join(","), "-q"])
+            .args(more);
+        let shown = shell_words(&cmd);
+        (shown, run_with_timeout(&mut cmd))
+    };
+    let (shown, out) = port(&[]);
+    let table = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}: {shown}\n{table}\n{}",
+        stack_info(),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        table
+            .lines()
+            .next()
+            .is_some_and(|l| l.contains("occupancy")),
+        "{}: the port's table has no occupancy column:\n{table}",
+        stack_info()
+    );
+    let pick = |k: &Value| {
+        serde_json::json!({
+            "shapes": k["shapes"],
+            "slm_static_bytes": k["slm_static_bytes"],
+            "other_shapes": k["other_shapes"],
+            "launches": k["launches"],
+        })
+    };
+    let read = |p: &Path| -> Value {
+        let text = std::fs::read_to_string(p.join("report.json"))
+            .unwrap_or_else(|e| panic!("{}: {}: {e}", stack_info(), p.display()));
+        serde_json::from_str(&text).expect("report.json is JSON")
+    };
+    for p in &targets {
+        let tag = format!("{} pvc ported to {p}", stack_info());
+        let real = capture(dir.path(), p).report();
+        let ported = read(&cap.join("port").join(p));
+        let mut equal = 0;
+        for (name, _) in expected() {
+            let (a, b) = (pick(kernel(&ported, name)), pick(kernel(&real, name)));
+            assert_eq!(a, b, "{tag}: {name}: the port (left) against a run on {p}");
+            assert!(
+                a["shapes"][0]["occupancy"]["percent"].is_number(),
+                "{tag}: {name} has no occupancy: {a}"
+            );
+            equal += 1;
+        }
+        eprintln!(
+            "{tag}: {equal}/{} kernels with the shapes and occupancy of a run on {p}",
+            expected().len()
+        );
+        let (pd, rd) = (
+            &ported["processes"][0]["device"],
+            &real["processes"][0]["device"],
+        );
+        assert_eq!(pd, rd, "{tag}: the port's device (left) and the run's");
+        // The table's row of sh_1d on this product gives its occupancy.
+        let occ = &kernel(&real, "sh_1d")["shapes"][0]["occupancy"];
+        let cell = format!(
+            "{}% {}",
+            occ["percent"],
+            occ["limited_by"].as_str().unwrap_or("?")
+        );
+        assert!(
+            table
+                .lines()
+                .any(|l| l.split_whitespace().next() == Some(*p) && l.contains(&cell)),
+            "{tag}: no row of {p} with {cell:?} in\n{table}"
+        );
+    }
+    // The gate: sh_1d's most launched shape, 64 x 16, is 12.5% on pvc and
+    // less on ptl (10%) and dg2 (6.25%).
+    let (other, b_pct) = match stack() {
+        Stack::Sid => ("ptl", "10%"),
+        Stack::Debian12 => ("dg2", "6.25%"),
+    };
+    let (shown, out) = port(&["--fail-on", "occupancy-2"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let line = format!(
+        "xpu-asm-run: --fail-on occupancy-2: sh_1d on {other}: occupancy 12.5% -> {b_pct} of its most launched shape (64 x 16 -> 64 x 16)"
+    );
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "{}: {shown}\n{stderr}",
+        stack_info()
+    );
+    assert!(
+        stderr.lines().any(|l| l == line),
+        "{}: no line {line:?} in\n{stderr}",
+        stack_info()
+    );
+    let (shown, out) = port(&["--fail-on", "occupancy-60%"]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}: {shown}\n{}",
+        stack_info(),
+        String::from_utf8_lossy(&out.stderr)
+    );
+}

@@ -157,13 +157,17 @@ fn products(to: &[String]) -> Result<Vec<String>, String> {
 }
 
 /// One kernel on one product.
-#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+#[derive(Debug, Clone, Serialize, PartialEq)]
 pub struct OnProduct {
     pub product: String,
     pub simd: Option<u32>,
     pub grf: Option<u32>,
     pub instructions: Option<u64>,
     pub spill_bytes: Option<u64>,
+    /// The occupancy of the run's most launched shape on this product,
+    /// in percent, and what limits it (null without shapes or a device).
+    pub occupancy: Option<f64>,
+    pub limited_by: Option<String>,
     /// Its ISA's copy, relative to the capture folder.
     pub asm_copy: Option<String>,
     /// What got worse than on the device of the run.
@@ -264,8 +268,17 @@ impl PortView {
         let mut s = String::new();
         let _ = writeln!(
             s,
-            "{:>4} {:>10}  {:<32} {:<8} {:>4} {:>4} {:>7} {:>7}  worse than on {}",
-            "#", "launches", "kernel", "device", "SIMD", "GRF", "instrs", "spill", self.device
+            "{:>4} {:>10}  {:<32} {:<8} {:>4} {:>4} {:>7} {:>7}  {:<15} worse than on {}",
+            "#",
+            "launches",
+            "kernel",
+            "device",
+            "SIMD",
+            "GRF",
+            "instrs",
+            "spill",
+            "occupancy",
+            self.device
         );
         let opt = |v: Option<u64>| v.map_or("-".to_string(), |v| v.to_string());
         for k in &self.kernels {
@@ -292,9 +305,12 @@ impl PortView {
                     None | Some(0) => "-".to_string(),
                     Some(b) => b.to_string(),
                 };
-                let _ = writeln!(
-                    s,
-                    "{rank:>4} {launches:>10}  {shown:<32} {:<8} {:>4} {:>4} {:>7} {:>7}  {}",
+                let occupancy = match (p.occupancy, &p.limited_by) {
+                    (Some(o), Some(l)) => format!("{o}% {l}"),
+                    _ => "-".to_string(),
+                };
+                let line = format!(
+                    "{rank:>4} {launches:>10}  {shown:<32} {:<8} {:>4} {:>4} {:>7} {:>7}  {occupancy:<15} {}",
                     p.product,
                     opt(p.simd.map(u64::from)),
                     opt(p.grf.map(u64::from)),
@@ -302,6 +318,7 @@ impl PortView {
                     spill,
                     p.worse.join(", ")
                 );
+                let _ = writeln!(s, "{}", line.trim_end());
             }
         }
         for p in &self.products {
@@ -365,17 +382,35 @@ fn figures(product: &str, k: &KernelEntry, run: Option<&KernelEntry>) -> OnProdu
                 worse.push(format!("instrs {}", super::diff::compare::change(a, b)));
             }
         }
+        if let (Some(a), Some(b)) = (top_occupancy(r), top_occupancy(k)) {
+            if b.percent < a.percent {
+                worse.push(format!(
+                    "occupancy {}% -> {}% ({})",
+                    a.percent,
+                    b.percent,
+                    b.limited_by.name()
+                ));
+            }
+        }
     }
+    let occupancy = top_occupancy(k);
     OnProduct {
         product: product.to_string(),
         simd: k.simd,
         grf: k.grf,
         instructions: k.instructions,
         spill_bytes: k.spill_bytes,
+        occupancy: occupancy.map(|o| o.percent),
+        limited_by: occupancy.map(|o| o.limited_by.name().to_string()),
         asm_copy: k.asm_copy.clone(),
         worse,
         not_ported: None,
     }
+}
+
+/// The occupancy of `k`'s most launched shape.
+fn top_occupancy(k: &KernelEntry) -> Option<&crate::analysis::occupancy::Occupancy> {
+    k.shapes.first()?.occupancy.as_ref()
 }
 
 /// Kernel `k` of the run on product `p`: its entry in `p`'s report (same
@@ -387,6 +422,8 @@ fn on_product(k: &KernelEntry, p: &ProductPort, result: &PortResult) -> OnProduc
         grf: None,
         instructions: None,
         spill_bytes: None,
+        occupancy: None,
+        limited_by: None,
         asm_copy: None,
         worse: Vec::new(),
         not_ported: Some(why),

@@ -7,6 +7,7 @@ use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use xpu_asm_record::read::{Api, Module, ProcessRecord};
+use xpu_asm_record::shapes::ShapeKey;
 
 /// One module to compile: what the program built it from.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
@@ -77,6 +78,9 @@ pub struct Ported {
     pub modules: Vec<PlanModule>,
     /// (launches, appended) of each kernel, summed over processes.
     pub counts: BTreeMap<KernelKey, (u64, u64)>,
+    /// Each kernel's launch shapes, (launches, appended) of each, summed
+    /// over processes: the port's kernels are launched as the run's were.
+    pub shapes: BTreeMap<KernelKey, BTreeMap<ShapeKey, (u64, u64)>>,
     /// Kernel name -> why it cannot be ported.
     pub not_ported: BTreeMap<String, String>,
 }
@@ -166,9 +170,15 @@ pub fn plan(dir: &Path, records: &[ProcessRecord], spirv_dir: &Path) -> Ported {
             if !pm.kernels.contains(&name) {
                 pm.kernels.push(name);
             }
-            let c = out.counts.entry((key, k.name.clone())).or_default();
+            let c = out.counts.entry((key.clone(), k.name.clone())).or_default();
             c.0 += k.launches;
             c.1 += k.appended;
+            let shapes = out.shapes.entry((key, k.name.clone())).or_default();
+            for sh in &k.shapes {
+                let c = shapes.entry(sh.key).or_default();
+                c.0 += sh.launches;
+                c.1 += sh.appended;
+            }
         }
     }
     out.modules = modules.into_values().collect();
