@@ -601,9 +601,20 @@ fn a_port_has_the_shapes_and_occupancy_of_a_run_there() {
             .unwrap_or_else(|e| panic!("{}: {}: {e}", stack_info(), p.display()));
         serde_json::from_str(&text).expect("report.json is JSON")
     };
+    // Each product's occupancy cell of each kernel, as a run there gives it.
+    let mut cells = std::collections::BTreeMap::new();
     for p in &targets {
         let tag = format!("{} pvc ported to {p}", stack_info());
         let real = capture(dir.path(), p).report();
+        for (name, _) in expected() {
+            let o = &kernel(&real, name)["shapes"][0]["occupancy"];
+            let cell = format!(
+                "{}% {}",
+                o["percent"].as_f64().unwrap_or(f64::NAN),
+                o["limited_by"].as_str().unwrap_or("?")
+            );
+            cells.insert((p.to_string(), name), cell);
+        }
         let ported = read(&cap.join("port").join(p));
         let mut equal = 0;
         for (name, _) in expected() {
@@ -628,7 +639,7 @@ fn a_port_has_the_shapes_and_occupancy_of_a_run_there() {
         let occ = &kernel(&real, "sh_1d")["shapes"][0]["occupancy"];
         let cell = format!(
             "{}% {}",
-            occ["percent"],
+            occ["percent"].as_f64().unwrap_or(f64::NAN),
             occ["limited_by"].as_str().unwrap_or("?")
         );
         assert!(
@@ -644,6 +655,7 @@ fn a_port_has_the_shapes_and_occupancy_of_a_run_there() {
         Stack::Sid => ("ptl", "10%"),
         Stack::Debian12 => ("dg2", "6.25%"),
     };
+    port_page_seen(&cap, &targets, &cells, other);
     let (shown, out) = port(&["--fail-on", "occupancy-2"]);
     let stderr = String::from_utf8_lossy(&out.stderr);
     let line = format!(
@@ -668,4 +680,109 @@ fn a_port_has_the_shapes_and_occupancy_of_a_run_there() {
         stack_info(),
         String::from_utf8_lossy(&out.stderr)
     );
+}
+
+/// DIR/port/index.html in headless Chromium (tests/browser/port.mjs): no
+/// error and nothing loaded from elsewhere; every product listed with its
+/// pages; a row per launched kernel with five figures for the run's device
+/// and each product, each product's occupancy as `cells` (a run there)
+/// gives it, sh_1d's on `worse` marked worse; the first kernel's ISA on
+/// every device in columns side by side, each its ISA copy's text.
+fn port_page_seen(
+    cap: &Path,
+    targets: &[&str],
+    cells: &std::collections::BTreeMap<(String, &str), String>,
+    worse: &str,
+) {
+    let page = cap.join("port").join("index.html");
+    let tag = format!("{} {}", stack_info(), page.display());
+    let browser = workspace_dir().join("tests/browser");
+    assert!(
+        browser.join("node_modules/playwright-core").is_dir()
+            && Path::new("/usr/bin/chromium").is_file(),
+        "no playwright-core in {} or no /usr/bin/chromium: run scripts/install-deps.sh",
+        browser.display()
+    );
+    let mut cmd = Command::new("node");
+    cmd.arg(browser.join("port.mjs")).arg(&page);
+    let r = run(cmd, cap);
+    r.assert_status(0);
+    let v: Value = serde_json::from_str(r.stdout().trim())
+        .unwrap_or_else(|e| panic!("{tag}: port.mjs printed no JSON: {e}\n{}", r.ctx()));
+    assert_eq!(v["errors"], serde_json::json!([]), "{tag}: errors\n{v:#}");
+    assert_eq!(
+        v["requests"],
+        serde_json::json!([]),
+        "{tag}: requests\n{v:#}"
+    );
+    let listed: Vec<&str> = v["products"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|p| p["product"].as_str())
+        .collect();
+    assert_eq!(listed, targets, "{tag}: products listed");
+    for p in v["products"].as_array().unwrap() {
+        let d = p["product"].as_str().unwrap();
+        assert_eq!(
+            p["links"],
+            serde_json::json!([format!("{d}/report.html"), format!("{d}/compare.html")]),
+            "{tag}: links of {d}"
+        );
+        assert!(
+            cap.join("port").join(d).join("compare.html").is_file(),
+            "{tag}: {d}"
+        );
+    }
+    let rows = v["rows"].as_array().expect("rows");
+    let mut names: Vec<&str> = rows.iter().filter_map(|r| r["kernel"].as_str()).collect();
+    names.sort_unstable();
+    let mut want: Vec<&str> = expected().iter().map(|(n, _)| *n).collect();
+    want.sort_unstable();
+    assert_eq!(names, want, "{tag}: the table's kernels");
+    let devices: Vec<&str> = std::iter::once("pvc")
+        .chain(targets.iter().copied())
+        .collect();
+    for row in rows {
+        let name = row["kernel"].as_str().unwrap();
+        for d in &devices {
+            let c = &row["cells"][d];
+            for f in ["SIMD", "GRF", "instrs", "spill", "occupancy"] {
+                assert!(
+                    c[f]["text"].is_string(),
+                    "{tag}: {name} on {d} has no {f}: {row}"
+                );
+            }
+            if let Some(want) = cells.get(&(d.to_string(), name)) {
+                assert_eq!(c["occupancy"]["text"], *want, "{tag}: {name} on {d}: {row}");
+            }
+        }
+        if name == "sh_1d" {
+            assert_eq!(
+                row["cells"][worse]["occupancy"]["worse"], true,
+                "{tag}: sh_1d's occupancy on {worse} is not marked worse: {row}"
+            );
+        }
+    }
+    let isa = v["isa"].as_array().expect("isa columns");
+    let shown: Vec<&str> = isa.iter().filter_map(|c| c["device"].as_str()).collect();
+    assert_eq!(
+        shown, devices,
+        "{tag}: the ISA columns of {}",
+        v["isa_kernel"]
+    );
+    for w in isa.windows(2) {
+        assert!(
+            w[0]["y"] == w[1]["y"] && w[0]["x"].as_f64() < w[1]["x"].as_f64(),
+            "{tag}: ISA columns not side by side: {w:?}"
+        );
+    }
+    for c in isa {
+        let text = c["text"].as_str().unwrap_or_default();
+        assert!(
+            c["visible"] == true && text.lines().count() > 10,
+            "{tag}: the ISA column of {} is empty: {c}",
+            c["device"]
+        );
+    }
 }

@@ -3,6 +3,8 @@
 //! by kernel, product by product, what got worse than on the device of the
 //! run marked; `--fail-on` as `diff`'s; `--json`.
 
+pub mod page;
+
 use super::diff::compare::{compare, Failure, KernelDiff};
 use super::diff::gate::failures;
 use super::read::load_report;
@@ -80,6 +82,13 @@ fn run(a: &PortArgs) -> Result<i32, String> {
     let result = port(&a.dir, &products, &opts)?;
     write_pages(&a.dir, &result);
     let view = PortView::new(&a.dir, &run_report, &result);
+    if let Err(e) = page::write(&a.dir, &view) {
+        eprintln!(
+            "xpu-asm-run: {}/{PORT_DIR}/{}: {e}",
+            a.dir.display(),
+            page::INDEX_PAGE
+        );
+    }
     if a.json {
         let json = serde_json::to_string_pretty(&view).map_err(|e| e.to_string())?;
         super::terminal::print_out(&format!("{json}\n"));
@@ -183,6 +192,8 @@ pub struct PortedKernel {
     pub name: String,
     pub demangled: String,
     pub launches: u64,
+    /// Its most launched shape in the run (`64 x 16`), if it has shapes.
+    pub top_shape: Option<String>,
     pub run: OnProduct,
     pub products: Vec<OnProduct>,
 }
@@ -227,6 +238,10 @@ impl PortView {
                 name: k.name.clone(),
                 demangled: k.demangled.clone(),
                 launches: k.launches,
+                top_shape: k
+                    .shapes
+                    .first()
+                    .map(crate::report::export::shapes_text::shape),
                 run: figures(&device, k, None),
                 products: result
                     .products
@@ -339,6 +354,11 @@ impl PortView {
                 }
             );
         }
+        let _ = writeln!(
+            s,
+            "every product side by side: {PORT_DIR}/{}",
+            page::INDEX_PAGE
+        );
         s
     }
 }
