@@ -6,12 +6,9 @@
 //! every device in columns next to each other, and links to each
 //! product's report and its page beside the run.
 
-use super::{OnProduct, PortView, COMPARE_PAGE};
+use super::view::{OnProduct, PortView, COMPARE_PAGE, INDEX_PAGE};
 use std::fmt::Write as _;
 use std::path::Path;
-
-/// The page's file, in `DIR/port/`.
-pub const INDEX_PAGE: &str = "index.html";
 
 /// Kernels whose ISA the page carries (the table has every kernel).
 const ISA_KERNELS: usize = 200;
