@@ -1,7 +1,8 @@
 //! `xpu-asm-run port`: a capture on pvc ported to every other product the
 //! stack emulates must be exactly what a run of the same workload on that
 //! product gives: the same SIMD width, GRF, instruction count, spill bytes
-//! and the same instructions, kernel by kernel. A module built with
+//! and the same instructions, and the same launch shapes with the same
+//! occupancy there, kernel by kernel. A module built with
 //! specialization constants and build flags is ported with both, and the
 //! comparison tells a build without either apart.
 
@@ -74,6 +75,9 @@ struct Kernel {
     isa_source: Option<String>,
     /// Its ISA copy's lines, the `//` comments (the header) left out.
     code: Vec<String>,
+    /// Its launch shapes with their occupancy, and its static local
+    /// memory (JSON).
+    shapes: String,
 }
 
 /// The launched kernels of the capture `dir`.
@@ -110,6 +114,7 @@ fn kernels(dir: &Path) -> Vec<Kernel> {
                 spill_bytes: k["spill_bytes"].as_u64(),
                 isa_source: k["isa_source"].as_str().map(str::to_string),
                 code,
+                shapes: format!("{} slm_static {}", k["shapes"], k["slm_static_bytes"]),
             }
         })
         .collect();
@@ -126,6 +131,10 @@ fn compare(ported: &Path, real: &Path) -> (usize, usize, Vec<String>) {
     for k in &r {
         match p.iter().find(|q| q.name == k.name && q.module == k.module) {
             Some(q) if q == k && !k.code.is_empty() => equal += 1,
+            Some(q) if q.shapes != k.shapes => diffs.push(format!(
+                "{}: port shapes {}, run shapes {}",
+                k.name, q.shapes, k.shapes
+            )),
             Some(q) => diffs.push(format!(
                 "{}: port simd {:?} grf {:?} instrs {:?} spill {:?} launches {} ({} lines), \
                  run simd {:?} grf {:?} instrs {:?} spill {:?} launches {} ({} lines){}",
