@@ -755,3 +755,48 @@ fn an_opencl_program_with_constants_and_options_is_ported_with_both() {
         }
     }
 }
+
+/// A module built from two SPIR-V inputs (`ze_module_program_exp_desc_t`,
+/// the workload's `--program`), the first calling a function the second
+/// defines: the interposer keeps each input, and the port links both
+/// again, as a run on each product does (a port without the second input
+/// cannot build: the first's call is unresolved).
+#[test]
+fn a_module_of_two_spirv_inputs_is_ported_from_both() {
+    require_stack();
+    let t = temp_dir("port-program");
+    let args: Vec<String> = vec![
+        "--program".into(),
+        format!(
+            "p={}+{}",
+            spirv_with("program_a", "").display(),
+            spirv_with("program_b", "").display()
+        ),
+        "imm:p:program_linked:3".into(),
+        "imm:p:program_own:2".into(),
+    ];
+    let cap = capture(t.path(), "pvc", "pvc", &args);
+    let recs = records(&cap);
+    let m = recs
+        .iter()
+        .flat_map(|r| r.modules.values())
+        .find(|m| m.kernel_names.iter().any(|n| n == b"program_linked"))
+        .unwrap_or_else(|| panic!("[{}] no module of program_linked", stack().name()));
+    assert_eq!(m.inputs.len(), 2, "[{}] {m:?}", stack().name());
+    for i in &m.inputs {
+        assert!(
+            cap.join("modules")
+                .join(format!("{}.spv", i.sha256))
+                .is_file(),
+            "[{}] input {} not kept under modules/",
+            stack().name(),
+            i.sha256
+        );
+    }
+    let targets = targets();
+    port(&cap, &targets, &[]).assert_status(0);
+    for p in &targets {
+        let real = capture(t.path(), &format!("real-{p}"), p, &args);
+        assert_same(&cap, &real, p, "a module of two SPIR-V inputs", 2);
+    }
+}
