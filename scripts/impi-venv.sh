@@ -35,9 +35,11 @@ esac
 venv="${venv%/}"
 marker="$venv/$MARKER_NAME"
 
+# (Its output is read whole: `mpiexec --version | grep -q` fails under
+# pipefail when grep stops reading before mpiexec has written.)
 venv_ok() {
     [[ -f "$marker" ]] && [[ "$(cat "$marker")" == "$SPEC" ]] && [[ -x "$venv/bin/mpiexec" ]] &&
-        "$venv/bin/mpiexec" --version 2>/dev/null | grep -q "Intel(R) MPI Library"
+        [[ "$("$venv/bin/mpiexec" --version 2>/dev/null)" == *"Intel(R) MPI Library"* ]]
 }
 
 if venv_ok; then

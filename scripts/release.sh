@@ -132,7 +132,7 @@ sys.exit(0 if ok else 1)
 PY
 
 show=$("$venv/bin/auditwheel" show "$wheel") || die "auditwheel show $wheel failed"
-echo "$show" | tr '\n' ' ' | grep -q "is consistent with the following platform tag: \"$PLATFORM\"" ||
+echo "$show" | tr '\n' ' ' | grep "is consistent with the following platform tag: \"$PLATFORM\"" >/dev/null ||
     die "auditwheel does not find the wheel consistent with $PLATFORM: $show"
 say "auditwheel: $(basename "$wheel") is consistent with \"$PLATFORM\""
 

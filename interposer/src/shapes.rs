@@ -22,7 +22,7 @@ use crate::common::GroupCount;
 use crate::output::Counter;
 use std::cell::UnsafeCell;
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicU32, AtomicU64, AtomicUsize, Ordering::*};
+use std::sync::atomic::{AtomicPtr, AtomicU32, AtomicU64, AtomicUsize, Ordering::*};
 use xpu_asm_record::shapes::{
     head_tag, ShapeKey, FLAG_INDIRECT, FLAG_NO_GROUP_SIZE, FLAG_OPENCL, MAX_SHAPES,
 };
@@ -57,14 +57,24 @@ pub struct KernelHandle {
     cl_slot: AtomicUsize,
 }
 
+/// Shapes whose heads a kernel keeps inline; the rest, up to
+/// [`MAX_SHAPES`], in [`More`], allocated when the kernel meets its
+/// `INLINE + 1`th shape (264 bytes per kernel, 2 KiB more for a kernel
+/// with more shapes).
+const INLINE: usize = 32;
+type More = [AtomicUsize; MAX_SHAPES - INLINE];
+
 /// One kernel's shapes (per kernel id, shared by its handles).
 pub struct KernelShapes {
     id: u32,
     /// The kernel's counter: launches of other shapes.
     counter: usize,
+    /// Shapes made: heads `0..n` are set (`more` is, when `n > INLINE`).
     n: AtomicUsize,
-    /// Head slots of its shapes, the first `n` set.
-    heads: [AtomicUsize; MAX_SHAPES],
+    /// Head slots of its first shapes.
+    heads: [AtomicUsize; INLINE],
+    /// Head slots of its further shapes (null until needed; never freed).
+    more: AtomicPtr<More>,
 }
 
 /// Data only touched with the registry lock held (`state::with_registry`,
@@ -121,7 +131,8 @@ pub unsafe fn handle_created(handle: usize, id: u32, counter: usize) -> usize {
             id,
             counter,
             n: AtomicUsize::new(0),
-            heads: [const { AtomicUsize::new(0) }; MAX_SHAPES],
+            heads: [const { AtomicUsize::new(0) }; INLINE],
+            more: AtomicPtr::new(std::ptr::null_mut()),
         }))
     });
     let h: &'static KernelHandle = match t.handles.get(&handle) {
@@ -408,11 +419,29 @@ impl KernelShapes {
         }
     }
 
+    /// Head `i` (below `n`, read with Acquire).
+    fn head(&self, i: usize) -> usize {
+        match i.checked_sub(INLINE) {
+            None => self.heads[i].load(Acquire),
+            Some(j) => {
+                let more = self.more.load(Acquire);
+                if more.is_null() {
+                    return 0;
+                }
+                // SAFETY: set once (before `n` passed INLINE), never freed.
+                unsafe { (*more)[j].load(Acquire) }
+            }
+        }
+    }
+
     /// The head of shape `key` among the shapes from `from` on.
     fn find(&self, key: &ShapeKey, from: usize) -> Option<usize> {
         let tail = key.tail();
         let n = self.n.load(Acquire);
-        (from..n).map(|i| self.heads[i].load(Acquire)).find(|&h| {
+        (from..n).map(|i| self.head(i)).find(|&h| {
+            if h == 0 {
+                return false;
+            }
             // SAFETY: a published head is a slot pair in a mapping never
             // unmapped; its tail is the next 32 bytes.
             let t = unsafe { &*((h + 32) as *const [AtomicU64; 4]) };
@@ -433,10 +462,24 @@ impl KernelShapes {
         if n >= MAX_SHAPES {
             return self.counter;
         }
+        let slot = match n.checked_sub(INLINE) {
+            None => &self.heads[n],
+            Some(j) => {
+                let mut more = self.more.load(Acquire);
+                if more.is_null() {
+                    more = Box::into_raw(Box::new(
+                        [const { AtomicUsize::new(0) }; MAX_SHAPES - INLINE],
+                    ));
+                    self.more.store(more, Release);
+                }
+                // SAFETY: just set, or set before; never freed.
+                unsafe { &(*more)[j] }
+            }
+        };
         write_pair(head, self.id, key);
         // SAFETY: per this function's contract.
         unsafe { TABLES.get() }.made.push((head, self.id, *key));
-        self.heads[n].store(head, Release);
+        slot.store(head, Release);
         self.n.store(n + 1, Release);
         head
     }

@@ -19,8 +19,9 @@
 /// The high half of a shape head's fourth word ("SHP1").
 pub const SHAPE_TAG: u32 = 0x3150_4853;
 /// Distinct shapes kept per kernel in each process: the first met; the
-/// launches of further shapes count as the kernel's "other shapes".
-pub const MAX_SHAPES: usize = 32;
+/// launches of further shapes count as the kernel's "other shapes". (A
+/// kernel's counts file takes 64 bytes per shape: at most 16 KiB.)
+pub const MAX_SHAPES: usize = 256;
 
 /// The group count is unknown on the host (an indirect launch reads it
 /// from device memory).

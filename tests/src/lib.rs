@@ -479,8 +479,8 @@ pub fn spirv_with(name: &str, options: &str) -> PathBuf {
     static BUILT: std::sync::Mutex<BTreeMap<(String, String), PathBuf>> =
         std::sync::Mutex::new(BTreeMap::new());
     assert!(
-        ["a", "b", "mix", "loops", "many", "cl", "spec"].contains(&name),
-        "no kernel source for module {name:?} (have a, b, mix, loops, many, cl, spec)"
+        ["a", "b", "mix", "loops", "many", "cl", "spec", "program_a", "program_b"].contains(&name),
+        "no kernel source for module {name:?} (have a, b, mix, loops, many, cl, spec, program_a, program_b)"
     );
     let mut built = BUILT.lock().unwrap_or_else(|e| e.into_inner());
     built

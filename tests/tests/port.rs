@@ -1,7 +1,8 @@
 //! `xpu-asm-run port`: a capture on pvc ported to every other product the
 //! stack emulates must be exactly what a run of the same workload on that
 //! product gives: the same SIMD width, GRF, instruction count, spill bytes
-//! and the same instructions, kernel by kernel. A module built with
+//! and the same instructions, and the same launch shapes with the same
+//! occupancy there, kernel by kernel. A module built with
 //! specialization constants and build flags is ported with both, and the
 //! comparison tells a build without either apart.
 
@@ -74,6 +75,9 @@ struct Kernel {
     isa_source: Option<String>,
     /// Its ISA copy's lines, the `//` comments (the header) left out.
     code: Vec<String>,
+    /// Its launch shapes with their occupancy, and its static local
+    /// memory (JSON).
+    shapes: String,
 }
 
 /// The launched kernels of the capture `dir`.
@@ -110,6 +114,7 @@ fn kernels(dir: &Path) -> Vec<Kernel> {
                 spill_bytes: k["spill_bytes"].as_u64(),
                 isa_source: k["isa_source"].as_str().map(str::to_string),
                 code,
+                shapes: format!("{} slm_static {}", k["shapes"], k["slm_static_bytes"]),
             }
         })
         .collect();
@@ -126,6 +131,10 @@ fn compare(ported: &Path, real: &Path) -> (usize, usize, Vec<String>) {
     for k in &r {
         match p.iter().find(|q| q.name == k.name && q.module == k.module) {
             Some(q) if q == k && !k.code.is_empty() => equal += 1,
+            Some(q) if q.shapes != k.shapes => diffs.push(format!(
+                "{}: port shapes {}, run shapes {}",
+                k.name, q.shapes, k.shapes
+            )),
             Some(q) => diffs.push(format!(
                 "{}: port simd {:?} grf {:?} instrs {:?} spill {:?} launches {} ({} lines), \
                  run simd {:?} grf {:?} instrs {:?} spill {:?} launches {} ({} lines){}",
@@ -744,5 +753,50 @@ fn an_opencl_program_with_constants_and_options_is_ported_with_both() {
                 stack().name()
             );
         }
+    }
+}
+
+/// A module built from two SPIR-V inputs (`ze_module_program_exp_desc_t`,
+/// the workload's `--program`), the first calling a function the second
+/// defines: the interposer keeps each input, and the port links both
+/// again, as a run on each product does (a port without the second input
+/// cannot build: the first's call is unresolved).
+#[test]
+fn a_module_of_two_spirv_inputs_is_ported_from_both() {
+    require_stack();
+    let t = temp_dir("port-program");
+    let args: Vec<String> = vec![
+        "--program".into(),
+        format!(
+            "p={}+{}",
+            spirv_with("program_a", "").display(),
+            spirv_with("program_b", "").display()
+        ),
+        "imm:p:program_linked:3".into(),
+        "imm:p:program_own:2".into(),
+    ];
+    let cap = capture(t.path(), "pvc", "pvc", &args);
+    let recs = records(&cap);
+    let m = recs
+        .iter()
+        .flat_map(|r| r.modules.values())
+        .find(|m| m.kernel_names.iter().any(|n| n == b"program_linked"))
+        .unwrap_or_else(|| panic!("[{}] no module of program_linked", stack().name()));
+    assert_eq!(m.inputs.len(), 2, "[{}] {m:?}", stack().name());
+    for i in &m.inputs {
+        assert!(
+            cap.join("modules")
+                .join(format!("{}.spv", i.sha256))
+                .is_file(),
+            "[{}] input {} not kept under modules/",
+            stack().name(),
+            i.sha256
+        );
+    }
+    let targets = targets();
+    port(&cap, &targets, &[]).assert_status(0);
+    for p in &targets {
+        let real = capture(t.path(), &format!("real-{p}"), p, &args);
+        assert_same(&cap, &real, p, "a module of two SPIR-V inputs", 2);
     }
 }

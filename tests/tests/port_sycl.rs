@@ -103,6 +103,31 @@ fn kernels(dir: &Path) -> Kernels {
         .collect()
 }
 
+/// Each launched kernel's shapes: (name, module, group size, group count,
+/// local memory) -> its occupancy (JSON).
+fn shapes(dir: &Path) -> std::collections::BTreeMap<(String, String, String), String> {
+    let text = std::fs::read_to_string(dir.join("report.json"))
+        .unwrap_or_else(|e| panic!("[sid] no report.json in {}: {e}", dir.display()));
+    let r: serde_json::Value = serde_json::from_str(&text).expect("JSON");
+    let mut out = std::collections::BTreeMap::new();
+    for k in r["kernels"].as_array().expect("kernels") {
+        for s in k["shapes"].as_array().into_iter().flatten() {
+            out.insert(
+                (
+                    k["name"].as_str().unwrap_or_default().to_string(),
+                    k["module_sha256"].as_str().unwrap_or_default().to_string(),
+                    format!(
+                        "{} x {} slm {}",
+                        s["group_size"], s["group_count"], s["slm_bytes"]
+                    ),
+                ),
+                s["occupancy"].to_string(),
+            );
+        }
+    }
+    out
+}
+
 #[test]
 fn dpnp_ported_from_pvc_is_a_run_on_bmg_and_ptl() {
     require_stack();
@@ -148,6 +173,24 @@ fn dpnp_ported_from_pvc_is_a_run_on_bmg_and_ptl() {
                 )
                 })
                 .collect();
+        // The port carries pvc's shapes; a shape the run on the product
+        // launched too has the same occupancy in both.
+        let (pshapes, rshapes) = (shapes(&cap.join("port").join(p)), shapes(&real));
+        let mut same = 0;
+        for (key, occ) in &pshapes {
+            if let Some(r) = rshapes.get(key) {
+                assert_eq!(
+                    occ, r,
+                    "[sid] dpnp on {p}: occupancy of {key:?}, the port's (left) and a run's"
+                );
+                same += 1;
+            }
+        }
+        eprintln!("[sid] dpnp (SYCL): pvc ported to {p}: {same} shapes launched by both runs, each with the same occupancy");
+        assert!(
+            same > 0,
+            "[sid] dpnp on {p}: no shape launched by both runs:\nport {pshapes:?}\nrun {rshapes:?}"
+        );
         // dpnp's own kernels, JIT-compiled from SPIR-V on every device,
         // are launched by both runs; oneMKL picks its kernels per device.
         let dpnp_kernels = [

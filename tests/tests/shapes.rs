@@ -93,8 +93,14 @@ type Shape = ([u32; 3], Option<[u32; 3]>, u64, u64, u64);
 
 /// Every kernel's shapes, most launched first, as shapes.c launches them.
 fn expected() -> Vec<(&'static str, Vec<Shape>)> {
-    let many: Vec<Shape> = (1..=32)
-        .map(|i| ([16, 1, 1], Some([i, 1, 1]), 0, 1, 1))
+    // The 32 listed of the 256 kept (group counts 1 to 256): 7, launched
+    // 6 times, then the first met of those launched once.
+    let many: Vec<Shape> = std::iter::once(([16, 1, 1], Some([7, 1, 1]), 0, 6, 6))
+        .chain(
+            (1..=32)
+                .filter(|i| *i != 7)
+                .map(|i| ([16, 1, 1], Some([i, 1, 1]), 0, 1, 1)),
+        )
         .collect();
     vec![
         // Two handles: 5 + 2 launches of one shape, 3 and 1 of others.
@@ -188,8 +194,10 @@ fn shapes_exact(r: &Run, tag: &str, want: (u64, u64, u64)) {
         assert_eq!(got, want, "{tag}: shapes of {name}\n{}", r.ctx());
         let static_slm = if name == "sh_static" { 1024 } else { 0 };
         assert_eq!(k["slm_static_bytes"], static_slm, "{tag}: {name}");
+        // sh_many: 224 shapes kept but not listed (33 to 256, once each),
+        // and 47 launches of shapes not kept (257 to 300, and 290 thrice).
         let other = if name == "sh_many" {
-            serde_json::json!({"launches": 8, "appended": 8})
+            serde_json::json!({"launches": 271, "appended": 271, "shapes": 224, "unkept_launches": 47})
         } else {
             Value::Null
         };
@@ -540,5 +548,276 @@ fn merge_adds_shapes_up() {
         assert_eq!(got, twice, "{tag}: {name}\n{}", m.ctx());
     }
     let other = &kernel(&report, "sh_many")["other_shapes"];
-    assert_eq!(other["launches"], 16, "{tag}: sh_many's other shapes");
+    assert_eq!(
+        *other,
+        serde_json::json!({"launches": 542, "appended": 542, "shapes": 224, "unkept_launches": 94}),
+        "{tag}: sh_many's other shapes"
+    );
+}
+
+/// `xpu-asm-run port`: shapes.c captured on pvc and ported to every other
+/// product the stack emulates carries the run's shapes, and each shape's
+/// occupancy on the product is the one a run there gives: every launched
+/// kernel's `shapes` (group size and count, local memory, launches,
+/// occupancy with its limiter and limits), `slm_static_bytes` and
+/// `other_shapes` equal to a real run's under `--emulate` that product,
+/// and the process's device the same. The port's table shows the most
+/// launched shape's occupancy, and `--fail-on occupancy-N` gates it.
+#[test]
+fn a_port_has_the_shapes_and_occupancy_of_a_run_there() {
+    let dir = temp_dir("shapes-port");
+    let targets: Vec<&str> = stack()
+        .products()
+        .iter()
+        .copied()
+        .filter(|p| *p != "pvc")
+        .collect();
+    let cap = dir.path().join("pvc");
+    capture(dir.path(), "pvc");
+    let port = |more: &[&str]| {
+        let mut cmd = Command::new(xpu_asm_run());
+        cmd.arg("port")
+            .arg(&cap)
+            .args(["--to", &targets.join(","), "-q"])
+            .args(more);
+        let shown = shell_words(&cmd);
+        (shown, run_with_timeout(&mut cmd))
+    };
+    let (shown, out) = port(&[]);
+    let table = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}: {shown}\n{table}\n{}",
+        stack_info(),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        table
+            .lines()
+            .next()
+            .is_some_and(|l| l.contains("occupancy")),
+        "{}: the port's table has no occupancy column:\n{table}",
+        stack_info()
+    );
+    let pick = |k: &Value| {
+        serde_json::json!({
+            "shapes": k["shapes"],
+            "slm_static_bytes": k["slm_static_bytes"],
+            "other_shapes": k["other_shapes"],
+            "launches": k["launches"],
+        })
+    };
+    let read = |p: &Path| -> Value {
+        let text = std::fs::read_to_string(p.join("report.json"))
+            .unwrap_or_else(|e| panic!("{}: {}: {e}", stack_info(), p.display()));
+        serde_json::from_str(&text).expect("report.json is JSON")
+    };
+    // Each product's occupancy cell of each kernel, as a run there gives it.
+    let mut cells = std::collections::BTreeMap::new();
+    for p in &targets {
+        let tag = format!("{} pvc ported to {p}", stack_info());
+        let real = capture(dir.path(), p).report();
+        for (name, _) in expected() {
+            let o = &kernel(&real, name)["shapes"][0]["occupancy"];
+            let cell = format!(
+                "{}% {}",
+                o["percent"].as_f64().unwrap_or(f64::NAN),
+                o["limited_by"].as_str().unwrap_or("?")
+            );
+            cells.insert((p.to_string(), name), cell);
+        }
+        let ported = read(&cap.join("port").join(p));
+        let mut equal = 0;
+        for (name, _) in expected() {
+            let (a, b) = (pick(kernel(&ported, name)), pick(kernel(&real, name)));
+            assert_eq!(a, b, "{tag}: {name}: the port (left) against a run on {p}");
+            assert!(
+                a["shapes"][0]["occupancy"]["percent"].is_number(),
+                "{tag}: {name} has no occupancy: {a}"
+            );
+            equal += 1;
+        }
+        eprintln!(
+            "{tag}: {equal}/{} kernels with the shapes and occupancy of a run on {p}",
+            expected().len()
+        );
+        let (pd, rd) = (
+            &ported["processes"][0]["device"],
+            &real["processes"][0]["device"],
+        );
+        assert_eq!(pd, rd, "{tag}: the port's device (left) and the run's");
+        // The table's row of sh_1d on this product gives its occupancy.
+        let occ = &kernel(&real, "sh_1d")["shapes"][0]["occupancy"];
+        let cell = format!(
+            "{}% {}",
+            occ["percent"].as_f64().unwrap_or(f64::NAN),
+            occ["limited_by"].as_str().unwrap_or("?")
+        );
+        assert!(
+            table
+                .lines()
+                .any(|l| l.split_whitespace().next() == Some(*p) && l.contains(&cell)),
+            "{tag}: no row of {p} with {cell:?} in\n{table}"
+        );
+    }
+    // The gate: sh_1d's most launched shape, 64 x 16, is 12.5% on pvc and
+    // less on ptl (10%) and dg2 (6.25%).
+    let (other, b_pct) = match stack() {
+        Stack::Sid => ("ptl", "10%"),
+        Stack::Debian12 => ("dg2", "6.25%"),
+    };
+    port_page_seen(&cap, &targets, &cells, other);
+    let (shown, out) = port(&["--fail-on", "occupancy-2"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let line = format!(
+        "xpu-asm-run: --fail-on occupancy-2: sh_1d on {other}: occupancy 12.5% -> {b_pct} of its most launched shape (64 x 16 -> 64 x 16)"
+    );
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "{}: {shown}\n{stderr}",
+        stack_info()
+    );
+    assert!(
+        stderr.lines().any(|l| l == line),
+        "{}: no line {line:?} in\n{stderr}",
+        stack_info()
+    );
+    let (shown, out) = port(&["--fail-on", "occupancy-60%"]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}: {shown}\n{}",
+        stack_info(),
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// DIR/port/index.html in headless Chromium (tests/browser/port.mjs): no
+/// error and nothing loaded from elsewhere; every product listed with its
+/// pages; a row per launched kernel with five figures for the run's device
+/// and each product, each product's occupancy as `cells` (a run there)
+/// gives it, sh_1d's on `worse` marked worse; the first kernel's ISA on
+/// every device in columns side by side, each its ISA copy's text. The
+/// sid root has no browser: there the file's rows are read instead.
+fn port_page_seen(
+    cap: &Path,
+    targets: &[&str],
+    cells: &std::collections::BTreeMap<(String, &str), String>,
+    worse: &str,
+) {
+    let page = cap.join("port").join("index.html");
+    let tag = format!("{} {}", stack_info(), page.display());
+    if stack() == Stack::Sid {
+        let html = std::fs::read_to_string(&page).unwrap_or_else(|e| panic!("{tag}: {e}"));
+        for ((d, name), cell) in cells {
+            let row = html
+                .lines()
+                .find(|l| l.starts_with(&format!("<tr data-kernel=\"{name}\">")))
+                .unwrap_or_else(|| panic!("{tag}: no row of {name}"));
+            let class = if *name == "sh_1d" && d == worse {
+                " class=\"worse\""
+            } else {
+                ""
+            };
+            let td = format!("<td{class}");
+            let want = format!("data-device=\"{d}\" data-figure=\"occupancy\">{cell}</td>");
+            assert!(
+                row.split("</td>")
+                    .any(|c| c.starts_with(&td) && format!("{c}</td>").ends_with(&want)),
+                "{tag}: {name} on {d}: no cell {want:?} in {row}"
+            );
+        }
+        return;
+    }
+    let browser = workspace_dir().join("tests/browser");
+    assert!(
+        browser.join("node_modules/playwright-core").is_dir()
+            && Path::new("/usr/bin/chromium").is_file(),
+        "no playwright-core in {} or no /usr/bin/chromium: run scripts/install-deps.sh",
+        browser.display()
+    );
+    let mut cmd = Command::new("node");
+    cmd.arg(browser.join("port.mjs")).arg(&page);
+    let r = run(cmd, cap);
+    r.assert_status(0);
+    let v: Value = serde_json::from_str(r.stdout().trim())
+        .unwrap_or_else(|e| panic!("{tag}: port.mjs printed no JSON: {e}\n{}", r.ctx()));
+    assert_eq!(v["errors"], serde_json::json!([]), "{tag}: errors\n{v:#}");
+    assert_eq!(
+        v["requests"],
+        serde_json::json!([]),
+        "{tag}: requests\n{v:#}"
+    );
+    let listed: Vec<&str> = v["products"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|p| p["product"].as_str())
+        .collect();
+    assert_eq!(listed, targets, "{tag}: products listed");
+    for p in v["products"].as_array().unwrap() {
+        let d = p["product"].as_str().unwrap();
+        assert_eq!(
+            p["links"],
+            serde_json::json!([format!("{d}/report.html"), format!("{d}/compare.html")]),
+            "{tag}: links of {d}"
+        );
+        assert!(
+            cap.join("port").join(d).join("compare.html").is_file(),
+            "{tag}: {d}"
+        );
+    }
+    let rows = v["rows"].as_array().expect("rows");
+    let mut names: Vec<&str> = rows.iter().filter_map(|r| r["kernel"].as_str()).collect();
+    names.sort_unstable();
+    let mut want: Vec<&str> = expected().iter().map(|(n, _)| *n).collect();
+    want.sort_unstable();
+    assert_eq!(names, want, "{tag}: the table's kernels");
+    let devices: Vec<&str> = std::iter::once("pvc")
+        .chain(targets.iter().copied())
+        .collect();
+    for row in rows {
+        let name = row["kernel"].as_str().unwrap();
+        for d in &devices {
+            let c = &row["cells"][d];
+            for f in ["SIMD", "GRF", "instrs", "spill", "occupancy"] {
+                assert!(
+                    c[f]["text"].is_string(),
+                    "{tag}: {name} on {d} has no {f}: {row}"
+                );
+            }
+            if let Some(want) = cells.get(&(d.to_string(), name)) {
+                assert_eq!(c["occupancy"]["text"], *want, "{tag}: {name} on {d}: {row}");
+            }
+        }
+        if name == "sh_1d" {
+            assert_eq!(
+                row["cells"][worse]["occupancy"]["worse"], true,
+                "{tag}: sh_1d's occupancy on {worse} is not marked worse: {row}"
+            );
+        }
+    }
+    let isa = v["isa"].as_array().expect("isa columns");
+    let shown: Vec<&str> = isa.iter().filter_map(|c| c["device"].as_str()).collect();
+    assert_eq!(
+        shown, devices,
+        "{tag}: the ISA columns of {}",
+        v["isa_kernel"]
+    );
+    for w in isa.windows(2) {
+        assert!(
+            w[0]["y"] == w[1]["y"] && w[0]["x"].as_f64() < w[1]["x"].as_f64(),
+            "{tag}: ISA columns not side by side: {w:?}"
+        );
+    }
+    for c in isa {
+        let text = c["text"].as_str().unwrap_or_default();
+        assert!(
+            c["visible"] == true && text.lines().count() > 10,
+            "{tag}: the ISA column of {} is empty: {c}",
+            c["device"]
+        );
+    }
 }

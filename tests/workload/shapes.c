@@ -173,12 +173,16 @@ int main(int argc, char **argv) {
     check(zeCommandListAppendLaunchCooperativeKernel(imm, kc, &g2, NULL, 0, NULL),
           "zeCommandListAppendLaunchCooperativeKernel");
 
-    /* sh_many: (16,1,1) with group counts 1 to 40, once each: more shapes
-     * than xpu-asm keeps (32). */
+    /* sh_many: (16,1,1) with group counts 1 to 300, once each: more
+     * shapes than xpu-asm keeps per kernel and process (256) and lists
+     * (32); then group count 7 five times more (a kept shape, the most
+     * launched) and 290 three times more (a shape not kept). */
     ze_kernel_handle_t km = kernel(m, "sh_many");
     size(km, 16, 1, 1);
-    for (uint32_t i = 1; i <= 40; i++)
+    for (uint32_t i = 1; i <= 300; i++)
         launch(km, i, 1, 1, 1);
+    launch(km, 7, 1, 1, 5);
+    launch(km, 290, 1, 1, 3);
 
     /* sh_big (256 registers): (16,1,1)x(64,1,1) 6 times. */
     ze_kernel_handle_t kb = kernel(big, "sh_big");

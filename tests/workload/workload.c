@@ -116,6 +116,7 @@ static void usage(void) {
     fprintf(stderr,
             "usage: workload --via link|ddi|dlsym --module a=A.spv [--module b=B.spv]\n"
             "                [--native n=N.bin] [--build-flags FLAGS] STEP...\n"
+            "  --program P=A.spv+B.spv  a module of two SPIR-V inputs (ze_module_program_exp_desc_t)\n"
             "  --build-flags FLAGS  zeModuleCreate's pBuildFlags for every module (default \"\")\n"
             "  --spec ID=VALUE      a specialization constant of every module (repeatable)\n"
             "steps (M module name, K kernel name, counts are decimal):\n"
@@ -226,6 +227,11 @@ typedef struct {
     ze_module_format_t format;
     unsigned char *bytes;
     size_t size;
+    /* --program: a second SPIR-V input, linked with the first by the
+     * driver (ze_module_program_exp_desc_t); NULL otherwise. */
+    const char *path2;
+    unsigned char *bytes2;
+    size_t size2;
     ze_module_handle_t handle; /* created on first use */
 } module_t;
 
@@ -338,6 +344,20 @@ static ze_module_handle_t create_module(module_t *m) {
     desc.pBuildFlags = build_flags;
     if (n_spec)
         desc.pConstants = &constants;
+    /* --program: both inputs, each with the build flags and constants. */
+    const uint8_t *inputs[2] = {m->bytes, m->bytes2};
+    size_t sizes[2] = {m->size, m->size2};
+    const char *flags[2] = {build_flags, build_flags};
+    const ze_module_constants_t *consts[2] = {n_spec ? &constants : NULL,
+                                              n_spec ? &constants : NULL};
+    ze_module_program_exp_desc_t program = {.stype = ZE_STRUCTURE_TYPE_MODULE_PROGRAM_EXP_DESC,
+                                            .count = 2,
+                                            .inputSizes = sizes,
+                                            .pInputModules = inputs,
+                                            .pBuildFlags = flags,
+                                            .pConstants = consts};
+    if (m->bytes2)
+        desc.pNext = &program;
     ze_module_handle_t h = NULL;
     ze_module_build_log_handle_t log = NULL;
     ze_result_t r = ZE(ModuleCreate)(context, device, &desc, &h, &log);
@@ -854,6 +874,23 @@ static void add_module(const char *arg, ze_module_format_t format) {
     m->bytes = read_file(m->path, &m->size);
 }
 
+/* --program NAME=A.spv+B.spv: one module of two SPIR-V inputs. */
+static void add_program(const char *arg) {
+    const char *eq = strchr(arg, '=');
+    const char *plus = eq ? strchr(eq, '+') : NULL;
+    if (!eq || eq == arg || !plus || plus == eq + 1 || !plus[1])
+        die("program argument '%s' is not NAME=A.spv+B.spv", arg);
+    if (n_modules == MAX_MODULES)
+        die("too many modules");
+    module_t *m = &modules[n_modules++];
+    m->name = strndup(arg, (size_t)(eq - arg));
+    m->path = strndup(eq + 1, (size_t)(plus - eq - 1));
+    m->path2 = plus + 1;
+    m->format = ZE_MODULE_FORMAT_IL_SPIRV;
+    m->bytes = read_file(m->path, &m->size);
+    m->bytes2 = read_file(m->path2, &m->size2);
+}
+
 int main(int argc, char **argv) {
     /* Lines must reach a pipe even when the process dies of a signal. */
     setvbuf(stdout, NULL, _IOLBF, 0);
@@ -866,6 +903,8 @@ int main(int argc, char **argv) {
             add_module(argv[++i], ZE_MODULE_FORMAT_IL_SPIRV);
         else if (strcmp(argv[i], "--native") == 0 && i + 1 < argc)
             add_module(argv[++i], ZE_MODULE_FORMAT_NATIVE);
+        else if (strcmp(argv[i], "--program") == 0 && i + 1 < argc)
+            add_program(argv[++i]);
         else if (strcmp(argv[i], "--build-flags") == 0 && i + 1 < argc)
             build_flags = argv[++i];
         else if (strcmp(argv[i], "--spec") == 0 && i + 1 < argc)

@@ -23,7 +23,7 @@ use crate::capture::run::{unix_now, write_run_info, RunInfo};
 use crate::collect::{collect, Options};
 use crate::report::Report;
 use crate::run::launch;
-use plan::{KernelKey, Plan, PlanModule, Ported};
+use plan::{Plan, PlanModule, Ported};
 use std::collections::BTreeMap;
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
@@ -135,7 +135,7 @@ impl Job<'_> {
         let started = std::time::Instant::now();
         let mut statuses = BTreeMap::new();
         let report = self.compile(product, pdir, &mut statuses).and_then(|()| {
-            write_counts(pdir, &self.ported.counts)?;
+            write_counts(pdir, self.ported)?;
             collect(pdir, &self.opts.collect).map_err(|e| e.to_string())
         });
         ProductPort {
@@ -293,30 +293,35 @@ fn split(modules: &[PlanModule], n: usize) -> Vec<Plan> {
     plans
 }
 
-/// Writes the run's launch counts into the port's counts files: each
-/// kernel its module's and name's, the others none.
-fn write_counts(pdir: &Path, counts: &BTreeMap<KernelKey, (u64, u64)>) -> Result<(), String> {
+/// Writes the run's launch counts and shapes into the port's counts
+/// files: each kernel its module's and name's (its launches of no kept
+/// shape in its own slot, each shape in a slot pair after the kernels'),
+/// the others none.
+fn write_counts(pdir: &Path, ported: &Ported) -> Result<(), String> {
+    use xpu_asm_record::{COUNTS_HEADER_LEN, COUNTS_SLOT_LEN};
     let records = xpu_asm_record::read::read_dir(&pdir.join(xpu_asm_record::RECORDS_DIR))
         .map_err(|e| format!("{}: {e}", pdir.display()))?;
     for rec in records {
         let max = rec.kernels.keys().max().copied().unwrap_or(0) as usize;
         let mut bytes = xpu_asm_record::counts_header().to_vec();
-        bytes.resize(
-            xpu_asm_record::COUNTS_HEADER_LEN + (max + 1) * xpu_asm_record::COUNTS_SLOT_LEN,
-            0,
-        );
+        bytes.resize(COUNTS_HEADER_LEN + (max + 1) * COUNTS_SLOT_LEN, 0);
         for k in rec.kernels.values() {
             let Some(m) = rec.modules.get(&k.module) else {
                 continue;
             };
             let key = (plan::key_of(m), k.name.clone());
-            let Some((launches, appended)) = counts.get(&key) else {
+            let Some((launches, appended)) = ported.counts.get(&key) else {
                 continue;
             };
-            let at =
-                xpu_asm_record::COUNTS_HEADER_LEN + k.id as usize * xpu_asm_record::COUNTS_SLOT_LEN;
-            bytes[at..at + xpu_asm_record::COUNTS_SLOT_LEN]
-                .copy_from_slice(&xpu_asm_record::encode_slot(*launches, *appended));
+            let (mut own, mut own_appended) = (*launches, *appended);
+            for (shape, (l, a)) in ported.shapes.get(&key).into_iter().flatten() {
+                own = own.saturating_sub(*l);
+                own_appended = own_appended.saturating_sub(*a);
+                bytes.extend_from_slice(&xpu_asm_record::shapes::encode_shape(k.id, *l, *a, shape));
+            }
+            let at = COUNTS_HEADER_LEN + k.id as usize * COUNTS_SLOT_LEN;
+            bytes[at..at + COUNTS_SLOT_LEN]
+                .copy_from_slice(&xpu_asm_record::encode_slot(own, own_appended));
         }
         let path = rec.events_path.with_extension("counts");
         crate::capture::files::write_atomic(&path, &bytes).map_err(|e| e.to_string())?;

@@ -7,6 +7,7 @@ use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use xpu_asm_record::read::{Api, Module, ProcessRecord};
+use xpu_asm_record::shapes::ShapeKey;
 
 /// One module to compile: what the program built it from.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
@@ -30,6 +31,37 @@ pub struct PlanModule {
     pub spec_constants: Vec<(u32, String)>,
     /// The launched kernels, created in it so that the record has them.
     pub kernels: Vec<String>,
+    /// A module built from several SPIR-V inputs
+    /// (`ze_module_program_exp_desc_t`): the inputs after the first (the
+    /// first is `spirv`, `build_flags` and `spec_constants` above).
+    #[serde(default)]
+    pub more_inputs: Vec<PlanInput>,
+}
+
+/// One more SPIR-V input of a module built from several.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+pub struct PlanInput {
+    /// Saved under `port/spirv/<sha256>.spv`.
+    pub spirv: PathBuf,
+    pub sha256: String,
+    pub build_flags: String,
+    /// SpecId and the bytes of its value, as hex.
+    pub spec_constants: Vec<(u32, String)>,
+}
+
+/// Constants as Level Zero takes them: each value in the low bytes of a
+/// `u64`.
+pub fn ze_constants(spec_constants: &[(u32, String)]) -> Vec<(u32, u64)> {
+    spec_constants
+        .iter()
+        .map(|(id, hex)| {
+            let mut b = [0u8; 8];
+            let v = xpu_asm_record::unhex(hex).unwrap_or_default();
+            let n = v.len().min(8);
+            b[..n].copy_from_slice(&v[..n]);
+            (*id, u64::from_le_bytes(b))
+        })
+        .collect()
 }
 
 impl PlanModule {
@@ -44,16 +76,7 @@ impl PlanModule {
     /// The constants as Level Zero takes them: each value in the low
     /// bytes of a `u64`.
     pub fn constants(&self) -> Vec<(u32, u64)> {
-        self.spec_constants
-            .iter()
-            .map(|(id, hex)| {
-                let mut b = [0u8; 8];
-                let v = xpu_asm_record::unhex(hex).unwrap_or_default();
-                let n = v.len().min(8);
-                b[..n].copy_from_slice(&v[..n]);
-                (*id, u64::from_le_bytes(b))
-            })
-            .collect()
+        ze_constants(&self.spec_constants)
     }
 }
 
@@ -77,6 +100,9 @@ pub struct Ported {
     pub modules: Vec<PlanModule>,
     /// (launches, appended) of each kernel, summed over processes.
     pub counts: BTreeMap<KernelKey, (u64, u64)>,
+    /// Each kernel's launch shapes, (launches, appended) of each, summed
+    /// over processes: the port's kernels are launched as the run's were.
+    pub shapes: BTreeMap<KernelKey, BTreeMap<ShapeKey, (u64, u64)>>,
     /// Kernel name -> why it cannot be ported.
     pub not_ported: BTreeMap<String, String>,
 }
@@ -109,14 +135,22 @@ fn api_name(a: Api) -> &'static str {
     a.as_str()
 }
 
-/// The key of a recorded module.
+/// The key of a recorded module (of all its inputs, when several).
 pub fn key_of(m: &Module) -> String {
-    module_key(
+    let key = module_key(
         api_name(m.api),
         &m.sha256,
         &m.build_flags,
         &recorded_constants(m),
-    )
+    );
+    m.inputs.iter().skip(1).fold(key, |key, i| {
+        let constants: Vec<(u32, String)> = i
+            .spec_constants
+            .iter()
+            .map(|c| (c.id, xpu_asm_record::hex(&c.value)))
+            .collect();
+        module_key(&key, &i.sha256, &i.build_flags, &constants)
+    })
 }
 
 /// The plan of the capture `dir`'s records: every module with a launched
@@ -143,12 +177,19 @@ pub fn plan(dir: &Path, records: &[ProcessRecord], spirv_dir: &Path) -> Ported {
                 .entry(m.sha256.to_ascii_lowercase())
                 .or_insert_with(|| match m.format.as_str() {
                     "native" => native_input(dir, m),
-                    _ => save_spirv(dir, rec, m, spirv_dir),
+                    _ => save_spirv(dir, rec, m, &m.sha256, spirv_dir),
                 });
             let spirv = match found {
                 Ok(p) => p.clone(),
                 Err(why) => {
                     out.not_ported.insert(name, why.clone());
+                    continue;
+                }
+            };
+            let more_inputs = match more_inputs(dir, rec, m, spirv_dir, &mut spirv_of) {
+                Ok(i) => i,
+                Err(why) => {
+                    out.not_ported.insert(name, why);
                     continue;
                 }
             };
@@ -162,13 +203,20 @@ pub fn plan(dir: &Path, records: &[ProcessRecord], spirv_dir: &Path) -> Ported {
                 build_flags: m.build_flags.clone(),
                 spec_constants: recorded_constants(m),
                 kernels: Vec::new(),
+                more_inputs,
             });
             if !pm.kernels.contains(&name) {
                 pm.kernels.push(name);
             }
-            let c = out.counts.entry((key, k.name.clone())).or_default();
+            let c = out.counts.entry((key.clone(), k.name.clone())).or_default();
             c.0 += k.launches;
             c.1 += k.appended;
+            let shapes = out.shapes.entry((key, k.name.clone())).or_default();
+            for sh in &k.shapes {
+                let c = shapes.entry(sh.key).or_default();
+                c.0 += sh.launches;
+                c.1 += sh.appended;
+            }
         }
     }
     out.modules = modules.into_values().collect();
@@ -194,13 +242,43 @@ fn unportable(m: &Module) -> Option<String> {
     if m.format != "spirv" && m.format != "native" {
         return Some(format!("its module's format is {}", m.format));
     }
-    if m.inputs.len() > 1 {
-        return Some(format!(
-            "its module was linked from {} SPIR-V inputs, which the record does not keep",
-            m.inputs.len()
-        ));
-    }
     None
+}
+
+/// A module's SPIR-V inputs after the first (none for a module of one),
+/// each found and saved as the first is.
+fn more_inputs(
+    dir: &Path,
+    rec: &ProcessRecord,
+    m: &Module,
+    spirv_dir: &Path,
+    spirv_of: &mut BTreeMap<String, Result<PathBuf, String>>,
+) -> Result<Vec<PlanInput>, String> {
+    let mut out = Vec::new();
+    for (n, i) in m.inputs.iter().enumerate().skip(1) {
+        let sha = i.sha256.to_ascii_lowercase();
+        let found = spirv_of
+            .entry(sha.clone())
+            .or_insert_with(|| save_spirv(dir, rec, m, &sha, spirv_dir));
+        let spirv = found.clone().map_err(|why| {
+            format!(
+                "input {} of the {} its module was built from: {why}",
+                n + 1,
+                m.inputs.len()
+            )
+        })?;
+        out.push(PlanInput {
+            spirv,
+            sha256: sha,
+            build_flags: i.build_flags.clone(),
+            spec_constants: i
+                .spec_constants
+                .iter()
+                .map(|c| (c.id, xpu_asm_record::hex(&c.value)))
+                .collect(),
+        });
+    }
+    Ok(out)
 }
 
 /// A native Level Zero module's input: its binary as saved (the bytes
@@ -221,16 +299,17 @@ fn native_input(dir: &Path, m: &Module) -> Result<PathBuf, String> {
     }
 }
 
-/// Finds the module's SPIR-V (in IGC's dump folders, or in its binary,
-/// which carries it), checks its SHA-256 and saves it as
-/// `spirv_dir/<sha256>.spv`.
+/// Finds the module's SPIR-V of SHA-256 `sha` (its one input, or one of
+/// its inputs: in its binary, which carries it, under `modules/`, or in
+/// IGC's dump folders), checks it and saves it as `spirv_dir/<sha256>.spv`.
 fn save_spirv(
     dir: &Path,
     rec: &ProcessRecord,
     m: &Module,
+    sha: &str,
     spirv_dir: &Path,
 ) -> Result<PathBuf, String> {
-    let sha = m.sha256.to_ascii_lowercase();
+    let sha = sha.to_ascii_lowercase();
     let dest = spirv_dir.join(format!("{sha}.spv"));
     if std::fs::read(&dest).is_ok_and(|b| sha256(&b) == sha) {
         return Ok(dest);
@@ -346,6 +425,7 @@ mod tests {
             build_flags: String::new(),
             spec_constants: vec![(7, "feffffff".into()), (9, "01".into())],
             kernels: vec![],
+            more_inputs: vec![],
         };
         assert_eq!(m.constants(), vec![(7, 0xffff_fffe), (9, 1)]);
     }

@@ -6,8 +6,8 @@
 //! compiles them exactly as in a run on that product.
 
 use super::cl::Cl;
-use super::plan::{Plan, PlanModule};
-use crate::run::ze::Ze;
+use super::plan::{ze_constants, Plan, PlanModule};
+use crate::run::ze::{ModuleInput, Ze};
 use std::path::Path;
 
 /// The hidden subcommand the child runs.
@@ -41,18 +41,27 @@ pub fn child_main(plan: &Path) -> i32 {
                 Ok(cl) => built(cl.build(&spirv, &m.build_flags, &m.constant_bytes(), &m.kernels)),
                 Err(e) => e.clone(),
             },
-            Ok(spirv) => match ze.get_or_insert_with(Ze::open) {
-                Ok(ze) => match ze.target(None) {
-                    Ok(t) => built(t.build_module(
-                        &spirv,
-                        m.format == "native",
-                        &m.build_flags,
-                        &m.constants(),
-                        &m.kernels,
-                    )),
+            Ok(spirv) => match (ze.get_or_insert_with(Ze::open), read_more(m)) {
+                (Ok(ze), Ok(more)) => match ze.target(None) {
+                    Ok(t) => {
+                        let first = ModuleInput {
+                            bytes: &spirv,
+                            flags: &m.build_flags,
+                            constants: m.constants(),
+                        };
+                        let inputs: Vec<ModuleInput> = std::iter::once(first)
+                            .chain(m.more_inputs.iter().zip(&more).map(|(i, b)| ModuleInput {
+                                bytes: b,
+                                flags: &i.build_flags,
+                                constants: ze_constants(&i.spec_constants),
+                            }))
+                            .collect();
+                        built(t.build_module(&inputs, m.format == "native", &m.kernels))
+                    }
                     Err(e) => e,
                 },
-                Err(e) => e.clone(),
+                (Err(e), _) => e.clone(),
+                (_, Err(e)) => e,
             },
         };
         let status = match (m.format.as_str(), status == BUILT) {
@@ -77,17 +86,29 @@ fn built(r: Result<(), String>) -> String {
 
 /// The module's input (its SPIR-V, or its native binary), checked against its SHA-256.
 fn read_spirv(m: &PlanModule) -> Result<Vec<u8>, String> {
-    let spirv =
-        std::fs::read(&m.spirv).map_err(|e| format!("cannot read {}: {e}", m.spirv.display()))?;
-    let sha = {
+    read_checked(&m.spirv, &m.sha256)
+}
+
+/// The module's further SPIR-V inputs, each checked.
+fn read_more(m: &PlanModule) -> Result<Vec<Vec<u8>>, String> {
+    m.more_inputs
+        .iter()
+        .map(|i| read_checked(&i.spirv, &i.sha256))
+        .collect()
+}
+
+/// The file `path`, whose SHA-256 must be `sha`.
+fn read_checked(path: &Path, sha: &str) -> Result<Vec<u8>, String> {
+    let bytes = std::fs::read(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    let got = {
         use sha2::Digest;
-        xpu_asm_record::hex(&sha2::Sha256::digest(&spirv))
+        xpu_asm_record::hex(&sha2::Sha256::digest(&bytes))
     };
-    if !sha.eq_ignore_ascii_case(&m.sha256) {
+    if !got.eq_ignore_ascii_case(sha) {
         return Err(format!(
             "{} is not the module's SPIR-V (its SHA-256 differs)",
-            m.spirv.display()
+            path.display()
         ));
     }
-    Ok(spirv)
+    Ok(bytes)
 }

@@ -54,10 +54,20 @@ pub struct DeviceEntry {
     pub barriers_per_xe_core: Option<u32>,
 }
 
-/// Launches of shapes the records did not keep (past the bound per
-/// kernel and process).
+/// The launches of a kernel's shapes that `shapes` does not list: shapes
+/// past the [`LISTED_SHAPES`] most launched, and shapes the records did
+/// not keep (past `MAX_SHAPES` per kernel and process).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct OtherShapes {
     pub launches: u64,
     pub appended: u64,
+    /// Distinct shapes kept but not listed (less launched than those
+    /// listed); the shapes not kept are not counted.
+    pub shapes: u64,
+    /// The launches, of `launches`, whose shapes the records did not
+    /// keep: 0 means the shapes listed are exactly the most launched.
+    pub unkept_launches: u64,
 }
+
+/// Shapes the report lists per kernel, most launched first.
+pub const LISTED_SHAPES: usize = 32;

@@ -7,7 +7,7 @@
 //! are in local memory (a NULL value is also a null pointer); without the
 //! binary's word on it, the dynamic part is unknown (`slm_bytes` null).
 
-use super::launch::{DeviceEntry, OtherShapes, ShapeEntry};
+use super::launch::{DeviceEntry, OtherShapes, ShapeEntry, LISTED_SHAPES};
 use super::{Api, KernelEntry};
 use crate::analysis::occupancy::{self, Family};
 use std::collections::HashMap;
@@ -201,21 +201,21 @@ pub fn fill(kernels: &mut [KernelEntry], by_kernel: &ByKernel) {
             continue;
         };
         k.slm_static_bytes = s.slm_static;
-        k.other_shapes = (s.other.0 > 0 || s.other.1 > 0).then_some(OtherShapes {
-            launches: s.other.0,
-            appended: s.other.1,
-        });
-        let mut shapes: Vec<ShapeEntry> = s
-            .shapes
-            .iter()
+        // Most launched first; equal ones in the order the records met them.
+        let mut kept: Vec<&(Resolved, u64, u64)> = s.shapes.iter().collect();
+        kept.sort_by(|a, b| b.1.cmp(&a.1).then(b.2.cmp(&a.2)));
+        let unlisted = kept.split_off(kept.len().min(LISTED_SHAPES));
+        let other = OtherShapes {
+            launches: s.other.0 + unlisted.iter().map(|x| x.1).sum::<u64>(),
+            appended: s.other.1 + unlisted.iter().map(|x| x.2).sum::<u64>(),
+            shapes: unlisted.len() as u64,
+            unkept_launches: s.other.0,
+        };
+        k.other_shapes = (other.launches > 0 || other.appended > 0).then_some(other);
+        k.shapes = kept
+            .into_iter()
             .map(|(r, l, a)| entry(k, s, r, *l, *a))
             .collect();
-        shapes.sort_by(|a, b| {
-            b.launches
-                .cmp(&a.launches)
-                .then(b.appended.cmp(&a.appended))
-        });
-        k.shapes = shapes;
     }
 }
 

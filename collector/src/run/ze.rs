@@ -64,6 +64,71 @@ struct ModuleConstants {
     values: *const *const c_void,
 }
 
+/// `ze_module_program_exp_desc_t`: a module of several SPIR-V inputs.
+#[repr(C)]
+struct ModuleProgramExpDesc {
+    stype: u32,
+    p_next: *const c_void,
+    count: u32,
+    input_sizes: *const usize,
+    p_input_modules: *const *const u8,
+    p_build_flags: *const *const c_char,
+    p_constants: *const *const ModuleConstants,
+}
+
+const STYPE_MODULE_PROGRAM_EXP_DESC: u32 = 0x0002_0002;
+
+/// One input of a module to build: its bytes (SPIR-V, or a native binary
+/// for a module of one input), build flags and specialization constants
+/// (id, value: the low bytes the driver reads at the constant's type's
+/// size).
+pub struct ModuleInput<'a> {
+    pub bytes: &'a [u8],
+    pub flags: &'a str,
+    pub constants: Vec<(u32, u64)>,
+}
+
+/// An input's flags and constants as the driver takes them (kept alive
+/// while the descriptors point into them).
+struct InputParts {
+    flags: CString,
+    ids: Vec<u32>,
+    values: Vec<*const c_void>,
+    consts: ModuleConstants,
+}
+
+impl InputParts {
+    fn new(i: &ModuleInput) -> Result<Box<InputParts>, String> {
+        let flags = CString::new(i.flags).map_err(|_| "build flags hold a NUL byte".to_string())?;
+        let mut p = Box::new(InputParts {
+            flags,
+            ids: i.constants.iter().map(|(id, _)| *id).collect(),
+            values: i
+                .constants
+                .iter()
+                .map(|(_, v)| (v as *const u64).cast())
+                .collect(),
+            consts: ModuleConstants {
+                count: i.constants.len() as u32,
+                ids: std::ptr::null(),
+                values: std::ptr::null(),
+            },
+        });
+        p.consts.ids = p.ids.as_ptr();
+        p.consts.values = p.values.as_ptr();
+        Ok(p)
+    }
+
+    /// Its constants, or NULL without any.
+    fn constants(&self) -> *const ModuleConstants {
+        if self.ids.is_empty() {
+            std::ptr::null()
+        } else {
+            &self.consts
+        }
+    }
+}
+
 type InitFn = unsafe extern "C" fn(u32) -> ZeResult;
 type GetFn = unsafe extern "C" fn(Handle, *mut u32, *mut Handle) -> ZeResult;
 type DriverGetFn = unsafe extern "C" fn(*mut u32, *mut Handle) -> ZeResult;
@@ -220,49 +285,60 @@ impl Target<'_> {
     /// Compiles `spirv` with `flags` (then destroys the module): the
     /// driver's build log when it fails.
     pub fn build(&self, spirv: &[u8], flags: &str) -> Result<(), String> {
-        self.build_module(spirv, false, flags, &[], &[])
+        let input = ModuleInput {
+            bytes: spirv,
+            flags,
+            constants: Vec::new(),
+        };
+        self.build_module(&[input], false, &[])
     }
 
-    /// Compiles `spirv` (a native binary when `native`) with `flags` and the specialization `constants`
-    /// (id, value: the low bytes the driver reads at the constant's type's
-    /// size), creates each kernel of `kernels` in it (then destroys them
-    /// and the module): the driver's build log when the build fails, the
-    /// kernel that could not be created.
+    /// Compiles a module of `inputs` (one: a native binary when `native`;
+    /// several SPIR-V inputs: linked by the driver, as
+    /// `ze_module_program_exp_desc_t` asks), creates each kernel of
+    /// `kernels` in it (then destroys them and the module): the driver's
+    /// build log when the build fails, the kernel that could not be
+    /// created.
     pub fn build_module(
         &self,
-        spirv: &[u8],
+        inputs: &[ModuleInput],
         native: bool,
-        flags: &str,
-        constants: &[(u32, u64)],
         kernels: &[String],
     ) -> Result<(), String> {
-        let flags = CString::new(flags).map_err(|_| "build flags hold a NUL byte".to_string())?;
-        let ids: Vec<u32> = constants.iter().map(|(i, _)| *i).collect();
-        let values: Vec<*const c_void> = constants
+        let first = inputs.first().ok_or("a module without input")?;
+        let parts: Vec<Box<InputParts>> = inputs
             .iter()
-            .map(|(_, v)| (v as *const u64).cast())
-            .collect();
-        let consts = ModuleConstants {
-            count: constants.len() as u32,
-            ids: ids.as_ptr(),
-            values: values.as_ptr(),
+            .map(InputParts::new)
+            .collect::<Result<_, _>>()?;
+        let sizes: Vec<usize> = inputs.iter().map(|i| i.bytes.len()).collect();
+        let modules: Vec<*const u8> = inputs.iter().map(|i| i.bytes.as_ptr()).collect();
+        let flags: Vec<*const c_char> = parts.iter().map(|p| p.flags.as_ptr()).collect();
+        let constants: Vec<*const ModuleConstants> = parts.iter().map(|p| p.constants()).collect();
+        let program = ModuleProgramExpDesc {
+            stype: STYPE_MODULE_PROGRAM_EXP_DESC,
+            p_next: std::ptr::null(),
+            count: inputs.len() as u32,
+            input_sizes: sizes.as_ptr(),
+            p_input_modules: modules.as_ptr(),
+            p_build_flags: flags.as_ptr(),
+            p_constants: constants.as_ptr(),
         };
         let desc = ModuleDesc {
             stype: STYPE_MODULE_DESC,
-            p_next: std::ptr::null(),
+            p_next: if inputs.len() > 1 {
+                (&program as *const ModuleProgramExpDesc).cast()
+            } else {
+                std::ptr::null()
+            },
             format: if native {
                 FORMAT_NATIVE
             } else {
                 FORMAT_IL_SPIRV
             },
-            input_size: spirv.len(),
-            p_input_module: spirv.as_ptr(),
-            p_build_flags: flags.as_ptr(),
-            p_constants: if constants.is_empty() {
-                std::ptr::null()
-            } else {
-                (&consts as *const ModuleConstants).cast()
-            },
+            input_size: first.bytes.len(),
+            p_input_module: first.bytes.as_ptr(),
+            p_build_flags: parts[0].flags.as_ptr(),
+            p_constants: parts[0].constants().cast(),
         };
         let (mut module, mut log): (Handle, Handle) = (std::ptr::null_mut(), std::ptr::null_mut());
         let ze = self.ze;

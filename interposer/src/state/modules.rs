@@ -204,6 +204,19 @@ pub fn keep_spirv(spirv: &[u8]) {
     let Some(cfg) = config::get().filter(|c| c.isa_binary) else {
         return;
     };
+    write_kept(cfg, spirv);
+}
+
+/// Each SPIR-V input of a module built from several is saved so, in
+/// either ISA mode: neither its binary nor IGC's dumps hold the inputs
+/// apart.
+pub fn keep_input_spirv(spirv: &[u8]) {
+    if let Some(cfg) = config::get() {
+        write_kept(cfg, spirv);
+    }
+}
+
+fn write_kept(cfg: &config::Config, spirv: &[u8]) {
     let dir = format!(
         "{}/{}",
         cfg.out.trim_end_matches('/'),

@@ -68,6 +68,12 @@ unsafe fn record_module(desc: *const ModuleDesc, module: Handle, device: Handle,
         if !carried {
             state::modules::keep_spirv(input.bytes);
         }
+    } else if inputs.len() > 1 {
+        // Its binary carries the inputs linked, not each: `port` builds it
+        // again from each.
+        for input in &inputs {
+            state::modules::keep_input_spirv(input.bytes);
+        }
     }
     state::modules::module_built(
         module,

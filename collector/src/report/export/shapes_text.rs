@@ -46,6 +46,23 @@ pub fn top(k: &KernelEntry) -> (String, String) {
     }
 }
 
+/// What the launches of shapes not listed were: `(other shapes: 224 less
+/// launched, and shapes not kept: 47 launches)`.
+pub fn other_text(o: &crate::report::launch::OtherShapes) -> String {
+    let mut parts = Vec::new();
+    if o.shapes > 0 {
+        parts.push(format!("{} less launched", o.shapes));
+    }
+    if o.unkept_launches > 0 {
+        parts.push(format!(
+            "shapes not kept (past {} per kernel and process): {} launches",
+            xpu_asm_record::shapes::MAX_SHAPES,
+            o.unkept_launches
+        ));
+    }
+    format!("(other shapes: {})", parts.join(", and "))
+}
+
 /// One line per shape of `k`, most launched first, then its other
 /// shapes: for `show`.
 pub fn lines(k: &KernelEntry) -> Vec<String> {
@@ -75,7 +92,7 @@ pub fn lines(k: &KernelEntry) -> Vec<String> {
         ));
     }
     if let Some(o) = &k.other_shapes {
-        out.push(format!("{:>10}  (other shapes)", o.launches));
+        out.push(format!("{:>10}  {}", o.launches, other_text(o)));
     }
     out
 }
@@ -83,6 +100,26 @@ pub fn lines(k: &KernelEntry) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn other_shapes_say_what_they_hold() {
+        use crate::report::launch::OtherShapes;
+        let o = |shapes, unkept_launches| OtherShapes {
+            launches: 271,
+            appended: 271,
+            shapes,
+            unkept_launches,
+        };
+        assert_eq!(
+            other_text(&o(224, 47)),
+            "(other shapes: 224 less launched, and shapes not kept (past 256 per kernel and process): 47 launches)"
+        );
+        assert_eq!(other_text(&o(3, 0)), "(other shapes: 3 less launched)");
+        // The page says the same, with the same bound.
+        let js = include_str!("html/page.js");
+        let bound = format!("const MAX_SHAPES = {};", xpu_asm_record::shapes::MAX_SHAPES);
+        assert!(js.contains(&bound), "page.js lacks {bound:?}");
+    }
 
     #[test]
     fn dimensions_drop_trailing_ones() {

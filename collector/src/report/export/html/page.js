@@ -13,6 +13,9 @@
   // ---- small helpers -------------------------------------------------------
 
   /** An element with properties (class, text, on*, attributes) and children. */
+  /** Shapes kept per kernel and process (xpu_asm_record::shapes::MAX_SHAPES). */
+  const MAX_SHAPES = 256;
+
   function h(tag, props, ...kids) {
     const e = document.createElement(tag);
     setProps(e, props);
@@ -527,6 +530,14 @@
   }
 
   /** The kernel's launch shapes, most launched first, with their occupancy. */
+  /** The launches of shapes not listed, as `show` says them. */
+  function otherShapes(o) {
+    const parts = [];
+    if (o.shapes > 0) parts.push(`${o.shapes} less launched`);
+    if (o.unkept_launches > 0) parts.push(`shapes not kept (past ${MAX_SHAPES} per kernel and process): ${o.unkept_launches} launches`);
+    return `(other shapes: ${parts.join(", and ")})`;
+  }
+
   function shapesView(k) {
     const shapes = k.shapes || [];
     if (!shapes.length) return null;
@@ -547,7 +558,7 @@
       );
     });
     if (k.other_shapes) {
-      rows.push(h("tr", null, h("td", { class: "num", text: String(k.other_shapes.launches) }), h("td", { text: "(other shapes)" })));
+      rows.push(h("tr", null, h("td", { class: "num", text: String(k.other_shapes.launches) }), h("td", { text: otherShapes(k.other_shapes) })));
     }
     const head = h("tr", null, ["launches", "group size x count", "SLM bytes", "occupancy", "limited by", "groups per Xe-core", "threads per group", "idle lanes"].map((t) => h("th", { text: t })));
     const slm = k.slm_static_bytes === null || k.slm_static_bytes === undefined ? "" : ` (static SLM ${k.slm_static_bytes} bytes)`;

@@ -1,169 +1,34 @@
-//! `xpu-asm-run port DIR --to D1[,D2...]`: the launched kernels of a
-//! capture compiled for other products ([`crate::port`]), one table kernel
-//! by kernel, product by product, what got worse than on the device of the
-//! run marked; `--fail-on` as `diff`'s; `--json`.
+//! What `port` shows: each launched kernel of the run on the run's device
+//! and on each product ([`PortView`]), the table of it, and the
+//! `--fail-on` conditions that hold.
 
-use super::diff::compare::{compare, Failure, KernelDiff};
-use super::diff::gate::failures;
-use super::read::load_report;
-use super::PortArgs;
+use crate::commands::diff::compare::{compare, Failure, KernelDiff};
+use crate::commands::diff::gate::failures;
 use crate::names;
-use crate::port::{port, PortOptions, PortResult, ProductPort, PORT_DIR};
+use crate::port::{PortResult, ProductPort, PORT_DIR};
 use crate::report::{KernelEntry, Report};
-use crate::run::launch;
 use serde::Serialize;
 use std::fmt::Write as _;
 use std::path::Path;
 
-/// Runs `port`: 0, 1 when a `--fail-on` condition holds, 2 on error.
-pub fn main(a: &PortArgs) -> i32 {
-    match run(a) {
-        Ok(code) => code,
-        Err(e) => {
-            eprintln!("xpu-asm-run: {e}");
-            2
-        }
-    }
-}
-
-/// `xpu-asm-run --port-to PRODUCTS -- CMD`: `port` of the capture just
-/// collected (errors on stderr; the command's exit status stays the run's).
-pub fn after_run(dir: &Path, to: &[String], interposer: Option<std::path::PathBuf>, quiet: bool) {
-    let a = PortArgs {
-        dir: dir.to_path_buf(),
-        to: to.to_vec(),
-        json: false,
-        fail_on: None,
-        jobs: None,
-        interposer,
-        quiet,
-    };
-    if let Err(e) = run(&a) {
-        eprintln!("xpu-asm-run: --port-to: {e}");
-    }
-}
-
-fn run(a: &PortArgs) -> Result<i32, String> {
-    let products = products(&a.to)?;
-    let run_report = load_report(&a.dir).map_err(|e| e.to_string())?;
-    let interposer = launch::resolve_interposer(
-        a.interposer.as_deref(),
-        std::env::var_os(launch::INTERPOSER_ENV),
-        std::env::current_exe().ok(),
-        a.quiet,
-    )
-    .and_then(|i| i.into_path(&a.dir, a.quiet))
-    .map_err(|e| e.to_string())?;
-    let exe =
-        std::env::current_exe().map_err(|e| format!("cannot find xpu-asm-run itself: {e}"))?;
-    let jobs = a.jobs.unwrap_or_else(|| {
-        std::thread::available_parallelism()
-            .map(|n| n.get())
-            .unwrap_or(1)
-    });
-    let opts = PortOptions {
-        exe,
-        interposer,
-        jobs,
-        collect: crate::collect::Options {
-            rebuild: None,
-            ..Default::default()
-        },
-    };
-    if !a.quiet {
-        eprintln!(
-            "xpu-asm-run: compiling the launched kernels of {} for {}",
-            a.dir.display(),
-            products.join(", ")
-        );
-    }
-    let result = port(&a.dir, &products, &opts)?;
-    write_pages(&a.dir, &result);
-    let view = PortView::new(&a.dir, &run_report, &result);
-    if a.json {
-        let json = serde_json::to_string_pretty(&view).map_err(|e| e.to_string())?;
-        super::terminal::print_out(&format!("{json}\n"));
-    } else {
-        super::terminal::print_out(&view.table());
-    }
-    for p in &result.products {
-        if let Err(e) = &p.report {
-            eprintln!("xpu-asm-run: {}: {e}", p.product);
-        }
-    }
-    let Some(fail_on) = &a.fail_on else {
-        return Ok(0);
-    };
-    let mut failed = false;
-    for (product, fs) in &view.failures(&fail_on.0) {
-        for f in fs {
-            failed = true;
-            eprintln!(
-                "xpu-asm-run: --fail-on {}: {} on {product}: {}",
-                f.condition,
-                names::escape_for_terminal(&f.kernel),
-                f.why
-            );
-        }
-    }
-    Ok(i32::from(failed))
-}
-
-/// For each product with a report, `DIR/port/<product>/compare.html`:
-/// the run and the product side by side, as `diff --html` shows two
-/// captures (each kernel's figures, mix and ISA next to each other).
-fn write_pages(dir: &Path, result: &PortResult) {
-    use super::diff::compare::Captures;
-    use super::diff::render::write_page;
-    for p in result.products.iter().filter(|p| p.report.is_ok()) {
-        let file = p.dir.join(COMPARE_PAGE);
-        let written = Captures::load(dir, &p.dir)
-            .map_err(super::diff::render::PageError::from)
-            .and_then(|c| {
-                let every = c.diff(true, &[]);
-                write_page(
-                    c,
-                    every,
-                    &file,
-                    crate::report::Limit::First(crate::report::export::html::DEFAULT_PAGE_KERNELS),
-                )
-            });
-        if let Err(e) = written {
-            eprintln!("xpu-asm-run: {}: {e}", file.display());
-        }
-    }
-}
-
 /// The page of a product's port beside the run, in its folder.
 pub const COMPARE_PAGE: &str = "compare.html";
 
-/// `--to`'s products, each one the stack's `ocloc` knows (else the list,
-/// as `--emulate` gives it), each once.
-fn products(to: &[String]) -> Result<Vec<String>, String> {
-    let neo = crate::run::emulate::neo_devices();
-    let mut out: Vec<String> = Vec::new();
-    for p in to.iter().flat_map(|t| t.split(',')).map(str::trim) {
-        if p.is_empty() || out.iter().any(|o| o == p) {
-            continue;
-        }
-        launch::check_emulated_device(p, neo.as_ref(), crate::run::emulate::neo_version)
-            .map_err(|e| e.to_string().replacen("--emulate", "--to", 1))?;
-        out.push(p.to_string());
-    }
-    if out.is_empty() {
-        return Err("--to names no product (e.g. --to dg2,bmg)".into());
-    }
-    Ok(out)
-}
+/// The page of every product side by side, in `DIR/port/` ([`super::page`]).
+pub const INDEX_PAGE: &str = "index.html";
 
 /// One kernel on one product.
-#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+#[derive(Debug, Clone, Serialize, PartialEq)]
 pub struct OnProduct {
     pub product: String,
     pub simd: Option<u32>,
     pub grf: Option<u32>,
     pub instructions: Option<u64>,
     pub spill_bytes: Option<u64>,
+    /// The occupancy of the run's most launched shape on this product,
+    /// in percent, and what limits it (null without shapes or a device).
+    pub occupancy: Option<f64>,
+    pub limited_by: Option<String>,
     /// Its ISA's copy, relative to the capture folder.
     pub asm_copy: Option<String>,
     /// What got worse than on the device of the run.
@@ -179,6 +44,8 @@ pub struct PortedKernel {
     pub name: String,
     pub demangled: String,
     pub launches: u64,
+    /// Its most launched shape in the run (`64 x 16`), if it has shapes.
+    pub top_shape: Option<String>,
     pub run: OnProduct,
     pub products: Vec<OnProduct>,
 }
@@ -208,7 +75,7 @@ pub struct ProductSummary {
 }
 
 impl PortView {
-    fn new(dir: &Path, run: &Report, result: &PortResult) -> PortView {
+    pub fn new(dir: &Path, run: &Report, result: &PortResult) -> PortView {
         let device = crate::capture::run::read_run_info(dir, &mut Vec::new())
             .and_then(|r| r.emulate)
             .or_else(|| run.kernels.iter().find_map(|k| k.platform.clone()))
@@ -223,6 +90,10 @@ impl PortView {
                 name: k.name.clone(),
                 demangled: k.demangled.clone(),
                 launches: k.launches,
+                top_shape: k
+                    .shapes
+                    .first()
+                    .map(crate::report::export::shapes_text::shape),
                 run: figures(&device, k, None),
                 products: result
                     .products
@@ -248,7 +119,10 @@ impl PortView {
     }
 
     /// The `--fail-on` conditions that hold, product by product.
-    fn failures(&self, fail_on: &[super::diff::gate::Condition]) -> Vec<(String, Vec<Failure>)> {
+    pub fn failures(
+        &self,
+        fail_on: &[crate::commands::diff::gate::Condition],
+    ) -> Vec<(String, Vec<Failure>)> {
         self.pairs
             .iter()
             .map(|(p, diffs)| {
@@ -260,12 +134,21 @@ impl PortView {
     }
 
     /// The table: kernel by kernel, the run's device then each product.
-    fn table(&self) -> String {
+    pub fn table(&self) -> String {
         let mut s = String::new();
         let _ = writeln!(
             s,
-            "{:>4} {:>10}  {:<32} {:<8} {:>4} {:>4} {:>7} {:>7}  worse than on {}",
-            "#", "launches", "kernel", "device", "SIMD", "GRF", "instrs", "spill", self.device
+            "{:>4} {:>10}  {:<32} {:<8} {:>4} {:>4} {:>7} {:>7}  {:<15} worse than on {}",
+            "#",
+            "launches",
+            "kernel",
+            "device",
+            "SIMD",
+            "GRF",
+            "instrs",
+            "spill",
+            "occupancy",
+            self.device
         );
         let opt = |v: Option<u64>| v.map_or("-".to_string(), |v| v.to_string());
         for k in &self.kernels {
@@ -292,9 +175,12 @@ impl PortView {
                     None | Some(0) => "-".to_string(),
                     Some(b) => b.to_string(),
                 };
-                let _ = writeln!(
-                    s,
-                    "{rank:>4} {launches:>10}  {shown:<32} {:<8} {:>4} {:>4} {:>7} {:>7}  {}",
+                let occupancy = match (p.occupancy, &p.limited_by) {
+                    (Some(o), Some(l)) => format!("{o}% {l}"),
+                    _ => "-".to_string(),
+                };
+                let line = format!(
+                    "{rank:>4} {launches:>10}  {shown:<32} {:<8} {:>4} {:>4} {:>7} {:>7}  {occupancy:<15} {}",
                     p.product,
                     opt(p.simd.map(u64::from)),
                     opt(p.grf.map(u64::from)),
@@ -302,8 +188,15 @@ impl PortView {
                     spill,
                     p.worse.join(", ")
                 );
+                let _ = writeln!(s, "{}", line.trim_end());
             }
         }
+        self.footer(&mut s);
+        s
+    }
+
+    /// The table's last lines: each product's port as a whole, the page.
+    fn footer(&self, s: &mut String) {
         for p in &self.products {
             let _ = writeln!(
                 s,
@@ -322,7 +215,7 @@ impl PortView {
                 }
             );
         }
-        s
+        let _ = writeln!(s, "every product side by side: {PORT_DIR}/{INDEX_PAGE}");
     }
 }
 
@@ -362,20 +255,41 @@ fn figures(product: &str, k: &KernelEntry, run: Option<&KernelEntry>) -> OnProdu
         }
         if let (Some(a), Some(b)) = (r.instructions, k.instructions) {
             if b > a {
-                worse.push(format!("instrs {}", super::diff::compare::change(a, b)));
+                worse.push(format!(
+                    "instrs {}",
+                    crate::commands::diff::compare::change(a, b)
+                ));
+            }
+        }
+        if let (Some(a), Some(b)) = (top_occupancy(r), top_occupancy(k)) {
+            if b.percent < a.percent {
+                worse.push(format!(
+                    "occupancy {}% -> {}% ({})",
+                    a.percent,
+                    b.percent,
+                    b.limited_by.name()
+                ));
             }
         }
     }
+    let occupancy = top_occupancy(k);
     OnProduct {
         product: product.to_string(),
         simd: k.simd,
         grf: k.grf,
         instructions: k.instructions,
         spill_bytes: k.spill_bytes,
+        occupancy: occupancy.map(|o| o.percent),
+        limited_by: occupancy.map(|o| o.limited_by.name().to_string()),
         asm_copy: k.asm_copy.clone(),
         worse,
         not_ported: None,
     }
+}
+
+/// The occupancy of `k`'s most launched shape.
+fn top_occupancy(k: &KernelEntry) -> Option<&crate::analysis::occupancy::Occupancy> {
+    k.shapes.first()?.occupancy.as_ref()
 }
 
 /// Kernel `k` of the run on product `p`: its entry in `p`'s report (same
@@ -387,6 +301,8 @@ fn on_product(k: &KernelEntry, p: &ProductPort, result: &PortResult) -> OnProduc
         grf: None,
         instructions: None,
         spill_bytes: None,
+        occupancy: None,
+        limited_by: None,
         asm_copy: None,
         worse: Vec::new(),
         not_ported: Some(why),

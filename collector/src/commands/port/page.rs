@@ -1,0 +1,266 @@
+//! `DIR/port/index.html`: every product of a port side by side, as one
+//! static page (no script, nothing loaded from elsewhere). The table gives
+//! each launched kernel's figures on the device of the run and on each
+//! product (SIMD, GRF, instructions, spills, the occupancy of its most
+//! launched shape), what got worse marked; below it, each kernel's ISA on
+//! every device in columns next to each other, and links to each
+//! product's report and its page beside the run.
+
+use super::view::{OnProduct, PortView, COMPARE_PAGE, INDEX_PAGE};
+use std::fmt::Write as _;
+use std::path::Path;
+
+/// Kernels whose ISA the page carries (the table has every kernel).
+const ISA_KERNELS: usize = 200;
+/// Lines of one ISA the page carries (its file has them all).
+const ISA_LINES: usize = 4_000;
+
+const STYLE: &str = "body{font:14px system-ui,sans-serif;margin:1em;color:#222}\
+table{border-collapse:collapse;margin:.5em 0}th,td{border:1px solid #ccc;padding:2px 6px;text-align:right}\
+td.name,th.name{text-align:left;max-width:32em;overflow-wrap:anywhere}\
+th.dev{background:#eef;text-align:center}td.worse{background:#fdd}td.none{color:#777;text-align:left}\
+.isa{display:flex;gap:8px;align-items:flex-start;overflow-x:auto}\
+.isa>div{flex:1 1 0;min-width:24em}.isa pre{font:12px monospace;background:#f7f7f7;\
+padding:4px;max-height:40em;overflow:auto;margin:0}";
+
+fn esc(s: &str) -> String {
+    let mut o = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '&' => o.push_str("&amp;"),
+            '<' => o.push_str("&lt;"),
+            '>' => o.push_str("&gt;"),
+            '"' => o.push_str("&quot;"),
+            '\'' => o.push_str("&#39;"),
+            c if c.is_control() && c != '\n' && c != '\t' => {
+                let _ = write!(o, "\\u{{{:x}}}", c as u32);
+            }
+            c => o.push(c),
+        }
+    }
+    o
+}
+
+/// Writes `dir/port/index.html` for `view`.
+pub fn write(dir: &Path, view: &PortView) -> Result<std::path::PathBuf, String> {
+    let file = dir.join(crate::port::PORT_DIR).join(INDEX_PAGE);
+    let html = render(dir, view);
+    crate::capture::files::write_atomic(&file, html.as_bytes()).map_err(|e| e.to_string())?;
+    Ok(file)
+}
+
+/// The page.
+fn render(dir: &Path, view: &PortView) -> String {
+    let mut s = String::new();
+    let title = format!("xpu-asm port of {}", dir.display());
+    let _ = write!(
+        s,
+        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\
+         <meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'\">\
+         <title>{t}</title><style>{STYLE}</style></head><body>\n<h1>{t}</h1>\n",
+        t = esc(&title)
+    );
+    products(&mut s, view);
+    table(&mut s, view);
+    isa(&mut s, dir, view);
+    s.push_str("</body></html>\n");
+    s
+}
+
+/// Each product's port as a whole, with links to its pages.
+fn products(s: &mut String, view: &PortView) {
+    let _ = writeln!(
+        s,
+        "<p>The run's device: <b id=\"run-device\">{}</b>. Each product's kernels are \
+         compiled from the run's modules the way its driver compiles them.</p><ul id=\"products\">",
+        esc(&view.device)
+    );
+    for p in &view.products {
+        let dir = p
+            .dir
+            .trim_start_matches(crate::port::PORT_DIR)
+            .trim_start_matches('/');
+        let _ = write!(
+            s,
+            "<li data-product=\"{}\"><b>{}</b>: {} modules compiled",
+            esc(&p.product),
+            esc(&p.product),
+            p.modules_built
+        );
+        if p.modules_failed > 0 {
+            let _ = write!(s, ", {} failed", p.modules_failed);
+        }
+        let _ = write!(s, " in {:.1} s", p.seconds);
+        match (&p.report, &p.error) {
+            (Some(_), _) => {
+                let _ = write!(
+                    s,
+                    "; <a href=\"{d}/report.html\">its report</a>, \
+                     <a href=\"{d}/{COMPARE_PAGE}\">beside the run</a>",
+                    d = esc(dir)
+                );
+            }
+            (None, Some(e)) => {
+                let _ = write!(s, "; no report: {}", esc(e));
+            }
+            (None, None) => s.push_str("; no report"),
+        }
+        s.push_str("</li>\n");
+    }
+    s.push_str("</ul>\n");
+}
+
+const FIGURES: [&str; 5] = ["SIMD", "GRF", "instrs", "spill", "occupancy"];
+
+/// The table: a row per kernel, five columns per device.
+fn table(s: &mut String, view: &PortView) {
+    let devices: Vec<&str> = std::iter::once(view.device.as_str())
+        .chain(view.products.iter().map(|p| p.product.as_str()))
+        .collect();
+    s.push_str(
+        "<table id=\"kernels\"><thead><tr><th class=\"name\" rowspan=\"2\">kernel</th>\
+                <th rowspan=\"2\">launches</th><th rowspan=\"2\">top shape</th>",
+    );
+    for d in &devices {
+        let _ = write!(
+            s,
+            "<th class=\"dev\" colspan=\"{}\">{}</th>",
+            FIGURES.len(),
+            esc(d)
+        );
+    }
+    s.push_str("</tr><tr>");
+    for _ in &devices {
+        for f in FIGURES {
+            let _ = write!(s, "<th>{f}</th>");
+        }
+    }
+    s.push_str("</tr></thead><tbody>\n");
+    for (i, k) in view.kernels.iter().enumerate() {
+        let _ = write!(
+            s,
+            "<tr data-kernel=\"{}\"><td class=\"name\">{}</td><td>{}</td><td>{}</td>",
+            esc(&k.name),
+            if i < ISA_KERNELS {
+                format!("<a href=\"#isa-{i}\">{}</a>", esc(&k.demangled))
+            } else {
+                esc(&k.demangled)
+            },
+            k.launches,
+            esc(k.top_shape.as_deref().unwrap_or("-"))
+        );
+        for p in std::iter::once(&k.run).chain(&k.products) {
+            cells(s, p);
+        }
+        s.push_str("</tr>\n");
+    }
+    s.push_str("</tbody></table>\n");
+}
+
+/// One device's five cells of a kernel.
+fn cells(s: &mut String, p: &OnProduct) {
+    if let Some(why) = &p.not_ported {
+        let _ = write!(
+            s,
+            "<td class=\"none\" colspan=\"{}\" data-device=\"{}\">not ported: {}</td>",
+            FIGURES.len(),
+            esc(&p.product),
+            esc(why)
+        );
+        return;
+    }
+    let opt = |v: Option<u64>| v.map_or("-".to_string(), |v| v.to_string());
+    let occupancy = match (p.occupancy, &p.limited_by) {
+        (Some(o), Some(l)) => format!("{o}% {l}"),
+        _ => "-".into(),
+    };
+    let values = [
+        ("SIMD", opt(p.simd.map(u64::from))),
+        ("GRF", opt(p.grf.map(u64::from))),
+        ("instrs", opt(p.instructions)),
+        (
+            "spill",
+            p.spill_bytes
+                .filter(|b| *b > 0)
+                .map_or("-".into(), |b| b.to_string()),
+        ),
+        ("occupancy", occupancy),
+    ];
+    for (name, v) in &values {
+        let worse: Vec<&String> = p
+            .worse
+            .iter()
+            .filter(|w| w.to_lowercase().starts_with(&name.to_lowercase()))
+            .collect();
+        let class = if worse.is_empty() {
+            ""
+        } else {
+            " class=\"worse\""
+        };
+        let title = worse
+            .first()
+            .map(|w| format!(" title=\"worse: {}\"", esc(w)))
+            .unwrap_or_default();
+        let _ = write!(
+            s,
+            "<td{class}{title} data-device=\"{}\" data-figure=\"{name}\">{}</td>",
+            esc(&p.product),
+            esc(v)
+        );
+    }
+}
+
+/// Each kernel's ISA on every device, in columns side by side.
+fn isa(s: &mut String, dir: &Path, view: &PortView) {
+    s.push_str("<h2>ISA, device by device</h2>\n");
+    for (i, k) in view.kernels.iter().take(ISA_KERNELS).enumerate() {
+        let _ = write!(
+            s,
+            "<details id=\"isa-{i}\" data-kernel=\"{}\"><summary>{}</summary><div class=\"isa\">",
+            esc(&k.name),
+            esc(&k.demangled)
+        );
+        for p in std::iter::once(&k.run).chain(&k.products) {
+            column(s, dir, p);
+        }
+        s.push_str("</div></details>\n");
+    }
+    if view.kernels.len() > ISA_KERNELS {
+        let _ = writeln!(
+            s,
+            "<p>The ISA of the first {ISA_KERNELS} kernels is above; every kernel's is in its \
+             product's asm/ folder.</p>"
+        );
+    }
+}
+
+/// One device's ISA of a kernel (the first [`ISA_LINES`] lines of its copy).
+fn column(s: &mut String, dir: &Path, p: &OnProduct) {
+    let _ = write!(
+        s,
+        "<div data-device=\"{}\"><h3>{}</h3>",
+        esc(&p.product),
+        esc(&p.product)
+    );
+    let Some(copy) = &p.asm_copy else {
+        let why = p.not_ported.as_deref().unwrap_or("no ISA");
+        let _ = write!(s, "<p>{}</p></div>", esc(why));
+        return;
+    };
+    let text = std::fs::read(dir.join(copy))
+        .map(|b| String::from_utf8_lossy(&b).into_owned())
+        .unwrap_or_else(|e| format!("cannot read {copy}: {e}"));
+    let lines: Vec<&str> = text.lines().collect();
+    let shown = lines[..lines.len().min(ISA_LINES)].join("\n");
+    let _ = write!(
+        s,
+        "<p><a href=\"../{}\">{}</a></p><pre>{}",
+        esc(copy),
+        esc(copy),
+        esc(&shown)
+    );
+    if lines.len() > ISA_LINES {
+        let _ = write!(s, "\n… {} more lines in the file", lines.len() - ISA_LINES);
+    }
+    s.push_str("</pre></div>");
+}
