@@ -53,6 +53,9 @@ pub struct Module {
     pub spec_constants: Vec<crate::spec::SpecConstant>,
     /// Each input of a module built from several (`inputs`), in order.
     pub inputs: Vec<crate::spec::ModuleInput>,
+    /// A module of several inputs: the descriptor's own build flags
+    /// (`program_build_flags`; `None`: NULL, or an older record).
+    pub program_build_flags: Option<String>,
 }
 
 /// The API a module was made through.
@@ -500,6 +503,10 @@ fn module_event(v: &Value) -> Module {
         space_left: v.get("space_left").and_then(Value::as_u64),
         spec_constants: crate::spec::spec_constants(v),
         inputs: crate::spec::inputs(v),
+        program_build_flags: v
+            .get("program_build_flags")
+            .and_then(Value::as_str)
+            .map(str::to_string),
     }
 }
 

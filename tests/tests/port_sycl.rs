@@ -198,6 +198,16 @@ fn dpnp_ported_from_pvc_is_a_run_on_bmg_and_ptl() {
             "where_contig_kernel",
             "copy_cast_contig_kernel",
         ];
+        // On bmg oneMKL's vector math launches the kernels it launched on
+        // pvc, from modules of two SPIR-V inputs each: ported from both.
+        let vm = both
+            .iter()
+            .filter(|k| k.0.contains("oneapi3mkl2vm"))
+            .count();
+        assert!(
+            p != BMG.product || vm == 2,
+            "[sid] dpnp on bmg: {vm} of oneMKL's vector math kernels (modules of two inputs) launched by both, want 2"
+        );
         assert!(
             equal == both.len()
                 && dpnp_kernels

@@ -36,6 +36,10 @@ pub struct PlanModule {
     /// first is `spirv`, `build_flags` and `spec_constants` above).
     #[serde(default)]
     pub more_inputs: Vec<PlanInput>,
+    /// With several inputs: the descriptor's own build flags, as the
+    /// program passed them (`None`: NULL).
+    #[serde(default)]
+    pub program_build_flags: Option<String>,
 }
 
 /// One more SPIR-V input of a module built from several.
@@ -143,6 +147,10 @@ pub fn key_of(m: &Module) -> String {
         &m.build_flags,
         &recorded_constants(m),
     );
+    let key = match &m.program_build_flags {
+        Some(f) if m.inputs.len() > 1 => module_key(&key, "", f, &[]),
+        _ => key,
+    };
     m.inputs.iter().skip(1).fold(key, |key, i| {
         let constants: Vec<(u32, String)> = i
             .spec_constants
@@ -204,6 +212,7 @@ pub fn plan(dir: &Path, records: &[ProcessRecord], spirv_dir: &Path) -> Ported {
                 spec_constants: recorded_constants(m),
                 kernels: Vec::new(),
                 more_inputs,
+                program_build_flags: m.program_build_flags.clone(),
             });
             if !pm.kernels.contains(&name) {
                 pm.kernels.push(name);
@@ -426,6 +435,7 @@ mod tests {
             spec_constants: vec![(7, "feffffff".into()), (9, "01".into())],
             kernels: vec![],
             more_inputs: vec![],
+            program_build_flags: None,
         };
         assert_eq!(m.constants(), vec![(7, 0xffff_fffe), (9, 1)]);
     }

@@ -56,7 +56,12 @@ pub fn child_main(plan: &Path) -> i32 {
                                 constants: ze_constants(&i.spec_constants),
                             }))
                             .collect();
-                        built(t.build_module(&inputs, m.format == "native", &m.kernels))
+                        built(t.build_module(
+                            &inputs,
+                            m.program_build_flags.as_deref(),
+                            m.format == "native",
+                            &m.kernels,
+                        ))
                     }
                     Err(e) => e,
                 },

@@ -290,21 +290,27 @@ impl Target<'_> {
             flags,
             constants: Vec::new(),
         };
-        self.build_module(&[input], false, &[])
+        self.build_module(&[input], None, false, &[])
     }
 
     /// Compiles a module of `inputs` (one: a native binary when `native`;
     /// several SPIR-V inputs: linked by the driver, as
-    /// `ze_module_program_exp_desc_t` asks), creates each kernel of
+    /// `ze_module_program_exp_desc_t` asks, with `program_flags` the
+    /// descriptor's own build flags, NULL for `None`), creates each kernel of
     /// `kernels` in it (then destroys them and the module): the driver's
     /// build log when the build fails, the kernel that could not be
     /// created.
     pub fn build_module(
         &self,
         inputs: &[ModuleInput],
+        program_flags: Option<&str>,
         native: bool,
         kernels: &[String],
     ) -> Result<(), String> {
+        let program_flags = program_flags
+            .map(CString::new)
+            .transpose()
+            .map_err(|_| "build flags hold a NUL byte".to_string())?;
         let first = inputs.first().ok_or("a module without input")?;
         let parts: Vec<Box<InputParts>> = inputs
             .iter()
@@ -337,8 +343,17 @@ impl Target<'_> {
             },
             input_size: first.bytes.len(),
             p_input_module: first.bytes.as_ptr(),
-            p_build_flags: parts[0].flags.as_ptr(),
-            p_constants: parts[0].constants().cast(),
+            p_build_flags: match (inputs.len(), &program_flags) {
+                (1, _) => parts[0].flags.as_ptr(),
+                (_, Some(f)) => f.as_ptr(),
+                (_, None) => std::ptr::null(),
+            },
+            // With several inputs each has its constants in the extension.
+            p_constants: if inputs.len() > 1 {
+                std::ptr::null()
+            } else {
+                parts[0].constants().cast()
+            },
         };
         let (mut module, mut log): (Handle, Handle) = (std::ptr::null_mut(), std::ptr::null_mut());
         let ze = self.ze;

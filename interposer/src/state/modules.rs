@@ -122,6 +122,7 @@ pub fn module_created(
         inputs,
         kernel_names,
         api: Api::LevelZero,
+        program_build_flags: None,
     };
     module_built(module, binary, None, device);
 }
@@ -142,6 +143,10 @@ pub struct CreatedModule<'a> {
     pub inputs: &'a [ModuleInput<'a>],
     pub kernel_names: &'a [Vec<u8>],
     pub api: Api,
+    /// A module of several inputs: the descriptor's own build flags
+    /// beside each input's (`None`: NULL), which the driver adds to
+    /// theirs.
+    pub program_build_flags: Option<&'a [u8]>,
 }
 
 /// [`module_created`], with `rebuilt`: for a native module whose binary the
@@ -159,6 +164,7 @@ pub fn module_built(
         inputs,
         kernel_names,
         api,
+        program_build_flags,
     } = m;
     // Hashed before the lock is taken: a module can be megabytes.
     let first = inputs.first();
@@ -175,6 +181,10 @@ pub fn module_built(
         r.modules.insert(handle, id);
         let mut line = Vec::with_capacity(256);
         push_module_head(&mut line, id, format, inputs, &sha);
+        if let (Some(f), true) = (program_build_flags, inputs.len() > 1) {
+            line.push(b',');
+            push_json_bytes_field(&mut line, "program_build_flags", f);
+        }
         push_kernel_names(&mut line, kernel_names);
         if device_id != 0 {
             line.extend_from_slice(format!(",\"device\":{device_id}").as_bytes());

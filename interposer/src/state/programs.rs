@@ -84,6 +84,7 @@ pub fn program_built(p: BuiltProgram, device: DeviceRef) {
         inputs: &input,
         kernel_names: p.kernel_names,
         api: Api::OpenCl,
+        program_build_flags: None,
     };
     module_built(module, Ok(p.binary), None, device);
 }

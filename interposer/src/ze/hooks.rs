@@ -62,6 +62,8 @@ unsafe fn record_module(desc: *const ModuleDesc, module: Handle, device: Handle,
         inputs: &inputs,
         kernel_names: &names,
         api: state::modules::Api::LevelZero,
+        // SAFETY: NULL or a C string, per the API.
+        program_build_flags: unsafe { c_bytes(d.p_build_flags) },
     };
     if let ([input], ZE_MODULE_FORMAT_IL_SPIRV) = (&inputs[..], d.format) {
         let carried = matches!(&built, Some(Ok(b)) if crate::common::spirv_section(b).is_some());
