@@ -9,6 +9,8 @@ pub use xpu_asm_record as record;
 
 /// Building the workloads and kernels the tests run.
 pub mod build;
+/// One capture builder.
+pub mod capture;
 /// IGC's dump folders.
 pub mod dumps;
 /// The process records of a capture.
@@ -23,6 +25,7 @@ pub mod scratch;
 pub mod stacks;
 
 pub use build::*;
+pub use capture::*;
 pub use dumps::*;
 pub use records::*;
 pub use report::*;

@@ -10,23 +10,11 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use tempfile::TempDir;
 use xpu_asm_collector::report::{KernelEntry, Report};
 use xpu_asm_collector::sources::IsaSourceKind;
 use xpu_asm_collector::sources::Status;
 use xpu_asm_isa::native;
 use xpu_asm_tests::*;
-
-struct Scratch {
-    _dir: TempDir,
-    root: PathBuf,
-}
-
-fn scratch() -> Scratch {
-    let dir = temp_dir("binaries");
-    let root = dir.path().to_path_buf();
-    Scratch { _dir: dir, root }
-}
 
 /// Runs the C workload (`--via link`) under `xpu-asm-run --emulate pvc
 /// --json` with `options`, into `<root>/<name>`; returns the capture folder
@@ -226,7 +214,7 @@ fn assert_all_matched(out: &Path, r: &Report, want: &[(&str, &str, u64)], source
 /// note: exactly IGC's dump of that compilation.
 #[test]
 fn native_modules_of_every_format_matched_from_their_binaries() {
-    let s = scratch();
+    let s = scratch("binaries");
     let mut args = Vec::new();
     args.extend(native_arg("z", Native::Zebin));
     args.extend(native_arg("p", Native::PatchTokens));
@@ -350,7 +338,7 @@ fn native_modules_of_every_format_matched_from_their_binaries() {
 /// binary carries). The rest of the report intact.
 #[test]
 fn binary_for_another_gpu_is_not_taken_for_its_isa() {
-    let s = scratch();
+    let s = scratch("binaries");
     let mut args = Vec::new();
     args.extend(native_arg("t", Native::TgllpOnly));
     args.extend(native_arg("p", Native::PatchTokens));
@@ -402,7 +390,7 @@ fn binary_for_another_gpu_is_not_taken_for_its_isa() {
 /// every kernel of SPIR-V modules comes from the driver's binary.
 #[test]
 fn isa_binary_takes_every_kernel_from_the_drivers_binary() {
-    let s = scratch();
+    let s = scratch("binaries");
     let mut args = spirv_args(true);
     args.extend(
         [
@@ -442,7 +430,7 @@ fn isa_binary_takes_every_kernel_from_the_drivers_binary() {
 /// the driver's binary.
 #[test]
 fn users_dumps_off_still_matched_from_binaries() {
-    let s = scratch();
+    let s = scratch("binaries");
     let mut args = spirv_args(false);
     args.extend(["imm:a:scale:2", "imm:a:scale_v2:9"].map(String::from));
     let (out, r) = capture(
@@ -466,7 +454,7 @@ fn users_dumps_off_still_matched_from_binaries() {
 /// `.asm`.
 #[test]
 fn drivers_binary_has_the_instructions_of_igcs_asm() {
-    let s = scratch();
+    let s = scratch("binaries");
     let mut args = spirv_args(true);
     args.extend(
         [

@@ -11,7 +11,6 @@ use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::sync::mpsc;
-use tempfile::TempDir;
 use xpu_asm_record::read::ProcessRecord;
 use xpu_asm_tests::*;
 
@@ -55,18 +54,6 @@ per_way!(
     forked_child_has_its_own_record,
     switched_off_only_forwards,
 );
-
-/// A test's own folder; `out` is what `XPU_ASM_OUT` names.
-struct Scratch {
-    _dir: TempDir,
-    out: PathBuf,
-}
-
-fn scratch() -> Scratch {
-    let dir = temp_dir("capture");
-    let out = dir.path().join("out");
-    Scratch { _dir: dir, out }
-}
 
 /// `--via <via> --module a=... [--module b=...]` then `steps`.
 fn args(via: &str, with_b: bool, steps: &[&str]) -> Vec<String> {
@@ -136,7 +123,7 @@ fn assert_counts(rec: &ProcessRecord, want: &[(&str, &str, u64, u64)]) {
 }
 
 fn immediate_list_counts_every_launch(via: &str) {
-    let s = scratch();
+    let s = scratch("capture");
     let step = format!("imm:a:{VECTOR_ADD}:5");
     let output = run(&s, &args(via, false, &[&step]));
     assert_stdout(&output, &[&format!("imm a {VECTOR_ADD} 5")]);
@@ -145,21 +132,21 @@ fn immediate_list_counts_every_launch(via: &str) {
 }
 
 fn cooperative_launches(via: &str) {
-    let s = scratch();
+    let s = scratch("capture");
     let output = run(&s, &args(via, false, &["coop:a:scale:3"]));
     assert_stdout(&output, &["coop a scale 3"]);
     assert_counts(&only_record(&s.out), &[(SCALE, &sha_a(), 3, 3)]);
 }
 
 fn indirect_launches(via: &str) {
-    let s = scratch();
+    let s = scratch("capture");
     let output = run(&s, &args(via, false, &["indirect:a:scale_v2:4"]));
     assert_stdout(&output, &["indirect a scale_v2 4"]);
     assert_counts(&only_record(&s.out), &[(SCALE_V2, &sha_a(), 4, 4)]);
 }
 
 fn multiple_kernels_indirect(via: &str) {
-    let s = scratch();
+    let s = scratch("capture");
     let step = format!("multi:a:{VECTOR_ADD},scale_v2:3");
     let output = run(&s, &args(via, false, &[&step]));
     assert_stdout(&output, &[&format!("multi a {VECTOR_ADD},scale_v2 3")]);
@@ -172,7 +159,7 @@ fn multiple_kernels_indirect(via: &str) {
 
 /// `scale` is a prefix of `scale_v2`: a matcher by substring would merge them.
 fn prefix_names_counted_apart(via: &str) {
-    let s = scratch();
+    let s = scratch("capture");
     let output = run(
         &s,
         &args(via, false, &["imm:a:scale:2", "imm:a:scale_v2:7"]),
@@ -186,7 +173,7 @@ fn prefix_names_counted_apart(via: &str) {
 }
 
 fn same_name_in_two_modules_counted_apart(via: &str) {
-    let s = scratch();
+    let s = scratch("capture");
     let output = run(
         &s,
         &args(
@@ -238,7 +225,7 @@ fn same_name_in_two_modules_counted_apart(via: &str) {
 
 /// Work appended to a regular list runs each time the list is executed.
 fn regular_list_counts_each_execution(via: &str) {
-    let s = scratch();
+    let s = scratch("capture");
     let output = run(&s, &args(via, false, &["reg:a:scale:3:4"]));
     assert_stdout(&output, &["reg a scale 3 4"]);
     assert_counts(&only_record(&s.out), &[(SCALE, &sha_a(), 12, 3)]);
@@ -249,7 +236,7 @@ fn regular_list_counts_each_execution(via: &str) {
 /// and succeed (the workload checks each call and prints its step lines),
 /// and nothing is written.
 fn switched_off_only_forwards(via: &str) {
-    let s = scratch();
+    let s = scratch("capture");
     let imm = format!("imm:a:{VECTOR_ADD}:5");
     let a = args(via, false, &[&imm, "reg:a:scale:3:4", "coop:a:scale:2"]);
     let a: Vec<&str> = a.iter().map(String::as_str).collect();
@@ -282,21 +269,21 @@ fn switched_off_only_forwards(via: &str) {
 /// A reset list holds only what was appended after the reset: 4 appends,
 /// reset, 1 append, 3 executions launch 3 times; 5 appends were made.
 fn regular_list_reset_drops_nothing_appended(via: &str) {
-    let s = scratch();
+    let s = scratch("capture");
     let output = run(&s, &args(via, false, &["regreset:a:scale_v2:4:3"]));
     assert_stdout(&output, &["regreset a scale_v2 4 3"]);
     assert_counts(&only_record(&s.out), &[(SCALE_V2, &sha_a(), 3, 5)]);
 }
 
 fn threads_with_their_own_handles(via: &str) {
-    let s = scratch();
+    let s = scratch("capture");
     let output = run(&s, &args(via, false, &["threads:a:scale:4:25"]));
     assert_stdout(&output, &["threads a scale 4 25"]);
     assert_counts(&only_record(&s.out), &[(SCALE, &sha_a(), 100, 100)]);
 }
 
 fn recreated_kernel_adds_up(via: &str) {
-    let s = scratch();
+    let s = scratch("capture");
     let output = run(&s, &args(via, false, &["recreate:a:scale:3"]));
     let lines = stdout_lines(&output);
     assert!(
@@ -309,7 +296,7 @@ fn recreated_kernel_adds_up(via: &str) {
 /// NEO gives a new kernel the handle of the one just destroyed; launches of
 /// that handle belong to the new kernel.
 fn reused_handle_goes_to_the_new_kernel(via: &str) {
-    let s = scratch();
+    let s = scratch("capture");
     let output = run(&s, &args(via, false, &["swap:a:scale:scale_v2:4"]));
     assert_stdout(&output, &["swap a scale scale_v2 4 same_handle=yes"]);
     let sha = sha_a();
@@ -320,7 +307,7 @@ fn reused_handle_goes_to_the_new_kernel(via: &str) {
 }
 
 fn native_module(via: &str) {
-    let s = scratch();
+    let s = scratch("capture");
     let native = native_a();
     let output = run(
         &s,
@@ -344,7 +331,7 @@ fn native_module(via: &str) {
 /// module's as the program passed it, a SPIR-V module's as the driver built
 /// it; and the device it was built for is recorded once.
 fn module_binaries_are_kept(via: &str) {
-    let s = scratch();
+    let s = scratch("capture");
     let native = native_a();
     let mut a = args(via, false, &[]);
     a.extend([
@@ -439,7 +426,7 @@ fn elf_type_and_machine(b: &[u8]) -> (u16, u16) {
 }
 
 fn dump_folder_names_every_launched_kernel(via: &str) {
-    let s = scratch();
+    let s = scratch("capture");
     let launched = format!("imm:a:{VECTOR_ADD}:1");
     let output = run(
         &s,
@@ -495,7 +482,7 @@ fn dump_folder_names_every_launched_kernel(via: &str) {
 }
 
 fn record_shows_the_dump_settings(via: &str) {
-    let s = scratch();
+    let s = scratch("capture");
     run(&s, &args(via, false, &["imm:a:scale:1"]));
     let rec = only_record(&s.out);
     let setting = |name: &str| {
@@ -526,7 +513,7 @@ fn record_shows_the_dump_settings(via: &str) {
 /// call that caused them returns: SIGKILL right after the last launch must
 /// lose nothing.
 fn sigkill_after_the_last_launch_loses_nothing(via: &str) {
-    let s = scratch();
+    let s = scratch("capture");
     let a = args(
         via,
         false,
@@ -551,7 +538,7 @@ fn sigkill_after_the_last_launch_loses_nothing(via: &str) {
 }
 
 fn sigterm_loses_nothing(via: &str) {
-    let s = scratch();
+    let s = scratch("capture");
     let a = args(via, false, &["imm:a:scale:3", "end:term-wait"]);
     let a: Vec<&str> = a.iter().map(String::as_str).collect();
     let mut cmd = workload_command(&s.out, &a);
@@ -611,7 +598,7 @@ fn abnormal_ends_lose_nothing(via: &str) {
         ("thread-exit", Some(3), None),
         ("exit", Some(0), None),
     ] {
-        let s = scratch();
+        let s = scratch("capture");
         let step = format!("end:{end}");
         let a = args(via, false, &["imm:a:scale:4", "reg:a:scale_v2:1:2", &step]);
         let a: Vec<&str> = a.iter().map(String::as_str).collect();
@@ -636,7 +623,7 @@ fn abnormal_ends_lose_nothing(via: &str) {
 /// launches go to its own record, not to the parent's, and the parent's
 /// later launches stay the parent's.
 fn forked_child_has_its_own_record(via: &str) {
-    let s = scratch();
+    let s = scratch("capture");
     let output = run(
         &s,
         &args(
@@ -705,7 +692,7 @@ fn forked_child_has_its_own_record(via: &str) {
 
 fn inert_scratch() -> Scratch {
     require_stack();
-    scratch()
+    scratch("capture")
 }
 
 /// Runs `program args` with exactly `env` (plus the interposer when traced).

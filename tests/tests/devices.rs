@@ -15,9 +15,7 @@
 
 use serde_json::Value;
 use std::collections::BTreeMap;
-use std::path::PathBuf;
 use std::process::Command;
-use tempfile::TempDir;
 use xpu_asm_tests::*;
 
 macro_rules! per_device {
@@ -117,17 +115,6 @@ fn want_counts() -> BTreeMap<(String, String), (u64, u64)> {
     .collect()
 }
 
-struct Scratch {
-    _dir: TempDir,
-    out: PathBuf,
-}
-
-fn scratch() -> Scratch {
-    let dir = temp_dir("devices");
-    let out = dir.path().join("out");
-    Scratch { _dir: dir, out }
-}
-
 /// `xpu-asm-run --emulate DEV --json -o OUT -- workload --via VIA ...`.
 fn capture(s: &Scratch, dev: &str, via: &str) -> Run {
     capture_with(s, dev, via, &[], None)
@@ -165,7 +152,7 @@ fn capture_with(
 }
 
 fn workload_on(dev: &str, via: &str) {
-    let s = scratch();
+    let s = scratch("devices");
     let r = capture(&s, dev, via);
     if !stack().products().contains(&dev) {
         // Refused before anything runs: no capture folder, no program.
@@ -254,12 +241,12 @@ fn workload_on(dev: &str, via: &str) {
 fn isa_binary_on(dev: &str, via: &str) {
     if !stack().products().contains(&dev) {
         // Refused as in the default mode (see workload_on).
-        let s = scratch();
+        let s = scratch("devices");
         capture_with(&s, dev, via, &["--isa", "binary"], None).assert_status(2);
         assert!(!s.out.exists());
         return;
     }
-    let (dumped, binary) = (scratch(), scratch());
+    let (dumped, binary) = (scratch("devices"), scratch("devices"));
     let d = capture(&dumped, dev, via);
     d.assert_status(0);
     // NEO's compiler cache is on in this mode: one of the test's own.

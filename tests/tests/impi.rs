@@ -8,30 +8,12 @@
 //! xpu-asm-run.
 
 use serde_json::Value;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
-use tempfile::TempDir;
 use xpu_asm_tests::impi::{mpi_hello, mpiexec};
 use xpu_asm_tests::jobs::*;
 use xpu_asm_tests::slurm::cluster;
 use xpu_asm_tests::*;
-
-struct Scratch {
-    _dir: TempDir,
-    root: PathBuf,
-    out: PathBuf,
-}
-
-fn scratch() -> Scratch {
-    require_stack();
-    let dir = temp_dir("impi");
-    let root = dir.path().to_path_buf();
-    Scratch {
-        out: root.join("out"),
-        root,
-        _dir: dir,
-    }
-}
 
 /// Intel MPI on one host: the shared-memory transport only (libfabric, not
 /// on PyPI at the version impi-rt 2021.19 wants, is never loaded).
@@ -94,7 +76,7 @@ fn assert_four_ranks(run: &Run) {
 
 #[test]
 fn impi_one_xpu_asm_run_per_rank_gives_one_report() {
-    let s = scratch();
+    let s = stack_scratch("impi");
     let hello = mpi_hello().display().to_string();
     let mut cmd = mpiexec_fork(&s, 4);
     cmd.args(per_rank(&s.out))
@@ -135,7 +117,7 @@ fn claimed(out: &Path) -> usize {
 
 #[test]
 fn impi_two_jobs_at_once_in_one_folder_are_told_apart_by_hydra_uuid() {
-    let s = scratch();
+    let s = stack_scratch("impi");
     let go = s.root.join("go");
     // Job A: its ranks wait for `go` once each has joined the folder.
     let wait = format!("until [ -e {} ]; do sleep 0.05; done", go.display());
@@ -168,7 +150,7 @@ fn impi_two_jobs_at_once_in_one_folder_are_told_apart_by_hydra_uuid() {
 
 /// `xpu-asm-run --emulate pvc -o OUT -- mpiexec -launcher fork EXTRA... -n 4 app`.
 fn impi_inside(extra: &[&str]) -> Run {
-    let s = scratch();
+    let s = stack_scratch("impi");
     let mut cmd = command(&xpu_asm_run().display().to_string());
     impi(&mut cmd)
         .current_dir(&s.root)
@@ -210,7 +192,7 @@ fn impi_launcher_inside_records_every_rank() {
 #[test]
 fn impi_mpiexec_per_rank_inside_a_slurm_allocation_takes_ranks_from_pmi_rank() {
     let c = cluster();
-    let s = scratch();
+    let s = stack_scratch("impi");
     let seen = s.root.join("seen");
     std::fs::create_dir_all(&seen).unwrap();
     // Inside the allocation, mpiexec starts its proxy through srun: each

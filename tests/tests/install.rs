@@ -17,7 +17,7 @@ use xpu_asm_tests::*;
 const STEPS: [&str; 2] = ["imm:a:scale:5", "reg:a:scale_v2:1:3"];
 const WROTE: &str = "xpu-asm-run: wrote the interposer it carries to ";
 
-struct Scratch {
+struct InstallScratch {
     _dir: TempDir,
     root: PathBuf,
     /// `xpu-asm-run` copied alone into a folder of its own.
@@ -26,7 +26,7 @@ struct Scratch {
     cache: PathBuf,
 }
 
-fn scratch() -> Scratch {
+fn install_scratch() -> InstallScratch {
     require_stack();
     let dir = temp_dir("install");
     let root = dir.path().to_path_buf();
@@ -34,7 +34,7 @@ fn scratch() -> Scratch {
     std::fs::create_dir(&bin_dir).unwrap();
     let bin = bin_dir.join("xpu-asm-run");
     std::fs::copy(xpu_asm_run(), &bin).expect("xpu-asm-run copied");
-    Scratch {
+    InstallScratch {
         cache: root.join("cache"),
         bin,
         root,
@@ -42,7 +42,7 @@ fn scratch() -> Scratch {
     }
 }
 
-impl Scratch {
+impl InstallScratch {
     /// Where the cache holds the library.
     fn cached(&self) -> PathBuf {
         self.cache
@@ -53,7 +53,7 @@ impl Scratch {
 
     /// `WRAPPER... xpu-asm-run [--emulate pvc] -o OUT -- ARGS` (the copied
     /// binary; `--emulate` for the workload), with the cache at
-    /// [`Scratch::cache`] and nothing of the test's own environment.
+    /// [`InstallScratch::cache`] and nothing of the test's own environment.
     fn command(&self, wrapper: &[&str], out: &Path, args: &[String]) -> Command {
         let mut cmd = match wrapper.split_first() {
             Some((w, rest)) => {
@@ -131,7 +131,7 @@ fn real(p: &Path) -> PathBuf {
 
 #[test]
 fn the_binary_alone_captures_and_reuses_what_it_wrote() {
-    let s = scratch();
+    let s = install_scratch();
     let out = s.root.join("out1");
     let r1 = s.capture(&out);
     r1.assert_status(0);
@@ -173,7 +173,7 @@ fn the_binary_alone_captures_and_reuses_what_it_wrote() {
 
 #[test]
 fn two_dozen_concurrent_starts_write_it_once_and_all_load_it() {
-    let s = scratch();
+    let s = install_scratch();
     // Each command prints the line of its own memory map that shows the
     // library loaded, and from where.
     let probe: Vec<String> = ["sh", "-c", "grep -m1 libxpu_asm_interposer /proc/self/maps"]
@@ -217,7 +217,7 @@ fn two_dozen_concurrent_starts_write_it_once_and_all_load_it() {
 }
 
 /// A shared library that, if anything ever loaded it, would leave `marker`.
-fn planted_library(s: &Scratch, marker: &Path) -> PathBuf {
+fn planted_library(s: &InstallScratch, marker: &Path) -> PathBuf {
     let src = s.root.join("planted.c");
     let lib = s.root.join("planted.so");
     std::fs::write(
@@ -241,7 +241,7 @@ fn planted_library(s: &Scratch, marker: &Path) -> PathBuf {
 
 /// Runs the workload with `what` at the cache path: refused before anything
 /// runs, with the reason, and never loaded.
-fn assert_refused(s: &Scratch, marker: &Path, what: &str, reason: &str) {
+fn assert_refused(s: &InstallScratch, marker: &Path, what: &str, reason: &str) {
     let out = s.root.join(format!("out-{what}"));
     let r = s.capture(&out);
     r.assert_status(2);
@@ -264,7 +264,7 @@ fn assert_refused(s: &Scratch, marker: &Path, what: &str, reason: &str) {
 
 #[test]
 fn a_planted_file_or_link_in_the_cache_is_refused_and_never_loaded() {
-    let s = scratch();
+    let s = install_scratch();
     let marker = s.root.join("planted-library-was-loaded");
     let planted = planted_library(&s, &marker);
     let lib = s.cached();
@@ -299,7 +299,7 @@ fn a_planted_file_or_link_in_the_cache_is_refused_and_never_loaded() {
 
 #[test]
 fn a_read_only_cache_leaves_the_capture_folder() {
-    let s = scratch();
+    let s = install_scratch();
     std::fs::create_dir(&s.cache).unwrap();
     // /proc/self belongs to the process's effective user.
     let root = std::fs::metadata("/proc/self").unwrap().uid() == 0;

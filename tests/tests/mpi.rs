@@ -14,9 +14,7 @@
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::os::unix::fs::PermissionsExt;
-use std::path::PathBuf;
 use std::process::Command;
-use tempfile::TempDir;
 use xpu_asm_tests::jobs::*;
 use xpu_asm_tests::*;
 
@@ -25,27 +23,16 @@ const OPENMPI: &str = "mpirun.openmpi";
 const NODES: &str = "nodeb:2,nodec:2";
 const HYDRA: &str = "mpiexec.hydra";
 
-struct Scratch {
-    _dir: TempDir,
-    root: PathBuf,
-    out: PathBuf,
-}
-
-fn scratch() -> Scratch {
-    require_stack();
+/// A [`Scratch`] for a test of both MPI launchers, which must be installed.
+fn mpi_scratch() -> Scratch {
+    let s = stack_scratch("mpi");
     for l in [OPENMPI, HYDRA] {
         assert!(
             Command::new(l).arg("--version").output().is_ok(),
             "{l} is not installed; run scripts/install-deps.sh (it installs openmpi-bin and mpich)"
         );
     }
-    let dir = temp_dir("mpi");
-    let root = dir.path().to_path_buf();
-    Scratch {
-        out: root.join("out"),
-        root,
-        _dir: dir,
-    }
+    s
 }
 
 /// `LAUNCHER <its options for n ranks> ARGS...`
@@ -126,7 +113,7 @@ fn launchers_local_ranks(s: &Scratch, l: &str, n: usize) -> Vec<(u64, u64)> {
 }
 
 fn per_rank_job(l: &str) {
-    let s = scratch();
+    let s = mpi_scratch();
     let mut cmd = launcher(&s, l, 4, None);
     cmd.args(per_rank(&s.out)).args(workload_args(&STEPS));
     let r1 = run(cmd, &s.out);
@@ -193,7 +180,7 @@ fn hydra_one_xpu_asm_run_per_rank_gives_one_report() {
 /// Ranks 0..n-1 run the workload; the last rank ends as `how` says, after
 /// the others.
 fn job_with_last_rank(l: &str, how: &str) -> Run {
-    let s = scratch();
+    let s = mpi_scratch();
     let script = s.root.join("rank.sh");
     let rank_var = if l == OPENMPI {
         "OMPI_COMM_WORLD_RANK"
@@ -292,7 +279,7 @@ fn assert_two_nodes(run: &Run, r: &Value) {
 }
 
 fn two_nodes_shared_folder(l: &str) {
-    let s = scratch();
+    let s = mpi_scratch();
     let mut cmd = launcher(&s, l, 4, Some(NODES));
     cmd.args(per_rank(&s.out)).args(workload_args(&STEPS));
     let r1 = run(cmd, &s.out);
@@ -314,7 +301,7 @@ fn hydra_two_nodes_share_one_folder() {
 
 #[test]
 fn node_local_folders_are_merged_into_one_report() {
-    let s = scratch();
+    let s = mpi_scratch();
     let base = s.root.join("local");
     let mut cmd = launcher(&s, OPENMPI, 4, Some(NODES));
     // Each node writes into a folder of its own, named after the node.
@@ -357,7 +344,7 @@ fn node_local_folders_are_merged_into_one_report() {
 /// "nodes" start from an empty environment and get only what the launcher
 /// forwards.
 fn launcher_inside(l: &str, extra: &[&str]) -> Run {
-    let s = scratch();
+    let s = mpi_scratch();
     let mut cmd = command(&xpu_asm_run().display().to_string());
     cmd.current_dir(&s.root)
         .args(["--emulate", "pvc", "-o"])
@@ -459,7 +446,7 @@ fn hydra_launcher_inside_passes_everything_and_warns_when_told_not_to() {
 
 #[test]
 fn same_host_and_pid_in_two_pid_namespaces_keep_two_records() {
-    let s = scratch();
+    let s = mpi_scratch();
     // Each workload is pid 1 of its own PID namespace, on the same host.
     let w1 = workload_args(&["imm:a:scale:3"]).join(" ");
     let w2 = workload_args(&["imm:a:scale_v2:4"]).join(" ");
@@ -496,7 +483,7 @@ fn same_host_and_pid_in_two_pid_namespaces_keep_two_records() {
 
 #[test]
 fn installed_binary_finds_its_interposer_and_captures() {
-    let s = scratch();
+    let s = mpi_scratch();
     let prefix = s.root.join("prefix");
     let mut inst = Command::new("bash");
     inst.arg(workspace_dir().join("scripts/install.sh"))
@@ -573,7 +560,7 @@ fn candidates(r: &Value, name: &str) -> Vec<(String, u64)> {
 /// binary's, listed beside rank 0's dump, and every count is exact.
 #[test]
 fn ranks_that_built_other_code_get_their_own_binarys_isa() {
-    let s = scratch();
+    let s = mpi_scratch();
     let mut other = vec![
         workload().display().to_string(),
         "--via".into(),
@@ -625,7 +612,7 @@ fn ranks_that_built_other_code_get_their_own_binarys_isa() {
 /// every kernel's ISA comes from the others' binaries, exactly counted.
 #[test]
 fn a_rank_0_that_dies_before_its_dumps_leaves_the_others_their_binaries() {
-    let s = scratch();
+    let s = mpi_scratch();
     let r1 = mpmd(
         &s,
         &workload_args(&["end:kill"]),

@@ -25,7 +25,7 @@ use xpu_asm_tests::*;
 // ---------------------------------------------------------------------------
 // Support
 
-struct Scratch {
+struct WorkScratch {
     _dir: TempDir,
     root: PathBuf,
     /// The capture folder (`-o`).
@@ -34,13 +34,13 @@ struct Scratch {
     work: PathBuf,
 }
 
-fn scratch() -> Scratch {
+fn work_scratch() -> WorkScratch {
     require_stack();
     let dir = temp_dir("processes");
     let root = dir.path().to_path_buf();
     let work = root.join("work");
     std::fs::create_dir_all(&work).expect("the work folder");
-    Scratch {
+    WorkScratch {
         _dir: dir,
         out: root.join("out"),
         work,
@@ -49,7 +49,7 @@ fn scratch() -> Scratch {
 }
 
 /// `xpu-asm-run OPTS -o OUT -- COMMAND...`, run in `work`.
-fn xpu(s: &Scratch, opts: &[&str], command: &[String]) -> Command {
+fn xpu(s: &WorkScratch, opts: &[&str], command: &[String]) -> Command {
     let mut cmd = Command::new(xpu_asm_run());
     cmd.args(opts)
         .arg("-o")
@@ -329,7 +329,7 @@ const AFTER_BEFORE_END: [(&str, u64, u64); 2] = [(SCALE, 4, 4), (SCALE_V2, 2, 1)
 
 /// Runs the workload with `end:<how>` under xpu-asm-run (quiet: stdout is
 /// the workload's alone).
-fn run_ending(s: &Scratch, via: &str, how: &str) -> Run {
+fn run_ending(s: &WorkScratch, via: &str, how: &str) -> Run {
     let end = format!("end:{how}");
     let mut steps = BEFORE_END.to_vec();
     steps.push(&end);
@@ -382,49 +382,49 @@ fn assert_ended_printing(run: &Run, how: &str, more: &[&str], exit: Value, statu
 
 #[test]
 fn ends_by_returning_from_main() {
-    let s = scratch();
+    let s = work_scratch();
     let r = run_ending(&s, "link", "exit");
     assert_ended(&r, "exit", json!({"code": 0}), 0);
 }
 
 #[test]
 fn ends_by_exit_from_another_thread() {
-    let s = scratch();
+    let s = work_scratch();
     let r = run_ending(&s, "ddi", "thread-exit");
     assert_ended(&r, "thread-exit", json!({"code": 3}), 3);
 }
 
 #[test]
 fn ends_by_underscore_exit() {
-    let s = scratch();
+    let s = work_scratch();
     let r = run_ending(&s, "dlsym", "_exit");
     assert_ended(&r, "_exit", json!({"code": 0}), 0);
 }
 
 #[test]
 fn ends_by_abort() {
-    let s = scratch();
+    let s = work_scratch();
     let r = run_ending(&s, "link", "abort");
     assert_ended(&r, "abort", json!({"signal": 6}), 128 + 6);
 }
 
 #[test]
 fn ends_by_sigsegv() {
-    let s = scratch();
+    let s = work_scratch();
     let r = run_ending(&s, "ddi", "segv");
     assert_ended(&r, "segv", json!({"signal": 11}), 128 + 11);
 }
 
 #[test]
 fn ends_by_sigkill_right_after_the_last_launch() {
-    let s = scratch();
+    let s = work_scratch();
     let r = run_ending(&s, "dlsym", "kill");
     assert_ended(&r, "kill", json!({"signal": 9}), 128 + 9);
 }
 
 /// xpu-asm-run running the workload (reaching Level Zero `via`) through its
 /// launches up to the point where it waits for SIGTERM.
-fn spawn_until_ready(s: &Scratch, via: &str) -> Live {
+fn spawn_until_ready(s: &WorkScratch, via: &str) -> Live {
     let mut steps = BEFORE_END.to_vec();
     steps.push("end:term-wait");
     let mut live = Live::spawn(
@@ -439,7 +439,7 @@ fn spawn_until_ready(s: &Scratch, via: &str) -> Live {
 /// stopping it), not through xpu-asm-run.
 #[test]
 fn ends_by_sigterm_from_outside() {
-    let s = scratch();
+    let s = work_scratch();
     let mut live = spawn_until_ready(&s, "link");
     let pids = record_file_pids(&s.out);
     if pids.len() != 1 {
@@ -457,7 +457,7 @@ fn ends_by_sigterm_from_outside() {
 /// passes it on, survives it, and reports.
 #[test]
 fn ends_by_sigterm_sent_to_xpu_asm_run() {
-    let s = scratch();
+    let s = work_scratch();
     let mut live = spawn_until_ready(&s, "dlsym");
     let pid = live.pid().to_string();
     live.kill("TERM", &pid);
@@ -487,7 +487,7 @@ fn assert_interrupted_report(run: &Run) {
 /// it on, the workload dies of it, and what was recorded is reported.
 #[test]
 fn ctrl_c_to_xpu_asm_run_alone_reaches_the_command_and_all_is_reported() {
-    let s = scratch();
+    let s = work_scratch();
     let mut live = Live::spawn(
         xpu(
             &s,
@@ -514,7 +514,7 @@ fn ctrl_c_to_xpu_asm_run_alone_reaches_the_command_and_all_is_reported() {
 /// xpu-asm-run and the command get it.
 #[test]
 fn sigint_to_the_process_group_is_reported_once() {
-    let s = scratch();
+    let s = work_scratch();
     let mut live = Live::spawn(
         xpu(
             &s,
@@ -601,7 +601,7 @@ struct Terminal {
     after_last_intr: Option<f64>,
 }
 
-fn at_terminal(s: &Scratch, interrupt_after: &[&str], argv: &[String]) -> Terminal {
+fn at_terminal(s: &WorkScratch, interrupt_after: &[&str], argv: &[String]) -> Terminal {
     let mut cmd = Command::new("python3");
     cmd.arg("-c")
         .arg(PTY_HELPER)
@@ -632,7 +632,7 @@ fn at_terminal(s: &Scratch, interrupt_after: &[&str], argv: &[String]) -> Termin
     }
 }
 
-fn xpu_argv(s: &Scratch, opts: &[&str], command: &[String]) -> Vec<String> {
+fn xpu_argv(s: &WorkScratch, opts: &[&str], command: &[String]) -> Vec<String> {
     let mut v = vec![xpu_asm_run().display().to_string()];
     v.extend(opts.iter().map(|o| o.to_string()));
     v.push("-o".into());
@@ -647,7 +647,7 @@ fn xpu_argv(s: &Scratch, opts: &[&str], command: &[String]) -> Vec<String> {
 /// xpu-asm-run reports what was recorded and exits 130.
 #[test]
 fn ctrl_c_at_a_terminal_is_reported_and_exits_130() {
-    let s = scratch();
+    let s = work_scratch();
     let t = at_terminal(
         &s,
         &["ready"],
@@ -683,7 +683,7 @@ fn second_ctrl_c_stops_collecting_promptly_and_collect_finishes_later() {
     // minutes.
     const PAD_FILES: usize = 3200;
     const PAD_MB: usize = 8;
-    let s = scratch();
+    let s = work_scratch();
     let script = s.root.join("padded.sh");
     std::fs::write(
         &script,
@@ -774,7 +774,7 @@ fn quoted(line: &[String]) -> String {
 /// four dump folders, per-process counts and exact merged totals.
 #[test]
 fn shell_script_with_parallel_workloads_and_exec() {
-    let s = scratch();
+    let s = work_scratch();
     let p1 = workload_line("ddi", &["imm:a:scale:1"]);
     let p2 = workload_line("dlsym", &["imm:a:scale:2"]);
     let p3 = workload_line("link", &["imm:a:scale_v2:3", "end:thread-exit"]);
@@ -943,7 +943,7 @@ if __name__ == "__main__":
 /// records nothing; each workload has its own record.
 #[test]
 fn python_multiprocessing_spawn_pool() {
-    let s = scratch();
+    let s = work_scratch();
     let script = s.root.join("pool.py");
     std::fs::write(&script, MULTIPROCESSING_PY).expect("write pool.py");
     let jobs = [
@@ -1003,7 +1003,7 @@ fn python_multiprocessing_spawn_pool() {
 /// launches, the parent's only the parent's, before and after the fork.
 #[test]
 fn fork_after_launches_keeps_the_records_apart() {
-    let s = scratch();
+    let s = work_scratch();
     let r = run(
         xpu(
             &s,
@@ -1114,7 +1114,7 @@ fn base_env() -> Vec<(String, String)> {
 
 /// Runs `argv` plainly and under `xpu-asm-run -q`, each with exactly
 /// [`base_env`], in empty folders; returns both.
-fn plain_and_traced(s: &Scratch, name: &str, argv: &[&str]) -> (Run, Run) {
+fn plain_and_traced(s: &WorkScratch, name: &str, argv: &[&str]) -> (Run, Run) {
     // The same working folder for both (a shell puts it in PWD), empty
     // before each run and checked to be empty after it.
     let dir = s.root.join(format!("work-{name}"));
@@ -1192,7 +1192,7 @@ fn assert_same_behaviour(name: &str, plain: &Run, traced: &Run) {
 
 #[test]
 fn programs_without_level_zero_behave_exactly_as_without_xpu_asm() {
-    let s = scratch();
+    let s = work_scratch();
     let cases: [(&str, &[&str], i32); 6] = [
         ("true", &["true"], 0),
         ("false", &["false"], 1),
@@ -1246,7 +1246,7 @@ fn env_map(text: &[u8]) -> BTreeMap<String, String> {
 /// variables, with the documented values.
 #[test]
 fn environment_differs_only_by_the_documented_variables() {
-    let s = scratch();
+    let s = work_scratch();
     let interposer = interposer().display().to_string();
     let cases: [(&str, &[&str]); 3] = [
         ("env", &["env"]),
@@ -1453,7 +1453,7 @@ fn marker_lines(file: &Path) -> BTreeMap<(String, u32), String> {
 
 #[test]
 fn the_users_ld_preload_is_kept_and_both_libraries_work() {
-    let s = scratch();
+    let s = work_scratch();
     let src = s.root.join("marker.c");
     let lib = s.root.join("libmarker.so");
     std::fs::write(&src, MARKER_C).expect("write marker.c");
@@ -1546,7 +1546,7 @@ int main(int argc, char **argv) {
 /// says so, and runs it anyway with its output and exit status.
 #[test]
 fn a_static_program_is_run_with_a_warning() {
-    let s = scratch();
+    let s = work_scratch();
     let src = s.root.join("hello.c");
     let bin = s.root.join("hello-static");
     std::fs::write(&src, HELLO_C).expect("write hello.c");
@@ -1586,7 +1586,7 @@ fn a_static_program_is_run_with_a_warning() {
 fn a_setuid_program_is_run_with_a_warning() {
     use std::os::unix::fs::PermissionsExt;
     const NOBODY: u32 = 65534;
-    let s = scratch();
+    let s = work_scratch();
     let src = s.root.join("hello.c");
     let bin = s.root.join("hello-setuid");
     std::fs::write(&src, HELLO_C).expect("write hello.c");

@@ -36,14 +36,14 @@ const COLLECT_TIMEOUT: Duration = Duration::from_secs(30);
 /// A test's folder: `root/deep/er/out` is the capture, so that names
 /// climbing three levels out of it still land inside `root`, where
 /// [`Snapshot`] sees them. `root/bait` holds files an escape would touch.
-struct Scratch {
+struct BaitScratch {
     _dir: TempDir,
     root: PathBuf,
     out: PathBuf,
     bait: PathBuf,
 }
 
-fn scratch() -> Scratch {
+fn bait_scratch() -> BaitScratch {
     require_stack();
     let dir = temp_dir("robustness");
     let root = dir.path().to_path_buf();
@@ -60,7 +60,7 @@ fn scratch() -> Scratch {
         "//.kernel evil_k\n",
     )
     .expect("write");
-    Scratch {
+    BaitScratch {
         _dir: dir,
         root,
         out,
@@ -74,7 +74,7 @@ fn scratch() -> Scratch {
 struct Snapshot(BTreeMap<String, String>);
 
 impl Snapshot {
-    fn take(s: &Scratch) -> Snapshot {
+    fn take(s: &BaitScratch) -> Snapshot {
         let mut m = BTreeMap::new();
         let mut stack = vec![s.root.clone()];
         while let Some(d) = stack.pop() {
@@ -226,7 +226,7 @@ struct Base {
 const BASE_KERNELS: [(&str, u64, u64); 2] = [(SCALE, 3, 3), (SCALE_V2, 4, 2)];
 
 /// A real capture in `s.out`, dumps kept whole.
-fn base_capture(s: &Scratch) -> Base {
+fn base_capture(s: &BaitScratch) -> Base {
     let mut cmd = Command::new(xpu_asm_run());
     // IGC's dumps on both stacks: hostile dump files are among the cases.
     cmd.args([
@@ -419,7 +419,7 @@ fn mkfifo(p: &Path) {
 /// others are reported.
 #[test]
 fn hostile_records_are_named_and_everything_else_reported() {
-    let s = scratch();
+    let s = bait_scratch();
     let base = base_capture(&s);
     let records = s.out.join("records");
 
@@ -545,7 +545,7 @@ fn hostile_records_are_named_and_everything_else_reported() {
 /// ignore a Ctrl-C while it waits): it names the item and goes on.
 #[test]
 fn fifos_in_records_do_not_hang_collect() {
-    let s = scratch();
+    let s = bait_scratch();
     let base = base_capture(&s);
     let records = s.out.join("records");
     mkfifo(&records.join("h-120.events"));
@@ -568,7 +568,7 @@ fn fifos_in_records_do_not_hang_collect() {
 /// `.asm` of a real kernel and a 100 MB `.asm` that is all header comment.
 #[test]
 fn hostile_dump_files_are_named_and_everything_else_reported() {
-    let s = scratch();
+    let s = bait_scratch();
     let base = base_capture(&s);
     let d = s.out.join(&base.dump_dir);
     let h = &base.igc_hash;
@@ -663,7 +663,7 @@ fn hostile_dump_files_are_named_and_everything_else_reported() {
 /// outside the capture changes.
 #[test]
 fn hostile_names_and_paths_stay_inside_the_capture() {
-    let s = scratch();
+    let s = bait_scratch();
     let base = base_capture(&s);
     let spv = b"\x03\x02\x23\x07 hostile module";
     let sha = rec::hex(&Sha256::digest(spv));
@@ -819,7 +819,7 @@ fn hostile_names_and_paths_stay_inside_the_capture() {
 
 #[test]
 fn empty_and_foreign_folders_are_refused_with_a_clear_message() {
-    let s = scratch();
+    let s = bait_scratch();
     let empty = s.root.join("empty");
     std::fs::create_dir(&empty).expect("mkdir");
     let c = collect(&empty, &[]);
@@ -857,7 +857,7 @@ fn empty_and_foreign_folders_are_refused_with_a_clear_message() {
 /// corrupt `collect.json`: a report that says so, nothing else.
 #[test]
 fn broken_run_and_state_files_are_named_and_the_rest_reported() {
-    let s = scratch();
+    let s = bait_scratch();
     let base = base_capture(&s);
     std::fs::write(s.out.join("run.json"), b"{\"schema\": 1, \"command\": [").expect("write");
     std::fs::write(s.out.join("collect.json"), b"\x00\xff").expect("write");

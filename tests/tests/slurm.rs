@@ -5,30 +5,15 @@
 
 use serde_json::Value;
 use std::os::unix::process::ExitStatusExt;
-use std::path::PathBuf;
 use std::process::{Command, Output};
-use tempfile::TempDir;
 use xpu_asm_tests::jobs::*;
 use xpu_asm_tests::slurm::{cluster, Cluster};
 use xpu_asm_tests::*;
 
-struct Scratch {
-    _dir: TempDir,
-    root: PathBuf,
-    out: PathBuf,
-}
-
-fn scratch() -> (&'static Cluster, Scratch) {
-    require_stack();
-    let c = cluster();
-    let dir = temp_dir("slurm-test");
-    let root = dir.path().to_path_buf();
-    let s = Scratch {
-        out: root.join("out"),
-        root,
-        _dir: dir,
-    };
-    (c, s)
+/// The one-host cluster and a [`Scratch`] of the test's own.
+fn cluster_scratch() -> (&'static Cluster, Scratch) {
+    let s = stack_scratch("slurm-test");
+    (cluster(), s)
 }
 
 /// `srun -n N ARGS...` from the scratch folder.
@@ -73,7 +58,7 @@ fn assert_four_ranks(run: &Run, r: &Value, last: Value) {
 
 #[test]
 fn srun_one_xpu_asm_run_per_rank_gives_one_report() {
-    let (c, s) = scratch();
+    let (c, s) = cluster_scratch();
     let mut args = per_rank(&s.out);
     args.extend(workload_args(&STEPS));
     let r1 = run(srun(c, &s, 4, &args), &s.out);
@@ -102,7 +87,7 @@ fn srun_one_xpu_asm_run_per_rank_gives_one_report() {
 
 #[test]
 fn sbatch_job_script_gives_one_report() {
-    let (c, s) = scratch();
+    let (c, s) = cluster_scratch();
     let script = s.root.join("job.sh");
     let mut line = vec!["srun".to_string()];
     line.extend(per_rank(&s.out));
@@ -137,7 +122,7 @@ fn sbatch_job_script_gives_one_report() {
 /// Rank 3 (`SLURM_PROCID`) waits for the others to end, then ends as `how`
 /// says: `kill` (SIGKILL after its launches) or an exit status.
 fn job_with_last_rank(how: &str) -> Run {
-    let (c, s) = scratch();
+    let (c, s) = cluster_scratch();
     let script = s.root.join("rank.sh");
     std::fs::write(
         &script,
@@ -187,7 +172,7 @@ fn srun_rank_killed_by_sigkill_keeps_its_launches() {
 /// `xpu-asm-run --emulate pvc -o OUT -- srun -n 4 EXTRA... app`, with
 /// `env` added to xpu-asm-run's environment.
 fn launcher_inside(extra: &[&str], env: &[(&str, &str)]) -> Run {
-    let (c, s) = scratch();
+    let (c, s) = cluster_scratch();
     let mut cmd = c.command(xpu_asm_run());
     cmd.current_dir(&s.root)
         .args(["--emulate", "pvc", "-o"])

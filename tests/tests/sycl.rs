@@ -28,7 +28,6 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::sync::OnceLock;
-use tempfile::TempDir;
 use xpu_asm_tests::*;
 
 /// One dpctl.tensor operation of ops.py and the kernels one call of it
@@ -202,19 +201,6 @@ fn sycl_env(cmd: &mut Command, venv: &Path) {
     }
 }
 
-struct Scratch {
-    _dir: TempDir,
-    out: PathBuf,
-}
-
-fn scratch() -> Scratch {
-    let dir = temp_dir("sycl");
-    let out = dir.path().join("out");
-    std::fs::create_dir_all(&out)
-        .unwrap_or_else(|e| panic!("cannot create {}: {e}", out.display()));
-    Scratch { _dir: dir, out }
-}
-
 /// Runs ops.py with `args` under the interposer (`XPU_ASM_OUT=out`), with the
 /// NEO variables; `immediate` sets the runtime's choice of command lists.
 fn run_ops_traced(out: &Path, args: &[String], immediate: bool) -> Output {
@@ -323,7 +309,7 @@ fn check_records(out: &Path, times: &[(&str, u64)]) {
 /// `.asm`, from modules of API `opencl` made from IL.
 #[test]
 fn the_opencl_backend_every_kernel_counted_with_its_asm() {
-    let s = scratch();
+    let s = scratch("sycl").with_out_made();
     let venv = venv();
     let mut cmd = Command::new(venv.join("bin/python"));
     cmd.arg(ops_py())
@@ -362,7 +348,7 @@ fn the_opencl_backend_every_kernel_counted_with_its_asm() {
 
 #[test]
 fn immediate_lists_every_kernel_counted_with_its_asm() {
-    let s = scratch();
+    let s = scratch("sycl").with_out_made();
     let output = run_ops_traced(&s.out, &ops_args_distinct(), true);
     assert_ops_stdout(&output, &TIMES);
     check_records(&s.out, &TIMES);
@@ -370,7 +356,7 @@ fn immediate_lists_every_kernel_counted_with_its_asm() {
 
 #[test]
 fn regular_lists_every_kernel_counted_with_its_asm() {
-    let s = scratch();
+    let s = scratch("sycl").with_out_made();
     let output = run_ops_traced(&s.out, &ops_args_distinct(), false);
     assert_ops_stdout(&output, &TIMES);
     check_records(&s.out, &TIMES);
@@ -417,7 +403,7 @@ fn report_json_every_kernel_with_exact_launches_and_asm() {
     let venv = venv();
     let bin = xpu_asm_run();
     collector_ready(&bin);
-    let s = scratch();
+    let s = scratch("sycl").with_out_made();
     let out = s.out.join("xpu");
     let mut cmd = Command::new(&bin);
     cmd.args(["--emulate", "pvc", "-o"])
@@ -687,7 +673,7 @@ fn assert_ops_matched(
 fn sycl_cache_second_run_matched_from_binaries_with_igcs_instructions() {
     use xpu_asm_collector::sources::IsaSourceKind;
     const N: u64 = 3;
-    let s = scratch();
+    let s = scratch("sycl").with_out_made();
     let cache = s.out.join("sycl-cache");
     let env = [
         ("SYCL_CACHE_PERSISTENT", Path::new("1")),
@@ -726,7 +712,7 @@ fn sycl_cache_second_run_matched_from_binaries_with_igcs_instructions() {
 fn isa_binary_every_sycl_kernel_from_binaries() {
     use xpu_asm_collector::sources::IsaSourceKind;
     const N: u64 = 2;
-    let s = scratch();
+    let s = scratch("sycl").with_out_made();
     let out = s.out.join("xpu");
     let r = run_ops_collected(&s, &out, &["--isa", "binary"], &[], N);
     assert_ops_matched(&out, &r, N, IsaSourceKind::ModuleBinary);
