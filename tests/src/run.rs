@@ -303,6 +303,12 @@ impl Run {
         stdout_lines(&self.output)
     }
 
+    /// Stdout, which must be JSON.
+    pub fn json(&self) -> serde_json::Value {
+        serde_json::from_slice(&self.output.stdout)
+            .unwrap_or_else(|e| panic!("stdout is not JSON: {e}\n{}", self.ctx()))
+    }
+
     pub fn stderr(&self) -> String {
         String::from_utf8_lossy(&self.output.stderr).into_owned()
     }

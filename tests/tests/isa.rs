@@ -9,9 +9,8 @@
 
 use serde_json::Value;
 use std::collections::BTreeMap;
-use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Command;
 use xpu_asm_tests::*;
 
 // ---------------------------------------------------------------------------
@@ -45,117 +44,51 @@ const MIX_STEPS: [&str; 5] = [
     "imm:m:mix_mad_loop:1",
 ];
 
-/// A finished command: what a failure must show.
-struct Run {
-    shown: String,
-    output: Output,
-    out: PathBuf,
-}
-
-impl Run {
-    fn ctx(&self) -> String {
-        describe(&self.shown, &self.output, &self.out)
-    }
-
-    fn stdout(&self) -> String {
-        String::from_utf8_lossy(&self.output.stdout).into_owned()
-    }
-
-    fn stderr(&self) -> String {
-        String::from_utf8_lossy(&self.output.stderr).into_owned()
-    }
-
-    fn assert_status(&self, code: i32) {
-        assert_eq!(
-            (self.output.status.code(), self.output.status.signal()),
-            (Some(code), None),
-            "must exit with {code}\n{}",
-            self.ctx()
-        );
-    }
-
-    fn json(&self) -> Value {
-        serde_json::from_slice(&self.output.stdout)
-            .unwrap_or_else(|e| panic!("stdout is not JSON: {e}\n{}", self.ctx()))
-    }
-}
-
-fn run(mut cmd: Command, out: &Path) -> Run {
+/// [`run`], with nothing of the test's environment (colour included).
+fn run_hermetic(mut cmd: Command, out: &Path) -> Run {
     hermetic_without_no_color(&mut cmd);
-    let shown = shell_words(&cmd);
-    let output = run_with_timeout(&mut cmd);
-    Run {
-        shown,
-        output,
-        out: out.to_path_buf(),
-    }
+    run(cmd, out)
 }
 
 /// A capture of the workload: `xpu-asm-run --emulate pvc [extra] -o out --
 /// workload --via ddi MODULES [--build-flags FLAGS] STEPS`.
-struct Capture {
-    out: PathBuf,
-    report: Value,
-}
-
-impl Capture {
-    fn kernel(&self, name: &str) -> &Value {
-        self.kernels(name)
-            .first()
-            .copied()
-            .unwrap_or_else(|| panic!("no kernel {name} in {}", self.out.display()))
-    }
-
-    fn kernels(&self, name: &str) -> Vec<&Value> {
-        self.report["kernels"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .filter(|k| k["name"] == name)
-            .collect()
-    }
-}
-
-fn capture(
+fn capture_modules(
     dir: &Path,
     tag: &str,
     modules: &[(&str, PathBuf)],
     build_flags: &str,
     steps: &[&str],
     extra: &[&str],
-) -> Capture {
+) -> Captured {
     let out = dir.join(tag);
     let work = dir.join(format!("{tag}-work"));
     std::fs::create_dir_all(&work).expect("a work folder");
-    let mut cmd = Command::new(xpu_asm_run());
     // IGC's dumps on both stacks unless told otherwise (sid's default is
     // `binary`): these captures are of what IGC's dumps say.
-    if !extra.contains(&"--isa") {
-        cmd.args(["--isa", "dump"]);
-    }
-    cmd.args(["--emulate", "pvc", "--quiet"])
-        .args(extra)
-        .arg("-o")
-        .arg(&out)
-        .arg("--")
-        .arg(workload())
+    let mut c = Capture::emulating("pvc", &out)
+        .options(extra)
+        .isa_dump_unless_set()
+        .option("--quiet")
+        .program(workload())
         .args(["--via", "ddi"]);
     for (name, spv) in modules {
-        cmd.arg("--module").arg(format!("{name}={}", spv.display()));
+        c = c.module(name, spv);
     }
     if !build_flags.is_empty() {
-        cmd.args(["--build-flags", build_flags]);
+        c = c.args(["--build-flags", build_flags]);
     }
-    cmd.args(steps).current_dir(&work);
-    let r = run(cmd, &out);
-    r.assert_status(0);
-    let report = report_json(&out, &r);
+    let r = c
+        .args(steps)
+        .dir(&work)
+        .hermetic_without_no_color()
+        .run_ok();
+    let report = report_of_run(&out, &r);
     assert_eq!(report["schema"], 4, "{}", r.ctx());
-    Capture { out, report }
+    Captured { out, report }
 }
 
 /// `out`'s report.json, which `r` wrote.
-fn report_json(out: &Path, r: &Run) -> Value {
+fn report_of_run(out: &Path, r: &Run) -> Value {
     let text = std::fs::read_to_string(out.join("report.json"))
         .unwrap_or_else(|e| panic!("no report.json: {e}\n{}", r.ctx()));
     serde_json::from_str(&text).expect("report.json is JSON")
@@ -165,8 +98,8 @@ fn report_json(out: &Path, r: &Run) -> Value {
 /// created with build flags `flags` (`-g`: with their source lines; on
 /// Debian 12 from compiling the modules again, IGC 1's light dumps having
 /// none).
-fn capture_ab(dir: &Path, tag: &str, options: &str, flags: &str) -> Capture {
-    let c = capture(
+fn capture_ab(dir: &Path, tag: &str, options: &str, flags: &str) -> Captured {
+    let c = capture_modules(
         dir,
         tag,
         &[
@@ -196,8 +129,8 @@ fn capture_ab(dir: &Path, tag: &str, options: &str, flags: &str) -> Capture {
     c
 }
 
-fn capture_mix(dir: &Path, tag: &str, flags: &str, extra: &[&str]) -> Capture {
-    capture(
+fn capture_mix(dir: &Path, tag: &str, flags: &str, extra: &[&str]) -> Captured {
+    capture_modules(
         dir,
         tag,
         &[("m", spirv_with("mix", ""))],
@@ -210,7 +143,7 @@ fn capture_mix(dir: &Path, tag: &str, flags: &str, extra: &[&str]) -> Capture {
 fn xpu(args: &[&str], out: &Path) -> Run {
     let mut cmd = Command::new(xpu_asm_run());
     cmd.args(args);
-    run(cmd, out)
+    run_hermetic(cmd, out)
 }
 
 /// Runs `argv` on a new pseudo-terminal and returns what the terminal
@@ -325,7 +258,7 @@ fn binaries_built_with_g_have_the_dumps_source_lines() {
     let dir = stack_temp_dir("isa");
     let g = capture_ab(dir.path(), "g", "-g", "-g");
     let modules = [("a", spirv_with("a", "-g")), ("b", spirv_with("b", "-g"))];
-    let bin = capture(
+    let bin = capture_modules(
         dir.path(),
         "g-bin",
         &modules,
@@ -476,7 +409,7 @@ fn mix_of_kernels_with_known_answers() {
         );
         let mut cmd = Command::new("iga64");
         cmd.args(["-d", "-p=12p72"]).arg(&dat);
-        let r = run(cmd, &c.out);
+        let r = run_hermetic(cmd, &c.out);
         r.assert_status(0);
         let iga = xpu_asm_isa::mix::count(&r.stdout());
         let iga: BTreeMap<String, u64> = iga
@@ -796,7 +729,7 @@ fn diff_shows_what_changed_between_two_builds() {
         serde_json::json!({"in_both": 6, "changed": 6, "only_a": 0, "only_b": 0})
     );
     // The two common_kernels paired by module order: a's with a's.
-    let sha = |c: &Capture, m: usize| c.kernels("common_kernel")[m]["module_sha256"].clone();
+    let sha = |c: &Captured, m: usize| c.kernels("common_kernel")[m]["module_sha256"].clone();
     let commons: Vec<&Value> = ks.iter().filter(|k| k["name"] == "common_kernel").collect();
     assert_eq!(commons[0]["a"]["module_sha256"], sha(&d1, 0));
     assert_eq!(commons[0]["b"]["module_sha256"], sha(&o0, 0));
@@ -1025,7 +958,7 @@ fn asm_copies_keeps_the_most_launched_and_the_others_isa_in_place() {
 
     let r = xpu(&["collect", out, "--asm-copies", "2"], &c.out);
     r.assert_status(0);
-    let report = report_json(&c.out, &r);
+    let report = report_of_run(&c.out, &r);
     assert_eq!(
         report["asm_copies"],
         serde_json::json!({"limit": 2, "left_out": 4}),
@@ -1122,7 +1055,7 @@ fn asm_copies_keeps_the_most_launched_and_the_others_isa_in_place() {
         .map(|k| k["asm"].as_str().unwrap().to_string())
         .collect();
     assert_eq!(table_isa_column(&r.stdout(), 6), isa_column, "{}", r.ctx());
-    let report = report_json(&c.out, &r);
+    let report = report_of_run(&c.out, &r);
     assert_eq!(
         report["asm_copies"],
         serde_json::json!({"limit": 0, "left_out": 6})
@@ -1131,7 +1064,7 @@ fn asm_copies_keeps_the_most_launched_and_the_others_isa_in_place() {
     for args in [&["--asm-copies", "all"][..], &[]] {
         let r = xpu(&[&["collect", out, "--quiet"][..], args].concat(), &c.out);
         r.assert_status(0);
-        let report = report_json(&c.out, &r);
+        let report = report_of_run(&c.out, &r);
         assert!(report.get("asm_copies").is_none(), "{args:?}");
         assert_eq!(report, c.report, "{args:?}: the first collection's report");
         assert_eq!(asm_folder(&c.out).len(), 6, "{args:?}");

@@ -10,7 +10,7 @@
 //! the driver's JIT does on a GPU.
 
 use serde_json::Value;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 use xpu_asm_tests::*;
 
@@ -41,63 +41,40 @@ const ONE_LINES: [u64; 2] = [16, 17];
 const OUTER_LINES: [u64; 4] = [26, 28, 29, 30];
 const INNER_LINES: [u64; 2] = [28, 29];
 
-struct Capture {
-    out: PathBuf,
-    report: Value,
-}
-
-impl Capture {
-    fn kernel(&self, name: &str) -> &Value {
-        self.report["kernels"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .find(|k| k["name"] == name)
-            .unwrap_or_else(|| panic!("no kernel {name} in {}", self.out.display()))
-    }
-
-    fn flow(&self, name: &str) -> &Value {
-        let k = self.kernel(name);
-        assert!(
-            k["flow"].is_object() && k["flow_reason"].is_null(),
-            "{name} has no flow: {k:#}"
-        );
-        &k["flow"]
-    }
-}
-
 /// `xpu-asm-run --emulate pvc [extra] -o DIR -- workload --via ddi
 /// --module l=loops --module m=mix [--build-flags FLAGS] STEPS`, the
 /// modules built with ocloc `-options OPTIONS`.
-fn capture(dir: &Path, tag: &str, options: &str, flags: &str, extra: &[&str]) -> Capture {
+fn capture_loops_and_mix(
+    dir: &Path,
+    tag: &str,
+    options: &str,
+    flags: &str,
+    extra: &[&str],
+) -> Captured {
     let out = dir.join(tag);
-    let mut cmd = Command::new(xpu_asm_run());
     // IGC's dumps on both stacks unless told otherwise (sid's default is
     // `binary`).
-    if !extra.contains(&"--isa") {
-        cmd.args(["--isa", "dump"]);
-    }
-    cmd.args(["--emulate", "pvc", "--quiet"])
-        .args(extra)
-        .arg("-o")
-        .arg(&out)
-        .arg("--")
-        .arg(workload())
+    let mut c = Capture::emulating("pvc", &out)
+        .options(extra)
+        .isa_dump_unless_set()
+        .option("--quiet")
+        .program(workload())
         .args(["--via", "ddi"]);
     for (m, src) in [("l", "loops"), ("m", "mix")] {
-        cmd.arg("--module")
-            .arg(format!("{m}={}", spirv_with(src, options).display()));
+        c = c.module(m, &spirv_with(src, options));
     }
     if !flags.is_empty() {
-        cmd.args(["--build-flags", flags]);
+        c = c.args(["--build-flags", flags]);
     }
-    cmd.args(LOOP_STEPS).args(MIX_STEPS).current_dir(dir);
-    hermetic_without_no_color(&mut cmd);
-    let r = run(cmd, &out);
-    r.assert_status(0);
+    let r = c
+        .args(LOOP_STEPS)
+        .args(MIX_STEPS)
+        .dir(dir)
+        .hermetic_without_no_color()
+        .run_ok();
     let report = r.report();
     assert_eq!(report["schema"], 4, "{}", r.ctx());
-    Capture { out, report }
+    Captured { out, report }
 }
 
 fn xpu(args: &[&str], out: &Path) -> Run {
@@ -130,8 +107,8 @@ fn lines_of(l: &Value) -> Vec<u64> {
 #[test]
 fn loops_of_kernels_with_known_answers() {
     let dir = stack_temp_dir("reading");
-    let g = capture(dir.path(), "g", "-g", "-g", &[]);
-    let plain = capture(dir.path(), "plain", "", "", &[]);
+    let g = capture_loops_and_mix(dir.path(), "g", "-g", "-g", &[]);
+    let plain = capture_loops_and_mix(dir.path(), "plain", "", "", &[]);
     let cl = workload_src_dir().join("kernels_loops.cl");
     let file = cl.display().to_string();
 
@@ -193,7 +170,7 @@ fn loops_of_kernels_with_known_answers() {
 /// loop marked once per loop it is in, each loop named where it begins;
 /// `--cfg` the blocks with back edges, `--cfg=dot` a graph with a cluster
 /// per loop.
-fn show_marks_the_loops_and_pressure(c: &Capture) {
+fn show_marks_the_loops_and_pressure(c: &Captured) {
     let dir = c.out.display().to_string();
     let f = c.flow("loop_nested");
     let r = xpu(&["show", &dir, "loop_nested", "--color", "never"], &c.out);
@@ -274,7 +251,7 @@ fn show_marks_the_loops_and_pressure(c: &Capture) {
 #[test]
 fn the_spilling_kernel_peaks_where_its_loop_spills() {
     let dir = stack_temp_dir("reading");
-    let c = capture(dir.path(), "c", "", "", &[]);
+    let c = capture_loops_and_mix(dir.path(), "c", "", "", &[]);
     let k = c.kernel("mix_spill");
     let f = c.flow("mix_spill");
     assert_eq!(f["budget"], k["grf"], "{f:#}");
@@ -324,8 +301,8 @@ fn the_spilling_kernel_peaks_where_its_loop_spills() {
 #[test]
 fn dump_and_binary_sources_give_the_same_figures() {
     let dir = stack_temp_dir("reading");
-    let dumps = capture(dir.path(), "dumps", "", "", &[]);
-    let binary = capture(dir.path(), "binary", "", "", &["--isa", "binary"]);
+    let dumps = capture_loops_and_mix(dir.path(), "dumps", "", "", &[]);
+    let binary = capture_loops_and_mix(dir.path(), "binary", "", "", &["--isa", "binary"]);
     for name in LAUNCHED {
         assert_eq!(dumps.kernel(name)["isa_source"], "igc-dump");
         assert_eq!(binary.kernel(name)["isa_source"], "module-binary");
@@ -363,7 +340,7 @@ fn the_analysis_begun_during_the_run_gives_the_figures_of_one_after_it() {
         Stack::Sid => "dump",
     };
     for (tag, extra) in [("default", vec![]), (other, vec!["--isa", other])] {
-        let c = capture(dir.path(), tag, "", "", &extra);
+        let c = capture_loops_and_mix(dir.path(), tag, "", "", &extra);
         let out = c.out.to_str().unwrap();
         let again = xpu(&["collect", "--json", out], &c.out);
         again.assert_status(0);
@@ -394,7 +371,7 @@ fn the_analysis_begun_during_the_run_gives_the_figures_of_one_after_it() {
         }
     }
     // Neither: named in each kernel's reason, with the values it takes.
-    let c = capture(dir.path(), "bad-decoder", "", "", &[]);
+    let c = capture_loops_and_mix(dir.path(), "bad-decoder", "", "", &[]);
     let mut cmd = Command::new(xpu_asm_run());
     cmd.args(["collect", "--json", c.out.to_str().unwrap()]);
     hermetic_without_no_color(&mut cmd);
@@ -433,9 +410,9 @@ fn the_analysis_begun_during_the_run_gives_the_figures_of_one_after_it() {
 #[test]
 fn source_lines_from_dumps_and_from_binaries() {
     let dir = stack_temp_dir("reading");
-    let dumps = capture(dir.path(), "g-dumps", "-g", "-g", &[]);
-    let binary = capture(dir.path(), "g-binary", "-g", "-g", &["--isa", "binary"]);
-    let show_lines = |c: &Capture, name: &str| -> String {
+    let dumps = capture_loops_and_mix(dir.path(), "g-dumps", "-g", "-g", &[]);
+    let binary = capture_loops_and_mix(dir.path(), "g-binary", "-g", "-g", &["--isa", "binary"]);
+    let show_lines = |c: &Captured, name: &str| -> String {
         let r = xpu(&["show", c.out.to_str().unwrap(), name, "--lines"], &c.out);
         r.assert_status(0);
         // The header names the capture's ISA file; the rest is the lines.
@@ -521,8 +498,8 @@ fn source_lines_from_dumps_and_from_binaries() {
 #[test]
 fn diff_shows_loop_and_pressure_changes() {
     let dir = stack_temp_dir("reading");
-    let opt = capture(dir.path(), "opt", "", "", &[]);
-    let o0 = capture(dir.path(), "o0", "", "-cl-opt-disable", &[]);
+    let opt = capture_loops_and_mix(dir.path(), "opt", "", "", &[]);
+    let o0 = capture_loops_and_mix(dir.path(), "o0", "", "-cl-opt-disable", &[]);
     let (a, b) = (o0.out.display().to_string(), opt.out.display().to_string());
     let r = xpu(&["diff", &a, &b, "--json"], &opt.out);
     r.assert_status(0);
@@ -573,7 +550,7 @@ fn diff_shows_loop_and_pressure_changes() {
     xpu(&["diff", &b, &b, "--fail-on", "loop-spill"], &opt.out).assert_status(0);
 
     // The largest growth of peak pressure, A to B, and the largest in percent.
-    let pressure = |c: &Capture, n: &str| u(&c.flow(n)["peak"]["grf"]) as i64;
+    let pressure = |c: &Captured, n: &str| u(&c.flow(n)["peak"]["grf"]) as i64;
     let most = LAUNCHED
         .iter()
         .map(|n| pressure(&opt, n) - pressure(&o0, n))
