@@ -23,6 +23,8 @@ pub mod run;
 pub mod scratch;
 /// The driver stacks.
 pub mod stacks;
+/// The Python venvs.
+pub mod venvs;
 
 pub use build::*;
 pub use capture::*;
@@ -32,6 +34,7 @@ pub use report::*;
 pub use run::*;
 pub use scratch::*;
 pub use stacks::*;
+pub use venvs::*;
 
 /// What the tests of parallel jobs share: commands, workload, assertions.
 pub mod jobs;

@@ -43,35 +43,31 @@ fn workload_args(options: &str, flags: &str) -> Vec<String> {
 
 /// `xpu-asm-run --isa dump --emulate pvc -o DIR/TAG -- workload ...`,
 /// with `env` set (IGC's dumps on both stacks: sid's default is `binary`).
-fn capture(dir: &Path, tag: &str, options: &str, env: &[(&str, &str)]) -> Run {
+fn capture_dumped(dir: &Path, tag: &str, options: &str, env: &[(&str, &str)]) -> Run {
     capture_via(dir, tag, options, env, &[])
 }
 
-/// [`capture`] of `-- PREFIX... workload ...` (`env VAR=1`: a variable the
+/// [`capture_dumped`] of `-- PREFIX... workload ...` (`env VAR=1`: a variable the
 /// command sets itself).
 fn capture_via(dir: &Path, tag: &str, options: &str, env: &[(&str, &str)], prefix: &[&str]) -> Run {
     let out = dir.join(tag);
-    let mut cmd = Command::new(xpu_asm_run());
-    cmd.args(["--isa", "dump", "--emulate", "pvc", "--quiet", "-o"])
-        .arg(&out)
-        .arg("--")
+    Capture::new(&out)
+        .options(["--isa", "dump", "--emulate", "pvc", "--quiet"])
         .args(prefix)
         .arg(workload())
         .args(workload_args(options, options))
-        .current_dir(dir);
-    hermetic(&mut cmd);
-    cmd.envs(env.iter().copied());
-    let r = run(cmd, &out);
-    r.assert_status(0);
-    r
+        .dir(dir)
+        .hermetic()
+        .envs(env.iter().copied())
+        .run_ok()
 }
 
 /// The default capture (`DIR/TAG`) and one with IGC's full dumps
 /// (`DIR/TAG-full`) of the workload built with `options`, their reports
 /// checked alike ([`comparable`]).
 fn light_and_full(dir: &Path, tag: &str, options: &str) -> (Run, Run) {
-    let light = capture(dir, tag, options, &[]);
-    let full = capture(
+    let light = capture_dumped(dir, tag, options, &[]);
+    let full = capture_dumped(
         dir,
         &format!("{tag}-full"),
         options,

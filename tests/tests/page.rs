@@ -39,32 +39,28 @@ const STEPS: [&str; 9] = [
 /// A capture of the workload under `xpu-asm-run --emulate pvc`: modules a,
 /// b and mix as SPIR-V built with `options`, and kernels_a as a native
 /// binary (module n).
-fn capture(dir: &Path, tag: &str, options: &str, flags: &str) -> Run {
+fn capture_page(dir: &Path, tag: &str, options: &str, flags: &str) -> Run {
     let out = dir.join(tag);
     let work = dir.join(format!("{tag}-work"));
     std::fs::create_dir_all(&work).expect("a work folder");
-    let mut cmd = Command::new(xpu_asm_run());
     // The table printed (not on a terminal: at its default width).
-    cmd.args(["--emulate", "pvc", "-o"])
-        .arg(&out)
-        .arg("--")
-        .arg(workload())
+    let mut c = Capture::emulating("pvc", &out)
+        .program(workload())
         .args(["--via", "ddi"]);
     for m in ["a", "b", "mix"] {
         let short = if m == "mix" { "m" } else { m };
-        let spv = spirv_with(m, options);
-        cmd.arg("--module")
-            .arg(format!("{short}={}", spv.display()));
+        c = c.module(short, &spirv_with(m, options));
     }
-    cmd.arg("--native")
-        .arg(format!("n={}", native_a().display()));
+    c = c.arg("--native").arg(format!("n={}", native_a().display()));
     if !flags.is_empty() {
-        cmd.args(["--build-flags", flags]);
+        c = c.args(["--build-flags", flags]);
     }
-    cmd.args(STEPS).current_dir(&work).env_remove("COLUMNS");
-    hermetic(&mut cmd);
-    let r = run(cmd, &out);
-    r.assert_status(0);
+    let r = c
+        .args(STEPS)
+        .dir(&work)
+        .env_remove("COLUMNS")
+        .hermetic()
+        .run_ok();
     let names: Vec<(String, u64)> = r.report()["kernels"]
         .as_array()
         .expect("kernels")
@@ -530,8 +526,8 @@ fn index_of(report: &Value, name: &str) -> usize {
 fn the_page_of_a_capture_and_of_a_diff() {
     require_stack();
     let tmp = temp_dir("page");
-    let g = capture(tmp.path(), "g", "-g", "-g");
-    let o0 = capture(tmp.path(), "o0", "", "-cl-opt-disable");
+    let g = capture_page(tmp.path(), "g", "-g", "-g");
+    let o0 = capture_page(tmp.path(), "o0", "", "-cl-opt-disable");
     let report = assert_capture_page_file(&g.out);
     assert_capture_page_file(&o0.out);
     let names = demo_names(&report);
@@ -726,7 +722,7 @@ fn collect_page_kernels(dir: &Path, limit: &str) -> Run {
 fn a_page_of_the_most_launched_kernels() {
     require_stack();
     let tmp = temp_dir("page-kernels");
-    let g = capture(tmp.path(), "g", "-g", "-g");
+    let g = capture_page(tmp.path(), "g", "-g", "-g");
     let full = assert_capture_page_file(&g.out);
     assert!(full.get("page_kernels").is_none(), "{full:#}");
     let names = table_names(&g.stdout());
@@ -948,23 +944,6 @@ const SYCL_DIFF_NAMES: [&str; 6] = [
     "sin_contig_kernel<float, float, …>",
     "add_contig_kernel<float, float, float, …>",
 ];
-
-/// The venv of scripts/sycl-venv.sh (dpctl 0.15.0 on the oneAPI 2024.0
-/// DPC++ runtime), as tests/tests/sycl.rs uses it: made on first use.
-fn sycl_venv() -> std::path::PathBuf {
-    let mut cmd = Command::new("bash");
-    cmd.arg(workspace_dir().join("scripts/sycl-venv.sh"))
-        .current_dir(workspace_dir());
-    let out = cmd.output().expect("scripts/sycl-venv.sh runs");
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    let venv = std::path::PathBuf::from(stdout.lines().last().unwrap_or("").trim());
-    assert!(
-        out.status.success() && venv.join("bin/python").is_file(),
-        "the SYCL venv could not be made (scripts/sycl-venv.sh)\n{stdout}\n{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    venv
-}
 
 /// A SYCL capture (tests/sycl/ops.py: six dpctl kernels, launched 2 to 6
 /// times): its page, every kernel in it, each one's ISA as its data has it.

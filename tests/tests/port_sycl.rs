@@ -9,14 +9,14 @@
 //! launched, and these are listed, not compared.
 
 use std::path::{Path, PathBuf};
-use xpu_asm_tests::sycl2026::{neo26_env, resident_shim, venv, Adapter, SidCommand, BMG, PTL};
+use xpu_asm_tests::sycl2026::{dpnp_venv, neo26_env, resident_shim, Adapter, SidCommand, BMG, PTL};
 use xpu_asm_tests::*;
 
 /// dpnp_ops.py under `xpu-asm-run --emulate product -o dir/xpu`.
 fn capture(dir: &Path, product: &str, v2: bool) -> PathBuf {
     std::fs::create_dir_all(dir).expect("a folder");
     let out = dir.join("xpu");
-    let venv = venv();
+    let venv = dpnp_venv();
     let mut sc = SidCommand::new(xpu_asm_run(), dir);
     sc.args(["--emulate", product, "-q", "-o"])
         .arg(&out)

@@ -27,7 +27,6 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
-use std::sync::OnceLock;
 use xpu_asm_tests::*;
 
 /// One dpctl.tensor operation of ops.py and the kernels one call of it
@@ -136,44 +135,6 @@ fn expected_stdout(times: &[(&str, u64)]) -> Vec<String> {
         .collect()
 }
 
-/// The venv of scripts/sycl-venv.sh, created on first use (about 25 s and
-/// 1.4 GB once per machine), then reused. Never skipped: no venv, no test.
-fn venv() -> PathBuf {
-    static V: OnceLock<PathBuf> = OnceLock::new();
-    V.get_or_init(|| {
-        require_stack();
-        let script = workspace_dir().join("scripts/sycl-venv.sh");
-        let mut cmd = Command::new("bash");
-        cmd.arg(&script).current_dir(workspace_dir());
-        let shown = shell_words(&cmd);
-        // No timeout: the first run downloads about 1.4 GB.
-        let out = cmd
-            .output()
-            .unwrap_or_else(|e| panic!("cannot run {shown}: {e}"));
-        let stdout = String::from_utf8_lossy(&out.stdout);
-        let stderr = String::from_utf8_lossy(&out.stderr);
-        assert!(
-            out.status.success(),
-            "the SYCL venv could not be created or checked; this test needs it \
-             (CPython 3.10 with dpctl 0.15.0, dpcpp-cpp-rt 2024.0.3, numpy<2)\n\
-             command: {shown}\nstatus: {}\nstdout:\n{stdout}\nstderr:\n{stderr}",
-            out.status
-        );
-        let path = stdout
-            .lines()
-            .last()
-            .map(|l| PathBuf::from(l.trim()))
-            .unwrap_or_default();
-        assert!(
-            path.join("bin/python").is_file(),
-            "{shown} succeeded but its last line is not a venv (no bin/python in {})\nstdout:\n{stdout}\nstderr:\n{stderr}",
-            path.display()
-        );
-        path
-    })
-    .clone()
-}
-
 fn ops_py() -> PathBuf {
     workspace_dir().join("tests/sycl/ops.py")
 }
@@ -204,7 +165,7 @@ fn sycl_env(cmd: &mut Command, venv: &Path) {
 /// Runs ops.py with `args` under the interposer (`XPU_ASM_OUT=out`), with the
 /// NEO variables; `immediate` sets the runtime's choice of command lists.
 fn run_ops_traced(out: &Path, args: &[String], immediate: bool) -> Output {
-    let venv = venv();
+    let venv = sycl_venv();
     let mut cmd = Command::new(venv.join("bin/python"));
     cmd.arg(ops_py())
         .args(args)
@@ -310,7 +271,7 @@ fn check_records(out: &Path, times: &[(&str, u64)]) {
 #[test]
 fn the_opencl_backend_every_kernel_counted_with_its_asm() {
     let s = scratch("sycl").with_out_made();
-    let venv = venv();
+    let venv = sycl_venv();
     let mut cmd = Command::new(venv.join("bin/python"));
     cmd.arg(ops_py())
         .args(ops_args_distinct())
@@ -400,7 +361,7 @@ fn asm_kernel_line(path: &Path) -> Option<String> {
 #[test]
 fn report_json_every_kernel_with_exact_launches_and_asm() {
     const N: u64 = 7;
-    let venv = venv();
+    let venv = sycl_venv();
     let bin = xpu_asm_run();
     collector_ready(&bin);
     let s = scratch("sycl").with_out_made();
@@ -581,7 +542,7 @@ fn run_ops_collected(
     env: &[(&str, &Path)],
     n: u64,
 ) -> xpu_asm_collector::report::Report {
-    let venv = venv();
+    let venv = sycl_venv();
     let mut cmd = Command::new(xpu_asm_run());
     // IGC's dumps on both stacks unless told otherwise (sid's default is
     // `binary`).

@@ -50,8 +50,8 @@ use xpu_asm_collector::report::Report;
 use xpu_asm_collector::sources::IsaSourceKind;
 use xpu_asm_collector::sources::Status;
 use xpu_asm_tests::sycl2026::{
-    neo26_env, resident_shim, ur_launches, venv, Adapter, Platform, SidCommand, UrCount, BMG, PTL,
-    PVC,
+    dpnp_venv, neo26_env, resident_shim, ur_launches, Adapter, Platform, SidCommand, UrCount, BMG,
+    PTL, PVC,
 };
 use xpu_asm_tests::*;
 
@@ -131,7 +131,7 @@ impl Ran {
 /// Checks what the workload printed, which adapter SYCL used, and counts
 /// its launches from the trace.
 fn run_workload(p: &Platform, dir: &Path, wrap: &[OsString], extra: &[(&str, &Path)]) -> Ran {
-    let venv = venv();
+    let venv = dpnp_venv();
     let trace = dir.join("ur-trace.txt");
     let adapter_log = dir.join("ur-level-zero.txt");
     let mut sc = match wrap.split_first() {
@@ -657,7 +657,7 @@ fn opencl_backend_pvc_exact_counts_all_matched() {
         .tempdir_in("/tmp")
         .expect("a temporary folder under /tmp");
     let (out, trace) = (dir.path().join("out"), dir.path().join("ur-trace.txt"));
-    let venv = venv();
+    let venv = dpnp_venv();
     let mut sc = SidCommand::new(xpu_asm_run(), dir.path());
     sc.args(["--emulate", "pvc", "--isa", "dump", "-q", "-o"])
         .arg(&out)
