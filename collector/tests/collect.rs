@@ -11,10 +11,6 @@ use xpu_asm_collector::report::files::Keep;
 use xpu_asm_collector::report::{LeftOut, Limit, Report};
 use xpu_asm_collector::sources::Status;
 
-fn run(out: &Path) -> Report {
-    collect(out, &Options::default()).expect("collect succeeds")
-}
-
 fn with(keep: Keep, all: bool) -> Options {
     Options {
         keep,
@@ -34,7 +30,7 @@ fn find<'a>(r: &'a Report, name: &str, sha: &str) -> &'a xpu_asm_collector::repo
 fn prefix_names_and_same_names_in_two_modules_get_their_own_files() {
     let t = tempfile::tempdir().unwrap();
     pvc_capture(t.path());
-    let r = run(t.path());
+    let r = collect_defaults(t.path());
     assert!(r.warnings.is_empty(), "{:?}", r.warnings);
 
     let a = find(&r, "vector_add", &sha_a());
@@ -101,7 +97,7 @@ fn prefix_names_and_same_names_in_two_modules_get_their_own_files() {
 fn several_files_for_one_kernel_are_candidates_and_the_choice_is_explained() {
     let t = tempfile::tempdir().unwrap();
     pvc_capture(t.path());
-    let r = run(t.path());
+    let r = collect_defaults(t.path());
     // pvc: IGC retried the module; both attempts are listed, the retry shown.
     let heavy = find(&r, "heavy", &sha_c());
     assert_eq!(heavy.asm_candidates.len(), 2);
@@ -129,10 +125,10 @@ fn several_files_for_one_kernel_are_candidates_and_the_choice_is_explained() {
     let t = tempfile::tempdir().unwrap();
     let mut p = Process::new(7);
     p.modules = vec![Module::spirv(1, sha_c())];
-    p.kernels = vec![kernel(1, 1, b"heavy", 3)];
+    p.kernels = vec![record_kernel(1, 1, b"heavy", 3)];
     p.write(t.path());
     copy_dumps("dg2-retry", t.path(), &p.dump_dir());
-    let r = run(t.path());
+    let r = collect_defaults(t.path());
     let k = &r.kernels[0];
     assert_eq!(k.asm_candidates.len(), 2);
     assert_eq!(k.simd, Some(32));
@@ -215,10 +211,10 @@ fn final_binary_evidence_beats_the_retry_heuristic() {
     .unwrap();
     let mut p = Process::new(1);
     p.modules = vec![Module::spirv(1, sha)];
-    p.kernels = vec![kernel(1, 1, b"k", 1)];
+    p.kernels = vec![record_kernel(1, 1, b"k", 1)];
     p.write(t.path());
 
-    let r = run(t.path());
+    let r = collect_defaults(t.path());
     let k = &r.kernels[0];
     assert_eq!(
         k.asm.as_deref(),
@@ -233,12 +229,12 @@ fn final_binary_evidence_beats_the_retry_heuristic() {
     assert!(!d
         .join("OCL_asm00000000000000aa_entry_0001.kernbin")
         .exists());
-    let again = run(t.path());
+    let again = collect_defaults(t.path());
     assert_eq!(again, r);
 
     // Without any evidence, the heuristic takes the retry and says it may be wrong.
     std::fs::remove_file(t.path().join("collect.json")).unwrap();
-    let guess = run(t.path());
+    let guess = collect_defaults(t.path());
     let k = &guess.kernels[0];
     assert_eq!(
         k.asm.as_deref(),
@@ -272,9 +268,9 @@ fn widest_simd_is_shown_when_one_attempt_left_several() {
     );
     let mut p = Process::new(1);
     p.modules = vec![Module::spirv(1, sha)];
-    p.kernels = vec![kernel(1, 1, b"k", 1)];
+    p.kernels = vec![record_kernel(1, 1, b"k", 1)];
     p.write(t.path());
-    let r = run(t.path());
+    let r = collect_defaults(t.path());
     assert_eq!(r.kernels[0].simd, Some(16));
     assert!(r.kernels[0]
         .asm_choice
@@ -304,10 +300,10 @@ fn each_unmatched_kernel_says_why() {
         Module::spirv(3, sha_a()),
     ];
     p1.kernels = vec![
-        kernel(1, 1, b"native_k", 1),
-        kernel(2, 9, b"orphan", 2),
-        kernel(3, 2, b"cached_k", 3),
-        kernel(4, 3, b"vector_ad", 4), // a prefix of two real names
+        record_kernel(1, 1, b"native_k", 1),
+        record_kernel(2, 9, b"orphan", 2),
+        record_kernel(3, 2, b"cached_k", 3),
+        record_kernel(4, 3, b"vector_ad", 4), // a prefix of two real names
     ];
     p1.write(out);
     copy_dumps("pvc", out, &p1.dump_dir());
@@ -315,15 +311,15 @@ fn each_unmatched_kernel_says_why() {
     let mut p2 = Process::new(2);
     p2.env = vec![("IGC_ShaderDumpEnable", "0", true)];
     p2.modules = vec![Module::spirv(1, sha_a())];
-    p2.kernels = vec![kernel(1, 1, b"off_k", 5)];
+    p2.kernels = vec![record_kernel(1, 1, b"off_k", 5)];
     p2.write(out);
     // 3: dump folder missing.
     let mut p3 = Process::new(3);
     p3.modules = vec![Module::spirv(1, sha_b())];
-    p3.kernels = vec![kernel(1, 1, b"gone_k", 6)];
+    p3.kernels = vec![record_kernel(1, 1, b"gone_k", 6)];
     p3.write(out);
 
-    let r = run(out);
+    let r = collect_defaults(out);
     let status = |n: &str| {
         let k = r.kernels.iter().find(|k| k.name == n).unwrap();
         assert!(k.asm.is_none() && k.asm_copy.is_none());
@@ -377,7 +373,7 @@ fn processes_are_merged_per_kernel_and_module() {
     for (pid, n) in [(10, 7u64), (11, 5)] {
         let mut p = Process::new(pid);
         p.modules = vec![Module::spirv(1, sha_a())];
-        p.kernels = vec![kernel(1, 1, b"vector_add", n)];
+        p.kernels = vec![record_kernel(1, 1, b"vector_add", n)];
         if pid == 11 {
             p.exit = None;
             p.unknown_launches = 2;
@@ -386,7 +382,7 @@ fn processes_are_merged_per_kernel_and_module() {
         copy_dumps("pvc", out, &p.dump_dir());
     }
     write_run_json(out, r#"{"signal":11}"#);
-    let r = run(out);
+    let r = collect_defaults(out);
     assert_eq!(r.kernels.len(), 1);
     let k = &r.kernels[0];
     assert_eq!((k.launches, k.appended), (12, 12));
@@ -430,8 +426,8 @@ fn ranks_capture(out: &Path, change: Option<(u32, &str, &str, &str)>) -> Vec<u64
         let mut p = Process::new(pid);
         p.modules = vec![Module::spirv(1, sha_a()), Module::spirv(3, sha_c())];
         p.kernels = vec![
-            kernel(1, 1, b"vector_add", n),
-            kernel(2, 3, b"heavy", 2 * n),
+            record_kernel(1, 1, b"vector_add", n),
+            record_kernel(2, 3, b"heavy", 2 * n),
         ];
         p.write(out);
         copy_dumps("pvc", out, &p.dump_dir());
@@ -511,7 +507,7 @@ fn a_process_that_compiled_differently_is_its_own_candidate_and_warned() {
         out,
         Some((22, VECTOR_ADD_A, "//.instCount 34", "//.instCount 41")),
     );
-    let r = run(out);
+    let r = collect_defaults(out);
     let k = find(&r, "vector_add", &sha_a());
     assert_eq!(k.launches, n.iter().sum::<u64>());
     assert_eq!(k.instructions, Some(34));
@@ -547,7 +543,7 @@ fn a_process_that_compiled_differently_is_its_own_candidate_and_warned() {
         out,
         Some((24, VECTOR_ADD_A, "//.instCount 34", "//.instCount 41")),
     );
-    let r = run(out);
+    let r = collect_defaults(out);
     let k = find(&r, "vector_add", &sha_a());
     assert_eq!(k.instructions, Some(41));
     let c: Vec<(String, u32)> = k
@@ -609,7 +605,7 @@ fn all_lists_unlaunched_kernels_and_filter_limits_the_list() {
         None,
     );
     p.modules = vec![Module::spirv(1, sha)];
-    p.kernels = vec![kernel(1, 1, mangled, 1)];
+    p.kernels = vec![record_kernel(1, 1, mangled, 1)];
     p.write(t2.path());
     let opts = Options {
         filter: Some(regex::Regex::new(r"lambda\(sycl").unwrap()),
@@ -700,7 +696,7 @@ fn collect_on_a_copy_gives_the_same_report() {
     let t = tempfile::tempdir().unwrap();
     let a = t.path().join("a");
     pvc_capture(&a);
-    let first = run(&a);
+    let first = collect_defaults(&a);
     let b = t.path().join("b");
     let status = std::process::Command::new("cp")
         .arg("-a")
@@ -709,18 +705,18 @@ fn collect_on_a_copy_gives_the_same_report() {
         .status()
         .unwrap();
     assert!(status.success());
-    let second = run(&b);
+    let second = collect_defaults(&b);
     assert_eq!(first, second);
     assert_eq!(report_json(&a), report_json(&b));
     // And again on the original, after its pruning.
-    assert_eq!(run(&a), first);
+    assert_eq!(collect_defaults(&a), first);
 }
 
 #[test]
 fn report_json_contract() {
     let t = tempfile::tempdir().unwrap();
     pvc_capture(t.path());
-    run(t.path());
+    collect_defaults(t.path());
     let j = report_json(t.path());
     assert_eq!(j["schema"], 4);
     assert_eq!(j["command"], serde_json::json!(["./app", "--x"]));
@@ -811,12 +807,13 @@ fn hostile_names_never_escape_the_folder() {
             1,
             None,
         );
-        p.kernels.push(kernel(i as u32 + 1, 1, n, 100 - i as u64));
+        p.kernels
+            .push(record_kernel(i as u32 + 1, 1, n, 100 - i as u64));
     }
     // A newline cannot be in a `//.kernel` line: unmatched, not confused.
-    p.kernels.push(kernel(50, 1, b"two\nlines", 1));
+    p.kernels.push(record_kernel(50, 1, b"two\nlines", 1));
     p.write(out);
-    let r = run(out);
+    let r = collect_defaults(out);
     assert_eq!(r.totals.matched, names.len() as u64);
     let copies: Vec<String> = std::fs::read_dir(out.join("asm"))
         .unwrap()
@@ -863,7 +860,7 @@ fn hostile_records_and_dumps_give_warnings_not_panics() {
     // Truncated last line, corrupt line, newer version, empty, garbage.
     let mut good = Process::new(1);
     good.modules = vec![Module::spirv(1, sha_a())];
-    good.kernels = vec![kernel(1, 1, b"vector_add", 3)];
+    good.kernels = vec![record_kernel(1, 1, b"vector_add", 3)];
     good.write(out);
     let ev = records.join("h-1.events");
     let mut bytes = std::fs::read(&ev).unwrap();
@@ -880,7 +877,7 @@ fn hostile_records_and_dumps_give_warnings_not_panics() {
     let mut evil = Process::new(5);
     evil.dump_dir = Some("../../etc".into());
     evil.modules = vec![Module::spirv(1, sha_a())];
-    evil.kernels = vec![kernel(1, 1, b"evil_k", 1)];
+    evil.kernels = vec![record_kernel(1, 1, b"evil_k", 1)];
     evil.write(out);
 
     // Dumps: a header-less .asm, a directory named .asm, a symlink .asm, a
@@ -911,7 +908,7 @@ fn hostile_records_and_dumps_give_warnings_not_panics() {
         .set_len(100 << 20)
         .unwrap();
 
-    let r = run(out);
+    let r = collect_defaults(out);
     let w = r.warnings.join("\n");
     assert!(w.contains("truncated last event"), "{w}");
     assert!(w.contains("corrupt event"), "{w}");
@@ -968,7 +965,7 @@ fn a_stop_request_leaves_the_folder_usable() {
     let e = collect(t.path(), &opts).unwrap_err();
     assert!(e.to_string().contains("xpu-asm-run collect"), "{e}");
     assert!(!t.path().join("report.json").exists());
-    let r = run(t.path());
+    let r = collect_defaults(t.path());
     assert_eq!(r.totals.matched, 4);
 }
 
@@ -986,10 +983,10 @@ fn isa_from_a_dump_folder_outside_the_capture_is_copied_not_linked() {
         ("IGC_DumpToCustomDir", "(the user's)", true),
     ];
     p.modules = vec![Module::spirv(1, sha_a())];
-    p.kernels = vec![kernel(1, 1, b"vector_add", 4)];
+    p.kernels = vec![record_kernel(1, 1, b"vector_add", 4)];
     p.write(&out);
     copy_dumps("pvc", t.path(), "users-own-dumps");
-    let r = run(&out);
+    let r = collect_defaults(&out);
     let k = find(&r, "vector_add", &sha_a());
     assert_eq!(k.launches, 4);
     let src = out.join(k.asm.as_deref().expect("matched"));
@@ -1021,10 +1018,10 @@ fn the_copy_limit_counts_kernels_with_an_isa_file() {
     let mut p = Process::new(100);
     p.modules = vec![Module::spirv(1, sha_a()), Module::spirv(2, sha_b())];
     p.kernels = vec![
-        kernel(1, 9, b"orphan", 5000),
-        kernel(2, 1, b"vector_add", 1000),
-        kernel(3, 2, b"vector_add", 10),
-        kernel(4, 2, b"light", 5),
+        record_kernel(1, 9, b"orphan", 5000),
+        record_kernel(2, 1, b"vector_add", 1000),
+        record_kernel(3, 2, b"vector_add", 10),
+        record_kernel(4, 2, b"light", 5),
     ];
     p.write(t.path());
     copy_dumps("pvc", t.path(), &p.dump_dir());
@@ -1071,7 +1068,7 @@ fn the_copy_limit_counts_kernels_with_an_isa_file() {
     assert!(linked[1].starts_with("003-vector_add-"), "{linked:?}");
 
     // The default copies all four (three with a file): nothing said.
-    let r = run(t.path());
+    let r = collect_defaults(t.path());
     assert_eq!(r.asm_copies, None);
     assert_eq!(r.kernels.iter().filter(|k| k.asm_copy.is_some()).count(), 3);
 }

@@ -132,7 +132,7 @@ enum Stack {
     Neo26,
 }
 
-fn stack() -> Stack {
+fn ocloc_stack() -> Stack {
     static STACK: OnceLock<Stack> = OnceLock::new();
     *STACK.get_or_init(|| {
         let out = Command::new("ocloc")
@@ -155,7 +155,7 @@ fn stack() -> Stack {
 
 /// The package of this stack's IGA.
 fn iga_package() -> &'static str {
-    match stack() {
+    match ocloc_stack() {
         Stack::Neo22 => "libigc1",
         Stack::Neo26 => "libigc2",
     }
@@ -229,7 +229,7 @@ struct Built {
 }
 
 /// Each binary once per test process.
-fn built(which: &'static str) -> &'static Built {
+fn built_natives(which: &'static str) -> &'static Built {
     static CACHE: BuildCache = OnceLock::new();
     once(&CACHE, which, || build_named(which))
 }
@@ -321,8 +321,8 @@ fn committed_patch_tokens() -> Vec<u8> {
 /// A patch-token binary: built here on NEO 22.43, the committed one on
 /// NEO 26.
 fn patch_tokens() -> Vec<u8> {
-    match stack() {
-        Stack::Neo22 => built("pt-a").bytes.clone(),
+    match ocloc_stack() {
+        Stack::Neo22 => built_natives("pt-a").bytes.clone(),
         Stack::Neo26 => committed_patch_tokens(),
     }
 }
@@ -331,7 +331,7 @@ fn patch_tokens() -> Vec<u8> {
 /// patch-token binaries cannot be built on today's stack (NEO reads them
 /// no more since 26.18), and the tests that build them run on Debian 12's.
 fn assert_no_patch_tokens_on_neo26() {
-    assert_eq!(stack(), Stack::Neo26);
+    assert_eq!(ocloc_stack(), Stack::Neo26);
     let (bytes, _) = build(
         "pt-refused",
         &workload_cl("kernels_a.cl"),
@@ -353,7 +353,7 @@ fn iga() -> &'static Iga {
     IGA.get_or_init(|| {
         let iga = Iga::load().unwrap_or_else(|e| panic!("{e}"));
         // Found without help: the IGA of this stack's IGC.
-        let expected = match stack() {
+        let expected = match ocloc_stack() {
             Stack::Neo22 => "libiga64.so.1",
             Stack::Neo26 => "libiga64.so.2",
         };
@@ -362,7 +362,7 @@ fn iga() -> &'static Iga {
     })
 }
 
-fn names(p: &Program) -> Vec<String> {
+fn kernel_names(p: &Program) -> Vec<String> {
     p.kernels
         .iter()
         .map(|k| String::from_utf8_lossy(&k.name).into_owned())
@@ -371,7 +371,7 @@ fn names(p: &Program) -> Vec<String> {
 
 #[test]
 fn zebin_kernels_with_their_metadata() {
-    let p = native::parse(&built("zebin-a").bytes, None).unwrap();
+    let p = native::parse(&built_natives("zebin-a").bytes, None).unwrap();
     assert_eq!(p.format, Format::Zebin);
     assert_eq!(p.fat_entry, None);
     // From the binary's own notes: no device was given.
@@ -382,14 +382,14 @@ fn zebin_kernels_with_their_metadata() {
             name: "PVCXT".into()
         })
     );
-    assert_eq!(names(&p), KERNELS_A);
+    assert_eq!(kernel_names(&p), KERNELS_A);
     for k in &p.kernels {
         assert_eq!((k.simd, k.grf), (Some(32), Some(128)), "{:?}", k.name);
         // Code only, without the section's padding: whole instructions.
         assert!(!k.code.is_empty() && k.code.len() % 8 == 0);
     }
-    let extra = native::parse(&built("zebin-extra").bytes, None).unwrap();
-    assert_eq!(names(&extra), KERNELS_EXTRA);
+    let extra = native::parse(&built_natives("zebin-extra").bytes, None).unwrap();
+    assert_eq!(kernel_names(&extra), KERNELS_EXTRA);
     let slm = extra.kernel(b"with_slm").unwrap();
     assert_eq!(slm.slm_bytes, Some(1024));
     assert_eq!(extra.kernel(b"subgroups").unwrap().simd, Some(16));
@@ -397,22 +397,22 @@ fn zebin_kernels_with_their_metadata() {
 
 #[test]
 fn patch_token_kernels_with_their_metadata_bare_and_wrapped() {
-    if stack() == Stack::Neo26 {
+    if ocloc_stack() == Stack::Neo26 {
         // The committed binary (module A of the collector's test data):
         // read as on Debian 12.
         let bytes = committed_patch_tokens();
         let p = native::parse(&bytes, None).unwrap();
         assert_eq!(p.format, Format::PatchTokensElf);
         assert_eq!(p.platform.as_ref().map(|p| p.name.as_str()), Some("PVCXT"));
-        assert_eq!(names(&p), ["vector_add", "vector_add_scaled"]);
+        assert_eq!(kernel_names(&p), ["vector_add", "vector_add_scaled"]);
         assert_no_patch_tokens_on_neo26();
         return;
     }
-    let bytes = &built("pt-a").bytes;
+    let bytes = &built_natives("pt-a").bytes;
     let p = native::parse(bytes, None).unwrap();
     assert_eq!(p.format, Format::PatchTokensElf);
     assert_eq!(p.platform.as_ref().map(|p| p.name.as_str()), Some("PVCXT"));
-    assert_eq!(names(&p), KERNELS_A);
+    assert_eq!(kernel_names(&p), KERNELS_A);
     for k in &p.kernels {
         assert_eq!((k.simd, k.grf), (Some(32), Some(128)), "{:?}", k.name);
     }
@@ -427,19 +427,19 @@ fn patch_token_kernels_with_their_metadata_bare_and_wrapped() {
     assert_eq!(bare.format, Format::PatchTokens);
     assert_eq!(bare.kernels, p.kernels);
 
-    let extra = native::parse(&built("pt-extra").bytes, None).unwrap();
-    assert_eq!(names(&extra), KERNELS_EXTRA);
+    let extra = native::parse(&built_natives("pt-extra").bytes, None).unwrap();
+    assert_eq!(kernel_names(&extra), KERNELS_EXTRA);
     assert_eq!(extra.kernel(b"with_slm").unwrap().slm_bytes, Some(1024));
     assert_eq!(extra.kernel(b"subgroups").unwrap().simd, Some(16));
 }
 
 #[test]
 fn a_fat_binary_gives_the_member_of_the_device() {
-    let bytes = &built("fat-a").bytes;
+    let bytes = &built_natives("fat-a").bytes;
     let p = native::parse(bytes, Some(&pvc())).unwrap();
     assert_eq!(p.fat_entry.as_deref(), Some("64.12.60.7"));
     assert_eq!(p.platform.as_ref().map(|p| p.name.as_str()), Some("PVCXT"));
-    assert_eq!(names(&p), KERNELS_A);
+    assert_eq!(kernel_names(&p), KERNELS_A);
 
     // The device as the driver reports it: PCI id only, or IP version only.
     let by_id = Device {
@@ -460,7 +460,7 @@ fn a_fat_binary_gives_the_member_of_the_device() {
     let t = native::parse(bytes, Some(&tgl)).unwrap();
     assert_eq!(t.fat_entry.as_deref(), Some("64.12.0.0"));
     assert_eq!(t.platform.as_ref().map(|p| p.name.as_str()), Some("TGLLP"));
-    assert_eq!(names(&t), KERNELS_A);
+    assert_eq!(kernel_names(&t), KERNELS_A);
     // Another GPU's code: IGA reads it as that GPU's.
     for k in &t.kernels {
         let text = iga()
@@ -492,7 +492,7 @@ fn a_fat_binary_gives_the_member_of_the_device() {
         native::parse(bytes, None),
         Err(NativeError::NoEntryForDevice { .. })
     ));
-    if stack() == Stack::Neo26 {
+    if ocloc_stack() == Stack::Neo26 {
         todays_fat_binary();
     }
 }
@@ -502,7 +502,7 @@ fn a_fat_binary_gives_the_member_of_the_device() {
 /// IP version): each device, as NEO 26 reports it (PCI id and IP version),
 /// gets its member and its platform.
 fn todays_fat_binary() {
-    let bytes = &built("fat-today").bytes;
+    let bytes = &built_natives("fat-today").bytes;
     for (id, ip, entry, name) in [
         (0x4f80, (12, 55, 8), "64.dg2", "DG2"),
         (0xe202, (20, 1, 0), "64.bmg", "XE2"),
@@ -517,7 +517,7 @@ fn todays_fat_binary() {
         assert_eq!(p.fat_entry.as_deref(), Some(entry));
         let platform = p.platform.clone().unwrap();
         assert_eq!(platform.name, name);
-        assert_eq!(names(&p), KERNELS_A);
+        assert_eq!(kernel_names(&p), KERNELS_A);
         for k in &p.kernels {
             let text = iga().disassemble(&platform, &k.code).unwrap();
             assert!(
@@ -563,7 +563,7 @@ fn igc_asms(dumps: &Path, name: &[u8], simd: u32) -> Vec<String> {
 /// once): the same lines once comments and label names are set aside, so
 /// the same count and the same opcodes in the same order.
 fn cross_check(which: &'static str, expected: &[&str]) {
-    cross_check_built(which, built(which), expected);
+    cross_check_built(which, built_natives(which), expected);
 }
 
 /// [`cross_check`] of binary `b`, named `which` in failures. Returns the
@@ -571,7 +571,7 @@ fn cross_check(which: &'static str, expected: &[&str]) {
 fn cross_check_built(which: &str, b: &Built, expected: &[&str]) -> usize {
     let mut compared = 0;
     let p = native::parse(&b.bytes, None).unwrap();
-    assert_eq!(names(&p), expected);
+    assert_eq!(kernel_names(&p), expected);
     let platform = p.platform.clone().unwrap();
     for k in &p.kernels {
         let shown = String::from_utf8_lossy(&k.name);
@@ -631,7 +631,7 @@ fn cross_check_built(which: &str, b: &Built, expected: &[&str]) -> usize {
         // The binary's private memory in scratch space is IGC's figure
         // (IGC 2's `private_size`); IGC 1's zebins do not give it.
         if p.format == native::Format::Zebin {
-            let expected = match stack() {
+            let expected = match ocloc_stack() {
                 Stack::Neo26 => ht.private_memory_bytes,
                 Stack::Neo22 => None,
             };
@@ -650,7 +650,7 @@ fn zebin_disassembly_is_igcs_asm() {
 
 #[test]
 fn patch_token_disassembly_is_igcs_asm() {
-    if stack() == Stack::Neo26 {
+    if ocloc_stack() == Stack::Neo26 {
         assert_no_patch_tokens_on_neo26();
         return;
     }
@@ -662,7 +662,7 @@ fn patch_token_disassembly_is_igcs_asm() {
 #[test]
 fn spilling_kernel_disassembly_is_igcs_asm() {
     cross_check("zebin-spill", &["spills"]);
-    match stack() {
+    match ocloc_stack() {
         Stack::Neo22 => cross_check("pt-spill", &["spills"]),
         Stack::Neo26 => assert_no_patch_tokens_on_neo26(),
     }
@@ -673,7 +673,7 @@ fn spilling_kernel_disassembly_is_igcs_asm() {
 #[test]
 fn other_gpus_disassembly_is_igcs_asm() {
     cross_check("zebin-tgllp-extra", &KERNELS_EXTRA);
-    match stack() {
+    match ocloc_stack() {
         Stack::Neo22 => {
             cross_check("zebin-icllp-a", &KERNELS_A);
             cross_check("pt-dg2-extra", &KERNELS_EXTRA);
@@ -712,7 +712,7 @@ const TODAYS_GPUS: [(&str, &str); 11] = [
 /// instructions are those of IGC 2.40's `.asm` for each kernel.
 #[test]
 fn todays_gpus_disassembly_is_igcs_asm() {
-    if stack() == Stack::Neo22 {
+    if ocloc_stack() == Stack::Neo22 {
         // NEO 22.43's ocloc knows none of Xe2 and later.
         let out = Command::new("ocloc")
             .current_dir(root())
@@ -743,7 +743,7 @@ fn todays_gpus_disassembly_is_igcs_asm() {
 
 #[test]
 fn iga_is_usable_from_many_threads_at_once() {
-    let p = native::parse(&built("zebin-extra").bytes, None).unwrap();
+    let p = native::parse(&built_natives("zebin-extra").bytes, None).unwrap();
     let platform = p.platform.clone().unwrap();
     let serial: Vec<String> = p
         .kernels
@@ -774,7 +774,7 @@ fn iga_refusals_are_errors() {
         iga_gen: 0x7777_0000,
         name: "nothing".into(),
     };
-    let p = native::parse(&built("zebin-a").bytes, None).unwrap();
+    let p = native::parse(&built_natives("zebin-a").bytes, None).unwrap();
     let code = &p.kernels[0].code;
     let e = iga().disassemble(&unknown, code).unwrap_err();
     assert!(matches!(e, IgaError::Platform { .. }), "{e}");
@@ -836,7 +836,7 @@ fn hostile(bytes: &[u8]) {
 fn without_its_notes_a_zebin_takes_the_platform_of_the_device() {
     use object::read::elf::{ElfFile64, FileHeader};
     use object::{Object, ObjectSection};
-    let mut bytes = built("zebin-a").bytes.clone();
+    let mut bytes = built_natives("zebin-a").bytes.clone();
     let (shoff, note) = {
         let elf = ElfFile64::<object::Endianness>::parse(&bytes[..]).unwrap();
         let shoff = elf.elf_header().e_shoff(elf.endian()) as usize;
@@ -858,7 +858,7 @@ fn without_its_notes_a_zebin_takes_the_platform_of_the_device() {
     let p = native::parse(&bytes, Some(&tgl)).unwrap();
     assert_eq!(p.platform.map(|p| p.name), Some("TGLLP".to_string()));
     assert_eq!(
-        names(&native::parse(&bytes, Some(&pvc())).unwrap()),
+        kernel_names(&native::parse(&bytes, Some(&pvc())).unwrap()),
         KERNELS_A
     );
 }
@@ -884,11 +884,11 @@ fn mutations(bytes: &[u8], count: usize) {
 
 #[test]
 fn hostile_binaries_give_errors_not_panics() {
-    let zebin = &built("zebin-a").bytes;
+    let zebin = &built_natives("zebin-a").bytes;
     hostile(zebin);
     hostile(&patch_tokens());
-    hostile(&built("fat-a").bytes);
-    for bytes in [zebin, &patch_tokens(), &built("fat-a").bytes] {
+    hostile(&built_natives("fat-a").bytes);
+    for bytes in [zebin, &patch_tokens(), &built_natives("fat-a").bytes] {
         mutations(bytes, 2000);
     }
 
@@ -941,7 +941,7 @@ fn hostile_binaries_give_errors_not_panics() {
     }
 
     // An ar member whose size points past the archive's end.
-    let fat = &built("fat-a").bytes;
+    let fat = &built_natives("fat-a").bytes;
     let mut bad = fat.clone();
     // The first member's size field (ar header: 48 bytes in, 10 wide).
     bad[8 + 48..8 + 58].copy_from_slice(b"999999999 ");
@@ -963,7 +963,7 @@ fn hostile_binaries_give_errors_not_panics() {
 #[test]
 fn liveness_is_igas_dataflow() {
     for (device, source) in [("dg2", "extra"), ("tgllp", "mix")] {
-        if stack() == Stack::Neo22 {
+        if ocloc_stack() == Stack::Neo22 {
             let p = native::parse(&built_zebin(device, source).bytes, None).unwrap();
             let platform = p.platform.clone().unwrap();
             for k in &p.kernels {
@@ -971,7 +971,7 @@ fn liveness_is_igas_dataflow() {
             }
         }
     }
-    let builds: &[(&str, &str)] = match stack() {
+    let builds: &[(&str, &str)] = match ocloc_stack() {
         Stack::Neo22 => &[("pvc", "mix"), ("pvc", "extra"), ("pvc", "spill")],
         Stack::Neo26 => &[
             ("pvc", "mix"),
@@ -1006,7 +1006,11 @@ fn liveness_is_igas_dataflow() {
         handles.into_iter().map(|h| h.join().unwrap()).collect()
     });
     let n: usize = compared.iter().sum();
-    assert!(n > 3000, "{:?}: only {n} instructions compared", stack());
+    assert!(
+        n > 3000,
+        "{:?}: only {n} instructions compared",
+        ocloc_stack()
+    );
 }
 
 /// IGA's live bytes and ours before each instruction of a kernel.
@@ -1041,7 +1045,7 @@ fn at_least_igas(device: &str, platform: &Platform, name: &[u8], code: &[u8]) {
         assert!(
             o >= t,
             "{:?}: {device} {name}: live GRF bytes before instruction {i} ({op}): {o:?}, IGA's {t:?}",
-            stack()
+            ocloc_stack()
         );
     }
 }
@@ -1057,7 +1061,7 @@ fn same_liveness(device: &str, platform: &Platform, name: &[u8], code: &[u8]) ->
             o,
             t,
             "{:?}: {device} {name}: live GRF bytes before instruction {i} ({op})",
-            stack()
+            ocloc_stack()
         );
     }
     both.len()
@@ -1069,7 +1073,7 @@ fn same_liveness(device: &str, platform: &Platform, name: &[u8], code: &[u8]) ->
 /// of [`TODAYS_GPUS`] and tgllp.
 fn kernel_view_binaries() -> Vec<(String, &'static Built)> {
     let mut out: Vec<(String, &'static Built)> = Vec::new();
-    match stack() {
+    match ocloc_stack() {
         Stack::Neo22 => {
             for which in [
                 "zebin-a",
@@ -1084,7 +1088,7 @@ fn kernel_view_binaries() -> Vec<(String, &'static Built)> {
                 "pt-dg2-extra",
                 "pt-skl-a",
             ] {
-                out.push((which.to_string(), built(which)));
+                out.push((which.to_string(), built_natives(which)));
             }
             for (device, source) in [("pvc", "mix"), ("dg2", "extra"), ("tgllp", "mix")] {
                 out.push((format!("{device} {source}"), built_zebin(device, source)));
@@ -1127,12 +1131,12 @@ fn kernel_view_is_igas_json() {
                 Err(e) => {
                     // IGA's JSON that does not parse (IGA 2.40 writes
                     // Xe3P's `sendg` so): no code from either.
-                    assert!(decoded.is_err(), "{:?}: {name}: {e}", stack());
+                    assert!(decoded.is_err(), "{:?}: {name}: {e}", ocloc_stack());
                     unread.insert(platform.name.clone());
                     continue;
                 }
             };
-            let mut ours = decoded.unwrap_or_else(|e| panic!("{:?}: {name}: {e}", stack()));
+            let mut ours = decoded.unwrap_or_else(|e| panic!("{:?}: {name}: {e}", ocloc_stack()));
             assert_same_code(&name, &ours, &theirs);
             let inputs = flow::Inputs {
                 classes: &[],
@@ -1144,7 +1148,7 @@ fn kernel_view_is_igas_json() {
                 flow::analyze(&mut ours, &inputs),
                 flow::analyze(&mut theirs, &inputs),
             );
-            assert_eq!(a, b, "{:?}: {name}: the analyses differ", stack());
+            assert_eq!(a, b, "{:?}: {name}: the analyses differ", ocloc_stack());
             kernels += 1;
             instructions += ours.insts.len();
             platforms.insert(platform.name.clone());
@@ -1152,13 +1156,13 @@ fn kernel_view_is_igas_json() {
     }
     eprintln!(
         "{:?}: {kernels} kernels, {instructions} instructions, platforms {platforms:?}; no JSON that parses on {unread:?}",
-        stack()
+        ocloc_stack()
     );
-    let (want_kernels, want_unread): (usize, &[&str]) = match stack() {
+    let (want_kernels, want_unread): (usize, &[&str]) = match ocloc_stack() {
         Stack::Neo22 => (65, &[]),
         Stack::Neo26 => (190, &["NVL", "XE3P_CRI"]),
     };
-    assert_eq!(kernels, want_kernels, "{:?}: {platforms:?}", stack());
+    assert_eq!(kernels, want_kernels, "{:?}: {platforms:?}", ocloc_stack());
     assert_eq!(unread.iter().collect::<Vec<_>>(), want_unread);
     assert!(platforms.len() >= 5, "{platforms:?}");
 }
@@ -1173,13 +1177,13 @@ fn assert_same_code(
         (&ours.version, &ours.platform, ours.insts.len()),
         (&theirs.version, &theirs.platform, theirs.insts.len()),
         "{:?}: {name}",
-        stack()
+        ocloc_stack()
     );
     for (i, (a, b)) in ours.insts.iter().zip(&theirs.insts).enumerate() {
-        assert_eq!(a, b, "{:?}: {name}: instruction {i}", stack());
+        assert_eq!(a, b, "{:?}: {name}: instruction {i}", ocloc_stack());
     }
     for (i, (a, b)) in ours.blocks.iter().zip(&theirs.blocks).enumerate() {
-        assert_eq!(a, b, "{:?}: {name}: block {i}", stack());
+        assert_eq!(a, b, "{:?}: {name}: block {i}", ocloc_stack());
     }
-    assert_eq!(ours, theirs, "{:?}: {name}", stack());
+    assert_eq!(ours, theirs, "{:?}: {name}", ocloc_stack());
 }

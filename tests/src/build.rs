@@ -131,6 +131,20 @@ pub fn workload_for(via: &str) -> PathBuf {
     }
 }
 
+/// The workload command line: the binary for `--via VIA`, module `a`
+/// (`kernels_a.cl`'s SPIR-V), then `steps`.
+pub fn workload_line(via: &str, steps: &[&str]) -> Vec<String> {
+    let mut v = vec![
+        workload_for(via).display().to_string(),
+        "--via".into(),
+        via.into(),
+        "--module".into(),
+        format!("a={}", spirv("a").display()),
+    ];
+    v.extend(steps.iter().map(|s| s.to_string()));
+    v
+}
+
 /// The two ways the OpenCL workload reaches the ICD loader (`--via`).
 pub const CL_WAYS: [&str; 2] = ["link", "dlsym"];
 

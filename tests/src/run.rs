@@ -247,6 +247,15 @@ pub struct Run {
     kept: Option<Box<dyn std::any::Any>>,
 }
 
+/// `xpu-asm-run ARGS` (whose capture folder is `out`), with nothing of the
+/// test's own environment, colour included ([`hermetic_without_no_color`]).
+pub fn run_xpu_asm(args: &[&str], out: &Path) -> Run {
+    let mut cmd = Command::new(xpu_asm_run());
+    cmd.args(args);
+    hermetic_without_no_color(&mut cmd);
+    run(cmd, out)
+}
+
 /// Runs `cmd` (with the usual deadline) and keeps what it did.
 pub fn run(mut cmd: Command, out: &Path) -> Run {
     let shown = shell_words(&cmd);

@@ -63,7 +63,7 @@ struct Expected {
     grf: u64,
 }
 
-fn expected(dev: &str) -> Expected {
+fn expected_device(dev: &str) -> Expected {
     let e = |device_id, ip_version, platform, grf| Expected {
         device_id,
         ip_version,
@@ -171,7 +171,7 @@ fn workload_on(dev: &str, via: &str) {
     }
     r.assert_status(0);
     let report = r.report();
-    let want = expected(dev);
+    let want = expected_device(dev);
     let mut got = BTreeMap::new();
     for k in report["kernels"].as_array().into_iter().flatten() {
         let field = |f: &str| k[f].as_u64().unwrap_or(u64::MAX);
@@ -263,7 +263,7 @@ fn isa_binary_on(dev: &str, via: &str) {
             })
             .collect()
     };
-    let want = expected(dev);
+    let want = expected_device(dev);
     let report = b.report();
     let mut got = BTreeMap::new();
     for k in report["kernels"].as_array().into_iter().flatten() {

@@ -109,7 +109,7 @@ struct Built {
     module_b: PathBuf,
 }
 
-fn sh(cmd: &mut Command) {
+fn build_graphs_step(cmd: &mut Command) {
     let shown = format!("{cmd:?}");
     let o = cmd
         .output()
@@ -133,26 +133,30 @@ fn built_graphs() -> &'static Built {
         std::fs::create_dir_all(&dir).expect("a build folder");
         let src = workload_src_dir();
         let gcc = |out: &Path, defines: &[&str], libs: &[&str]| {
-            sh(Command::new("gcc")
-                .args(["-std=c11", "-O1", "-g", "-Wall", "-Wextra", "-Werror"])
-                .args(defines)
-                .arg(src.join("graph.c"))
-                .arg("-o")
-                .arg(out)
-                .args(libs)
-                .arg("-ldl"));
+            build_graphs_step(
+                Command::new("gcc")
+                    .args(["-std=c11", "-O1", "-g", "-Wall", "-Wextra", "-Werror"])
+                    .args(defines)
+                    .arg(src.join("graph.c"))
+                    .arg("-o")
+                    .arg(out)
+                    .args(libs)
+                    .arg("-ldl"),
+            );
         };
         let link = dir.join("graph-link");
         gcc(&link, &["-DVIA_LINK"], &["-lze_loader"]);
         let dl = dir.join("graph-dl");
         // Only libc: the loader comes in by dlopen.
         gcc(&dl, &[], &[]);
-        sh(Command::new("ocloc")
-            .current_dir(&dir)
-            .args(["compile", "-file"])
-            .arg(src.join("kernels_graph.cl"))
-            .args(["-spv_only", "-device", "pvc", "-output", "kernels_graph"])
-            .args(["-output_no_suffix", "-q"]));
+        build_graphs_step(
+            Command::new("ocloc")
+                .current_dir(&dir)
+                .args(["compile", "-file"])
+                .arg(src.join("kernels_graph.cl"))
+                .args(["-spv_only", "-device", "pvc", "-output", "kernels_graph"])
+                .args(["-output_no_suffix", "-q"]),
+        );
         Built {
             link,
             dl,

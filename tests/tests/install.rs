@@ -84,24 +84,12 @@ impl InstallScratch {
 
     /// The workload captured into `out` by the copied binary.
     fn capture(&self, out: &Path) -> Run {
-        run(self.command(&[], out, &workload_args()), out)
+        run(self.command(&[], out, &workload_line("ddi", &STEPS)), out)
     }
 }
 
-fn workload_args() -> Vec<String> {
-    let mut v = vec![
-        workload().display().to_string(),
-        "--via".into(),
-        "ddi".into(),
-        "--module".into(),
-        format!("a={}", spirv("a").display()),
-    ];
-    v.extend(STEPS.iter().map(|s| s.to_string()));
-    v
-}
-
 /// The exact counts of [`STEPS`], every kernel matched to its ISA.
-fn assert_counts(run: &Run) {
+fn assert_steps_matched(run: &Run) {
     let r = run.report();
     let mut got = BTreeMap::new();
     for k in r["kernels"].as_array().into_iter().flatten() {
@@ -120,7 +108,7 @@ fn assert_counts(run: &Run) {
 }
 
 /// The library `run.json` of `out` says the run preloaded.
-fn preloaded(out: &Path) -> PathBuf {
+fn interposer_preloaded(out: &Path) -> PathBuf {
     let v: Value = serde_json::from_slice(&std::fs::read(out.join("run.json")).unwrap()).unwrap();
     PathBuf::from(v["interposer"].as_str().unwrap())
 }
@@ -135,14 +123,14 @@ fn the_binary_alone_captures_and_reuses_what_it_wrote() {
     let out = s.root.join("out1");
     let r1 = s.capture(&out);
     r1.assert_status(0);
-    assert_counts(&r1);
+    assert_steps_matched(&r1);
     let lib = real(&s.cached());
     assert!(
         r1.stderr().contains(&format!("{WROTE}{}", lib.display())),
         "{}",
         r1.ctx()
     );
-    assert_eq!(preloaded(&out), lib, "{}", r1.ctx());
+    assert_eq!(interposer_preloaded(&out), lib, "{}", r1.ctx());
     assert!(r1.report()["processes"].as_array().unwrap().len() == 1);
     // The folders are the user's alone; the library is not writable by others.
     for d in [
@@ -158,9 +146,9 @@ fn the_binary_alone_captures_and_reuses_what_it_wrote() {
     let out2 = s.root.join("out2");
     let r2 = s.capture(&out2);
     r2.assert_status(0);
-    assert_counts(&r2);
+    assert_steps_matched(&r2);
     assert!(!r2.stderr().contains(WROTE), "{}", r2.ctx());
-    assert_eq!(preloaded(&out2), lib);
+    assert_eq!(interposer_preloaded(&out2), lib);
     let again = std::fs::symlink_metadata(&lib).unwrap();
     assert_eq!((again.ino(), again.mtime()), (m.ino(), m.mtime()));
     let mut names: Vec<String> = std::fs::read_dir(lib.parent().unwrap())
@@ -293,8 +281,8 @@ fn a_planted_file_or_link_in_the_cache_is_refused_and_never_loaded() {
     let out = s.root.join("out");
     let r = s.capture(&out);
     r.assert_status(0);
-    assert_counts(&r);
-    assert_eq!(preloaded(&out), real(&lib));
+    assert_steps_matched(&r);
+    assert_eq!(interposer_preloaded(&out), real(&lib));
 }
 
 #[test]
@@ -329,9 +317,12 @@ fn a_read_only_cache_leaves_the_capture_folder() {
         vec![]
     };
     let out = s.root.join("out");
-    let r = run(s.command(&wrapper, &out, &workload_args()), &out);
+    let r = run(
+        s.command(&wrapper, &out, &workload_line("ddi", &STEPS)),
+        &out,
+    );
     r.assert_status(0);
-    assert_counts(&r);
+    assert_steps_matched(&r);
     let why = if root {
         "Read-only file system (os error 30)"
     } else {
@@ -345,7 +336,7 @@ fn a_read_only_cache_leaves_the_capture_folder() {
     );
     assert!(r.stderr().contains(&want), "{}", r.ctx());
     let lib = real(&out).join(folder_name()).join(FILE_NAME);
-    assert_eq!(preloaded(&out), lib, "{}", r.ctx());
+    assert_eq!(interposer_preloaded(&out), lib, "{}", r.ctx());
     assert!(std::fs::read(&lib).unwrap() == embedded());
     assert!(r.stderr().contains(&format!("{WROTE}{}", lib.display())));
     assert_eq!(std::fs::read_dir(&s.cache).unwrap().count(), 0);
@@ -362,10 +353,13 @@ fn a_read_only_cache_leaves_the_capture_folder() {
         std::fs::set_permissions(&s.cache, std::fs::Permissions::from_mode(0o555)).unwrap();
     }
     let out = s.root.join("out-read-only");
-    let r = run(s.command(&wrapper, &out, &workload_args()), &out);
+    let r = run(
+        s.command(&wrapper, &out, &workload_line("ddi", &STEPS)),
+        &out,
+    );
     r.assert_status(0);
-    assert_counts(&r);
+    assert_steps_matched(&r);
     assert!(!r.stderr().contains("warning"), "{}", r.ctx());
-    assert_eq!(preloaded(&out), real(&s.cached()), "{}", r.ctx());
+    assert_eq!(interposer_preloaded(&out), real(&s.cached()), "{}", r.ctx());
     assert!(!out.join(folder_name()).exists());
 }

@@ -140,15 +140,9 @@ fn capture_mix(dir: &Path, tag: &str, flags: &str, extra: &[&str]) -> Captured {
     )
 }
 
-fn xpu(args: &[&str], out: &Path) -> Run {
-    let mut cmd = Command::new(xpu_asm_run());
-    cmd.args(args);
-    run_hermetic(cmd, out)
-}
-
 /// Runs `argv` on a new pseudo-terminal and returns what the terminal
 /// showed (carriage returns removed) and the exit status.
-fn at_terminal(argv: &[&str], env: &[(&str, &str)]) -> (String, i32) {
+fn shown_at_terminal(argv: &[&str], env: &[(&str, &str)]) -> (String, i32) {
     const HELPER: &str = r#"
 import os, pty, sys
 pid, fd = pty.fork()
@@ -449,7 +443,7 @@ fn show_interleaves_source_lines_with_the_isa() {
     let g = capture_ab(dir.path(), "g", "-g", "-g");
     let out = g.out.to_str().expect("a UTF-8 path");
     let k = g.kernel("scale_v2");
-    let r = xpu(&["show", out, "scale_v2"], &g.out);
+    let r = run_xpu_asm(&["show", out, "scale_v2"], &g.out);
     r.assert_status(0);
     let text = r.stdout();
     assert!(
@@ -525,7 +519,7 @@ fn show_interleaves_source_lines_with_the_isa() {
     assert_eq!(under, report_lines, "{}", r.ctx());
 
     // --lines: ranked by instructions, the prolog last.
-    let r = xpu(&["show", out, &k["rank"].to_string(), "--lines"], &g.out);
+    let r = run_xpu_asm(&["show", out, &k["rank"].to_string(), "--lines"], &g.out);
     r.assert_status(0);
     let ranked: Vec<u64> = r
         .stdout()
@@ -541,11 +535,11 @@ fn show_interleaves_source_lines_with_the_isa() {
     assert_eq!(ranked.len(), report_lines.len(), "{}", r.ctx());
 
     // Several matches are listed, by rank; no line information is said.
-    let r = xpu(&["show", out, "common_kernel"], &g.out);
+    let r = run_xpu_asm(&["show", out, "common_kernel"], &g.out);
     r.assert_status(1);
     assert_eq!(r.stderr().matches("#").count(), 2, "{}", r.ctx());
     let plain = capture_ab(dir.path(), "plain", "", "");
-    let r = xpu(
+    let r = run_xpu_asm(
         &["show", plain.out.to_str().unwrap(), "scale", "--lines"],
         &plain.out,
     );
@@ -553,7 +547,7 @@ fn show_interleaves_source_lines_with_the_isa() {
     assert!(r.stderr().contains("build it with -g"), "{}", r.ctx());
 
     // On a terminal: colour, the same text; NO_COLOR: none.
-    let (tty, status) = at_terminal(
+    let (tty, status) = shown_at_terminal(
         &[xpu_asm_run().to_str().unwrap(), "show", out, "scale_v2"],
         &[],
     );
@@ -566,7 +560,7 @@ fn show_interleaves_source_lines_with_the_isa() {
             .trim_end(),
         text.trim_end()
     );
-    let (tty, _) = at_terminal(
+    let (tty, _) = shown_at_terminal(
         &[xpu_asm_run().to_str().unwrap(), "show", out, "scale_v2"],
         &[("NO_COLOR", "1")],
     );
@@ -623,7 +617,7 @@ fn diff_shows_what_changed_between_two_builds() {
     );
 
     // Identical: no change, exit 0, also with --fail-on any.
-    let r = xpu(&["diff", a, a2], &d1.out);
+    let r = run_xpu_asm(&["diff", a, a2], &d1.out);
     r.assert_status(0);
     assert!(
         r.stdout()
@@ -631,7 +625,7 @@ fn diff_shows_what_changed_between_two_builds() {
         "{}",
         r.ctx()
     );
-    let r = xpu(
+    let r = run_xpu_asm(
         &[
             "diff",
             a,
@@ -646,7 +640,7 @@ fn diff_shows_what_changed_between_two_builds() {
     let j = r.json();
     assert_eq!(j["kernels"], serde_json::json!([]), "{}", r.ctx());
     assert_eq!(j["failed"], serde_json::json!([]), "{}", r.ctx());
-    let r = xpu(&["diff", a, a2, "--json", "--all"], &d1.out);
+    let r = run_xpu_asm(&["diff", a, a2, "--json", "--all"], &d1.out);
     let j = r.json();
     let all = j["kernels"].as_array().unwrap();
     assert_eq!(all.len(), 6, "{}", r.ctx());
@@ -654,12 +648,12 @@ fn diff_shows_what_changed_between_two_builds() {
         assert_eq!(k["changed"], serde_json::json!([]), "{}", r.ctx());
         assert_eq!(k["a"], k["b"], "{}", r.ctx());
     }
-    let r = xpu(&["diff", a, a2, "scale"], &d1.out);
+    let r = run_xpu_asm(&["diff", a, a2, "scale"], &d1.out);
     r.assert_status(0);
     assert_eq!(r.stdout(), "", "{}", r.ctx());
 
     // Optimisation off: the JSON contract, and every kernel changed.
-    let r = xpu(&["diff", a, b, "--json"], &d1.out);
+    let r = run_xpu_asm(&["diff", a, b, "--json"], &d1.out);
     r.assert_status(0);
     let j = r.json();
     let ks = j["kernels"].as_array().unwrap();
@@ -739,9 +733,9 @@ fn diff_shows_what_changed_between_two_builds() {
     let max = growth.iter().cloned().fold(f64::MIN, f64::max);
     let above = format!("instructions+{}%", (max + 0.5).ceil());
     let below = format!("instructions+{}%", (max - 0.5).floor());
-    let r = xpu(&["diff", a, b, "--fail-on", &above], &d1.out);
+    let r = run_xpu_asm(&["diff", a, b, "--fail-on", &above], &d1.out);
     r.assert_status(0);
-    let r = xpu(&["diff", a, b, "--fail-on", &below], &d1.out);
+    let r = run_xpu_asm(&["diff", a, b, "--fail-on", &below], &d1.out);
     r.assert_status(1);
     let threshold = (max - 0.5).floor();
     let over = growth.iter().filter(|g| **g > threshold).count();
@@ -753,15 +747,15 @@ fn diff_shows_what_changed_between_two_builds() {
         r.ctx()
     );
     // Back the other way nothing grows.
-    let r = xpu(&["diff", b, a, "--fail-on", "instructions+0,any"], &d1.out);
+    let r = run_xpu_asm(&["diff", b, a, "--fail-on", "instructions+0,any"], &d1.out);
     r.assert_status(1);
     assert!(!r.stderr().contains("instructions+0:"), "{}", r.ctx());
     assert!(r.stderr().contains("--fail-on any:"), "{}", r.ctx());
-    let r = xpu(&["diff", a, b, "--fail-on", "spill,missing,new"], &d1.out);
+    let r = run_xpu_asm(&["diff", a, b, "--fail-on", "spill,missing,new"], &d1.out);
     r.assert_status(0);
 
     // The ISA of one kernel: a unified diff without comments.
-    let r = xpu(&["diff", a, b, "scale_v2", "--normalize-regs"], &d1.out);
+    let r = run_xpu_asm(&["diff", a, b, "scale_v2", "--normalize-regs"], &d1.out);
     r.assert_status(0);
     let t = r.stdout();
     assert!(
@@ -778,10 +772,10 @@ fn diff_shows_what_changed_between_two_builds() {
     assert!(!t.contains("//"), "{}", r.ctx());
 
     // Bad conditions are refused (status 2) before anything is read.
-    let r = xpu(&["diff", a, b, "--fail-on", "instrs+5%"], &d1.out);
+    let r = run_xpu_asm(&["diff", a, b, "--fail-on", "instrs+5%"], &d1.out);
     r.assert_status(2);
     assert!(r.stderr().contains("unknown condition"), "{}", r.ctx());
-    let r = xpu(&["diff", a, "/nonexistent-capture"], &d1.out);
+    let r = run_xpu_asm(&["diff", a, "/nonexistent-capture"], &d1.out);
     r.assert_status(2);
 }
 
@@ -796,7 +790,7 @@ fn diff_fails_on_a_kernel_that_starts_spilling() {
     assert!(large.kernel("mix_spill")["spill_bytes"].is_null());
     assert!(u(&small.kernel("mix_spill")["spill_bytes"]) > 0);
     let (l, s) = (large.out.to_str().unwrap(), small.out.to_str().unwrap());
-    let r = xpu(&["diff", l, s, "--fail-on", "spill"], &large.out);
+    let r = run_xpu_asm(&["diff", l, s, "--fail-on", "spill"], &large.out);
     r.assert_status(1);
     assert!(
         r.stderr()
@@ -804,13 +798,13 @@ fn diff_fails_on_a_kernel_that_starts_spilling() {
         "{}",
         r.ctx()
     );
-    let r = xpu(&["diff", s, l, "--fail-on", "spill"], &large.out);
+    let r = run_xpu_asm(&["diff", s, l, "--fail-on", "spill"], &large.out);
     r.assert_status(0);
-    let r = xpu(&["diff", s, l, "--fail-on", "grf+0"], &large.out);
+    let r = run_xpu_asm(&["diff", s, l, "--fail-on", "grf+0"], &large.out);
     r.assert_status(1);
-    let r = xpu(&["diff", l, s, "--fail-on", "grf+0"], &large.out);
+    let r = run_xpu_asm(&["diff", l, s, "--fail-on", "grf+0"], &large.out);
     r.assert_status(0);
-    let r = xpu(&["diff", l, s, "--json"], &large.out);
+    let r = run_xpu_asm(&["diff", l, s, "--json"], &large.out);
     let j = r.json();
     let k = j["kernels"]
         .as_array()
@@ -832,7 +826,7 @@ fn diff_fails_on_a_kernel_that_starts_spilling() {
     // and `missing` / `new` hold exactly for them.
     let ab = capture_ab(dir.path(), "ab", "", "");
     let abs = ab.out.to_str().unwrap();
-    let r = xpu(&["diff", abs, s, "--json", "--fail-on", "missing"], &ab.out);
+    let r = run_xpu_asm(&["diff", abs, s, "--json", "--fail-on", "missing"], &ab.out);
     r.assert_status(1);
     let j = r.json();
     // Names of the kernels whose `missing_side` is null.
@@ -869,7 +863,7 @@ fn diff_fails_on_a_kernel_that_starts_spilling() {
         serde_json::json!({"in_both": 0, "changed": 0, "only_a": 6, "only_b": 5})
     );
     assert_eq!(j["failed"].as_array().unwrap().len(), 6, "{}", r.ctx());
-    let r = xpu(&["diff", abs, s, "--fail-on", "new"], &ab.out);
+    let r = run_xpu_asm(&["diff", abs, s, "--fail-on", "new"], &ab.out);
     r.assert_status(1);
     assert_eq!(
         r.stderr().matches("--fail-on new: ").count(),
@@ -889,7 +883,7 @@ fn diff_fails_on_a_kernel_that_starts_spilling() {
         "{}",
         r.ctx()
     );
-    let r = xpu(&["diff", abs, abs, "--fail-on", "missing,new"], &ab.out);
+    let r = run_xpu_asm(&["diff", abs, abs, "--fail-on", "missing,new"], &ab.out);
     r.assert_status(0);
 
     let argv = [
@@ -899,18 +893,18 @@ fn diff_fails_on_a_kernel_that_starts_spilling() {
         s.into(),
     ];
     let argv: Vec<&str> = argv.iter().map(String::as_str).collect();
-    let (tty, status) = at_terminal(&argv, &[]);
+    let (tty, status) = shown_at_terminal(&argv, &[]);
     assert_eq!(status, 0, "{tty}");
     assert!(
         tty.contains("\x1b[31m"),
         "growth in red on a terminal\n{tty}"
     );
-    let (tty, _) = at_terminal(&argv, &[("NO_COLOR", "1")]);
+    let (tty, _) = shown_at_terminal(&argv, &[("NO_COLOR", "1")]);
     assert!(!tty.contains('\x1b'), "{tty}");
-    let piped = xpu(&["diff", l, s], &large.out);
+    let piped = run_xpu_asm(&["diff", l, s], &large.out);
     assert!(!piped.stdout().contains('\x1b'), "{}", piped.ctx());
     assert_eq!(
-        strip_ansi(&at_terminal(&argv, &[]).0)
+        strip_ansi(&shown_at_terminal(&argv, &[]).0)
             .trim_end()
             .trim_end_matches("STATUS 0")
             .trim_end(),
@@ -956,7 +950,7 @@ fn asm_copies_keeps_the_most_launched_and_the_others_isa_in_place() {
     assert!(c.report.get("asm_copies").is_none(), "{:#}", c.report);
     assert_eq!(asm_folder(&c.out).len(), AB_KERNELS.len());
 
-    let r = xpu(&["collect", out, "--asm-copies", "2"], &c.out);
+    let r = run_xpu_asm(&["collect", out, "--asm-copies", "2"], &c.out);
     r.assert_status(0);
     let report = report_of_run(&c.out, &r);
     assert_eq!(
@@ -1011,7 +1005,7 @@ fn asm_copies_keeps_the_most_launched_and_the_others_isa_in_place() {
 
     // `show` of the least launched reads its dump.
     let last = &kernels[5];
-    let s = xpu(&["show", out, "only_in_b"], &c.out);
+    let s = run_xpu_asm(&["show", out, "only_in_b"], &c.out);
     s.assert_status(0);
     let shown = s.stdout();
     assert!(
@@ -1041,7 +1035,7 @@ fn asm_copies_keeps_the_most_launched_and_the_others_isa_in_place() {
     }
 
     // None at all, then every one again.
-    let r = xpu(&["collect", out, "--asm-copies", "0"], &c.out);
+    let r = run_xpu_asm(&["collect", out, "--asm-copies", "0"], &c.out);
     r.assert_status(0);
     assert!(
         r.stdout().contains(
@@ -1062,7 +1056,7 @@ fn asm_copies_keeps_the_most_launched_and_the_others_isa_in_place() {
     );
     assert!(asm_folder(&c.out).is_empty());
     for args in [&["--asm-copies", "all"][..], &[]] {
-        let r = xpu(&[&["collect", out, "--quiet"][..], args].concat(), &c.out);
+        let r = run_xpu_asm(&[&["collect", out, "--quiet"][..], args].concat(), &c.out);
         r.assert_status(0);
         let report = report_of_run(&c.out, &r);
         assert!(report.get("asm_copies").is_none(), "{args:?}");
@@ -1071,7 +1065,7 @@ fn asm_copies_keeps_the_most_launched_and_the_others_isa_in_place() {
     }
 
     // A count that is not one names what is.
-    let r = xpu(&["collect", out, "--asm-copies", "many"], &c.out);
+    let r = run_xpu_asm(&["collect", out, "--asm-copies", "many"], &c.out);
     r.assert_status(2);
     assert!(
         r.stderr()

@@ -115,7 +115,8 @@ fn launchers_local_ranks(s: &Scratch, l: &str, n: usize) -> Vec<(u64, u64)> {
 fn per_rank_job(l: &str) {
     let s = mpi_scratch();
     let mut cmd = launcher(&s, l, 4, None);
-    cmd.args(per_rank(&s.out)).args(workload_args(&STEPS));
+    cmd.args(per_rank(&s.out))
+        .args(workload_line("ddi", &STEPS));
     let r1 = run(cmd, &s.out);
     r1.assert_status(0);
     let r = r1.report();
@@ -155,7 +156,9 @@ fn per_rank_job(l: &str) {
     // rank, and the first run's report stays.
     let before = std::fs::read(s.out.join("report.json")).unwrap();
     let mut again = launcher(&s, l, 4, None);
-    again.args(per_rank(&s.out)).args(workload_args(&STEPS));
+    again
+        .args(per_rank(&s.out))
+        .args(workload_line("ddi", &STEPS));
     let r2 = run(again, &s.out);
     assert!(!r2.output.status.success(), "{}", r2.ctx());
     assert!(
@@ -179,7 +182,7 @@ fn hydra_one_xpu_asm_run_per_rank_gives_one_report() {
 
 /// Ranks 0..n-1 run the workload; the last rank ends as `how` says, after
 /// the others.
-fn job_with_last_rank(l: &str, how: &str) -> Run {
+fn mpi_job_with_last_rank(l: &str, how: &str) -> Run {
     let s = mpi_scratch();
     let script = s.root.join("rank.sh");
     let rank_var = if l == OPENMPI {
@@ -192,7 +195,7 @@ fn job_with_last_rank(l: &str, how: &str) -> Run {
         format!(
             "if [ \"${rank_var}\" = 3 ]; then {}; else exec {}; fi\n",
             last_rank_ending(&s.out, 3, how),
-            workload_args(&STEPS).join(" ")
+            workload_line("ddi", &STEPS).join(" ")
         ),
     )
     .unwrap();
@@ -204,7 +207,7 @@ fn job_with_last_rank(l: &str, how: &str) -> Run {
 }
 
 fn failing_rank(l: &str) {
-    let r1 = job_with_last_rank(l, "3");
+    let r1 = mpi_job_with_last_rank(l, "3");
     r1.assert_status(3);
     let r = r1.report();
     assert_ranks_launched(&r1, &r, 4);
@@ -213,7 +216,7 @@ fn failing_rank(l: &str) {
 }
 
 fn killed_rank(l: &str) {
-    let r1 = job_with_last_rank(l, "kill");
+    let r1 = mpi_job_with_last_rank(l, "kill");
     r1.assert_status(128 + 9);
     let r = r1.report();
     // The killed rank's launches are all there.
@@ -281,7 +284,8 @@ fn assert_two_nodes(run: &Run, r: &Value) {
 fn two_nodes_shared_folder(l: &str) {
     let s = mpi_scratch();
     let mut cmd = launcher(&s, l, 4, Some(NODES));
-    cmd.args(per_rank(&s.out)).args(workload_args(&STEPS));
+    cmd.args(per_rank(&s.out))
+        .args(workload_line("ddi", &STEPS));
     let r1 = run(cmd, &s.out);
     r1.assert_status(0);
     let r = r1.report();
@@ -309,7 +313,7 @@ fn node_local_folders_are_merged_into_one_report() {
         "exec {} --emulate pvc -o {}/$(hostname) -- {}",
         xpu_asm_run().display(),
         base.display(),
-        workload_args(&STEPS).join(" ")
+        workload_line("ddi", &STEPS).join(" ")
     );
     cmd.args(["sh", "-c", &line]);
     let r0 = run(cmd, &base);
@@ -343,7 +347,7 @@ fn node_local_folders_are_merged_into_one_report() {
 /// `xpu-asm-run -- LAUNCHER ... -H nodeb,nodec`: the ranks on the other
 /// "nodes" start from an empty environment and get only what the launcher
 /// forwards.
-fn launcher_inside(l: &str, extra: &[&str]) -> Run {
+fn mpi_launcher_inside(l: &str, extra: &[&str]) -> Run {
     let s = mpi_scratch();
     let mut cmd = command(&xpu_asm_run().display().to_string());
     cmd.current_dir(&s.root)
@@ -352,7 +356,7 @@ fn launcher_inside(l: &str, extra: &[&str]) -> Run {
         .arg("--");
     let inner = launcher(&s, l, 4, Some(NODES));
     cmd.arg(inner.get_program()).args(inner.get_args());
-    cmd.args(extra).args(workload_args(&STEPS));
+    cmd.args(extra).args(workload_line("ddi", &STEPS));
     let mut r = run(cmd, &s.out);
     r.keep(s);
     r
@@ -399,7 +403,7 @@ fn without_openmpis_own(run: &Run, r: &Value) -> Value {
 
 #[test]
 fn openmpi_launcher_inside_forwards_the_capture_to_other_nodes() {
-    let r1 = launcher_inside(OPENMPI, &[]);
+    let r1 = mpi_launcher_inside(OPENMPI, &[]);
     r1.assert_status(0);
     let r = without_openmpis_own(&r1, &r1.report());
     assert_two_nodes(&r1, &r);
@@ -410,7 +414,7 @@ fn openmpi_launcher_inside_forwards_the_capture_to_other_nodes() {
 fn openmpi_launcher_inside_with_its_own_x_options_still_forwards() {
     // Open MPI refuses -x together with mca_base_env_list: xpu-asm-run adds
     // its variables as -x too, and says so.
-    let r1 = launcher_inside(OPENMPI, &["-x", "HOME"]);
+    let r1 = mpi_launcher_inside(OPENMPI, &["-x", "HOME"]);
     r1.assert_status(0);
     assert!(
         r1.stderr().contains("added `-x LD_PRELOAD -x XPU_ASM_OUT"),
@@ -422,12 +426,12 @@ fn openmpi_launcher_inside_with_its_own_x_options_still_forwards() {
 
 #[test]
 fn hydra_launcher_inside_passes_everything_and_warns_when_told_not_to() {
-    let r1 = launcher_inside(HYDRA, &[]);
+    let r1 = mpi_launcher_inside(HYDRA, &[]);
     r1.assert_status(0);
     assert_two_nodes(&r1, &r1.report());
     assert!(!r1.stderr().contains("warning"), "{}", r1.ctx());
     // -envnone: the remote ranks get nothing; said before the run.
-    let r2 = launcher_inside(HYDRA, &["-envnone"]);
+    let r2 = mpi_launcher_inside(HYDRA, &["-envnone"]);
     let err = r2.stderr();
     let warn = err
         .find("warning: the command limits the variables mpiexec passes")
@@ -448,8 +452,8 @@ fn hydra_launcher_inside_passes_everything_and_warns_when_told_not_to() {
 fn same_host_and_pid_in_two_pid_namespaces_keep_two_records() {
     let s = mpi_scratch();
     // Each workload is pid 1 of its own PID namespace, on the same host.
-    let w1 = workload_args(&["imm:a:scale:3"]).join(" ");
-    let w2 = workload_args(&["imm:a:scale_v2:4"]).join(" ");
+    let w1 = workload_line("ddi", &["imm:a:scale:3"]).join(" ");
+    let w2 = workload_line("ddi", &["imm:a:scale_v2:4"]).join(" ");
     let line = format!("unshare --pid --fork {w1} & unshare --pid --fork {w2} & wait");
     let mut cmd = command(&xpu_asm_run().display().to_string());
     cmd.current_dir(&s.root)
@@ -477,7 +481,7 @@ fn same_host_and_pid_in_two_pid_namespaces_keep_two_records() {
     assert_eq!(per, [3, 4], "{}", r1.ctx());
     let want: BTreeMap<String, (u64, u64)> =
         [(SCALE.to_string(), (3, 3)), (SCALE_V2.to_string(), (4, 4))].into();
-    assert_eq!(kernels(&r1, &r), want, "{}", r1.ctx());
+    assert_eq!(kernel_counts(&r1, &r), want, "{}", r1.ctx());
     assert_eq!(records(&s.out).len(), 2);
 }
 
@@ -502,13 +506,13 @@ fn installed_binary_finds_its_interposer_and_captures() {
         .args(["--emulate", "pvc", "-o"])
         .arg(&s.out)
         .arg("--")
-        .args(workload_args(&STEPS));
+        .args(workload_line("ddi", &STEPS));
     let r1 = run(cmd, &s.out);
     r1.assert_status(0);
     let r = r1.report();
     let want: BTreeMap<String, (u64, u64)> =
         [(SCALE.to_string(), (5, 5)), (SCALE_V2.to_string(), (3, 1))].into();
-    assert_eq!(kernels(&r1, &r), want, "{}", r1.ctx());
+    assert_eq!(kernel_counts(&r1, &r), want, "{}", r1.ctx());
     let run_json: Value =
         serde_json::from_slice(&std::fs::read(s.out.join("run.json")).unwrap()).unwrap();
     assert_eq!(
@@ -571,10 +575,10 @@ fn ranks_that_built_other_code_get_their_own_binarys_isa() {
         format!("a={}", spirv("a").display()),
     ];
     other.extend(STEPS.iter().map(|s| s.to_string()));
-    let r1 = mpmd(&s, &workload_args(&STEPS), (2, &other));
+    let r1 = mpmd(&s, &workload_line("ddi", &STEPS), (2, &other));
     r1.assert_status(0);
     let r = r1.report();
-    let got = kernels(&r1, &r);
+    let got = kernel_counts(&r1, &r);
     assert_eq!(
         got,
         BTreeMap::from([
@@ -615,13 +619,13 @@ fn a_rank_0_that_dies_before_its_dumps_leaves_the_others_their_binaries() {
     let s = mpi_scratch();
     let r1 = mpmd(
         &s,
-        &workload_args(&["end:kill"]),
-        (3, &workload_args(&STEPS)),
+        &workload_line("ddi", &["end:kill"]),
+        (3, &workload_line("ddi", &STEPS)),
     );
     assert_ne!(r1.output.status.code(), Some(0), "{}", r1.ctx());
     let r = r1.report();
     assert_eq!(
-        kernels(&r1, &r),
+        kernel_counts(&r1, &r),
         BTreeMap::from([
             (SCALE.to_string(), (15, 15)),
             (SCALE_V2.to_string(), (9, 3))

@@ -68,7 +68,7 @@ fn on_this_stack(step: &str) -> String {
 /// `src`'s binary, one module with it (its launches of common_kernel are
 /// src's); a linked program's binary carries no SPIR-V on either NEO, so
 /// its kernels take the ISA of the binary the driver ran.
-fn expected() -> BTreeMap<(String, String), (u64, &'static str)> {
+fn expected_opencl_counts() -> BTreeMap<(String, String), (u64, &'static str)> {
     [
         ("cl_scale", "src", 3, "igc-dump"),
         ("cl_scale_twice", "src", 5, "igc-dump"),
@@ -179,12 +179,12 @@ fn every_way(via: &str) {
         run.ctx()
     );
     let report = run.report();
-    let want: Rows = expected()
+    let want: Rows = expected_opencl_counts()
         .into_iter()
         .map(|(k, (n, source))| (k, (n, n, "matched".into(), source.into(), "opencl".into())))
         .collect();
     assert_eq!(rows(&report, &labels(&rec)), want, "{}", run.ctx());
-    let total: u64 = expected().values().map(|v| v.0).sum();
+    let total: u64 = expected_opencl_counts().values().map(|v| v.0).sum();
     assert_eq!(report["totals"]["launches"], total, "{}", run.ctx());
     assert_eq!(report["totals"]["matched"], 10, "{}", run.ctx());
     assert_eq!(

@@ -49,7 +49,7 @@ fn work_scratch() -> WorkScratch {
 }
 
 /// `xpu-asm-run OPTS -o OUT -- COMMAND...`, run in `work`.
-fn xpu(s: &WorkScratch, opts: &[&str], command: &[String]) -> Command {
+fn xpu_in_work(s: &WorkScratch, opts: &[&str], command: &[String]) -> Command {
     let mut cmd = Command::new(xpu_asm_run());
     cmd.args(opts)
         .arg("-o")
@@ -61,22 +61,9 @@ fn xpu(s: &WorkScratch, opts: &[&str], command: &[String]) -> Command {
     cmd
 }
 
-/// The workload command line: binary, `--via`, module a, steps.
-fn workload_line(via: &str, steps: &[&str]) -> Vec<String> {
-    let mut v = vec![
-        workload_for(via).display().to_string(),
-        "--via".into(),
-        via.into(),
-        "--module".into(),
-        format!("a={}", spirv("a").display()),
-    ];
-    v.extend(steps.iter().map(|s| s.to_string()));
-    v
-}
-
 /// A finished xpu-asm-run: what a failure must show.
 /// `(launches, appended, status)` of each launched kernel of the report.
-fn kernel_rows(r: &Value) -> BTreeMap<String, (u64, u64, String)> {
+fn kernel_rows_by_name(r: &Value) -> BTreeMap<String, (u64, u64, String)> {
     let mut m = BTreeMap::new();
     for k in r["kernels"].as_array().into_iter().flatten() {
         let name = k["name"].as_str().unwrap_or("?").to_string();
@@ -101,7 +88,7 @@ fn assert_kernels(run: &Run, r: &Value, want: &[(&str, u64, u64)]) {
         .map(|(n, l, a)| (n.to_string(), (*l, *a, "matched".to_string())))
         .collect();
     assert_eq!(
-        kernel_rows(r),
+        kernel_rows_by_name(r),
         want_rows,
         "kernels of the report: (launches, appended, status)\n{}",
         run.ctx()
@@ -334,7 +321,7 @@ fn run_ending(s: &WorkScratch, via: &str, how: &str) -> Run {
     let mut steps = BEFORE_END.to_vec();
     steps.push(&end);
     run(
-        xpu(s, &["-q", "--emulate", "pvc"], &workload_line(via, &steps)),
+        xpu_in_work(s, &["-q", "--emulate", "pvc"], &workload_line(via, &steps)),
         &s.out,
     )
 }
@@ -428,7 +415,7 @@ fn spawn_until_ready(s: &WorkScratch, via: &str) -> Live {
     let mut steps = BEFORE_END.to_vec();
     steps.push("end:term-wait");
     let mut live = Live::spawn(
-        xpu(s, &["-q", "--emulate", "pvc"], &workload_line(via, &steps)),
+        xpu_in_work(s, &["-q", "--emulate", "pvc"], &workload_line(via, &steps)),
         &s.out,
     );
     live.wait_stdout("ready");
@@ -489,7 +476,7 @@ fn assert_interrupted_report(run: &Run) {
 fn ctrl_c_to_xpu_asm_run_alone_reaches_the_command_and_all_is_reported() {
     let s = work_scratch();
     let mut live = Live::spawn(
-        xpu(
+        xpu_in_work(
             &s,
             &["--emulate", "pvc"],
             &workload_line("ddi", &WAIT_STEPS),
@@ -516,7 +503,7 @@ fn ctrl_c_to_xpu_asm_run_alone_reaches_the_command_and_all_is_reported() {
 fn sigint_to_the_process_group_is_reported_once() {
     let s = work_scratch();
     let mut live = Live::spawn(
-        xpu(
+        xpu_in_work(
             &s,
             &["--emulate", "pvc"],
             &workload_line("dlsym", &WAIT_STEPS),
@@ -601,7 +588,7 @@ struct Terminal {
     after_last_intr: Option<f64>,
 }
 
-fn at_terminal(s: &WorkScratch, interrupt_after: &[&str], argv: &[String]) -> Terminal {
+fn run_at_terminal(s: &WorkScratch, interrupt_after: &[&str], argv: &[String]) -> Terminal {
     let mut cmd = Command::new("python3");
     cmd.arg("-c")
         .arg(PTY_HELPER)
@@ -648,7 +635,7 @@ fn xpu_argv(s: &WorkScratch, opts: &[&str], command: &[String]) -> Vec<String> {
 #[test]
 fn ctrl_c_at_a_terminal_is_reported_and_exits_130() {
     let s = work_scratch();
-    let t = at_terminal(
+    let t = run_at_terminal(
         &s,
         &["ready"],
         &xpu_argv(
@@ -703,7 +690,7 @@ fn second_ctrl_c_stops_collecting_promptly_and_collect_finishes_later() {
         ),
     )
     .expect("write the script");
-    let t = at_terminal(
+    let t = run_at_terminal(
         &s,
         // The second Ctrl-C a second into hashing the padding.
         &["ready", "scanning@1"],
@@ -795,7 +782,7 @@ fn shell_script_with_parallel_workloads_and_exec() {
     )
     .expect("write the script");
     let r = run(
-        xpu(
+        xpu_in_work(
             &s,
             &["-q", "--emulate", "pvc"],
             &["sh".to_string(), script.display().to_string()],
@@ -954,7 +941,10 @@ fn python_multiprocessing_spawn_pool() {
     ];
     let mut command = vec!["python3".to_string(), script.display().to_string()];
     command.extend(jobs.iter().map(|j| j.join("\x1f")));
-    let r = run(xpu(&s, &["-q", "--emulate", "pvc"], &command), &s.out);
+    let r = run(
+        xpu_in_work(&s, &["-q", "--emulate", "pvc"], &command),
+        &s.out,
+    );
     r.assert_status(0);
     assert_eq!(
         r.stdout_lines(),
@@ -1005,7 +995,7 @@ fn python_multiprocessing_spawn_pool() {
 fn fork_after_launches_keeps_the_records_apart() {
     let s = work_scratch();
     let r = run(
-        xpu(
+        xpu_in_work(
             &s,
             &["-q", "--emulate", "pvc"],
             &workload_line(
@@ -1425,7 +1415,7 @@ __attribute__((destructor)) static void marker_exit(void) {
 }
 "#;
 
-fn gcc(args: &[&str], shown_dir: &Path) {
+fn gcc_test_program(args: &[&str], shown_dir: &Path) {
     let mut cmd = Command::new("gcc");
     cmd.args(args);
     let shown = shell_words(&cmd);
@@ -1457,7 +1447,7 @@ fn the_users_ld_preload_is_kept_and_both_libraries_work() {
     let src = s.root.join("marker.c");
     let lib = s.root.join("libmarker.so");
     std::fs::write(&src, MARKER_C).expect("write marker.c");
-    gcc(
+    gcc_test_program(
         &[
             "-shared",
             "-fPIC",
@@ -1498,7 +1488,7 @@ fn the_users_ld_preload_is_kept_and_both_libraries_work() {
 
     // Under xpu-asm-run with the user's LD_PRELOAD set.
     let marker = s.root.join("marker.txt");
-    let mut cmd = xpu(
+    let mut cmd = xpu_in_work(
         &s,
         &["-q", "--emulate", "pvc"],
         &workload_line("link", &steps),
@@ -1550,7 +1540,7 @@ fn a_static_program_is_run_with_a_warning() {
     let src = s.root.join("hello.c");
     let bin = s.root.join("hello-static");
     std::fs::write(&src, HELLO_C).expect("write hello.c");
-    gcc(
+    gcc_test_program(
         &[
             "-static",
             "-O1",
@@ -1561,7 +1551,7 @@ fn a_static_program_is_run_with_a_warning() {
         &s.root,
     );
     let r = run(
-        xpu(&s, &[], &[bin.display().to_string(), "there".into()]),
+        xpu_in_work(&s, &[], &[bin.display().to_string(), "there".into()]),
         &s.out,
     );
     r.assert_status(4);
@@ -1590,7 +1580,7 @@ fn a_setuid_program_is_run_with_a_warning() {
     let src = s.root.join("hello.c");
     let bin = s.root.join("hello-setuid");
     std::fs::write(&src, HELLO_C).expect("write hello.c");
-    gcc(
+    gcc_test_program(
         &[
             "-O1",
             src.to_str().expect("UTF-8"),
@@ -1608,7 +1598,7 @@ fn a_setuid_program_is_run_with_a_warning() {
     std::fs::set_permissions(&bin, std::fs::Permissions::from_mode(0o4755))
         .expect("make it setuid");
     let r = run(
-        xpu(&s, &[], &[bin.display().to_string(), "suid".into()]),
+        xpu_in_work(&s, &[], &[bin.display().to_string(), "suid".into()]),
         &s.out,
     );
     r.assert_status(4);

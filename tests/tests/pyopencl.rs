@@ -44,7 +44,7 @@ fn capture_pyopencl_ops(out: &Path, cache: &Path, no_cache: bool) -> Run {
 /// Each launched kernel by (name, program: `A` for the first module's,
 /// `B` for the second's): (launches, status, isa_source, api,
 /// instructions). And what the two modules were made from.
-fn kernels(run: &Run) -> (Rows, Vec<String>) {
+fn pyopencl_kernels(run: &Run) -> (Rows, Vec<String>) {
     let rec = only_record(&run.out);
     let label: BTreeMap<&str, &str> = rec
         .modules
@@ -144,7 +144,7 @@ fn assert_counted(run: &Run, rows: &Rows, source: &str) {
 fn without_its_cache_igc_compiles_and_every_enqueue_is_counted() {
     let dir = temp_dir("pyopencl");
     let run = capture_pyopencl_ops(&dir.path().join("out"), &dir.path().join("cache"), true);
-    let (rows, from) = kernels(&run);
+    let (rows, from) = pyopencl_kernels(&run);
     assert_eq!(from, ["source", "source"], "{}", run.ctx());
     assert_counted(&run, &rows, "igc-dump");
 }
@@ -154,11 +154,11 @@ fn with_its_cache_the_second_run_gets_the_isa_of_the_cached_binaries() {
     let dir = temp_dir("pyopencl-cache");
     let cache = dir.path().join("cache");
     let first = capture_pyopencl_ops(&dir.path().join("run1"), &cache, false);
-    let (one, from) = kernels(&first);
+    let (one, from) = pyopencl_kernels(&first);
     assert_eq!(from, ["source", "source"], "{}", first.ctx());
     assert_counted(&first, &one, "igc-dump");
     let second = capture_pyopencl_ops(&dir.path().join("run2"), &cache, false);
-    let (two, from) = kernels(&second);
+    let (two, from) = pyopencl_kernels(&second);
     assert_eq!(from, ["binary", "binary"], "{}", second.ctx());
     assert_counted(&second, &two, "module-binary");
     // The same code: IGC's dump in run 1, IGA's disassembly in run 2.

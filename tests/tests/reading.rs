@@ -77,13 +77,6 @@ fn capture_loops_and_mix(
     Captured { out, report }
 }
 
-fn xpu(args: &[&str], out: &Path) -> Run {
-    let mut cmd = Command::new(xpu_asm_run());
-    cmd.args(args);
-    hermetic_without_no_color(&mut cmd);
-    run(cmd, out)
-}
-
 fn loops(f: &Value) -> &Vec<Value> {
     f["loops"].as_array().expect("loops")
 }
@@ -173,7 +166,7 @@ fn loops_of_kernels_with_known_answers() {
 fn show_marks_the_loops_and_pressure(c: &Captured) {
     let dir = c.out.display().to_string();
     let f = c.flow("loop_nested");
-    let r = xpu(&["show", &dir, "loop_nested", "--color", "never"], &c.out);
+    let r = run_xpu_asm(&["show", &dir, "loop_nested", "--color", "never"], &c.out);
     r.assert_status(0);
     let text = r.stdout();
     let mut live = Vec::new();
@@ -213,7 +206,7 @@ fn show_marks_the_loops_and_pressure(c: &Captured) {
     assert!(text.contains("|loop 2 (in loop 1, depth 2): "), "{text}");
     assert!(text.contains("  flow:         "), "{text}");
 
-    let r = xpu(&["show", &dir, "loop_nested", "--cfg"], &c.out);
+    let r = run_xpu_asm(&["show", &dir, "loop_nested", "--cfg"], &c.out);
     r.assert_status(0);
     let backs: usize = loops(f)
         .iter()
@@ -226,7 +219,7 @@ fn show_marks_the_loops_and_pressure(c: &Captured) {
         r.stdout()
     );
     let blocks = f["blocks"].as_array().unwrap();
-    let r = xpu(&["show", &dir, "loop_nested", "--cfg=dot"], &c.out);
+    let r = run_xpu_asm(&["show", &dir, "loop_nested", "--cfg=dot"], &c.out);
     r.assert_status(0);
     let dot = r.stdout();
     assert!(
@@ -342,7 +335,7 @@ fn the_analysis_begun_during_the_run_gives_the_figures_of_one_after_it() {
     for (tag, extra) in [("default", vec![]), (other, vec!["--isa", other])] {
         let c = capture_loops_and_mix(dir.path(), tag, "", "", &extra);
         let out = c.out.to_str().unwrap();
-        let again = xpu(&["collect", "--json", out], &c.out);
+        let again = run_xpu_asm(&["collect", "--json", out], &c.out);
         again.assert_status(0);
         let r: Value = serde_json::from_slice(&again.output.stdout).expect("collect's JSON");
         let flows = |r: &Value| -> Vec<(Value, Value)> {
@@ -413,7 +406,7 @@ fn source_lines_from_dumps_and_from_binaries() {
     let dumps = capture_loops_and_mix(dir.path(), "g-dumps", "-g", "-g", &[]);
     let binary = capture_loops_and_mix(dir.path(), "g-binary", "-g", "-g", &["--isa", "binary"]);
     let show_lines = |c: &Captured, name: &str| -> String {
-        let r = xpu(&["show", c.out.to_str().unwrap(), name, "--lines"], &c.out);
+        let r = run_xpu_asm(&["show", c.out.to_str().unwrap(), name, "--lines"], &c.out);
         r.assert_status(0);
         // The header names the capture's ISA file; the rest is the lines.
         r.stdout()
@@ -439,7 +432,7 @@ fn source_lines_from_dumps_and_from_binaries() {
             assert!(b["source"].is_null(), "{name}: {:#}", b["source"]);
             assert_eq!(b["flow"]["lines"], false, "{name}");
             assert!(loop_lines(b).iter().all(Vec::is_empty), "{name}");
-            let r = xpu(
+            let r = run_xpu_asm(
                 &["show", binary.out.to_str().unwrap(), name, "--lines"],
                 &binary.out,
             );
@@ -501,7 +494,7 @@ fn diff_shows_loop_and_pressure_changes() {
     let opt = capture_loops_and_mix(dir.path(), "opt", "", "", &[]);
     let o0 = capture_loops_and_mix(dir.path(), "o0", "", "-cl-opt-disable", &[]);
     let (a, b) = (o0.out.display().to_string(), opt.out.display().to_string());
-    let r = xpu(&["diff", &a, &b, "--json"], &opt.out);
+    let r = run_xpu_asm(&["diff", &a, &b, "--json"], &opt.out);
     r.assert_status(0);
     let d: Value = serde_json::from_str(&r.stdout()).expect("diff --json");
     let kd = d["kernels"]
@@ -527,7 +520,7 @@ fn diff_shows_loop_and_pressure_changes() {
         loops(o0.flow("mix_spill")).len()
     );
 
-    let r = xpu(
+    let r = run_xpu_asm(
         &[
             "diff",
             &a,
@@ -547,7 +540,7 @@ fn diff_shows_loop_and_pressure_changes() {
         "{}",
         r.stderr()
     );
-    xpu(&["diff", &b, &b, "--fail-on", "loop-spill"], &opt.out).assert_status(0);
+    run_xpu_asm(&["diff", &b, &b, "--fail-on", "loop-spill"], &opt.out).assert_status(0);
 
     // The largest growth of peak pressure, A to B, and the largest in percent.
     let pressure = |c: &Captured, n: &str| u(&c.flow(n)["peak"]["grf"]) as i64;
@@ -568,7 +561,7 @@ fn diff_shows_loop_and_pressure_changes() {
         (format!("pressure+{pct}%"), 0),
         (format!("pressure+{}%", pct - 1), 1),
     ] {
-        let r = xpu(&["diff", &a, &b, "--fail-on", &cond], &opt.out);
+        let r = run_xpu_asm(&["diff", &a, &b, "--fail-on", &cond], &opt.out);
         r.assert_status(code);
     }
 }

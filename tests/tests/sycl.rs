@@ -113,7 +113,7 @@ fn times_all(n: u64) -> Vec<(&'static str, u64)> {
 
 /// Kernel name -> launches that `times` calls must make: each call of an
 /// operation launches each of its kernels once.
-fn expected(times: &[(&str, u64)]) -> BTreeMap<String, u64> {
+fn expected_kernel_counts(times: &[(&str, u64)]) -> BTreeMap<String, u64> {
     let mut m = BTreeMap::new();
     for (name, n) in times {
         let op = OPS
@@ -217,7 +217,7 @@ fn check_records(out: &Path, times: &[(&str, u64)]) {
         rec.unknown_launches, 0,
         "launches of kernel handles never seen being created: {rec:#?}"
     );
-    let want = expected(times);
+    let want = expected_kernel_counts(times);
     // Name -> (launches, appended, module sha256) of every kernel that ran.
     let mut got: BTreeMap<String, (u64, u64, String)> = BTreeMap::new();
     for ((name, sha), (l, a)) in counts(&rec) {
@@ -414,7 +414,7 @@ fn report_json_every_kernel_with_exact_launches_and_asm() {
     assert_eq!(code, Some(0), "{}", ctx("exit must be ops.py's status, 0"));
     assert!(report.get("command").is_some(), "{}", ctx("no command"));
 
-    let want = expected(&times);
+    let want = expected_kernel_counts(&times);
     let total: u64 = want.values().sum();
     let processes = report
         .get("processes")
@@ -598,7 +598,7 @@ fn assert_ops_matched(
     );
     assert_eq!(
         got,
-        expected(&times_all(n)),
+        expected_kernel_counts(&times_all(n)),
         "kernels and launches:\n{}",
         ctx()
     );
