@@ -1,0 +1,121 @@
+use super::*;
+
+fn assert_one_way(krate: &str) {
+    let src = workspace().join(krate).join("src");
+    let found = import_circles(&src);
+    assert!(
+        found.is_empty(),
+        "{krate}/src imports in circles:\n{}",
+        found.join("\n")
+    );
+    // Each folder (or file) of the crate root above those it imports.
+    println!("{krate}: layers, top first:");
+    for l in layers(&src) {
+        println!("  {}", l.join(", "));
+    }
+}
+
+fn assert_short_functions(krate: &str) {
+    let root = workspace();
+    let found = long_functions(&root.join(krate).join("src"), &root);
+    assert!(
+        found.is_empty(),
+        "functions over {MAX_FN_LINES} lines in {krate}/src (name their steps):\n{}",
+        found.join("\n")
+    );
+}
+
+#[test]
+fn collector_imports_run_one_way() {
+    assert_one_way("collector");
+}
+
+#[test]
+fn interposer_imports_run_one_way() {
+    assert_one_way("interposer");
+}
+
+#[test]
+fn isa_imports_run_one_way() {
+    assert_one_way("isa");
+}
+
+#[test]
+fn record_imports_run_one_way() {
+    assert_one_way("record");
+}
+
+#[test]
+fn internals_names_every_source_file() {
+    let doc =
+        std::fs::read_to_string(workspace().join("docs/internals.md")).expect("docs/internals.md");
+    let tables = [
+        (
+            "collector",
+            "Each file of `collector/src/`",
+            Some("`isa/` is the crate"),
+        ),
+        (
+            "interposer",
+            "## The interposer's files",
+            Some("The record format is defined once"),
+        ),
+        ("isa", "of `isa/src/`:", None),
+    ];
+    let mut missing = Vec::new();
+    for (krate, from, to) in tables {
+        missing.extend(unnamed(krate, &named_in_table(section(&doc, from, to))));
+    }
+    // The record's few files are named in the text, by their paths.
+    let record: BTreeSet<String> = source_files(&workspace().join("record/src"))
+        .into_iter()
+        .filter(|f| doc.contains(&format!("`record/src/{f}`")))
+        .collect();
+    missing.extend(unnamed("record", &record));
+    assert!(
+        missing.is_empty(),
+        "docs/internals.md does not name these source files (in the table of their crate's files):\n{}",
+        missing.join("\n")
+    );
+}
+
+#[test]
+fn no_source_file_is_too_long() {
+    let mut long = Vec::new();
+    let crates = ["collector", "interposer", "isa", "record"].map(|k| format!("{k}/src"));
+    for dir in crates.iter().map(String::as_str).chain(TEST_CODE) {
+        let src = workspace().join(dir);
+        for f in source_files(&src) {
+            let text = std::fs::read_to_string(src.join(&f)).expect("a source file");
+            let n = text.lines().count();
+            if n > MAX_FILE_LINES {
+                long.push(format!("{dir}/{f}: {n} lines"));
+            }
+        }
+    }
+    assert!(
+        long.is_empty(),
+        "source files over {MAX_FILE_LINES} lines (split each into the rooms it holds):\n{}",
+        long.join("\n")
+    );
+}
+
+#[test]
+fn collector_functions_read_in_one_pass() {
+    assert_short_functions("collector");
+}
+
+#[test]
+fn interposer_functions_read_in_one_pass() {
+    assert_short_functions("interposer");
+}
+
+#[test]
+fn isa_functions_read_in_one_pass() {
+    assert_short_functions("isa");
+}
+
+#[test]
+fn record_functions_read_in_one_pass() {
+    assert_short_functions("record");
+}
