@@ -68,7 +68,7 @@ pub(crate) fn source_files(src: &Path) -> Vec<String> {
 
 /// The source files of `krate` that `named` leaves out.
 pub(crate) fn unnamed(krate: &str, named: &BTreeSet<String>) -> Vec<String> {
-    source_files(&workspace().join(krate).join("src"))
+    source_files(&workspace_dir().join(krate).join("src"))
         .into_iter()
         .filter(|f| !named.contains(f))
         .map(|f| format!("{krate}/src/{f}"))

@@ -17,6 +17,7 @@
 
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::path::{Path, PathBuf};
+use xpu_asm_tests::workspace_dir;
 
 /// Functions longer than this do not read in one pass.
 const MAX_FN_LINES: usize = 80;
@@ -32,13 +33,6 @@ const TEST_CODE: [&str; 4] = [
     "collector/tests",
     "interposer/tests",
 ];
-
-fn workspace() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .expect("tests/ is in the workspace")
-        .to_path_buf()
-}
 
 // ---- reading the sources ------------------------------------------------
 

@@ -1,7 +1,7 @@
 use super::*;
 
 fn assert_one_way(krate: &str) {
-    let src = workspace().join(krate).join("src");
+    let src = workspace_dir().join(krate).join("src");
     let found = import_circles(&src);
     assert!(
         found.is_empty(),
@@ -16,7 +16,7 @@ fn assert_one_way(krate: &str) {
 }
 
 fn assert_short_functions(krate: &str) {
-    let root = workspace();
+    let root = workspace_dir();
     let found = long_functions(&root.join(krate).join("src"), &root);
     assert!(
         found.is_empty(),
@@ -47,8 +47,8 @@ fn record_imports_run_one_way() {
 
 #[test]
 fn internals_names_every_source_file() {
-    let doc =
-        std::fs::read_to_string(workspace().join("docs/internals.md")).expect("docs/internals.md");
+    let doc = std::fs::read_to_string(workspace_dir().join("docs/internals.md"))
+        .expect("docs/internals.md");
     let tables = [
         (
             "collector",
@@ -67,7 +67,7 @@ fn internals_names_every_source_file() {
         missing.extend(unnamed(krate, &named_in_table(section(&doc, from, to))));
     }
     // The record's few files are named in the text, by their paths.
-    let record: BTreeSet<String> = source_files(&workspace().join("record/src"))
+    let record: BTreeSet<String> = source_files(&workspace_dir().join("record/src"))
         .into_iter()
         .filter(|f| doc.contains(&format!("`record/src/{f}`")))
         .collect();
@@ -84,7 +84,7 @@ fn no_source_file_is_too_long() {
     let mut long = Vec::new();
     let crates = ["collector", "interposer", "isa", "record"].map(|k| format!("{k}/src"));
     for dir in crates.iter().map(String::as_str).chain(TEST_CODE) {
-        let src = workspace().join(dir);
+        let src = workspace_dir().join(dir);
         for f in source_files(&src) {
             let text = std::fs::read_to_string(src.join(&f)).expect("a source file");
             let n = text.lines().count();
