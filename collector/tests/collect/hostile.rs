@@ -1,4 +1,5 @@
-//! Hostile names and records, bad folders, stop requests, ISA from outside the capture.
+//! Hostile names and records, bad folders, stop requests, ISA from outside
+//! the capture.
 
 use super::*;
 

@@ -1,4 +1,5 @@
-//! Processes merged per kernel and module; processes that compiled differently.
+//! Processes merged per kernel and module; processes that compiled
+//! differently.
 
 use super::*;
 

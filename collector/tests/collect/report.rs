@@ -1,4 +1,5 @@
-//! What the report lists and keeps: filters, keep modes, copies, its JSON contract.
+//! What the report lists and keeps: filters, keep modes, copies, its JSON
+//! contract.
 
 use super::*;
 

@@ -1,3 +1,5 @@
+//! The checks themselves, on small trees of sources written for them.
+
 use super::*;
 
 fn tree(files: &[(&str, &str)]) -> tempfile::TempDir {

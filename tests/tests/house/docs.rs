@@ -1,3 +1,5 @@
+//! The files named in docs/internals.md: the tables of each crate's files.
+
 use super::*;
 
 /// The source files (paths under `src/`) that the rows of the table in

@@ -1,3 +1,5 @@
+//! Function lengths: where each function starts and ends in a source file.
+
 use super::*;
 
 /// The name of the function a (stripped) line starts, if it does.

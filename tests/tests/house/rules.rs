@@ -1,3 +1,7 @@
+//! The rules, over the workspace: imports one way, every source file named
+//! in docs/internals.md, no file over [`MAX_FILE_LINES`] lines (the crates'
+//! and the test code's), no function over [`MAX_FN_LINES`] lines.
+
 use super::*;
 
 fn assert_one_way(krate: &str) {

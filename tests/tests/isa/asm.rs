@@ -1,4 +1,4 @@
-//! asm/
+//! `asm/`: the copies of the kernels' ISA a capture keeps.
 
 use super::*;
 

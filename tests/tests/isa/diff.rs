@@ -1,4 +1,4 @@
-//! diff
+//! `diff` of two captures: what changed, and `--fail-on`.
 
 use super::*;
 

@@ -1,4 +1,4 @@
-//! Instruction mix
+//! The instruction mix of kernels whose mix is known from their source.
 
 use super::*;
 

@@ -1,4 +1,4 @@
-//! show
+//! `show`: a kernel's ISA with its source lines.
 
 use super::*;
 

@@ -1,4 +1,4 @@
-//! Source lines
+//! The source lines of kernels built with `-g`, from dumps and binaries.
 
 use super::*;
 

@@ -1,4 +1,4 @@
-//! The page in the browser
+//! The page in the browser: what tests/browser/check.mjs sees of it.
 
 use super::*;
 

@@ -1,4 +1,4 @@
-//! The tests
+//! The page of a capture and of a `diff`, in the browser and as a file.
 
 use super::*;
 

@@ -1,4 +1,4 @@
-//! How the workload ends
+//! How the workload ends: every way, each launch before the end reported.
 
 use super::*;
 

@@ -1,4 +1,4 @@
-//! fork
+//! `fork`: the records of parent and child kept apart.
 
 use super::*;
 

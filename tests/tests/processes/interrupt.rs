@@ -1,4 +1,4 @@
-//! Interrupting xpu-asm-run
+//! Interrupting xpu-asm-run: Ctrl-C, SIGINT to the group, at a terminal.
 
 use super::*;
 

@@ -1,4 +1,5 @@
-//! Many processes under one xpu-asm-run
+//! Many processes under one xpu-asm-run: a shell script, Python's
+//! multiprocessing.
 
 use super::*;
 

@@ -1,4 +1,5 @@
-//! Programs that never use Level Zero
+//! Programs that never use Level Zero: as without xpu-asm, but for the
+//! documented variables.
 
 use super::*;
 

@@ -1,4 +1,4 @@
-//! The user's LD_PRELOAD, static and setuid programs
+//! The user's `LD_PRELOAD`, static and setuid programs.
 
 use super::*;
 
