@@ -110,3 +110,12 @@ fn long_functions_are_named_with_file_and_line() {
         [(80, "eighty".to_string()), (81, "eighty_one".to_string())]
     );
 }
+
+#[test]
+fn test_helpers_are_the_top_level_functions_that_are_not_tests() {
+    let text =
+        "#[test]\nfn a_test() {}\n\n/// Doc.\n#[allow(dead_code)]\npub(crate) fn helper() {}\n\
+                #[test]\n// a comment\nfn another_test() {}\nimpl X {\n    fn method() {}\n}\n\
+                pub fn generic<T>(_: T) {}\n";
+    assert_eq!(helper_names(text), ["helper", "generic"]);
+}

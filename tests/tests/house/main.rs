@@ -779,3 +779,4 @@ mod rules;
 
 use docs::*;
 use lengths::*;
+use rules::helper_names;

@@ -123,3 +123,61 @@ fn isa_functions_read_in_one_pass() {
 fn record_functions_read_in_one_pass() {
     assert_short_functions("record");
 }
+
+/// The test helpers of `text`: the names of its top-level functions (no
+/// indentation) that are not `#[test]` functions.
+pub(crate) fn helper_names(text: &str) -> Vec<String> {
+    let mut names = Vec::new();
+    let mut test_attr = false;
+    for line in text.lines() {
+        if line.starts_with("#[") {
+            test_attr |= line.starts_with("#[test");
+            continue;
+        }
+        let rest = line
+            .strip_prefix("pub(crate) ")
+            .or_else(|| line.strip_prefix("pub(super) "))
+            .or_else(|| line.strip_prefix("pub "))
+            .unwrap_or(line);
+        if let Some(name) = rest
+            .strip_prefix("fn ")
+            .and_then(|r| r.split(['(', '<']).next())
+        {
+            if !test_attr {
+                names.push(name.to_string());
+            }
+        }
+        if !line.trim().is_empty() && !line.starts_with("//") {
+            test_attr = false;
+        }
+    }
+    names
+}
+
+/// One test kit: no test helper is defined in two files of the test code
+/// ([`TEST_CODE`]); a helper two files need is the kit's (`tests/src/`,
+/// `collector/tests/common/`), one that does something else has a name of
+/// its own (scripts/duplicate-helpers.py counts the same).
+#[test]
+fn no_test_helper_is_defined_twice() {
+    let mut files: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    for dir in TEST_CODE {
+        let src = workspace_dir().join(dir);
+        for f in source_files(&src) {
+            let text = std::fs::read_to_string(src.join(&f)).expect("a source file");
+            for name in helper_names(&text) {
+                files.entry(name).or_default().insert(format!("{dir}/{f}"));
+            }
+        }
+    }
+    let twice: Vec<String> = files
+        .into_iter()
+        .filter(|(_, fs)| fs.len() > 1)
+        .map(|(name, fs)| format!("{name}: {}", fs.into_iter().collect::<Vec<_>>().join(" ")))
+        .collect();
+    assert!(
+        twice.is_empty(),
+        "test helpers defined in more than one file (one kit: move each into tests/src/, or name it for what it does):\n{}",
+        twice.join("\n")
+    );
+}
