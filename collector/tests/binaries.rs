@@ -5,19 +5,13 @@
 mod common;
 
 use common::*;
-use std::path::Path;
 use std::process::Command;
-use xpu_asm_collector::collect::{collect, Options};
 use xpu_asm_collector::report::Report;
 use xpu_asm_collector::sources::IsaSourceKind;
 use xpu_asm_collector::sources::Status;
 
 fn binary(name: &str) -> Vec<u8> {
     std::fs::read(data_dir().join("module-binaries").join(name)).expect("test data present")
-}
-
-fn run(out: &Path) -> Report {
-    collect(out, &Options::default()).expect("collect")
 }
 
 fn entry<'a>(r: &'a Report, name: &str, sha: &str) -> &'a xpu_asm_collector::report::KernelEntry {
@@ -72,18 +66,18 @@ fn every_problem_with_a_binary_is_a_reason_and_the_rest_is_reported() {
         m_good, m_zebin, m_trunc, m_junk, m_missing, m_escape, m_failed,
     ];
     p.kernels = vec![
-        kernel(1, 1, b"vector_add", 3),
-        kernel(2, 1, b"vector_add_scaled", 4),
-        kernel(3, 2, b"vector_add_scaled", 5),
-        kernel(4, 1, b"no_such_kernel", 6),
-        kernel(5, 3, b"vector_add", 7),
-        kernel(6, 4, b"vector_add", 8),
-        kernel(7, 5, b"vector_add", 9),
-        kernel(8, 6, b"vector_add", 10),
-        kernel(9, 7, b"vector_add", 11),
+        record_kernel(1, 1, b"vector_add", 3),
+        record_kernel(2, 1, b"vector_add_scaled", 4),
+        record_kernel(3, 2, b"vector_add_scaled", 5),
+        record_kernel(4, 1, b"no_such_kernel", 6),
+        record_kernel(5, 3, b"vector_add", 7),
+        record_kernel(6, 4, b"vector_add", 8),
+        record_kernel(7, 5, b"vector_add", 9),
+        record_kernel(8, 6, b"vector_add", 10),
+        record_kernel(9, 7, b"vector_add", 11),
     ];
     p.write(out);
-    let r = run(out);
+    let r = collect_defaults(out);
     assert_eq!(r.totals.kernels, 9, "{r:#?}");
 
     // The good ones: matched from their binaries, exact, in both formats.
@@ -153,7 +147,7 @@ fn every_problem_with_a_binary_is_a_reason_and_the_rest_is_reported() {
     assert_eq!((r.totals.matched, r.totals.unmatched), (3, 6));
 
     // A second collection reads back what the first disassembled.
-    let again = run(out);
+    let again = collect_defaults(out);
     assert_eq!(again.kernels, r.kernels);
 }
 
@@ -186,10 +180,10 @@ fn a_native_module_the_driver_built_again_has_the_isa_of_that_build() {
         .collect();
     p.modules = vec![m_rebuilt, m_alone, m_same, m_unread];
     p.kernels = (1..=4)
-        .map(|m| kernel(m, m, b"vector_add", 10 + u64::from(m)))
+        .map(|m| record_kernel(m, m, b"vector_add", 10 + u64::from(m)))
         .collect();
     p.write(out);
-    let r = run(out);
+    let r = collect_defaults(out);
     assert_eq!((r.totals.matched, r.totals.unmatched), (3, 1), "{r:#?}");
     let rebuilt = entry(&r, "vector_add", &shas[0]);
     let same = entry(&r, "vector_add", &shas[2]);
@@ -265,8 +259,8 @@ fn iga_missing_is_a_reason_that_says_how_to_install_it() {
     let sha = m.sha256.clone();
     p.modules = vec![m, Module::spirv(2, sha_a())];
     p.kernels = vec![
-        kernel(1, 1, b"vector_add", 2),
-        kernel(2, 2, b"vector_add", 3),
+        record_kernel(1, 1, b"vector_add", 2),
+        record_kernel(2, 2, b"vector_add", 3),
     ];
     p.write(out);
     copy_dumps("pvc", out, &p.dump_dir());
@@ -312,11 +306,11 @@ fn one_binary_in_many_processes_is_one_candidate() {
         let m = Module::native_saved(1, out, &zebin);
         sha = m.sha256.clone();
         p.modules = vec![m];
-        p.kernels = vec![kernel(1, 1, b"vector_add_scaled", n)];
+        p.kernels = vec![record_kernel(1, 1, b"vector_add_scaled", n)];
         p.write(out);
     }
     write_run_json(out, r#"{"code":0}"#);
-    let r = run(out);
+    let r = collect_defaults(out);
     assert!(r.warnings.is_empty(), "{:?}", r.warnings);
     let k = entry(&r, "vector_add_scaled", &sha);
     assert_eq!(k.status, Status::Matched, "{k:#?}");
@@ -403,8 +397,8 @@ fn todays_gpus_from_their_binaries_or_the_recorded_device() {
             p.modules.push(m);
         }
         p.kernels = vec![
-            kernel(1, 1, b"vector_add", 2),
-            kernel(2, 2, b"vector_add_scaled", 3),
+            record_kernel(1, 1, b"vector_add", 2),
+            record_kernel(2, 2, b"vector_add_scaled", 3),
         ];
         p.write(out);
         set_device(&p, *id, *ip);
@@ -416,11 +410,11 @@ fn todays_gpus_from_their_binaries_or_the_recorded_device() {
         let m = Module::native_saved(1, out, &binary(&format!("ngen_trivial.{gpu}.zebin")));
         ngen_shas.push(m.sha256.clone());
         p.modules.push(m);
-        p.kernels = vec![kernel(1, 1, b"ngen_trivial", 4)];
+        p.kernels = vec![record_kernel(1, 1, b"ngen_trivial", 4)];
         p.write(out);
         set_device(&p, *id, *ip);
     }
-    let r = run(out);
+    let r = collect_defaults(out);
     assert_eq!(r.totals.kernels, 7, "{r:#?}");
     let iga = xpu_asm_isa::native::iga::Iga::load().unwrap();
     for ((sha, pid), name) in expected

@@ -20,7 +20,7 @@ fn stand_in_interposer() -> PathBuf {
         .expect("libc is mapped")
 }
 
-fn xpu(args: &[&str]) -> Command {
+fn cli_command(args: &[&str]) -> Command {
     let mut c = Command::new(BIN);
     c.args(args)
         .env("XPU_ASM_INTERPOSER", stand_in_interposer())
@@ -46,7 +46,7 @@ fn out_arg(dir: &Path) -> String {
 fn exit_code_is_the_commands() {
     let t = tempfile::tempdir().unwrap();
     let out = out_arg(t.path());
-    let o = xpu(&[
+    let o = cli_command(&[
         "-o",
         &out,
         "--",
@@ -85,7 +85,7 @@ fn exit_code_is_the_commands() {
 fn a_crash_is_128_plus_the_signal_and_still_reported() {
     let t = tempfile::tempdir().unwrap();
     let out = out_arg(t.path());
-    let o = xpu(&["-o", &out, "--json", "--", "sh", "-c", "kill -SEGV $$"])
+    let o = cli_command(&["-o", &out, "--json", "--", "sh", "-c", "kill -SEGV $$"])
         .output()
         .unwrap();
     assert_eq!(o.status.code(), Some(139), "{}", show(&o));
@@ -98,7 +98,7 @@ fn a_crash_is_128_plus_the_signal_and_still_reported() {
 fn a_command_that_cannot_start_is_127() {
     let t = tempfile::tempdir().unwrap();
     let out = out_arg(t.path());
-    let o = xpu(&["-o", &out, "--", "/no/such/command-xyz"])
+    let o = cli_command(&["-o", &out, "--", "/no/such/command-xyz"])
         .output()
         .unwrap();
     assert_eq!(o.status.code(), Some(127), "{}", show(&o));
@@ -112,7 +112,7 @@ fn a_command_that_cannot_start_is_127() {
         !Path::new(&out).exists(),
         "a folder made for nothing is removed"
     );
-    let o = xpu(&["-o", &format!("{out}2"), "--", "/"])
+    let o = cli_command(&["-o", &format!("{out}2"), "--", "/"])
         .output()
         .unwrap();
     assert_eq!(o.status.code(), Some(126), "{}", show(&o));
@@ -214,7 +214,7 @@ fn the_interposer_goes_in_front_of_ld_preload() {
     let t = tempfile::tempdir().unwrap();
     let out = out_arg(t.path());
     let lib = stand_in_interposer();
-    let o = xpu(&[
+    let o = cli_command(&[
         "-q",
         "-o",
         &out,
@@ -234,7 +234,7 @@ fn the_interposer_goes_in_front_of_ld_preload() {
         "{}",
         show(&o)
     );
-    let o = xpu(&[
+    let o = cli_command(&[
         "-q",
         "-o",
         &format!("{out}2"),
@@ -262,12 +262,12 @@ fn output_folder_rules() {
     let other = t.path().join("other");
     std::fs::create_dir(&other).unwrap();
     std::fs::write(other.join("precious.txt"), "x").unwrap();
-    let o = xpu(&["-o", other.to_str().unwrap(), "--", "true"])
+    let o = cli_command(&["-o", other.to_str().unwrap(), "--", "true"])
         .output()
         .unwrap();
     assert_eq!(o.status.code(), Some(2), "{}", show(&o));
     assert!(String::from_utf8_lossy(&o.stderr).contains("not an earlier xpu-asm capture"));
-    let o = xpu(&["-o", other.to_str().unwrap(), "--force", "--", "true"])
+    let o = cli_command(&["-o", other.to_str().unwrap(), "--force", "--", "true"])
         .output()
         .unwrap();
     assert_eq!(
@@ -280,12 +280,12 @@ fn output_folder_rules() {
 
     // An earlier capture: refused without --force, replaced with it.
     let cap = t.path().join("cap");
-    let o = xpu(&["-q", "-o", cap.to_str().unwrap(), "--", "true"])
+    let o = cli_command(&["-q", "-o", cap.to_str().unwrap(), "--", "true"])
         .output()
         .unwrap();
     assert_eq!(o.status.code(), Some(0), "{}", show(&o));
     std::fs::write(cap.join("notes.txt"), "mine").unwrap();
-    let o = xpu(&["-o", cap.to_str().unwrap(), "--", "true"])
+    let o = cli_command(&["-o", cap.to_str().unwrap(), "--", "true"])
         .output()
         .unwrap();
     assert_eq!(o.status.code(), Some(2), "{}", show(&o));
@@ -294,7 +294,7 @@ fn output_folder_rules() {
         err.contains("--force") && err.contains("xpu-asm-run collect"),
         "{err}"
     );
-    let o = xpu(&[
+    let o = cli_command(&[
         "-q",
         "-o",
         cap.to_str().unwrap(),
@@ -314,7 +314,7 @@ fn output_folder_rules() {
     assert!(cap.join("notes.txt").exists());
 
     // The default name: ./xpu-asm-<command>-<timestamp>
-    let o = xpu(&["-q", "--", "true"])
+    let o = cli_command(&["-q", "--", "true"])
         .current_dir(t.path())
         .output()
         .unwrap();
@@ -373,7 +373,7 @@ fn collect_subcommand_reports_again_without_running() {
 fn an_invalid_filter_is_refused_before_running() {
     let t = tempfile::tempdir().unwrap();
     let marker = t.path().join("ran");
-    let o = xpu(&[
+    let o = cli_command(&[
         "--filter",
         "(",
         "-o",
@@ -397,7 +397,7 @@ fn signal_run(sig: i32, script: &str) -> (Output, tempfile::TempDir) {
     let t = dir.path();
     let ready = t.join("ready");
     let script = script.replace("READY", ready.to_str().unwrap());
-    let child = xpu(&["-q", "-o", &out_arg(t), "--", "sh", "-c", &script])
+    let child = cli_command(&["-q", "-o", &out_arg(t), "--", "sh", "-c", &script])
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()

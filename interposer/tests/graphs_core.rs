@@ -44,7 +44,7 @@ const KERNELS: [&str; 9] = [
     "reused",
 ];
 
-fn kernel(name: &str) -> usize {
+fn kernel_handle(name: &str) -> usize {
     let i = KERNELS.iter().position(|k| *k == name).expect("a kernel");
     0x5555_0000_0000 + (i + 1) * 0x240
 }
@@ -53,7 +53,7 @@ fn launch(list: usize, name: &str, times: u64) {
     for _ in 0..times {
         state::launch_with(
             list,
-            kernel(name),
+            kernel_handle(name),
             xpu_asm_interposer::common::GroupCount { x: 1, y: 1, z: 1 },
         );
     }
@@ -65,7 +65,7 @@ fn replay(list: usize, exec: usize, times: u64) {
     }
 }
 
-fn child() {
+fn graph_child() {
     let names: Vec<Vec<u8>> = KERNELS.iter().map(|k| k.as_bytes().to_vec()).collect();
     state::modules::module_created(
         MODULE,
@@ -80,7 +80,7 @@ fn child() {
         state::modules::DeviceRef::UNKNOWN,
     );
     for k in KERNELS {
-        state::modules::kernel_created(MODULE, k.as_bytes(), kernel(k), None);
+        state::modules::kernel_created(MODULE, k.as_bytes(), kernel_handle(k), None);
     }
     state::list_created(IMMEDIATE, true);
     state::list_created(BESIDE, true);
@@ -140,7 +140,7 @@ fn child() {
     state::execute(&[MUTABLE]);
     state::execute(&[MUTABLE]);
     state::execute(&[MUTABLE]);
-    let new = [kernel("new") as *mut std::ffi::c_void];
+    let new = [kernel_handle("new") as *mut std::ffi::c_void];
     state::graphs::kernels_swapped(MUTABLE, &[7], &new, None);
     // A command never handed out: warned, nothing changes.
     state::graphs::kernels_swapped(MUTABLE, &[8], &new, None);
@@ -163,7 +163,7 @@ fn child() {
 #[test]
 fn graph_rules_count_each_launch_when_it_runs() {
     if std::env::var_os(CHILD_ENV).is_some() {
-        child();
+        graph_child();
         return;
     }
     let scratch = tempdir();

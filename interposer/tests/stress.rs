@@ -113,7 +113,7 @@ impl Tally {
 
 /// Launches on the stable kernels (all threads share them: contended
 /// counters) and, now and then, on a handle nobody created.
-fn launcher(t: usize, others_done: &AtomicBool) -> Tally {
+fn launcher_thread(t: usize, others_done: &AtomicBool) -> Tally {
     let mut tally = Tally::default();
     let list = immediate_list(t);
     state::list_created(list, true);
@@ -262,7 +262,7 @@ fn child(expected_path: &Path) {
             let others_done = others_done.clone();
             launchers.push(s.spawn(move || {
                 b.wait();
-                launcher(t, &others_done)
+                launcher_thread(t, &others_done)
             }));
         }
         let mut handles = Vec::new();
@@ -346,7 +346,7 @@ impl Drop for Scratch {
     }
 }
 
-fn list_files(dir: &Path) -> Vec<String> {
+fn files_under(dir: &Path) -> Vec<String> {
     let mut out = Vec::new();
     let mut stack = vec![dir.to_path_buf()];
     while let Some(d) = stack.pop() {
@@ -410,7 +410,7 @@ fn counting_core_is_exact_under_concurrency() {
             started.elapsed(),
             String::from_utf8_lossy(&output.stdout),
             String::from_utf8_lossy(&output.stderr),
-            list_files(&scratch.0).join("\n  ")
+            files_under(&scratch.0).join("\n  ")
         )
     };
     assert!(status.success(), "the stress child failed\n{}", describe());

@@ -12,7 +12,7 @@ pub const VENV_ENV: &str = "XPU_ASM_IMPI_VENV";
 
 /// The venv: `XPU_ASM_IMPI_VENV`, else `$HOME/.cache/xpu-asm/impi-venv`;
 /// panics, saying how to make it, when its `mpiexec` is missing.
-pub fn venv() -> PathBuf {
+pub fn impi_venv() -> PathBuf {
     let v = match std::env::var_os(VENV_ENV) {
         Some(v) if !v.is_empty() => PathBuf::from(v),
         _ => PathBuf::from(std::env::var_os("HOME").expect("HOME is set"))
@@ -29,7 +29,7 @@ pub fn venv() -> PathBuf {
 
 /// Intel MPI's `mpiexec` (the venv's; the same program as `mpiexec.hydra`).
 pub fn mpiexec() -> PathBuf {
-    venv().join("bin/mpiexec")
+    impi_venv().join("bin/mpiexec")
 }
 
 /// tests/workload/mpi_hello.c built with Intel MPI's `mpicc` (which needs
@@ -38,7 +38,7 @@ pub fn mpi_hello() -> PathBuf {
     static BUILT: OnceLock<PathBuf> = OnceLock::new();
     BUILT
         .get_or_init(|| {
-            let v = venv();
+            let v = impi_venv();
             let dest = build_dir().join("mpi-hello-impi");
             let tmp = dest.with_extension(format!("tmp-{}", std::process::id()));
             let mut cmd = Command::new(v.join("bin/mpicc"));

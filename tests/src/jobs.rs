@@ -5,7 +5,7 @@
 //! ranks 0..N-1 on every kernel, one table.
 
 use crate::record::ranks;
-use crate::{spirv, workload, xpu_asm_run, Run, SCALE, SCALE_V2};
+use crate::{workload_line, xpu_asm_run, Run, SCALE, SCALE_V2};
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -40,19 +40,6 @@ pub fn command(program: &str) -> Command {
     cmd
 }
 
-/// The workload (`--via ddi`, module `a`) doing `steps`.
-pub fn workload_args(steps: &[&str]) -> Vec<String> {
-    let mut v = vec![
-        workload().display().to_string(),
-        "--via".into(),
-        "ddi".into(),
-        "--module".into(),
-        format!("a={}", spirv("a").display()),
-    ];
-    v.extend(steps.iter().map(|s| s.to_string()));
-    v
-}
-
 /// `xpu-asm-run --emulate pvc -o OUT --` (the per-rank form's prefix).
 pub fn per_rank(out: &Path) -> Vec<String> {
     vec![
@@ -66,7 +53,7 @@ pub fn per_rank(out: &Path) -> Vec<String> {
 }
 
 /// `(launches, appended)` per kernel name; each kernel listed once.
-pub fn kernels(run: &Run, r: &Value) -> BTreeMap<String, (u64, u64)> {
+pub fn kernel_counts(run: &Run, r: &Value) -> BTreeMap<String, (u64, u64)> {
     let mut m = BTreeMap::new();
     for k in r["kernels"].as_array().into_iter().flatten() {
         assert_eq!(k["status"], "matched", "{k}\n{}", run.ctx());
@@ -88,7 +75,7 @@ pub fn assert_ranks_launched(run: &Run, r: &Value, n: u64) {
         (SCALE_V2.to_string(), (3 * n, n)),
     ]
     .into();
-    assert_eq!(kernels(run, r), want, "launches\n{}", run.ctx());
+    assert_eq!(kernel_counts(run, r), want, "launches\n{}", run.ctx());
     let all: Vec<u64> = (0..n).collect();
     for k in r["kernels"].as_array().into_iter().flatten() {
         let ranks: Vec<u64> = k["ranks"]
@@ -257,7 +244,7 @@ pub fn last_rank_ending(out: &Path, others: usize, how: &str) -> String {
         "until [ \"$(grep -l '\"ended\"' {}/instances/rank-*.json 2>/dev/null | wc -l)\" -ge {others} ]; do sleep 0.05; done",
         out.display()
     );
-    let w = workload_args(&STEPS).join(" ");
+    let w = workload_line("ddi", &STEPS).join(" ");
     match how {
         "kill" => format!("{wait}; exec {w} end:kill"),
         code => format!("{wait}; {w} && exit {code}"),

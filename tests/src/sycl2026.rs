@@ -7,7 +7,7 @@
 //!   root's `/.xpu-asm-sid-root` exists) runs it directly; one on the host
 //!   enters the root for it (`scripts/sid-root.sh run`), so the test runs from
 //!   either place.
-//! - [`venv`]: the venv of scripts/sycl2026-venv.sh (dpctl 0.22.1, dpnp
+//! - [`dpnp_venv`]: the venv of scripts/sycl2026-venv.sh (dpctl 0.22.1, dpnp
 //!   0.20.0), inside the root.
 //! - [`resident_shim`]: tests/shim/ze_resident.c built in the root, which
 //!   SYCL's v2 adapter needs in NEO's no-hardware mode, and nothing else.
@@ -144,7 +144,7 @@ fn venv_path() -> PathBuf {
 /// downloads, 2.9 GB on disk) and checks it otherwise; from inside the root,
 /// where the script cannot run, it must be there already. Never skipped: no
 /// venv, no test.
-pub fn venv() -> PathBuf {
+pub fn dpnp_venv() -> PathBuf {
     static V: OnceLock<PathBuf> = OnceLock::new();
     V.get_or_init(|| {
         if inside_sid_root() {

@@ -9,31 +9,18 @@
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::process::Command;
-use tempfile::TempDir;
 use xpu_asm_collector::report::{KernelEntry, Report};
 use xpu_asm_collector::sources::IsaSourceKind;
 use xpu_asm_collector::sources::Status;
 use xpu_asm_isa::native;
 use xpu_asm_tests::*;
 
-struct Scratch {
-    _dir: TempDir,
-    root: PathBuf,
-}
-
-fn scratch() -> Scratch {
-    let dir = temp_dir("binaries");
-    let root = dir.path().to_path_buf();
-    Scratch { _dir: dir, root }
-}
-
 /// Runs the C workload (`--via link`) under `xpu-asm-run --emulate pvc
 /// --json` with `options`, into `<root>/<name>`; returns the capture folder
 /// and its report. Panics with everything to diagnose unless it succeeds.
 /// NEO 26's compiler cache, which `--isa binary` leaves on, is a folder of
 /// the capture's own (`<root>/<name>.neo-cache`), never the user's.
-fn capture(
+fn capture_report(
     s: &Scratch,
     name: &str,
     options: &[&str],
@@ -41,33 +28,28 @@ fn capture(
     args: &[String],
 ) -> (PathBuf, Report) {
     let out = s.root.join(name);
-    let neo_cache = s.root.join(format!("{name}.neo-cache"));
-    std::fs::create_dir_all(&neo_cache).expect("a cache folder");
-    let mut cmd = Command::new(xpu_asm_run());
+    let neo_cache = s.folder(&format!("{name}.neo-cache"));
     // IGC's dumps on both stacks unless told otherwise (sid's default is
     // `binary`): these captures set binaries beside IGC's dumps.
-    if !options.contains(&"--isa") {
-        cmd.args(["--isa", "dump"]);
-    }
-    cmd.args(["--emulate", "pvc", "--json", "-o"])
-        .arg(&out)
-        .args(options)
-        .arg("--")
-        .arg(workload_link())
+    let r = Capture::emulating("pvc", &out)
+        .options(options)
+        .isa_dump_unless_set()
+        .option("--json")
+        .program(workload_link())
         .args(["--via", "link"])
         .args(args)
-        .current_dir(&s.root)
+        .dir(&s.root)
         .env("NEO_CACHE_DIR", &neo_cache)
-        .envs(env.iter().copied());
-    let shown = shell_words(&cmd);
-    let output = run_with_timeout(&mut cmd);
+        .envs(env.iter().copied())
+        .run();
+    let (shown, output) = (&r.shown, &r.output);
     assert!(
         output.status.success(),
         "xpu-asm-run failed\n{}",
-        describe(&shown, &output, &out)
+        describe(shown, output, &out)
     );
     let text = std::fs::read_to_string(out.join("report.json"))
-        .unwrap_or_else(|e| panic!("no report.json ({e})\n{}", describe(&shown, &output, &out)));
+        .unwrap_or_else(|e| panic!("no report.json ({e})\n{}", describe(shown, output, &out)));
     let report: Report = serde_json::from_str(&text)
         .unwrap_or_else(|e| panic!("report.json does not parse as schema 4: {e}\n{text}"));
     assert_eq!(report.schema, 4, "{text}");
@@ -226,7 +208,7 @@ fn assert_all_matched(out: &Path, r: &Report, want: &[(&str, &str, u64)], source
 /// note: exactly IGC's dump of that compilation.
 #[test]
 fn native_modules_of_every_format_matched_from_their_binaries() {
-    let s = scratch();
+    let s = scratch("binaries");
     let mut args = Vec::new();
     args.extend(native_arg("z", Native::Zebin));
     args.extend(native_arg("p", Native::PatchTokens));
@@ -242,7 +224,7 @@ fn native_modules_of_every_format_matched_from_their_binaries() {
         ]
         .map(String::from),
     );
-    let (out, r) = capture(&s, "native", &[], &[], &args);
+    let (out, r) = capture_report(&s, "native", &[], &[], &args);
     let z = sha256_file(&native_a_as(Native::Zebin));
     let p = sha256_file(&native_a_as(Native::PatchTokens));
     let f = sha256_file(&native_a_as(Native::FatPvcTgllp));
@@ -350,12 +332,12 @@ fn native_modules_of_every_format_matched_from_their_binaries() {
 /// binary carries). The rest of the report intact.
 #[test]
 fn binary_for_another_gpu_is_not_taken_for_its_isa() {
-    let s = scratch();
+    let s = scratch("binaries");
     let mut args = Vec::new();
     args.extend(native_arg("t", Native::TgllpOnly));
     args.extend(native_arg("p", Native::PatchTokens));
     args.extend(["imm:t:scale:4", "imm:p:scale_v2:6"].map(String::from));
-    let (out, r) = capture(&s, "other-gpu", &[], &[], &args);
+    let (out, r) = capture_report(&s, "other-gpu", &[], &[], &args);
     let got = by_kernel(&r);
     let t = sha256_file(&native_a_as(Native::TgllpOnly));
     let p = sha256_file(&native_a_as(Native::PatchTokens));
@@ -402,7 +384,7 @@ fn binary_for_another_gpu_is_not_taken_for_its_isa() {
 /// every kernel of SPIR-V modules comes from the driver's binary.
 #[test]
 fn isa_binary_takes_every_kernel_from_the_drivers_binary() {
-    let s = scratch();
+    let s = scratch("binaries");
     let mut args = spirv_args(true);
     args.extend(
         [
@@ -414,7 +396,7 @@ fn isa_binary_takes_every_kernel_from_the_drivers_binary() {
         ]
         .map(String::from),
     );
-    let (out, r) = capture(&s, "isa-binary", &["--isa", "binary"], &[], &args);
+    let (out, r) = capture_report(&s, "isa-binary", &["--isa", "binary"], &[], &args);
     let (a, b) = (sha256_file(&spirv("a")), sha256_file(&spirv("b")));
     assert_all_matched(
         &out,
@@ -442,10 +424,10 @@ fn isa_binary_takes_every_kernel_from_the_drivers_binary() {
 /// the driver's binary.
 #[test]
 fn users_dumps_off_still_matched_from_binaries() {
-    let s = scratch();
+    let s = scratch("binaries");
     let mut args = spirv_args(false);
     args.extend(["imm:a:scale:2", "imm:a:scale_v2:9"].map(String::from));
-    let (out, r) = capture(
+    let (out, r) = capture_report(
         &s,
         "dumps-off",
         &[],
@@ -466,7 +448,7 @@ fn users_dumps_off_still_matched_from_binaries() {
 /// `.asm`.
 #[test]
 fn drivers_binary_has_the_instructions_of_igcs_asm() {
-    let s = scratch();
+    let s = scratch("binaries");
     let mut args = spirv_args(true);
     args.extend(
         [
@@ -479,7 +461,7 @@ fn drivers_binary_has_the_instructions_of_igcs_asm() {
         ]
         .map(String::from),
     );
-    let (out, r) = capture(&s, "cross-check", &[], &[], &args);
+    let (out, r) = capture_report(&s, "cross-check", &[], &[], &args);
     assert_eq!(r.kernels.len(), 6);
     let checked = cross_check_dumps_against_binaries(&out, &r);
     assert_eq!(checked, 6);

@@ -11,7 +11,6 @@ use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::sync::mpsc;
-use tempfile::TempDir;
 use xpu_asm_record::read::ProcessRecord;
 use xpu_asm_tests::*;
 
@@ -56,18 +55,6 @@ per_way!(
     switched_off_only_forwards,
 );
 
-/// A test's own folder; `out` is what `XPU_ASM_OUT` names.
-struct Scratch {
-    _dir: TempDir,
-    out: PathBuf,
-}
-
-fn scratch() -> Scratch {
-    let dir = temp_dir("capture");
-    let out = dir.path().join("out");
-    Scratch { _dir: dir, out }
-}
-
 /// `--via <via> --module a=... [--module b=...]` then `steps`.
 fn args(via: &str, with_b: bool, steps: &[&str]) -> Vec<String> {
     let mut a = vec!["--via".to_string(), via.to_string()];
@@ -81,16 +68,16 @@ fn args(via: &str, with_b: bool, steps: &[&str]) -> Vec<String> {
     a
 }
 
-fn run(s: &Scratch, args: &[String]) -> Output {
+fn traced_into(s: &Scratch, args: &[String]) -> Output {
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
     run_traced(&s.out, &args)
 }
 
-fn sha_a() -> String {
+fn spirv_a_sha() -> String {
     sha256_file(&spirv("a"))
 }
 
-fn sha_b() -> String {
+fn spirv_b_sha() -> String {
     sha256_file(&spirv("b"))
 }
 
@@ -106,7 +93,7 @@ fn assert_stdout(output: &Output, want: &[&str]) {
 
 /// The record's `(launches, appended)` per (kernel name, module sha256) must
 /// be exactly `want`, with no launch of an unknown kernel.
-fn assert_counts(rec: &ProcessRecord, want: &[(&str, &str, u64, u64)]) {
+fn assert_record_counts(rec: &ProcessRecord, want: &[(&str, &str, u64, u64)]) {
     let want: BTreeMap<KernelKey, (u64, u64)> = want
         .iter()
         .map(|(name, sha, l, a)| ((name.to_string(), sha.to_string()), (*l, *a)))
@@ -136,35 +123,35 @@ fn assert_counts(rec: &ProcessRecord, want: &[(&str, &str, u64, u64)]) {
 }
 
 fn immediate_list_counts_every_launch(via: &str) {
-    let s = scratch();
+    let s = scratch("capture");
     let step = format!("imm:a:{VECTOR_ADD}:5");
-    let output = run(&s, &args(via, false, &[&step]));
+    let output = traced_into(&s, &args(via, false, &[&step]));
     assert_stdout(&output, &[&format!("imm a {VECTOR_ADD} 5")]);
     let rec = only_record(&s.out);
-    assert_counts(&rec, &[(VECTOR_ADD, &sha_a(), 5, 5)]);
+    assert_record_counts(&rec, &[(VECTOR_ADD, &spirv_a_sha(), 5, 5)]);
 }
 
 fn cooperative_launches(via: &str) {
-    let s = scratch();
-    let output = run(&s, &args(via, false, &["coop:a:scale:3"]));
+    let s = scratch("capture");
+    let output = traced_into(&s, &args(via, false, &["coop:a:scale:3"]));
     assert_stdout(&output, &["coop a scale 3"]);
-    assert_counts(&only_record(&s.out), &[(SCALE, &sha_a(), 3, 3)]);
+    assert_record_counts(&only_record(&s.out), &[(SCALE, &spirv_a_sha(), 3, 3)]);
 }
 
 fn indirect_launches(via: &str) {
-    let s = scratch();
-    let output = run(&s, &args(via, false, &["indirect:a:scale_v2:4"]));
+    let s = scratch("capture");
+    let output = traced_into(&s, &args(via, false, &["indirect:a:scale_v2:4"]));
     assert_stdout(&output, &["indirect a scale_v2 4"]);
-    assert_counts(&only_record(&s.out), &[(SCALE_V2, &sha_a(), 4, 4)]);
+    assert_record_counts(&only_record(&s.out), &[(SCALE_V2, &spirv_a_sha(), 4, 4)]);
 }
 
 fn multiple_kernels_indirect(via: &str) {
-    let s = scratch();
+    let s = scratch("capture");
     let step = format!("multi:a:{VECTOR_ADD},scale_v2:3");
-    let output = run(&s, &args(via, false, &[&step]));
+    let output = traced_into(&s, &args(via, false, &[&step]));
     assert_stdout(&output, &[&format!("multi a {VECTOR_ADD},scale_v2 3")]);
-    let sha = sha_a();
-    assert_counts(
+    let sha = spirv_a_sha();
+    assert_record_counts(
         &only_record(&s.out),
         &[(VECTOR_ADD, &sha, 3, 3), (SCALE_V2, &sha, 3, 3)],
     );
@@ -172,22 +159,22 @@ fn multiple_kernels_indirect(via: &str) {
 
 /// `scale` is a prefix of `scale_v2`: a matcher by substring would merge them.
 fn prefix_names_counted_apart(via: &str) {
-    let s = scratch();
-    let output = run(
+    let s = scratch("capture");
+    let output = traced_into(
         &s,
         &args(via, false, &["imm:a:scale:2", "imm:a:scale_v2:7"]),
     );
     assert_stdout(&output, &["imm a scale 2", "imm a scale_v2 7"]);
-    let sha = sha_a();
-    assert_counts(
+    let sha = spirv_a_sha();
+    assert_record_counts(
         &only_record(&s.out),
         &[(SCALE, &sha, 2, 2), (SCALE_V2, &sha, 7, 7)],
     );
 }
 
 fn same_name_in_two_modules_counted_apart(via: &str) {
-    let s = scratch();
-    let output = run(
+    let s = scratch("capture");
+    let output = traced_into(
         &s,
         &args(
             via,
@@ -208,12 +195,12 @@ fn same_name_in_two_modules_counted_apart(via: &str) {
         ],
     );
     let rec = only_record(&s.out);
-    let (a, b) = (sha_a(), sha_b());
+    let (a, b) = (spirv_a_sha(), spirv_b_sha());
     assert_ne!(
         a, b,
         "kernels_a.cl and kernels_b.cl compiled to the same SPIR-V"
     );
-    assert_counts(
+    assert_record_counts(
         &rec,
         &[
             (COMMON, &a, 2, 2),
@@ -238,10 +225,10 @@ fn same_name_in_two_modules_counted_apart(via: &str) {
 
 /// Work appended to a regular list runs each time the list is executed.
 fn regular_list_counts_each_execution(via: &str) {
-    let s = scratch();
-    let output = run(&s, &args(via, false, &["reg:a:scale:3:4"]));
+    let s = scratch("capture");
+    let output = traced_into(&s, &args(via, false, &["reg:a:scale:3:4"]));
     assert_stdout(&output, &["reg a scale 3 4"]);
-    assert_counts(&only_record(&s.out), &[(SCALE, &sha_a(), 12, 3)]);
+    assert_record_counts(&only_record(&s.out), &[(SCALE, &spirv_a_sha(), 12, 3)]);
 }
 
 /// Preloaded without `XPU_ASM_OUT` (recording off), every hook only
@@ -249,7 +236,7 @@ fn regular_list_counts_each_execution(via: &str) {
 /// and succeed (the workload checks each call and prints its step lines),
 /// and nothing is written.
 fn switched_off_only_forwards(via: &str) {
-    let s = scratch();
+    let s = scratch("capture");
     let imm = format!("imm:a:{VECTOR_ADD}:5");
     let a = args(via, false, &[&imm, "reg:a:scale:3:4", "coop:a:scale:2"]);
     let a: Vec<&str> = a.iter().map(String::as_str).collect();
@@ -282,47 +269,47 @@ fn switched_off_only_forwards(via: &str) {
 /// A reset list holds only what was appended after the reset: 4 appends,
 /// reset, 1 append, 3 executions launch 3 times; 5 appends were made.
 fn regular_list_reset_drops_nothing_appended(via: &str) {
-    let s = scratch();
-    let output = run(&s, &args(via, false, &["regreset:a:scale_v2:4:3"]));
+    let s = scratch("capture");
+    let output = traced_into(&s, &args(via, false, &["regreset:a:scale_v2:4:3"]));
     assert_stdout(&output, &["regreset a scale_v2 4 3"]);
-    assert_counts(&only_record(&s.out), &[(SCALE_V2, &sha_a(), 3, 5)]);
+    assert_record_counts(&only_record(&s.out), &[(SCALE_V2, &spirv_a_sha(), 3, 5)]);
 }
 
 fn threads_with_their_own_handles(via: &str) {
-    let s = scratch();
-    let output = run(&s, &args(via, false, &["threads:a:scale:4:25"]));
+    let s = scratch("capture");
+    let output = traced_into(&s, &args(via, false, &["threads:a:scale:4:25"]));
     assert_stdout(&output, &["threads a scale 4 25"]);
-    assert_counts(&only_record(&s.out), &[(SCALE, &sha_a(), 100, 100)]);
+    assert_record_counts(&only_record(&s.out), &[(SCALE, &spirv_a_sha(), 100, 100)]);
 }
 
 fn recreated_kernel_adds_up(via: &str) {
-    let s = scratch();
-    let output = run(&s, &args(via, false, &["recreate:a:scale:3"]));
+    let s = scratch("capture");
+    let output = traced_into(&s, &args(via, false, &["recreate:a:scale:3"]));
     let lines = stdout_lines(&output);
     assert!(
         lines.len() == 1 && lines[0].starts_with("recreate a scale 3 same_handle="),
         "unexpected output {lines:?}"
     );
-    assert_counts(&only_record(&s.out), &[(SCALE, &sha_a(), 6, 6)]);
+    assert_record_counts(&only_record(&s.out), &[(SCALE, &spirv_a_sha(), 6, 6)]);
 }
 
 /// NEO gives a new kernel the handle of the one just destroyed; launches of
 /// that handle belong to the new kernel.
 fn reused_handle_goes_to_the_new_kernel(via: &str) {
-    let s = scratch();
-    let output = run(&s, &args(via, false, &["swap:a:scale:scale_v2:4"]));
+    let s = scratch("capture");
+    let output = traced_into(&s, &args(via, false, &["swap:a:scale:scale_v2:4"]));
     assert_stdout(&output, &["swap a scale scale_v2 4 same_handle=yes"]);
-    let sha = sha_a();
-    assert_counts(
+    let sha = spirv_a_sha();
+    assert_record_counts(
         &only_record(&s.out),
         &[(SCALE, &sha, 4, 4), (SCALE_V2, &sha, 4, 4)],
     );
 }
 
 fn native_module(via: &str) {
-    let s = scratch();
+    let s = scratch("capture");
     let native = native_a();
-    let output = run(
+    let output = traced_into(
         &s,
         &[
             "--via".to_string(),
@@ -335,7 +322,7 @@ fn native_module(via: &str) {
     assert_stdout(&output, &["imm n scale 2"]);
     let rec = only_record(&s.out);
     let sha = sha256_file(&native);
-    assert_counts(&rec, &[(SCALE, &sha, 2, 2)]);
+    assert_record_counts(&rec, &[(SCALE, &sha, 2, 2)]);
     let formats: Vec<&str> = rec.modules.values().map(|m| m.format.as_str()).collect();
     assert_eq!(formats, ["native"], "modules: {:#?}", rec.modules);
 }
@@ -344,7 +331,7 @@ fn native_module(via: &str) {
 /// module's as the program passed it, a SPIR-V module's as the driver built
 /// it; and the device it was built for is recorded once.
 fn module_binaries_are_kept(via: &str) {
-    let s = scratch();
+    let s = scratch("capture");
     let native = native_a();
     let mut a = args(via, false, &[]);
     a.extend([
@@ -353,7 +340,7 @@ fn module_binaries_are_kept(via: &str) {
         "imm:a:scale:2".to_string(),
         "imm:n:scale:3".to_string(),
     ]);
-    run(&s, &a);
+    traced_into(&s, &a);
     let rec = only_record(&s.out);
     let ctx = || {
         format!(
@@ -439,9 +426,9 @@ fn elf_type_and_machine(b: &[u8]) -> (u16, u16) {
 }
 
 fn dump_folder_names_every_launched_kernel(via: &str) {
-    let s = scratch();
+    let s = scratch("capture");
     let launched = format!("imm:a:{VECTOR_ADD}:1");
-    let output = run(
+    let output = traced_into(
         &s,
         &args(
             via,
@@ -480,8 +467,8 @@ fn dump_folder_names_every_launched_kernel(via: &str) {
     // IGC compiles whole modules: each module's dump names exactly its kernels.
     let set = |names: &[&str]| names.iter().map(|n| n.to_string()).collect::<BTreeSet<_>>();
     let want: BTreeMap<String, BTreeSet<String>> = [
-        (sha_a(), set(&[VECTOR_ADD, SCALE, SCALE_V2, COMMON])),
-        (sha_b(), set(&[COMMON, ONLY_IN_B])),
+        (spirv_a_sha(), set(&[VECTOR_ADD, SCALE, SCALE_V2, COMMON])),
+        (spirv_b_sha(), set(&[COMMON, ONLY_IN_B])),
     ]
     .into_iter()
     .collect();
@@ -495,8 +482,8 @@ fn dump_folder_names_every_launched_kernel(via: &str) {
 }
 
 fn record_shows_the_dump_settings(via: &str) {
-    let s = scratch();
-    run(&s, &args(via, false, &["imm:a:scale:1"]));
+    let s = scratch("capture");
+    traced_into(&s, &args(via, false, &["imm:a:scale:1"]));
     let rec = only_record(&s.out);
     let setting = |name: &str| {
         rec.env
@@ -526,7 +513,7 @@ fn record_shows_the_dump_settings(via: &str) {
 /// call that caused them returns: SIGKILL right after the last launch must
 /// lose nothing.
 fn sigkill_after_the_last_launch_loses_nothing(via: &str) {
-    let s = scratch();
+    let s = scratch("capture");
     let a = args(
         via,
         false,
@@ -545,13 +532,13 @@ fn sigkill_after_the_last_launch_loses_nothing(via: &str) {
         &["imm a scale 7", "reg a scale_v2 2 5", "end kill"],
     );
     let rec = only_record(&s.out);
-    let sha = sha_a();
-    assert_counts(&rec, &[(SCALE, &sha, 7, 7), (SCALE_V2, &sha, 10, 2)]);
+    let sha = spirv_a_sha();
+    assert_record_counts(&rec, &[(SCALE, &sha, 7, 7), (SCALE_V2, &sha, 10, 2)]);
     assert_eq!(rec.exit_code, None, "a killed process cannot have exited");
 }
 
 fn sigterm_loses_nothing(via: &str) {
-    let s = scratch();
+    let s = scratch("capture");
     let a = args(via, false, &["imm:a:scale:3", "end:term-wait"]);
     let a: Vec<&str> = a.iter().map(String::as_str).collect();
     let mut cmd = workload_command(&s.out, &a);
@@ -599,7 +586,7 @@ fn sigterm_loses_nothing(via: &str) {
         "the workload should die of SIGTERM\ncommand: {shown}\nstdout: {lines:?}"
     );
     assert_eq!(lines, ["imm a scale 3", "end term-wait", "ready"]);
-    assert_counts(&only_record(&s.out), &[(SCALE, &sha_a(), 3, 3)]);
+    assert_record_counts(&only_record(&s.out), &[(SCALE, &spirv_a_sha(), 3, 3)]);
 }
 
 /// Ends that skip or break the normal exit path.
@@ -611,7 +598,7 @@ fn abnormal_ends_lose_nothing(via: &str) {
         ("thread-exit", Some(3), None),
         ("exit", Some(0), None),
     ] {
-        let s = scratch();
+        let s = scratch("capture");
         let step = format!("end:{end}");
         let a = args(via, false, &["imm:a:scale:4", "reg:a:scale_v2:1:2", &step]);
         let a: Vec<&str> = a.iter().map(String::as_str).collect();
@@ -627,8 +614,8 @@ fn abnormal_ends_lose_nothing(via: &str) {
             &["imm a scale 4", "reg a scale_v2 1 2", &format!("end {end}")],
         );
         let rec = only_record(&s.out);
-        let sha = sha_a();
-        assert_counts(&rec, &[(SCALE, &sha, 4, 4), (SCALE_V2, &sha, 2, 1)]);
+        let sha = spirv_a_sha();
+        assert_record_counts(&rec, &[(SCALE, &sha, 4, 4), (SCALE_V2, &sha, 2, 1)]);
     }
 }
 
@@ -636,8 +623,8 @@ fn abnormal_ends_lose_nothing(via: &str) {
 /// launches go to its own record, not to the parent's, and the parent's
 /// later launches stay the parent's.
 fn forked_child_has_its_own_record(via: &str) {
-    let s = scratch();
-    let output = run(
+    let s = scratch("capture");
+    let output = traced_into(
         &s,
         &args(
             via,
@@ -680,9 +667,9 @@ fn forked_child_has_its_own_record(via: &str) {
     assert_eq!(parent.forked_from, None, "parent: {parent:#?}");
     assert_eq!(child.forked_from, Some(parent.pid), "child: {child:#?}");
     assert_eq!(child.ppid, parent.pid, "child: {child:#?}");
-    let sha = sha_a();
-    assert_counts(parent, &[(SCALE, &sha, 2, 2), (SCALE_V2, &sha, 4, 4)]);
-    assert_counts(child, &[(SCALE, &sha, 3, 3)]);
+    let sha = spirv_a_sha();
+    assert_record_counts(parent, &[(SCALE, &sha, 2, 2), (SCALE_V2, &sha, 4, 4)]);
+    assert_record_counts(child, &[(SCALE, &sha, 3, 3)]);
     // IGC, loaded in the parent, keeps the parent's dump folder in the child;
     // wherever the record says the child's dumps are, they must be there.
     for r in [parent, child] {
@@ -705,7 +692,7 @@ fn forked_child_has_its_own_record(via: &str) {
 
 fn inert_scratch() -> Scratch {
     require_stack();
-    scratch()
+    scratch("capture")
 }
 
 /// Runs `program args` with exactly `env` (plus the interposer when traced).

@@ -15,9 +15,6 @@
 
 use serde_json::Value;
 use std::collections::BTreeMap;
-use std::path::PathBuf;
-use std::process::Command;
-use tempfile::TempDir;
 use xpu_asm_tests::*;
 
 macro_rules! per_device {
@@ -66,7 +63,7 @@ struct Expected {
     grf: u64,
 }
 
-fn expected(dev: &str) -> Expected {
+fn expected_device(dev: &str) -> Expected {
     let e = |device_id, ip_version, platform, grf| Expected {
         device_id,
         ip_version,
@@ -87,7 +84,7 @@ fn expected(dev: &str) -> Expected {
 }
 
 /// The steps, with a distinct count for each kernel and module.
-fn steps() -> Vec<String> {
+fn steps_a_and_b() -> Vec<String> {
     [
         format!("imm:a:{VECTOR_ADD}:5"),
         "coop:a:scale:3".into(),
@@ -100,7 +97,7 @@ fn steps() -> Vec<String> {
     .into()
 }
 
-/// `(launches, appended)` per (kernel, module sha256) for [`steps`].
+/// `(launches, appended)` per (kernel, module sha256) for [`steps_a_and_b`].
 fn want_counts() -> BTreeMap<(String, String), (u64, u64)> {
     let (a, b) = (sha256_file(&spirv("a")), sha256_file(&spirv("b")));
     [
@@ -117,56 +114,41 @@ fn want_counts() -> BTreeMap<(String, String), (u64, u64)> {
     .collect()
 }
 
-struct Scratch {
-    _dir: TempDir,
-    out: PathBuf,
-}
-
-fn scratch() -> Scratch {
-    let dir = temp_dir("devices");
-    let out = dir.path().join("out");
-    Scratch { _dir: dir, out }
-}
-
 /// `xpu-asm-run --emulate DEV --json -o OUT -- workload --via VIA ...`.
-fn capture(s: &Scratch, dev: &str, via: &str) -> Run {
-    capture_with(s, dev, via, &[], None)
+fn capture_device(s: &Scratch, dev: &str, via: &str) -> Run {
+    capture_device_with(s, dev, via, &[], None)
 }
 
-/// [`capture`] with more options of xpu-asm-run (`--isa binary`), and
+/// [`capture_device`] with more options of xpu-asm-run (`--isa binary`), and
 /// NEO's compiler cache in `neo_cache` when given.
-fn capture_with(
+fn capture_device_with(
     s: &Scratch,
     dev: &str,
     via: &str,
     options: &[&str],
     neo_cache: Option<&std::path::Path>,
 ) -> Run {
-    let mut cmd = Command::new(xpu_asm_run());
-    if let Some(c) = neo_cache {
-        cmd.env("NEO_CACHE_DIR", c);
+    let mut c = Capture::emulating(dev, &s.out)
+        .options(["--json", "-q"])
+        .options(options)
+        .program(workload_for(via))
+        .args(["--via", via])
+        .module("a", &spirv("a"))
+        .module("b", &spirv("b"))
+        .args(steps_a_and_b());
+    if let Some(cache) = neo_cache {
+        c = c.env("NEO_CACHE_DIR", cache);
     }
-    cmd.args(["--emulate", dev, "--json", "-q"])
-        .args(options)
-        .arg("-o")
-        .arg(&s.out)
-        .arg("--")
-        .arg(workload_for(via))
-        .args(["--via", via, "--module"])
-        .arg(format!("a={}", spirv("a").display()))
-        .arg("--module")
-        .arg(format!("b={}", spirv("b").display()))
-        .args(steps());
     // Nothing of NEO's from the test's own environment: --emulate sets it.
     for (k, _) in neo_env_for(dev) {
-        cmd.env_remove(k);
+        c = c.env_remove(k);
     }
-    run(cmd, &s.out)
+    c.run()
 }
 
 fn workload_on(dev: &str, via: &str) {
-    let s = scratch();
-    let r = capture(&s, dev, via);
+    let s = scratch("devices");
+    let r = capture_device(&s, dev, via);
     if !stack().products().contains(&dev) {
         // Refused before anything runs: no capture folder, no program.
         r.assert_status(2);
@@ -189,7 +171,7 @@ fn workload_on(dev: &str, via: &str) {
     }
     r.assert_status(0);
     let report = r.report();
-    let want = expected(dev);
+    let want = expected_device(dev);
     let mut got = BTreeMap::new();
     for k in report["kernels"].as_array().into_iter().flatten() {
         let field = |f: &str| k[f].as_u64().unwrap_or(u64::MAX);
@@ -254,18 +236,18 @@ fn workload_on(dev: &str, via: &str) {
 fn isa_binary_on(dev: &str, via: &str) {
     if !stack().products().contains(&dev) {
         // Refused as in the default mode (see workload_on).
-        let s = scratch();
-        capture_with(&s, dev, via, &["--isa", "binary"], None).assert_status(2);
+        let s = scratch("devices");
+        capture_device_with(&s, dev, via, &["--isa", "binary"], None).assert_status(2);
         assert!(!s.out.exists());
         return;
     }
-    let (dumped, binary) = (scratch(), scratch());
-    let d = capture(&dumped, dev, via);
+    let (dumped, binary) = (scratch("devices"), scratch("devices"));
+    let d = capture_device(&dumped, dev, via);
     d.assert_status(0);
     // NEO's compiler cache is on in this mode: one of the test's own.
     let cache = binary.out.with_file_name("neo-cache");
     std::fs::create_dir_all(&cache).expect("a cache folder");
-    let b = capture_with(&binary, dev, via, &["--isa", "binary"], Some(&cache));
+    let b = capture_device_with(&binary, dev, via, &["--isa", "binary"], Some(&cache));
     b.assert_status(0);
     let instructions = |r: &Run| -> BTreeMap<(String, String), u64> {
         r.report()["kernels"]
@@ -281,7 +263,7 @@ fn isa_binary_on(dev: &str, via: &str) {
             })
             .collect()
     };
-    let want = expected(dev);
+    let want = expected_device(dev);
     let report = b.report();
     let mut got = BTreeMap::new();
     for k in report["kernels"].as_array().into_iter().flatten() {

@@ -109,7 +109,7 @@ struct Built {
     module_b: PathBuf,
 }
 
-fn sh(cmd: &mut Command) {
+fn build_graphs_step(cmd: &mut Command) {
     let shown = format!("{cmd:?}");
     let o = cmd
         .output()
@@ -125,7 +125,7 @@ fn sh(cmd: &mut Command) {
 
 /// graph.c in its two builds (against this stack's loader headers) and the
 /// kernels' SPIR-V, built once per test process.
-fn built() -> &'static Built {
+fn built_graphs() -> &'static Built {
     static B: OnceLock<Built> = OnceLock::new();
     B.get_or_init(|| {
         require_stack();
@@ -133,26 +133,30 @@ fn built() -> &'static Built {
         std::fs::create_dir_all(&dir).expect("a build folder");
         let src = workload_src_dir();
         let gcc = |out: &Path, defines: &[&str], libs: &[&str]| {
-            sh(Command::new("gcc")
-                .args(["-std=c11", "-O1", "-g", "-Wall", "-Wextra", "-Werror"])
-                .args(defines)
-                .arg(src.join("graph.c"))
-                .arg("-o")
-                .arg(out)
-                .args(libs)
-                .arg("-ldl"));
+            build_graphs_step(
+                Command::new("gcc")
+                    .args(["-std=c11", "-O1", "-g", "-Wall", "-Wextra", "-Werror"])
+                    .args(defines)
+                    .arg(src.join("graph.c"))
+                    .arg("-o")
+                    .arg(out)
+                    .args(libs)
+                    .arg("-ldl"),
+            );
         };
         let link = dir.join("graph-link");
         gcc(&link, &["-DVIA_LINK"], &["-lze_loader"]);
         let dl = dir.join("graph-dl");
         // Only libc: the loader comes in by dlopen.
         gcc(&dl, &[], &[]);
-        sh(Command::new("ocloc")
-            .current_dir(&dir)
-            .args(["compile", "-file"])
-            .arg(src.join("kernels_graph.cl"))
-            .args(["-spv_only", "-device", "pvc", "-output", "kernels_graph"])
-            .args(["-output_no_suffix", "-q"]));
+        build_graphs_step(
+            Command::new("ocloc")
+                .current_dir(&dir)
+                .args(["compile", "-file"])
+                .arg(src.join("kernels_graph.cl"))
+                .args(["-spv_only", "-device", "pvc", "-output", "kernels_graph"])
+                .args(["-output_no_suffix", "-q"]),
+        );
         Built {
             link,
             dl,
@@ -163,24 +167,18 @@ fn built() -> &'static Built {
 }
 
 /// `xpu-asm-run --emulate product` of graph.c `--via via` with `steps`.
-fn capture(dir: &Path, product: &str, via: &str, steps: &[&str]) -> Run {
-    let b = built();
+fn capture_graphs(dir: &Path, product: &str, via: &str, steps: &[&str]) -> Run {
+    let b = built_graphs();
     let out = dir.join(format!("{product}-{via}"));
-    let mut cmd = Command::new(xpu_asm_run());
-    cmd.args(["--emulate", product, "--quiet", "-o"])
-        .arg(&out)
-        .arg("--")
-        .arg(if via == "link" { &b.link } else { &b.dl })
+    Capture::emulating(product, &out)
+        .option("--quiet")
+        .program(if via == "link" { &b.link } else { &b.dl })
         .args(["--via", via])
-        .arg("--module")
-        .arg(format!("g={}", b.kernels.display()))
-        .arg("--module")
-        .arg(format!("b={}", b.module_b.display()))
+        .module("g", &b.kernels)
+        .module("b", &b.module_b)
         .args(steps)
-        .current_dir(dir);
-    let r = run(cmd, &out);
-    r.assert_status(0);
-    r
+        .dir(dir)
+        .run_ok()
 }
 
 /// `kernel -> (launches, appended)` of the report, each kernel checked to be
@@ -212,7 +210,7 @@ fn graphs_on_neo26(product: &str) {
     let mut reused = Vec::new();
     for via in GRAPH_WAYS {
         let tag = format!("{} {product} --via {via}", stack_info());
-        let r = capture(dir.path(), product, via, STEPS);
+        let r = capture_graphs(dir.path(), product, via, STEPS);
         // Whether NEO gave the second executable graph the first's handle
         // (it mostly does; its allocator decides): the counts must be exact
         // either way, and the reuse must have happened in one run at least.
@@ -266,7 +264,7 @@ fn no_graphs_on_neo22(product: &str) {
     let dir = tempfile::tempdir().expect("a temporary folder");
     for via in GRAPH_WAYS {
         let tag = format!("{} {product} --via {via}", stack_info());
-        let r = capture(
+        let r = capture_graphs(
             dir.path(),
             product,
             via,

@@ -43,7 +43,7 @@ struct Case {
     staging: PathBuf,
 }
 
-fn case(what: &str) -> Case {
+fn harm_case(what: &str) -> Case {
     require_stack();
     let dir = temp_dir(what);
     let root = dir.path().to_path_buf();
@@ -91,7 +91,7 @@ fn plain(c: &Case, cmd: &[String]) -> Command {
 }
 
 /// The traced run: `xpu-asm-run --emulate pvc -q [opts] -o OUT -- cmd`.
-fn traced(c: &Case, opts: &[&str], cmd: &[String]) -> Command {
+fn traced_command(c: &Case, opts: &[&str], cmd: &[String]) -> Command {
     let mut t = Command::new(xpu_asm_run());
     t.args(["--emulate", "pvc", "-q"])
         .args(opts)
@@ -142,7 +142,7 @@ fn ended(o: &Output) -> i32 {
 /// Both runs: the same status and stdout (the traced run's stdout is the
 /// workload's, then with `--json` the report); returns the traced run's
 /// report, from stdout or `report.json`.
-fn compare(c: &Case, plain: Output, traced: Output, shown: &str) -> Value {
+fn compare_runs(c: &Case, plain: Output, traced: Output, shown: &str) -> Value {
     let ctx = || {
         format!(
             "on {}\n{}\nplain run's stdout:\n{}",
@@ -176,13 +176,13 @@ fn compare(c: &Case, plain: Output, traced: Output, shown: &str) -> Value {
     }
 }
 
-/// Runs both; see [`compare`].
+/// Runs both; see [`compare_runs`].
 fn both(c: &Case, opts: &[&str], cmd: &[String]) -> Value {
     let p = run_with_timeout(&mut plain(c, cmd));
-    let mut t = traced(c, opts, cmd);
+    let mut t = traced_command(c, opts, cmd);
     let shown = shell_words(&t);
     let t = run_with_timeout(&mut t);
-    compare(c, p, t, &shown)
+    compare_runs(c, p, t, &shown)
 }
 
 /// A kernel as the tests name it: its name and its module's letter.
@@ -364,7 +364,7 @@ fn staged(c: &Case) -> Vec<String> {
 /// counted.
 #[test]
 fn closing_every_descriptor_leaves_the_workloads_file_alone() {
-    let c = case("harm-fds");
+    let c = harm_case("harm-fds");
     let steps = [
         "imm:a:scale:10",
         "closefds",
@@ -389,7 +389,7 @@ fn closing_every_descriptor_leaves_the_workloads_file_alone() {
 /// launch counted.
 #[test]
 fn a_workload_at_its_descriptor_limit_gets_every_descriptor() {
-    let c = case("harm-emfile");
+    let c = harm_case("harm-emfile");
     let steps = [
         "imm:a:scale:10",
         "fdfill",
@@ -420,7 +420,7 @@ fn a_workload_at_its_descriptor_limit_gets_every_descriptor() {
 /// which report.json cannot hold, is printed.
 #[test]
 fn a_full_filesystem_kills_nothing_and_loses_no_count() {
-    let c = case("harm-full");
+    let c = harm_case("harm-full");
     let _m1 = Mount::tmpfs(&c.work, "16m");
     let _m2 = Mount::tmpfs(&c.plain, "16m");
     let out = c.work.join("cap");
@@ -453,7 +453,7 @@ fn a_full_filesystem_kills_nothing_and_loses_no_count() {
 /// report has its launches, exactly, and says where they were kept.
 #[test]
 fn a_process_started_on_a_full_filesystem_is_counted_from_staging() {
-    let c = case("harm-full-child");
+    let c = harm_case("harm-full-child");
     let _m1 = Mount::tmpfs(&c.work, "16m");
     let _m2 = Mount::tmpfs(&c.plain, "16m");
     let out = c.work.join("cap");
@@ -487,7 +487,7 @@ fn a_process_started_on_a_full_filesystem_is_counted_from_staging() {
 #[test]
 fn counters_on_a_shared_filesystem_live_in_node_local_memory() {
     for end in ["exit", "kill"] {
-        let c = case("harm-overlay");
+        let c = harm_case("harm-overlay");
         let _m = overlay(&c, &c.work.join("shared"));
         let c = Case {
             out: c.work.join("shared").join("cap"),
@@ -557,7 +557,7 @@ fn counters_on_a_shared_filesystem_live_in_node_local_memory() {
 /// the change.
 fn with_change(c: &Case, cmd: &[String], change: impl FnOnce()) -> (Output, Output, String) {
     let p = run_with_timeout(&mut plain_go(c, cmd));
-    let mut t = traced(c, &["--json"], cmd);
+    let mut t = traced_command(c, &["--json"], cmd);
     let shown = shell_words(&t);
     t.stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped());
@@ -608,12 +608,12 @@ fn after_change() -> Expected {
 /// from what they hold: every count exact.
 #[test]
 fn the_capture_folder_removed_while_the_job_runs() {
-    let c = case("harm-removed");
+    let c = harm_case("harm-removed");
     let out = c.out.clone();
     let (p, t, shown) = with_change(&c, &around_change(), || {
         std::fs::remove_dir_all(&out).expect("the capture folder is removed");
     });
-    let r = compare(&c, p, t, &shown);
+    let r = compare_runs(&c, p, t, &shown);
     assert_eq!(read(&c.work.join("user.txt")), b"done\n");
     assert_exact(&r, &ab(), &after_change());
 }
@@ -625,7 +625,7 @@ fn the_capture_folder_removed_while_the_job_runs() {
 /// the report, which the folder cannot take, is printed.
 #[test]
 fn the_capture_folder_made_read_only_while_the_job_runs() {
-    let c = case("harm-readonly");
+    let c = harm_case("harm-readonly");
     let out = c.out.clone();
     let (p, t, shown) = with_change(&c, &around_change(), || {
         let bind = |args: &[&str]| {
@@ -644,7 +644,7 @@ fn the_capture_folder_made_read_only_while_the_job_runs() {
         assert!(st.is_ok_and(|s| s.success()), "remount read-only");
     });
     let _unmount = Mount(c.out.clone());
-    let r = compare(&c, p, t, &shown);
+    let r = compare_runs(&c, p, t, &shown);
     assert_exact(&r, &ab(), &after_change());
     let warnings = r["warnings"].to_string();
     assert!(warnings.contains("report.json not written"), "{warnings}");
@@ -656,7 +656,7 @@ fn the_capture_folder_made_read_only_while_the_job_runs() {
 /// has the umask's, as without xpu-asm), every count exact.
 #[test]
 fn a_workload_that_moves_and_sets_umask_0777() {
-    let c = case("harm-cwd");
+    let c = harm_case("harm-cwd");
     let steps = [
         "umask:0777",
         "imm:a:scale:10",
@@ -767,7 +767,7 @@ fn faults_in_the_recorders_own_calls_never_harm_the_workload() {
     let mut failures = Vec::new();
     let mut table = Vec::new();
     for end in ["exit", "kill"] {
-        let c = case("harm-faults");
+        let c = harm_case("harm-faults");
         let cmd = matrix_line(end);
         let p = run_with_timeout(&mut plain(&c, &cmd));
         let theirs = read(&c.plain.join("user.txt"));
@@ -785,7 +785,7 @@ fn faults_in_the_recorders_own_calls_never_harm_the_workload() {
                     let fault = format!("{call}:{errno}{nth}");
                     let _ = std::fs::remove_dir_all(&c.out);
                     let _ = std::fs::remove_file(c.work.join("user.txt"));
-                    let mut t = traced(&c, &[], &cmd);
+                    let mut t = traced_command(&c, &[], &cmd);
                     t.env("XPU_ASM_FAULTS", &fault);
                     let t = run_with_timeout(&mut t);
                     runs += 1;

@@ -27,7 +27,7 @@ const STEPS: [&str; 5] = [
 ];
 
 /// The workload's arguments: modules a, b and mix built with `options`.
-fn workload_args(options: &str, flags: &str) -> Vec<String> {
+fn dump_workload_args(options: &str, flags: &str) -> Vec<String> {
     let mut args: Vec<String> = vec!["--via".into(), "ddi".into()];
     for (m, src) in [("a", "a"), ("b", "b"), ("m", "mix")] {
         args.push("--module".into());
@@ -43,35 +43,31 @@ fn workload_args(options: &str, flags: &str) -> Vec<String> {
 
 /// `xpu-asm-run --isa dump --emulate pvc -o DIR/TAG -- workload ...`,
 /// with `env` set (IGC's dumps on both stacks: sid's default is `binary`).
-fn capture(dir: &Path, tag: &str, options: &str, env: &[(&str, &str)]) -> Run {
+fn capture_dumped(dir: &Path, tag: &str, options: &str, env: &[(&str, &str)]) -> Run {
     capture_via(dir, tag, options, env, &[])
 }
 
-/// [`capture`] of `-- PREFIX... workload ...` (`env VAR=1`: a variable the
+/// [`capture_dumped`] of `-- PREFIX... workload ...` (`env VAR=1`: a variable the
 /// command sets itself).
 fn capture_via(dir: &Path, tag: &str, options: &str, env: &[(&str, &str)], prefix: &[&str]) -> Run {
     let out = dir.join(tag);
-    let mut cmd = Command::new(xpu_asm_run());
-    cmd.args(["--isa", "dump", "--emulate", "pvc", "--quiet", "-o"])
-        .arg(&out)
-        .arg("--")
+    Capture::new(&out)
+        .options(["--isa", "dump", "--emulate", "pvc", "--quiet"])
         .args(prefix)
         .arg(workload())
-        .args(workload_args(options, options))
-        .current_dir(dir);
-    hermetic(&mut cmd);
-    cmd.envs(env.iter().copied());
-    let r = run(cmd, &out);
-    r.assert_status(0);
-    r
+        .args(dump_workload_args(options, options))
+        .dir(dir)
+        .hermetic()
+        .envs(env.iter().copied())
+        .run_ok()
 }
 
 /// The default capture (`DIR/TAG`) and one with IGC's full dumps
 /// (`DIR/TAG-full`) of the workload built with `options`, their reports
 /// checked alike ([`comparable`]).
 fn light_and_full(dir: &Path, tag: &str, options: &str) -> (Run, Run) {
-    let light = capture(dir, tag, options, &[]);
-    let full = capture(
+    let light = capture_dumped(dir, tag, options, &[]);
+    let full = capture_dumped(
         dir,
         &format!("{tag}-full"),
         options,
@@ -137,7 +133,7 @@ fn setting<'a>(rec: &'a ProcessRecord, name: &str) -> Option<(&'a str, bool)> {
 }
 
 /// The files of a dump folder, by name.
-fn names(dir: &Path) -> BTreeSet<String> {
+fn file_names(dir: &Path) -> BTreeSet<String> {
     std::fs::read_dir(dir)
         .unwrap_or_else(|e| panic!("cannot list {}: {e}", dir.display()))
         .map(|e| e.expect("entry").file_name().into_string().expect("ASCII"))
@@ -148,7 +144,7 @@ fn names(dir: &Path) -> BTreeSet<String> {
 /// collected or pruned), with `XPU_ASM_IGC=1` or without: its one dump
 /// folder.
 fn traced_dumps(out: &Path, light: bool) -> PathBuf {
-    let args = workload_args("", "");
+    let args = dump_workload_args("", "");
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
     let mut cmd = workload_command(out, &args);
     hermetic(&mut cmd);
@@ -178,7 +174,7 @@ fn light_dumps_are_the_asm_and_dat_of_the_full_ones_and_the_interposers_spv() {
     let tmp = temp_dir("igc1-files");
     let light = traced_dumps(&tmp.path().join("light"), true);
     let full = traced_dumps(&tmp.path().join("full"), false);
-    let (l, f) = (names(&light), names(&full));
+    let (l, f) = (file_names(&light), file_names(&full));
     let rec = only_record(&tmp.path().join("light"));
     if stack() == Stack::Sid {
         // The variable is xpu-asm-run's to set, and it never does on sid
@@ -346,7 +342,7 @@ fn the_light_capture_reports_what_the_full_dumps_report() {
 /// The kernels the workload launches, as the report names them.
 const LAUNCHED: [&str; 5] = ["mix_slm", "mix_spill", "only_in_b", "scale", "scale_v2"];
 
-fn kernel<'a>(report: &'a Value, name: &str) -> &'a Value {
+fn report_kernel<'a>(report: &'a Value, name: &str) -> &'a Value {
     report["kernels"]
         .as_array()
         .expect("kernels")
@@ -387,7 +383,7 @@ fn collect_again(out: &Path, env: &[(&str, &str)]) -> Value {
 /// The rebuild folders of a capture (`dumps/rebuild-*`), with their
 /// markers.
 fn rebuild_folders(out: &Path) -> BTreeMap<String, Value> {
-    names(&out.join("dumps"))
+    file_names(&out.join("dumps"))
         .into_iter()
         .filter(|n| n.starts_with("rebuild-"))
         .map(|n| {
@@ -438,7 +434,11 @@ fn a_light_capture_of_g_builds_has_the_full_dumps_source_lines() {
     );
     assert_eq!(lr["totals"]["matched"], 5, "{}", light.ctx());
     for name in LAUNCHED {
-        assert!(has_lines(kernel(&lr, name)), "{name}: {}", light.ctx());
+        assert!(
+            has_lines(report_kernel(&lr, name)),
+            "{name}: {}",
+            light.ctx()
+        );
         let (l, f) = (show_lines(&light.out, name), show_lines(&full.out, name));
         assert_eq!(l, f, "show {name} --lines");
         assert!(l.contains("kernels_"), "{l}");
@@ -460,7 +460,10 @@ fn a_light_capture_of_g_builds_has_the_full_dumps_source_lines() {
                 "{marker:#}"
             );
             for name in LAUNCHED {
-                let asm = kernel(&lr, name)["asm"].as_str().expect("asm").to_string();
+                let asm = report_kernel(&lr, name)["asm"]
+                    .as_str()
+                    .expect("asm")
+                    .to_string();
                 assert!(
                     asm.starts_with(&format!("dumps/{folder}/")),
                     "{name}: {asm}"
@@ -470,7 +473,7 @@ fn a_light_capture_of_g_builds_has_the_full_dumps_source_lines() {
         Stack::Sid => assert_eq!(rebuilt.len(), 0, "{rebuilt:#?}"),
     }
     // Collecting again: the same report, the same compile, nothing more.
-    let listed = names(&light.out.join("dumps"));
+    let listed = file_names(&light.out.join("dumps"));
     let marker_time = |r: &BTreeMap<String, Value>| -> Vec<std::time::SystemTime> {
         r.keys()
             .map(|n| {
@@ -485,7 +488,7 @@ fn a_light_capture_of_g_builds_has_the_full_dumps_source_lines() {
     let again = collect_again(&light.out, &[]);
     assert_eq!(comparable(&again), comparable(&lr));
     assert_eq!(source_warnings(&again), Vec::<String>::new());
-    assert_eq!(names(&light.out.join("dumps")), listed);
+    assert_eq!(file_names(&light.out.join("dumps")), listed);
     assert_eq!(rebuild_folders(&light.out), rebuilt);
     assert_eq!(marker_time(&rebuilt), before);
 }
@@ -506,7 +509,7 @@ fn kernels_whose_code_compiled_again_differs_keep_their_light_asm_and_say_why() 
     let r = c.report();
     assert_eq!(r["totals"]["matched"], 5, "{}", c.ctx());
     for name in LAUNCHED {
-        assert_eq!(kernel(&r, name)["simd"], 16, "{name}: {}", c.ctx());
+        assert_eq!(report_kernel(&r, name)["simd"], 16, "{name}: {}", c.ctx());
     }
     let warned = source_warnings(&r);
     let rebuilt = rebuild_folders(&c.out);
@@ -523,7 +526,7 @@ fn kernels_whose_code_compiled_again_differs_keep_their_light_asm_and_say_why() 
             assert_eq!(rebuilt.len(), 1, "{rebuilt:#?}");
             let folder = rebuilt.keys().next().expect("one");
             for name in LAUNCHED {
-                let k = kernel(&r, name);
+                let k = report_kernel(&r, name);
                 assert!(k["source"].is_null(), "{k:#}");
                 let asm = k["asm"].as_str().expect("asm");
                 assert!(!asm.contains(folder.as_str()), "{name}: {asm}");
@@ -564,7 +567,7 @@ fn a_failed_compile_again_loses_nothing_and_collect_tries_again() {
         LAUNCHED
             .iter()
             .map(|n| {
-                let k = kernel(r, n);
+                let k = report_kernel(r, n);
                 serde_json::json!([
                     k["launches"],
                     k["simd"],
@@ -587,13 +590,17 @@ fn a_failed_compile_again_loses_nothing_and_collect_tries_again() {
             );
             assert_eq!(rebuild_folders(&c.out).len(), 0);
             for name in LAUNCHED {
-                assert!(kernel(&r, name)["source"].is_null(), "{name}: {}", c.ctx());
+                assert!(
+                    report_kernel(&r, name)["source"].is_null(),
+                    "{name}: {}",
+                    c.ctx()
+                );
             }
             let again = collect_again(&c.out, &[]);
             assert_eq!(source_warnings(&again), Vec::<String>::new(), "{again:#}");
             assert_eq!(rebuild_folders(&c.out).len(), 1);
             for name in LAUNCHED {
-                assert!(has_lines(kernel(&again, name)), "{name}: {again:#}");
+                assert!(has_lines(report_kernel(&again, name)), "{name}: {again:#}");
             }
             assert_eq!(figures(&again), figures(&r));
         }
@@ -625,7 +632,7 @@ fn a_jobs_light_capture_compiles_each_module_once() {
     let r = run(cmd, &out);
     r.assert_status(0);
     let report = r.report();
-    let scale = kernel(&report, "scale");
+    let scale = report_kernel(&report, "scale");
     assert_eq!(scale["launches"], 10, "{}", r.ctx());
     assert_eq!(
         source_warnings(&report),
@@ -661,6 +668,6 @@ fn assert_sid_dumps_have_the_lines(c: &Run, r: &Value, warned: &[String]) {
     assert_eq!(warned, Vec::<String>::new());
     assert_eq!(rebuild_folders(&c.out).len(), 0);
     for name in LAUNCHED {
-        assert!(has_lines(kernel(r, name)), "{name}: {}", c.ctx());
+        assert!(has_lines(report_kernel(r, name)), "{name}: {}", c.ctx());
     }
 }

@@ -8,30 +8,12 @@
 //! xpu-asm-run.
 
 use serde_json::Value;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
-use tempfile::TempDir;
 use xpu_asm_tests::impi::{mpi_hello, mpiexec};
 use xpu_asm_tests::jobs::*;
 use xpu_asm_tests::slurm::cluster;
 use xpu_asm_tests::*;
-
-struct Scratch {
-    _dir: TempDir,
-    root: PathBuf,
-    out: PathBuf,
-}
-
-fn scratch() -> Scratch {
-    require_stack();
-    let dir = temp_dir("impi");
-    let root = dir.path().to_path_buf();
-    Scratch {
-        out: root.join("out"),
-        root,
-        _dir: dir,
-    }
-}
 
 /// Intel MPI on one host: the shared-memory transport only (libfabric, not
 /// on PyPI at the version impi-rt 2021.19 wants, is never loaded).
@@ -53,7 +35,10 @@ fn rank_script(s: &Scratch, name: &str, before: &str) -> Vec<String> {
     let path = s.root.join(name);
     std::fs::write(
         &path,
-        format!("{before}\nexec {}\n", workload_args(&STEPS).join(" ")),
+        format!(
+            "{before}\nexec {}\n",
+            workload_line("ddi", &STEPS).join(" ")
+        ),
     )
     .unwrap();
     vec!["sh".into(), path.display().to_string()]
@@ -75,7 +60,7 @@ fn hydra_job(run: &Run) -> String {
 }
 
 /// Four ranks on this host (ranks and local ranks 0..3), one table.
-fn assert_four_ranks(run: &Run) {
+fn assert_four_ranks_one_table(run: &Run) {
     run.assert_status(0);
     let r = run.report();
     assert_ranks_launched(run, &r, 4);
@@ -94,13 +79,13 @@ fn assert_four_ranks(run: &Run) {
 
 #[test]
 fn impi_one_xpu_asm_run_per_rank_gives_one_report() {
-    let s = scratch();
+    let s = stack_scratch("impi");
     let hello = mpi_hello().display().to_string();
     let mut cmd = mpiexec_fork(&s, 4);
     cmd.args(per_rank(&s.out))
         .args(rank_script(&s, "rank.sh", &format!("{hello} || exit 1")));
     let r1 = run(cmd, &s.out);
-    assert_four_ranks(&r1);
+    assert_four_ranks_one_table(&r1);
     // MPI_Init and an Allreduce over the 4 ranks, through xpu-asm-run.
     let mut said: Vec<String> = r1
         .stdout_lines()
@@ -114,7 +99,9 @@ fn impi_one_xpu_asm_run_per_rank_gives_one_report() {
     // Another run into the folder is another job (another UUID): refused.
     let before = std::fs::read(s.out.join("report.json")).unwrap();
     let mut again = mpiexec_fork(&s, 4);
-    again.args(per_rank(&s.out)).args(workload_args(&STEPS));
+    again
+        .args(per_rank(&s.out))
+        .args(workload_line("ddi", &STEPS));
     let r2 = run(again, &s.out);
     assert!(!r2.output.status.success(), "{}", r2.ctx());
     let refusal = format!("holds the capture of another job (pmi job {id} of 4 ranks)");
@@ -135,7 +122,7 @@ fn claimed(out: &Path) -> usize {
 
 #[test]
 fn impi_two_jobs_at_once_in_one_folder_are_told_apart_by_hydra_uuid() {
-    let s = scratch();
+    let s = stack_scratch("impi");
     let go = s.root.join("go");
     // Job A: its ranks wait for `go` once each has joined the folder.
     let wait = format!("until [ -e {} ]; do sleep 0.05; done", go.display());
@@ -154,12 +141,12 @@ fn impi_two_jobs_at_once_in_one_folder_are_told_apart_by_hydra_uuid() {
     }
     // Job B, of the same shape, while A runs: every rank refused, naming A.
     let mut b = mpiexec_fork(&s, 4);
-    b.args(per_rank(&s.out)).args(workload_args(&STEPS));
+    b.args(per_rank(&s.out)).args(workload_line("ddi", &STEPS));
     let rb = run(b, &s.out);
     std::fs::write(&go, "").unwrap();
     let (shown, output) = job_a.join().expect("job A's thread");
     let ra = Run::new(shown, output, &s.out);
-    assert_four_ranks(&ra);
+    assert_four_ranks_one_table(&ra);
     let id = hydra_job(&ra);
     let refusal = format!("holds the capture of another job (pmi job {id} of 4 ranks)");
     assert!(!rb.output.status.success(), "{}", rb.ctx());
@@ -168,7 +155,7 @@ fn impi_two_jobs_at_once_in_one_folder_are_told_apart_by_hydra_uuid() {
 
 /// `xpu-asm-run --emulate pvc -o OUT -- mpiexec -launcher fork EXTRA... -n 4 app`.
 fn impi_inside(extra: &[&str]) -> Run {
-    let s = scratch();
+    let s = stack_scratch("impi");
     let mut cmd = command(&xpu_asm_run().display().to_string());
     impi(&mut cmd)
         .current_dir(&s.root)
@@ -179,7 +166,7 @@ fn impi_inside(extra: &[&str]) -> Run {
         .args(["-launcher", "fork"])
         .args(extra)
         .args(["-n", "4"])
-        .args(workload_args(&STEPS));
+        .args(workload_line("ddi", &STEPS));
     let mut r = run(cmd, &s.out);
     r.keep(s);
     r
@@ -188,7 +175,7 @@ fn impi_inside(extra: &[&str]) -> Run {
 #[test]
 fn impi_launcher_inside_records_every_rank() {
     let r1 = impi_inside(&[]);
-    assert_four_ranks(&r1);
+    assert_four_ranks_one_table(&r1);
     assert!(!r1.stderr().contains("warning"), "{}", r1.ctx());
     // Intel MPI's mpiexec is Hydra (a copy of mpiexec.hydra beside
     // hydra_pmi_proxy): -envnone would keep our variables from ranks on
@@ -204,13 +191,13 @@ fn impi_launcher_inside_records_every_rank() {
         "{}",
         r2.ctx()
     );
-    assert_four_ranks(&r2);
+    assert_four_ranks_one_table(&r2);
 }
 
 #[test]
 fn impi_mpiexec_per_rank_inside_a_slurm_allocation_takes_ranks_from_pmi_rank() {
     let c = cluster();
-    let s = scratch();
+    let s = stack_scratch("impi");
     let seen = s.root.join("seen");
     std::fs::create_dir_all(&seen).unwrap();
     // Inside the allocation, mpiexec starts its proxy through srun: each
@@ -228,7 +215,7 @@ fn impi_mpiexec_per_rank_inside_a_slurm_allocation_takes_ranks_from_pmi_rank() {
         .args(per_rank(&s.out))
         .args(rank_script(&s, "rank.sh", &note));
     let r1 = run(cmd, &s.out);
-    assert_four_ranks(&r1);
+    assert_four_ranks_one_table(&r1);
     let mut lines: Vec<Vec<String>> = (0..4)
         .map(|r| {
             std::fs::read_to_string(seen.join(r.to_string()))

@@ -17,7 +17,7 @@ use xpu_asm_tests::*;
 const STEPS: [&str; 2] = ["imm:a:scale:5", "reg:a:scale_v2:1:3"];
 const WROTE: &str = "xpu-asm-run: wrote the interposer it carries to ";
 
-struct Scratch {
+struct InstallScratch {
     _dir: TempDir,
     root: PathBuf,
     /// `xpu-asm-run` copied alone into a folder of its own.
@@ -26,7 +26,7 @@ struct Scratch {
     cache: PathBuf,
 }
 
-fn scratch() -> Scratch {
+fn install_scratch() -> InstallScratch {
     require_stack();
     let dir = temp_dir("install");
     let root = dir.path().to_path_buf();
@@ -34,7 +34,7 @@ fn scratch() -> Scratch {
     std::fs::create_dir(&bin_dir).unwrap();
     let bin = bin_dir.join("xpu-asm-run");
     std::fs::copy(xpu_asm_run(), &bin).expect("xpu-asm-run copied");
-    Scratch {
+    InstallScratch {
         cache: root.join("cache"),
         bin,
         root,
@@ -42,7 +42,7 @@ fn scratch() -> Scratch {
     }
 }
 
-impl Scratch {
+impl InstallScratch {
     /// Where the cache holds the library.
     fn cached(&self) -> PathBuf {
         self.cache
@@ -53,7 +53,7 @@ impl Scratch {
 
     /// `WRAPPER... xpu-asm-run [--emulate pvc] -o OUT -- ARGS` (the copied
     /// binary; `--emulate` for the workload), with the cache at
-    /// [`Scratch::cache`] and nothing of the test's own environment.
+    /// [`InstallScratch::cache`] and nothing of the test's own environment.
     fn command(&self, wrapper: &[&str], out: &Path, args: &[String]) -> Command {
         let mut cmd = match wrapper.split_first() {
             Some((w, rest)) => {
@@ -84,24 +84,12 @@ impl Scratch {
 
     /// The workload captured into `out` by the copied binary.
     fn capture(&self, out: &Path) -> Run {
-        run(self.command(&[], out, &workload_args()), out)
+        run(self.command(&[], out, &workload_line("ddi", &STEPS)), out)
     }
 }
 
-fn workload_args() -> Vec<String> {
-    let mut v = vec![
-        workload().display().to_string(),
-        "--via".into(),
-        "ddi".into(),
-        "--module".into(),
-        format!("a={}", spirv("a").display()),
-    ];
-    v.extend(STEPS.iter().map(|s| s.to_string()));
-    v
-}
-
 /// The exact counts of [`STEPS`], every kernel matched to its ISA.
-fn assert_counts(run: &Run) {
+fn assert_steps_matched(run: &Run) {
     let r = run.report();
     let mut got = BTreeMap::new();
     for k in r["kernels"].as_array().into_iter().flatten() {
@@ -120,7 +108,7 @@ fn assert_counts(run: &Run) {
 }
 
 /// The library `run.json` of `out` says the run preloaded.
-fn preloaded(out: &Path) -> PathBuf {
+fn interposer_preloaded(out: &Path) -> PathBuf {
     let v: Value = serde_json::from_slice(&std::fs::read(out.join("run.json")).unwrap()).unwrap();
     PathBuf::from(v["interposer"].as_str().unwrap())
 }
@@ -131,18 +119,18 @@ fn real(p: &Path) -> PathBuf {
 
 #[test]
 fn the_binary_alone_captures_and_reuses_what_it_wrote() {
-    let s = scratch();
+    let s = install_scratch();
     let out = s.root.join("out1");
     let r1 = s.capture(&out);
     r1.assert_status(0);
-    assert_counts(&r1);
+    assert_steps_matched(&r1);
     let lib = real(&s.cached());
     assert!(
         r1.stderr().contains(&format!("{WROTE}{}", lib.display())),
         "{}",
         r1.ctx()
     );
-    assert_eq!(preloaded(&out), lib, "{}", r1.ctx());
+    assert_eq!(interposer_preloaded(&out), lib, "{}", r1.ctx());
     assert!(r1.report()["processes"].as_array().unwrap().len() == 1);
     // The folders are the user's alone; the library is not writable by others.
     for d in [
@@ -158,9 +146,9 @@ fn the_binary_alone_captures_and_reuses_what_it_wrote() {
     let out2 = s.root.join("out2");
     let r2 = s.capture(&out2);
     r2.assert_status(0);
-    assert_counts(&r2);
+    assert_steps_matched(&r2);
     assert!(!r2.stderr().contains(WROTE), "{}", r2.ctx());
-    assert_eq!(preloaded(&out2), lib);
+    assert_eq!(interposer_preloaded(&out2), lib);
     let again = std::fs::symlink_metadata(&lib).unwrap();
     assert_eq!((again.ino(), again.mtime()), (m.ino(), m.mtime()));
     let mut names: Vec<String> = std::fs::read_dir(lib.parent().unwrap())
@@ -173,7 +161,7 @@ fn the_binary_alone_captures_and_reuses_what_it_wrote() {
 
 #[test]
 fn two_dozen_concurrent_starts_write_it_once_and_all_load_it() {
-    let s = scratch();
+    let s = install_scratch();
     // Each command prints the line of its own memory map that shows the
     // library loaded, and from where.
     let probe: Vec<String> = ["sh", "-c", "grep -m1 libxpu_asm_interposer /proc/self/maps"]
@@ -217,7 +205,7 @@ fn two_dozen_concurrent_starts_write_it_once_and_all_load_it() {
 }
 
 /// A shared library that, if anything ever loaded it, would leave `marker`.
-fn planted_library(s: &Scratch, marker: &Path) -> PathBuf {
+fn planted_library(s: &InstallScratch, marker: &Path) -> PathBuf {
     let src = s.root.join("planted.c");
     let lib = s.root.join("planted.so");
     std::fs::write(
@@ -241,7 +229,7 @@ fn planted_library(s: &Scratch, marker: &Path) -> PathBuf {
 
 /// Runs the workload with `what` at the cache path: refused before anything
 /// runs, with the reason, and never loaded.
-fn assert_refused(s: &Scratch, marker: &Path, what: &str, reason: &str) {
+fn assert_refused(s: &InstallScratch, marker: &Path, what: &str, reason: &str) {
     let out = s.root.join(format!("out-{what}"));
     let r = s.capture(&out);
     r.assert_status(2);
@@ -264,7 +252,7 @@ fn assert_refused(s: &Scratch, marker: &Path, what: &str, reason: &str) {
 
 #[test]
 fn a_planted_file_or_link_in_the_cache_is_refused_and_never_loaded() {
-    let s = scratch();
+    let s = install_scratch();
     let marker = s.root.join("planted-library-was-loaded");
     let planted = planted_library(&s, &marker);
     let lib = s.cached();
@@ -293,13 +281,13 @@ fn a_planted_file_or_link_in_the_cache_is_refused_and_never_loaded() {
     let out = s.root.join("out");
     let r = s.capture(&out);
     r.assert_status(0);
-    assert_counts(&r);
-    assert_eq!(preloaded(&out), real(&lib));
+    assert_steps_matched(&r);
+    assert_eq!(interposer_preloaded(&out), real(&lib));
 }
 
 #[test]
 fn a_read_only_cache_leaves_the_capture_folder() {
-    let s = scratch();
+    let s = install_scratch();
     std::fs::create_dir(&s.cache).unwrap();
     // /proc/self belongs to the process's effective user.
     let root = std::fs::metadata("/proc/self").unwrap().uid() == 0;
@@ -329,9 +317,12 @@ fn a_read_only_cache_leaves_the_capture_folder() {
         vec![]
     };
     let out = s.root.join("out");
-    let r = run(s.command(&wrapper, &out, &workload_args()), &out);
+    let r = run(
+        s.command(&wrapper, &out, &workload_line("ddi", &STEPS)),
+        &out,
+    );
     r.assert_status(0);
-    assert_counts(&r);
+    assert_steps_matched(&r);
     let why = if root {
         "Read-only file system (os error 30)"
     } else {
@@ -345,7 +336,7 @@ fn a_read_only_cache_leaves_the_capture_folder() {
     );
     assert!(r.stderr().contains(&want), "{}", r.ctx());
     let lib = real(&out).join(folder_name()).join(FILE_NAME);
-    assert_eq!(preloaded(&out), lib, "{}", r.ctx());
+    assert_eq!(interposer_preloaded(&out), lib, "{}", r.ctx());
     assert!(std::fs::read(&lib).unwrap() == embedded());
     assert!(r.stderr().contains(&format!("{WROTE}{}", lib.display())));
     assert_eq!(std::fs::read_dir(&s.cache).unwrap().count(), 0);
@@ -362,10 +353,13 @@ fn a_read_only_cache_leaves_the_capture_folder() {
         std::fs::set_permissions(&s.cache, std::fs::Permissions::from_mode(0o555)).unwrap();
     }
     let out = s.root.join("out-read-only");
-    let r = run(s.command(&wrapper, &out, &workload_args()), &out);
+    let r = run(
+        s.command(&wrapper, &out, &workload_line("ddi", &STEPS)),
+        &out,
+    );
     r.assert_status(0);
-    assert_counts(&r);
+    assert_steps_matched(&r);
     assert!(!r.stderr().contains("warning"), "{}", r.ctx());
-    assert_eq!(preloaded(&out), real(&s.cached()), "{}", r.ctx());
+    assert_eq!(interposer_preloaded(&out), real(&s.cached()), "{}", r.ctx());
     assert!(!out.join(folder_name()).exists());
 }

@@ -14,9 +14,7 @@
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::os::unix::fs::PermissionsExt;
-use std::path::PathBuf;
 use std::process::Command;
-use tempfile::TempDir;
 use xpu_asm_tests::jobs::*;
 use xpu_asm_tests::*;
 
@@ -25,27 +23,16 @@ const OPENMPI: &str = "mpirun.openmpi";
 const NODES: &str = "nodeb:2,nodec:2";
 const HYDRA: &str = "mpiexec.hydra";
 
-struct Scratch {
-    _dir: TempDir,
-    root: PathBuf,
-    out: PathBuf,
-}
-
-fn scratch() -> Scratch {
-    require_stack();
+/// A [`Scratch`] for a test of both MPI launchers, which must be installed.
+fn mpi_scratch() -> Scratch {
+    let s = stack_scratch("mpi");
     for l in [OPENMPI, HYDRA] {
         assert!(
             Command::new(l).arg("--version").output().is_ok(),
             "{l} is not installed; run scripts/install-deps.sh (it installs openmpi-bin and mpich)"
         );
     }
-    let dir = temp_dir("mpi");
-    let root = dir.path().to_path_buf();
-    Scratch {
-        out: root.join("out"),
-        root,
-        _dir: dir,
-    }
+    s
 }
 
 /// `LAUNCHER <its options for n ranks> ARGS...`
@@ -126,9 +113,10 @@ fn launchers_local_ranks(s: &Scratch, l: &str, n: usize) -> Vec<(u64, u64)> {
 }
 
 fn per_rank_job(l: &str) {
-    let s = scratch();
+    let s = mpi_scratch();
     let mut cmd = launcher(&s, l, 4, None);
-    cmd.args(per_rank(&s.out)).args(workload_args(&STEPS));
+    cmd.args(per_rank(&s.out))
+        .args(workload_line("ddi", &STEPS));
     let r1 = run(cmd, &s.out);
     r1.assert_status(0);
     let r = r1.report();
@@ -168,7 +156,9 @@ fn per_rank_job(l: &str) {
     // rank, and the first run's report stays.
     let before = std::fs::read(s.out.join("report.json")).unwrap();
     let mut again = launcher(&s, l, 4, None);
-    again.args(per_rank(&s.out)).args(workload_args(&STEPS));
+    again
+        .args(per_rank(&s.out))
+        .args(workload_line("ddi", &STEPS));
     let r2 = run(again, &s.out);
     assert!(!r2.output.status.success(), "{}", r2.ctx());
     assert!(
@@ -192,8 +182,8 @@ fn hydra_one_xpu_asm_run_per_rank_gives_one_report() {
 
 /// Ranks 0..n-1 run the workload; the last rank ends as `how` says, after
 /// the others.
-fn job_with_last_rank(l: &str, how: &str) -> Run {
-    let s = scratch();
+fn mpi_job_with_last_rank(l: &str, how: &str) -> Run {
+    let s = mpi_scratch();
     let script = s.root.join("rank.sh");
     let rank_var = if l == OPENMPI {
         "OMPI_COMM_WORLD_RANK"
@@ -205,7 +195,7 @@ fn job_with_last_rank(l: &str, how: &str) -> Run {
         format!(
             "if [ \"${rank_var}\" = 3 ]; then {}; else exec {}; fi\n",
             last_rank_ending(&s.out, 3, how),
-            workload_args(&STEPS).join(" ")
+            workload_line("ddi", &STEPS).join(" ")
         ),
     )
     .unwrap();
@@ -217,7 +207,7 @@ fn job_with_last_rank(l: &str, how: &str) -> Run {
 }
 
 fn failing_rank(l: &str) {
-    let r1 = job_with_last_rank(l, "3");
+    let r1 = mpi_job_with_last_rank(l, "3");
     r1.assert_status(3);
     let r = r1.report();
     assert_ranks_launched(&r1, &r, 4);
@@ -226,7 +216,7 @@ fn failing_rank(l: &str) {
 }
 
 fn killed_rank(l: &str) {
-    let r1 = job_with_last_rank(l, "kill");
+    let r1 = mpi_job_with_last_rank(l, "kill");
     r1.assert_status(128 + 9);
     let r = r1.report();
     // The killed rank's launches are all there.
@@ -292,9 +282,10 @@ fn assert_two_nodes(run: &Run, r: &Value) {
 }
 
 fn two_nodes_shared_folder(l: &str) {
-    let s = scratch();
+    let s = mpi_scratch();
     let mut cmd = launcher(&s, l, 4, Some(NODES));
-    cmd.args(per_rank(&s.out)).args(workload_args(&STEPS));
+    cmd.args(per_rank(&s.out))
+        .args(workload_line("ddi", &STEPS));
     let r1 = run(cmd, &s.out);
     r1.assert_status(0);
     let r = r1.report();
@@ -314,7 +305,7 @@ fn hydra_two_nodes_share_one_folder() {
 
 #[test]
 fn node_local_folders_are_merged_into_one_report() {
-    let s = scratch();
+    let s = mpi_scratch();
     let base = s.root.join("local");
     let mut cmd = launcher(&s, OPENMPI, 4, Some(NODES));
     // Each node writes into a folder of its own, named after the node.
@@ -322,7 +313,7 @@ fn node_local_folders_are_merged_into_one_report() {
         "exec {} --emulate pvc -o {}/$(hostname) -- {}",
         xpu_asm_run().display(),
         base.display(),
-        workload_args(&STEPS).join(" ")
+        workload_line("ddi", &STEPS).join(" ")
     );
     cmd.args(["sh", "-c", &line]);
     let r0 = run(cmd, &base);
@@ -356,8 +347,8 @@ fn node_local_folders_are_merged_into_one_report() {
 /// `xpu-asm-run -- LAUNCHER ... -H nodeb,nodec`: the ranks on the other
 /// "nodes" start from an empty environment and get only what the launcher
 /// forwards.
-fn launcher_inside(l: &str, extra: &[&str]) -> Run {
-    let s = scratch();
+fn mpi_launcher_inside(l: &str, extra: &[&str]) -> Run {
+    let s = mpi_scratch();
     let mut cmd = command(&xpu_asm_run().display().to_string());
     cmd.current_dir(&s.root)
         .args(["--emulate", "pvc", "-o"])
@@ -365,7 +356,7 @@ fn launcher_inside(l: &str, extra: &[&str]) -> Run {
         .arg("--");
     let inner = launcher(&s, l, 4, Some(NODES));
     cmd.arg(inner.get_program()).args(inner.get_args());
-    cmd.args(extra).args(workload_args(&STEPS));
+    cmd.args(extra).args(workload_line("ddi", &STEPS));
     let mut r = run(cmd, &s.out);
     r.keep(s);
     r
@@ -412,7 +403,7 @@ fn without_openmpis_own(run: &Run, r: &Value) -> Value {
 
 #[test]
 fn openmpi_launcher_inside_forwards_the_capture_to_other_nodes() {
-    let r1 = launcher_inside(OPENMPI, &[]);
+    let r1 = mpi_launcher_inside(OPENMPI, &[]);
     r1.assert_status(0);
     let r = without_openmpis_own(&r1, &r1.report());
     assert_two_nodes(&r1, &r);
@@ -423,7 +414,7 @@ fn openmpi_launcher_inside_forwards_the_capture_to_other_nodes() {
 fn openmpi_launcher_inside_with_its_own_x_options_still_forwards() {
     // Open MPI refuses -x together with mca_base_env_list: xpu-asm-run adds
     // its variables as -x too, and says so.
-    let r1 = launcher_inside(OPENMPI, &["-x", "HOME"]);
+    let r1 = mpi_launcher_inside(OPENMPI, &["-x", "HOME"]);
     r1.assert_status(0);
     assert!(
         r1.stderr().contains("added `-x LD_PRELOAD -x XPU_ASM_OUT"),
@@ -435,12 +426,12 @@ fn openmpi_launcher_inside_with_its_own_x_options_still_forwards() {
 
 #[test]
 fn hydra_launcher_inside_passes_everything_and_warns_when_told_not_to() {
-    let r1 = launcher_inside(HYDRA, &[]);
+    let r1 = mpi_launcher_inside(HYDRA, &[]);
     r1.assert_status(0);
     assert_two_nodes(&r1, &r1.report());
     assert!(!r1.stderr().contains("warning"), "{}", r1.ctx());
     // -envnone: the remote ranks get nothing; said before the run.
-    let r2 = launcher_inside(HYDRA, &["-envnone"]);
+    let r2 = mpi_launcher_inside(HYDRA, &["-envnone"]);
     let err = r2.stderr();
     let warn = err
         .find("warning: the command limits the variables mpiexec passes")
@@ -459,10 +450,10 @@ fn hydra_launcher_inside_passes_everything_and_warns_when_told_not_to() {
 
 #[test]
 fn same_host_and_pid_in_two_pid_namespaces_keep_two_records() {
-    let s = scratch();
+    let s = mpi_scratch();
     // Each workload is pid 1 of its own PID namespace, on the same host.
-    let w1 = workload_args(&["imm:a:scale:3"]).join(" ");
-    let w2 = workload_args(&["imm:a:scale_v2:4"]).join(" ");
+    let w1 = workload_line("ddi", &["imm:a:scale:3"]).join(" ");
+    let w2 = workload_line("ddi", &["imm:a:scale_v2:4"]).join(" ");
     let line = format!("unshare --pid --fork {w1} & unshare --pid --fork {w2} & wait");
     let mut cmd = command(&xpu_asm_run().display().to_string());
     cmd.current_dir(&s.root)
@@ -490,13 +481,13 @@ fn same_host_and_pid_in_two_pid_namespaces_keep_two_records() {
     assert_eq!(per, [3, 4], "{}", r1.ctx());
     let want: BTreeMap<String, (u64, u64)> =
         [(SCALE.to_string(), (3, 3)), (SCALE_V2.to_string(), (4, 4))].into();
-    assert_eq!(kernels(&r1, &r), want, "{}", r1.ctx());
+    assert_eq!(kernel_counts(&r1, &r), want, "{}", r1.ctx());
     assert_eq!(records(&s.out).len(), 2);
 }
 
 #[test]
 fn installed_binary_finds_its_interposer_and_captures() {
-    let s = scratch();
+    let s = mpi_scratch();
     let prefix = s.root.join("prefix");
     let mut inst = Command::new("bash");
     inst.arg(workspace_dir().join("scripts/install.sh"))
@@ -515,13 +506,13 @@ fn installed_binary_finds_its_interposer_and_captures() {
         .args(["--emulate", "pvc", "-o"])
         .arg(&s.out)
         .arg("--")
-        .args(workload_args(&STEPS));
+        .args(workload_line("ddi", &STEPS));
     let r1 = run(cmd, &s.out);
     r1.assert_status(0);
     let r = r1.report();
     let want: BTreeMap<String, (u64, u64)> =
         [(SCALE.to_string(), (5, 5)), (SCALE_V2.to_string(), (3, 1))].into();
-    assert_eq!(kernels(&r1, &r), want, "{}", r1.ctx());
+    assert_eq!(kernel_counts(&r1, &r), want, "{}", r1.ctx());
     let run_json: Value =
         serde_json::from_slice(&std::fs::read(s.out.join("run.json")).unwrap()).unwrap();
     assert_eq!(
@@ -573,7 +564,7 @@ fn candidates(r: &Value, name: &str) -> Vec<(String, u64)> {
 /// binary's, listed beside rank 0's dump, and every count is exact.
 #[test]
 fn ranks_that_built_other_code_get_their_own_binarys_isa() {
-    let s = scratch();
+    let s = mpi_scratch();
     let mut other = vec![
         workload().display().to_string(),
         "--via".into(),
@@ -584,10 +575,10 @@ fn ranks_that_built_other_code_get_their_own_binarys_isa() {
         format!("a={}", spirv("a").display()),
     ];
     other.extend(STEPS.iter().map(|s| s.to_string()));
-    let r1 = mpmd(&s, &workload_args(&STEPS), (2, &other));
+    let r1 = mpmd(&s, &workload_line("ddi", &STEPS), (2, &other));
     r1.assert_status(0);
     let r = r1.report();
-    let got = kernels(&r1, &r);
+    let got = kernel_counts(&r1, &r);
     assert_eq!(
         got,
         BTreeMap::from([
@@ -625,16 +616,16 @@ fn ranks_that_built_other_code_get_their_own_binarys_isa() {
 /// every kernel's ISA comes from the others' binaries, exactly counted.
 #[test]
 fn a_rank_0_that_dies_before_its_dumps_leaves_the_others_their_binaries() {
-    let s = scratch();
+    let s = mpi_scratch();
     let r1 = mpmd(
         &s,
-        &workload_args(&["end:kill"]),
-        (3, &workload_args(&STEPS)),
+        &workload_line("ddi", &["end:kill"]),
+        (3, &workload_line("ddi", &STEPS)),
     );
     assert_ne!(r1.output.status.code(), Some(0), "{}", r1.ctx());
     let r = r1.report();
     assert_eq!(
-        kernels(&r1, &r),
+        kernel_counts(&r1, &r),
         BTreeMap::from([
             (SCALE.to_string(), (15, 15)),
             (SCALE_V2.to_string(), (9, 3))

@@ -21,7 +21,6 @@
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::time::SystemTime;
 use tempfile::TempDir;
 use xpu_asm_collector::report::Report;
@@ -70,7 +69,7 @@ impl Caches {
 
 /// The launches of every run: three kernels of module a, on immediate and
 /// regular lists.
-fn steps() -> Vec<String> {
+fn steps_of_a() -> Vec<String> {
     vec![
         "imm:a:scale:2".into(),
         "imm:a:scale_v2:3".into(),
@@ -81,18 +80,16 @@ fn steps() -> Vec<String> {
 /// Runs the C workload under `xpu-asm-run --emulate pvc OPTIONS` with the
 /// caches of `c`, building module a with `flags`; returns the capture
 /// folder and its report.
-fn capture(c: &Caches, name: &str, options: &[&str], flags: &str) -> (PathBuf, Report) {
+fn capture_cached(c: &Caches, name: &str, options: &[&str], flags: &str) -> (PathBuf, Report) {
     let out = c.root.join(name);
-    let mut cmd = Command::new(xpu_asm_run());
-    cmd.args(["--emulate", "pvc", "--json", "-o"])
-        .arg(&out)
-        .args(options);
-    cmd.arg("--")
-        .arg(workload_link())
-        .args(["--via", "link", "--build-flags", flags, "--module"])
-        .arg(format!("a={}", spirv("a").display()))
-        .args(steps())
-        .current_dir(&c.work)
+    let mut cap = Capture::emulating("pvc", &out)
+        .option("--json")
+        .options(options)
+        .program(workload_link())
+        .args(["--via", "link", "--build-flags", flags])
+        .module("a", &spirv("a"))
+        .args(steps_of_a())
+        .dir(&c.work)
         .env("NEO_CACHE_DIR", &c.neo)
         .env("HOME", c.root.join("home"))
         .env_remove("XDG_CACHE_HOME")
@@ -100,11 +97,10 @@ fn capture(c: &Caches, name: &str, options: &[&str], flags: &str) -> (PathBuf, R
     // Any IGC_* variable turns NEO 26's cache off.
     for (k, _) in std::env::vars_os() {
         if k.to_string_lossy().starts_with("IGC_") {
-            cmd.env_remove(k);
+            cap = cap.env_remove(k);
         }
     }
-    let run = run(cmd, &out);
-    run.assert_status(0);
+    let run = cap.run_ok();
     let r: Report = serde_json::from_value(run.report())
         .unwrap_or_else(|e| panic!("report.json does not parse: {e}\n{}", run.ctx()));
     (out, r)
@@ -178,7 +174,7 @@ fn module_binary(out: &Path) -> String {
     m.binary.expect("a saved binary").sha256
 }
 
-/// Exactly the three kernels of [`steps`], every one matched from `source`.
+/// Exactly the three kernels of [`steps_of_a`], every one matched from `source`.
 fn assert_the_three(out: &Path, r: &Report, source: IsaSourceKind) -> Summary {
     let s = summary(out, r);
     let a = sha256_file(&spirv("a"));
@@ -206,7 +202,7 @@ fn assert_the_three(out: &Path, r: &Report, source: IsaSourceKind) -> Summary {
 fn isa_binary_a_warm_neo_cache_gives_the_same_report() {
     let c = Caches::new();
     let (used, ignored) = c.used_and_ignored();
-    let (o1, r1) = capture(&c, "run1", &["--isa", "binary"], "");
+    let (o1, r1) = capture_cached(&c, "run1", &["--isa", "binary"], "");
     let s1 = assert_the_three(&o1, &r1, IsaSourceKind::ModuleBinary);
     assert_eq!(r1.dumps.before.files, 0, "no IGC dump: {:?}", r1.dumps);
     let (entry, bytes) = only_entry(&used);
@@ -218,7 +214,7 @@ fn isa_binary_a_warm_neo_cache_gives_the_same_report() {
     let before = files(&used);
     std::thread::sleep(std::time::Duration::from_millis(20));
 
-    let (o2, r2) = capture(&c, "run2", &["--isa", "binary"], "");
+    let (o2, r2) = capture_cached(&c, "run2", &["--isa", "binary"], "");
     assert_eq!(
         files(&used),
         before,
@@ -237,7 +233,7 @@ fn isa_binary_a_warm_neo_cache_gives_the_same_report() {
     // The entry of a build with -cl-opt-disable, made in caches of its own,
     // in place of this one: run 3 creates its module from it.
     let other = Caches::new();
-    let (o0, r0) = capture(
+    let (o0, r0) = capture_cached(
         &other,
         "opt-disable",
         &["--isa", "binary"],
@@ -246,7 +242,7 @@ fn isa_binary_a_warm_neo_cache_gives_the_same_report() {
     let s0 = assert_the_three(&o0, &r0, IsaSourceKind::ModuleBinary);
     assert_ne!(s0, s1, "-cl-opt-disable built the same code");
     std::fs::write(used.join(&entry), only_entry(&other.used_and_ignored().0).1).unwrap();
-    let (o3, r3) = capture(&c, "run3", &["--isa", "binary"], "");
+    let (o3, r3) = capture_cached(&c, "run3", &["--isa", "binary"], "");
     assert_eq!(assert_the_three(&o3, &r3, IsaSourceKind::ModuleBinary), s0);
     assert_ne!(module_binary(&o3), module_binary(&o1));
     // NEO 26 gives the cached zebin as it is (run 0's bytes); NEO 22.43
@@ -271,7 +267,7 @@ fn isa_binary_a_warm_neo_cache_gives_the_same_report() {
 fn the_default_uses_neo_26s_cache_as_a_plain_run_does() {
     let c = Caches::new();
     let (used, _) = c.used_and_ignored();
-    let (o1, r1) = capture(&c, "run1", &[], "");
+    let (o1, r1) = capture_cached(&c, "run1", &[], "");
     let (source, isa) = match stack() {
         Stack::Sid => (IsaSourceKind::ModuleBinary, Some("binary")),
         Stack::Debian12 => (IsaSourceKind::IgcDump, None),
@@ -284,7 +280,7 @@ fn the_default_uses_neo_26s_cache_as_a_plain_run_does() {
     }
     let before = files(&used);
     std::thread::sleep(std::time::Duration::from_millis(20));
-    let (o2, r2) = capture(&c, "run2", &[], "");
+    let (o2, r2) = capture_cached(&c, "run2", &[], "");
     assert_eq!(
         files(&used),
         before,
@@ -299,7 +295,7 @@ fn the_default_uses_neo_26s_cache_as_a_plain_run_does() {
 #[test]
 fn keeping_dumps_asks_for_them() {
     let c = Caches::new();
-    let (out, r) = capture(&c, "keep-all", &["--keep", "all"], "");
+    let (out, r) = capture_cached(&c, "keep-all", &["--keep", "all"], "");
     assert_eq!(r.isa, None, "{r:#?}");
     assert_the_three(&out, &r, IsaSourceKind::IgcDump);
     assert!(
@@ -319,7 +315,7 @@ fn isa_dump_leaves_neo_caches_off_and_igc_compiles_each_run() {
     let c = Caches::new();
     let mut summaries = Vec::new();
     for name in ["run1", "run2"] {
-        let (out, r) = capture(&c, name, &["--isa", "dump"], "");
+        let (out, r) = capture_cached(&c, name, &["--isa", "dump"], "");
         summaries.push(assert_the_three(&out, &r, IsaSourceKind::IgcDump));
         for dir in [c.neo.clone(), c.l0()] {
             assert_eq!(files(&dir).len(), 0, "{name} wrote to {}", dir.display());

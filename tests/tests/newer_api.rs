@@ -11,7 +11,7 @@ use std::process::Command;
 use std::sync::OnceLock;
 use xpu_asm_tests::*;
 
-fn gcc(args: &[&str], out: &Path) {
+fn gcc_strict(args: &[&str], out: &Path) {
     let o = Command::new("gcc")
         .args(["-O1", "-Wall", "-Wextra", "-Werror"])
         .args(args)
@@ -37,13 +37,13 @@ fn binaries() -> &'static (PathBuf, PathBuf) {
         let program = dir.join("newer_api");
         let d = src.join("newer_driver.c");
         let p = src.join("newer_api.c");
-        gcc(&["-shared", "-fPIC", d.to_str().unwrap()], &driver);
-        gcc(&[p.to_str().unwrap(), "-ldl"], &program);
+        gcc_strict(&["-shared", "-fPIC", d.to_str().unwrap()], &driver);
+        gcc_strict(&[p.to_str().unwrap(), "-ldl"], &program);
         (driver, program)
     })
 }
 
-fn run(out: &Path, args: [u32; 4]) -> std::process::Output {
+fn run_newer_api(out: &Path, args: [u32; 4]) -> std::process::Output {
     let (driver, program) = binaries();
     let mut cmd = Command::new(program);
     cmd.arg(driver)
@@ -61,7 +61,7 @@ fn with_arguments_with_parameters_and_immediate_append_are_counted() {
     let t = tempfile::tempdir().expect("tempdir");
     let out = t.path().join("out");
     // 5 + 3 launches on an immediate list; a regular list of 4 appends run 6 times.
-    run(&out, [5, 3, 4, 6]);
+    run_newer_api(&out, [5, 3, 4, 6]);
     let rec = only_record(&out);
     let got: Vec<(String, (u64, u64))> = counts(&rec)
         .into_iter()
@@ -90,7 +90,7 @@ fn an_older_table_is_not_written_past_its_end() {
     // interposer patches entries 36 and 37 only for tables of API 1.14 on.
     let t = tempfile::tempdir().expect("tempdir");
     let out = t.path().join("out");
-    let o = run(&out, [1, 1, 1, 1]);
+    let o = run_newer_api(&out, [1, 1, 1, 1]);
     assert_eq!(
         String::from_utf8_lossy(&o.stdout),
         "newer_api: 1 with_arguments, 1 with_parameters, regular 1 x 1\n"

@@ -68,7 +68,7 @@ fn on_this_stack(step: &str) -> String {
 /// `src`'s binary, one module with it (its launches of common_kernel are
 /// src's); a linked program's binary carries no SPIR-V on either NEO, so
 /// its kernels take the ISA of the binary the driver ran.
-fn expected() -> BTreeMap<(String, String), (u64, &'static str)> {
+fn expected_opencl_counts() -> BTreeMap<(String, String), (u64, &'static str)> {
     [
         ("cl_scale", "src", 3, "igc-dump"),
         ("cl_scale_twice", "src", 5, "igc-dump"),
@@ -87,20 +87,23 @@ fn expected() -> BTreeMap<(String, String), (u64, &'static str)> {
 }
 
 /// `xpu-asm-run --emulate pvc OPTS -o OUT -- opencl --via VIA ARGS...`, in `work`.
-fn capture(out: &Path, work: &Path, opts: &[&str], via: &str, args: &[String]) -> Run {
+fn capture_opencl_workload(
+    out: &Path,
+    work: &Path,
+    opts: &[&str],
+    via: &str,
+    args: &[String],
+) -> Run {
     std::fs::create_dir_all(work).expect("the work folder");
-    let mut cmd = Command::new(xpu_asm_run());
-    cmd.args(["--emulate", "pvc", "-q"])
-        .args(opts)
-        .arg("-o")
-        .arg(out)
-        .arg("--")
-        .arg(opencl_workload(via))
+    Capture::emulating("pvc", out)
+        .option("-q")
+        .options(opts)
+        .program(opencl_workload(via))
         .args(["--via", via])
         .args(args)
-        .current_dir(work);
-    hermetic(&mut cmd);
-    run(cmd, out)
+        .dir(work)
+        .hermetic()
+        .run()
 }
 
 /// The label of each module SHA-256 of `rec`: the first program (in
@@ -146,7 +149,7 @@ fn every_way(via: &str) {
     let (out, work) = (dir.path().join("out"), dir.path().join("work"));
     let mut args = programs();
     args.extend(STEPS.iter().map(|s| on_this_stack(s)));
-    let run = capture(&out, &work, &["--isa", "dump"], via, &args);
+    let run = capture_opencl_workload(&out, &work, &["--isa", "dump"], via, &args);
     run.assert_status(0);
     let rec = only_record(&out);
     let from: Vec<(u32, String, String, record::read::Api)> = rec
@@ -176,12 +179,12 @@ fn every_way(via: &str) {
         run.ctx()
     );
     let report = run.report();
-    let want: Rows = expected()
+    let want: Rows = expected_opencl_counts()
         .into_iter()
         .map(|(k, (n, source))| (k, (n, n, "matched".into(), source.into(), "opencl".into())))
         .collect();
     assert_eq!(rows(&report, &labels(&rec)), want, "{}", run.ctx());
-    let total: u64 = expected().values().map(|v| v.0).sum();
+    let total: u64 = expected_opencl_counts().values().map(|v| v.0).sum();
     assert_eq!(report["totals"]["launches"], total, "{}", run.ctx());
     assert_eq!(report["totals"]["matched"], 10, "{}", run.ctx());
     assert_eq!(
@@ -227,7 +230,7 @@ fn a_program_from_a_saved_binary_gets_the_isa_of_that_binary() {
         "src=source:{}",
         workload_src_dir().join("kernels_cl.cl").display()
     );
-    let first = capture(
+    let first = capture_opencl_workload(
         &dir.path().join("run1"),
         &work,
         &["--isa", "dump"],
@@ -242,7 +245,7 @@ fn a_program_from_a_saved_binary_gets_the_isa_of_that_binary() {
     );
     first.assert_status(0);
     let prog = format!("f=binary:{}", cache.display());
-    let second = capture(
+    let second = capture_opencl_workload(
         &dir.path().join("run2"),
         &work,
         &["--isa", "dump"],
@@ -327,7 +330,7 @@ fn a_kill_mid_run_keeps_every_enqueue_that_returned() {
         ]
         .map(String::from),
     );
-    let run = capture(&out, &work, &[], "link", &args);
+    let run = capture_opencl_workload(&out, &work, &[], "link", &args);
     run.assert_status(128 + 9);
     let rec = only_record(&out);
     let report = run.report();

@@ -604,26 +604,6 @@ fn the_opencl_workload_ported_is_a_run_on_each_product() {
     }
 }
 
-/// The venv of scripts/pyopencl-venv.sh (made on first use; no venv, no
-/// test).
-fn pyopencl_venv() -> PathBuf {
-    let mut cmd = Command::new("bash");
-    cmd.arg(workspace_dir().join("scripts/pyopencl-venv.sh"));
-    let out = cmd.output().expect("bash runs");
-    assert!(
-        out.status.success(),
-        "[{}] the pyopencl venv could not be made or checked; this test needs it\n{}",
-        stack().name(),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    PathBuf::from(
-        String::from_utf8_lossy(&out.stdout)
-            .lines()
-            .last()
-            .unwrap_or_default(),
-    )
-}
-
 /// `xpu-asm-run --emulate product -- python pyopencl_ops.py 3 5 7`, with
 /// pyopencl's program cache off (IGC compiles in the run).
 fn capture_pyopencl(root: &Path, venv: &Path, name: &str, product: &str) -> PathBuf {

@@ -9,14 +9,14 @@
 //! launched, and these are listed, not compared.
 
 use std::path::{Path, PathBuf};
-use xpu_asm_tests::sycl2026::{neo26_env, resident_shim, venv, Adapter, SidCommand, BMG, PTL};
+use xpu_asm_tests::sycl2026::{dpnp_venv, neo26_env, resident_shim, Adapter, SidCommand, BMG, PTL};
 use xpu_asm_tests::*;
 
 /// dpnp_ops.py under `xpu-asm-run --emulate product -o dir/xpu`.
-fn capture(dir: &Path, product: &str, v2: bool) -> PathBuf {
+fn capture_dpnp(dir: &Path, product: &str, v2: bool) -> PathBuf {
     std::fs::create_dir_all(dir).expect("a folder");
     let out = dir.join("xpu");
-    let venv = venv();
+    let venv = dpnp_venv();
     let mut sc = SidCommand::new(xpu_asm_run(), dir);
     sc.args(["--emulate", product, "-q", "-o"])
         .arg(&out)
@@ -42,7 +42,7 @@ fn capture(dir: &Path, product: &str, v2: bool) -> PathBuf {
 }
 
 /// `xpu-asm-run port cap --to products`, inside the root.
-fn port(dir: &Path, cap: &Path, products: &[&str]) {
+fn port_dpnp(dir: &Path, cap: &Path, products: &[&str]) {
     let mut sc = SidCommand::new(xpu_asm_run(), dir);
     sc.arg("port")
         .arg(cap)
@@ -64,7 +64,7 @@ type Kernels = std::collections::BTreeMap<
     ),
 >;
 
-fn kernels(dir: &Path) -> Kernels {
+fn dpnp_kernels(dir: &Path) -> Kernels {
     let text = std::fs::read_to_string(dir.join("report.json"))
         .unwrap_or_else(|e| panic!("[sid] no report.json in {}: {e}", dir.display()));
     let r: serde_json::Value = serde_json::from_str(&text).expect("JSON");
@@ -136,12 +136,12 @@ fn dpnp_ported_from_pvc_is_a_run_on_bmg_and_ptl() {
         .prefix("xpu-asm-port-sycl-")
         .tempdir_in("/tmp")
         .expect("a folder under /tmp");
-    let cap = capture(&t.path().join("pvc"), "pvc", false);
+    let cap = capture_dpnp(&t.path().join("pvc"), "pvc", false);
     let products = [BMG.product, PTL.product];
-    port(t.path(), &cap, &products);
+    port_dpnp(t.path(), &cap, &products);
     for p in products {
-        let real = capture(&t.path().join(p), p, true);
-        let (ported, ran) = (kernels(&cap.join("port").join(p)), kernels(&real));
+        let real = capture_dpnp(&t.path().join(p), p, true);
+        let (ported, ran) = (dpnp_kernels(&cap.join("port").join(p)), dpnp_kernels(&real));
         let both: Vec<&(String, String)> = ran.keys().filter(|k| ported.contains_key(*k)).collect();
         let equal = both
             .iter()

@@ -11,39 +11,8 @@
 
 use serde_json::Value;
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
-use std::process::Command;
-use std::sync::OnceLock;
+use std::path::Path;
 use xpu_asm_tests::*;
-
-/// The venv of scripts/pyopencl-venv.sh, made on first use (a few seconds
-/// and about 40 MB once per machine). Never skipped: no venv, no test.
-fn venv() -> PathBuf {
-    static V: OnceLock<PathBuf> = OnceLock::new();
-    V.get_or_init(|| {
-        require_stack();
-        let mut cmd = Command::new("bash");
-        cmd.arg(workspace_dir().join("scripts/pyopencl-venv.sh"));
-        let shown = shell_words(&cmd);
-        let out = cmd
-            .output()
-            .unwrap_or_else(|e| panic!("cannot run {shown}: {e}"));
-        assert!(
-            out.status.success(),
-            "the pyopencl venv could not be made or checked; this test needs it\n\
-             command: {shown}\nstatus: {}\nstderr:\n{}",
-            out.status,
-            String::from_utf8_lossy(&out.stderr)
-        );
-        let path = String::from_utf8_lossy(&out.stdout)
-            .lines()
-            .last()
-            .unwrap_or_default()
-            .to_string();
-        PathBuf::from(path)
-    })
-    .clone()
-}
 
 /// Each launched kernel by (name, program): (launches, status, isa_source,
 /// api, instructions).
@@ -57,29 +26,25 @@ const COUNTS: [u64; 3] = [3, 5, 7];
 
 /// `xpu-asm-run --emulate pvc --isa dump -o OUT -- python pyopencl_ops.py`,
 /// with pyopencl's cache in `cache` (`XDG_CACHE_HOME`), or none.
-fn capture(out: &Path, cache: &Path, no_cache: bool) -> Run {
-    let mut cmd = Command::new(xpu_asm_run());
-    cmd.args(["--emulate", "pvc", "--isa", "dump", "-q", "-o"])
-        .arg(out)
-        .arg("--")
-        .arg(venv().join("bin/python"))
+fn capture_pyopencl_ops(out: &Path, cache: &Path, no_cache: bool) -> Run {
+    let mut c = Capture::emulating("pvc", out)
+        .options(["--isa", "dump", "-q"])
+        .program(pyopencl_venv().join("bin/python"))
         .arg(workspace_dir().join("tests/opencl/pyopencl_ops.py"))
         .args(COUNTS.map(|n| n.to_string()))
+        .hermetic()
         .env("XDG_CACHE_HOME", cache)
         .env_remove("PYOPENCL_NO_CACHE");
     if no_cache {
-        cmd.env("PYOPENCL_NO_CACHE", "1");
+        c = c.env("PYOPENCL_NO_CACHE", "1");
     }
-    hermetic(&mut cmd);
-    let run = run(cmd, out);
-    run.assert_status(0);
-    run
+    c.run_ok()
 }
 
 /// Each launched kernel by (name, program: `A` for the first module's,
 /// `B` for the second's): (launches, status, isa_source, api,
 /// instructions). And what the two modules were made from.
-fn kernels(run: &Run) -> (Rows, Vec<String>) {
+fn pyopencl_kernels(run: &Run) -> (Rows, Vec<String>) {
     let rec = only_record(&run.out);
     let label: BTreeMap<&str, &str> = rec
         .modules
@@ -178,8 +143,8 @@ fn assert_counted(run: &Run, rows: &Rows, source: &str) {
 #[test]
 fn without_its_cache_igc_compiles_and_every_enqueue_is_counted() {
     let dir = temp_dir("pyopencl");
-    let run = capture(&dir.path().join("out"), &dir.path().join("cache"), true);
-    let (rows, from) = kernels(&run);
+    let run = capture_pyopencl_ops(&dir.path().join("out"), &dir.path().join("cache"), true);
+    let (rows, from) = pyopencl_kernels(&run);
     assert_eq!(from, ["source", "source"], "{}", run.ctx());
     assert_counted(&run, &rows, "igc-dump");
 }
@@ -188,12 +153,12 @@ fn without_its_cache_igc_compiles_and_every_enqueue_is_counted() {
 fn with_its_cache_the_second_run_gets_the_isa_of_the_cached_binaries() {
     let dir = temp_dir("pyopencl-cache");
     let cache = dir.path().join("cache");
-    let first = capture(&dir.path().join("run1"), &cache, false);
-    let (one, from) = kernels(&first);
+    let first = capture_pyopencl_ops(&dir.path().join("run1"), &cache, false);
+    let (one, from) = pyopencl_kernels(&first);
     assert_eq!(from, ["source", "source"], "{}", first.ctx());
     assert_counted(&first, &one, "igc-dump");
-    let second = capture(&dir.path().join("run2"), &cache, false);
-    let (two, from) = kernels(&second);
+    let second = capture_pyopencl_ops(&dir.path().join("run2"), &cache, false);
+    let (two, from) = pyopencl_kernels(&second);
     assert_eq!(from, ["binary", "binary"], "{}", second.ctx());
     assert_counted(&second, &two, "module-binary");
     // The same code: IGC's dump in run 1, IGA's disassembly in run 2.

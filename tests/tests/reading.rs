@@ -10,7 +10,7 @@
 //! the driver's JIT does on a GPU.
 
 use serde_json::Value;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 use xpu_asm_tests::*;
 
@@ -41,70 +41,40 @@ const ONE_LINES: [u64; 2] = [16, 17];
 const OUTER_LINES: [u64; 4] = [26, 28, 29, 30];
 const INNER_LINES: [u64; 2] = [28, 29];
 
-struct Capture {
-    out: PathBuf,
-    report: Value,
-}
-
-impl Capture {
-    fn kernel(&self, name: &str) -> &Value {
-        self.report["kernels"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .find(|k| k["name"] == name)
-            .unwrap_or_else(|| panic!("no kernel {name} in {}", self.out.display()))
-    }
-
-    fn flow(&self, name: &str) -> &Value {
-        let k = self.kernel(name);
-        assert!(
-            k["flow"].is_object() && k["flow_reason"].is_null(),
-            "{name} has no flow: {k:#}"
-        );
-        &k["flow"]
-    }
-}
-
 /// `xpu-asm-run --emulate pvc [extra] -o DIR -- workload --via ddi
 /// --module l=loops --module m=mix [--build-flags FLAGS] STEPS`, the
 /// modules built with ocloc `-options OPTIONS`.
-fn capture(dir: &Path, tag: &str, options: &str, flags: &str, extra: &[&str]) -> Capture {
+fn capture_loops_and_mix(
+    dir: &Path,
+    tag: &str,
+    options: &str,
+    flags: &str,
+    extra: &[&str],
+) -> Captured {
     let out = dir.join(tag);
-    let mut cmd = Command::new(xpu_asm_run());
     // IGC's dumps on both stacks unless told otherwise (sid's default is
     // `binary`).
-    if !extra.contains(&"--isa") {
-        cmd.args(["--isa", "dump"]);
-    }
-    cmd.args(["--emulate", "pvc", "--quiet"])
-        .args(extra)
-        .arg("-o")
-        .arg(&out)
-        .arg("--")
-        .arg(workload())
+    let mut c = Capture::emulating("pvc", &out)
+        .options(extra)
+        .isa_dump_unless_set()
+        .option("--quiet")
+        .program(workload())
         .args(["--via", "ddi"]);
     for (m, src) in [("l", "loops"), ("m", "mix")] {
-        cmd.arg("--module")
-            .arg(format!("{m}={}", spirv_with(src, options).display()));
+        c = c.module(m, &spirv_with(src, options));
     }
     if !flags.is_empty() {
-        cmd.args(["--build-flags", flags]);
+        c = c.args(["--build-flags", flags]);
     }
-    cmd.args(LOOP_STEPS).args(MIX_STEPS).current_dir(dir);
-    hermetic_without_no_color(&mut cmd);
-    let r = run(cmd, &out);
-    r.assert_status(0);
+    let r = c
+        .args(LOOP_STEPS)
+        .args(MIX_STEPS)
+        .dir(dir)
+        .hermetic_without_no_color()
+        .run_ok();
     let report = r.report();
     assert_eq!(report["schema"], 4, "{}", r.ctx());
-    Capture { out, report }
-}
-
-fn xpu(args: &[&str], out: &Path) -> Run {
-    let mut cmd = Command::new(xpu_asm_run());
-    cmd.args(args);
-    hermetic_without_no_color(&mut cmd);
-    run(cmd, out)
+    Captured { out, report }
 }
 
 fn loops(f: &Value) -> &Vec<Value> {
@@ -130,8 +100,8 @@ fn lines_of(l: &Value) -> Vec<u64> {
 #[test]
 fn loops_of_kernels_with_known_answers() {
     let dir = stack_temp_dir("reading");
-    let g = capture(dir.path(), "g", "-g", "-g", &[]);
-    let plain = capture(dir.path(), "plain", "", "", &[]);
+    let g = capture_loops_and_mix(dir.path(), "g", "-g", "-g", &[]);
+    let plain = capture_loops_and_mix(dir.path(), "plain", "", "", &[]);
     let cl = workload_src_dir().join("kernels_loops.cl");
     let file = cl.display().to_string();
 
@@ -193,10 +163,10 @@ fn loops_of_kernels_with_known_answers() {
 /// loop marked once per loop it is in, each loop named where it begins;
 /// `--cfg` the blocks with back edges, `--cfg=dot` a graph with a cluster
 /// per loop.
-fn show_marks_the_loops_and_pressure(c: &Capture) {
+fn show_marks_the_loops_and_pressure(c: &Captured) {
     let dir = c.out.display().to_string();
     let f = c.flow("loop_nested");
-    let r = xpu(&["show", &dir, "loop_nested", "--color", "never"], &c.out);
+    let r = run_xpu_asm(&["show", &dir, "loop_nested", "--color", "never"], &c.out);
     r.assert_status(0);
     let text = r.stdout();
     let mut live = Vec::new();
@@ -236,7 +206,7 @@ fn show_marks_the_loops_and_pressure(c: &Capture) {
     assert!(text.contains("|loop 2 (in loop 1, depth 2): "), "{text}");
     assert!(text.contains("  flow:         "), "{text}");
 
-    let r = xpu(&["show", &dir, "loop_nested", "--cfg"], &c.out);
+    let r = run_xpu_asm(&["show", &dir, "loop_nested", "--cfg"], &c.out);
     r.assert_status(0);
     let backs: usize = loops(f)
         .iter()
@@ -249,7 +219,7 @@ fn show_marks_the_loops_and_pressure(c: &Capture) {
         r.stdout()
     );
     let blocks = f["blocks"].as_array().unwrap();
-    let r = xpu(&["show", &dir, "loop_nested", "--cfg=dot"], &c.out);
+    let r = run_xpu_asm(&["show", &dir, "loop_nested", "--cfg=dot"], &c.out);
     r.assert_status(0);
     let dot = r.stdout();
     assert!(
@@ -274,7 +244,7 @@ fn show_marks_the_loops_and_pressure(c: &Capture) {
 #[test]
 fn the_spilling_kernel_peaks_where_its_loop_spills() {
     let dir = stack_temp_dir("reading");
-    let c = capture(dir.path(), "c", "", "", &[]);
+    let c = capture_loops_and_mix(dir.path(), "c", "", "", &[]);
     let k = c.kernel("mix_spill");
     let f = c.flow("mix_spill");
     assert_eq!(f["budget"], k["grf"], "{f:#}");
@@ -324,8 +294,8 @@ fn the_spilling_kernel_peaks_where_its_loop_spills() {
 #[test]
 fn dump_and_binary_sources_give_the_same_figures() {
     let dir = stack_temp_dir("reading");
-    let dumps = capture(dir.path(), "dumps", "", "", &[]);
-    let binary = capture(dir.path(), "binary", "", "", &["--isa", "binary"]);
+    let dumps = capture_loops_and_mix(dir.path(), "dumps", "", "", &[]);
+    let binary = capture_loops_and_mix(dir.path(), "binary", "", "", &["--isa", "binary"]);
     for name in LAUNCHED {
         assert_eq!(dumps.kernel(name)["isa_source"], "igc-dump");
         assert_eq!(binary.kernel(name)["isa_source"], "module-binary");
@@ -363,9 +333,9 @@ fn the_analysis_begun_during_the_run_gives_the_figures_of_one_after_it() {
         Stack::Sid => "dump",
     };
     for (tag, extra) in [("default", vec![]), (other, vec!["--isa", other])] {
-        let c = capture(dir.path(), tag, "", "", &extra);
+        let c = capture_loops_and_mix(dir.path(), tag, "", "", &extra);
         let out = c.out.to_str().unwrap();
-        let again = xpu(&["collect", "--json", out], &c.out);
+        let again = run_xpu_asm(&["collect", "--json", out], &c.out);
         again.assert_status(0);
         let r: Value = serde_json::from_slice(&again.output.stdout).expect("collect's JSON");
         let flows = |r: &Value| -> Vec<(Value, Value)> {
@@ -394,7 +364,7 @@ fn the_analysis_begun_during_the_run_gives_the_figures_of_one_after_it() {
         }
     }
     // Neither: named in each kernel's reason, with the values it takes.
-    let c = capture(dir.path(), "bad-decoder", "", "", &[]);
+    let c = capture_loops_and_mix(dir.path(), "bad-decoder", "", "", &[]);
     let mut cmd = Command::new(xpu_asm_run());
     cmd.args(["collect", "--json", c.out.to_str().unwrap()]);
     hermetic_without_no_color(&mut cmd);
@@ -433,10 +403,10 @@ fn the_analysis_begun_during_the_run_gives_the_figures_of_one_after_it() {
 #[test]
 fn source_lines_from_dumps_and_from_binaries() {
     let dir = stack_temp_dir("reading");
-    let dumps = capture(dir.path(), "g-dumps", "-g", "-g", &[]);
-    let binary = capture(dir.path(), "g-binary", "-g", "-g", &["--isa", "binary"]);
-    let show_lines = |c: &Capture, name: &str| -> String {
-        let r = xpu(&["show", c.out.to_str().unwrap(), name, "--lines"], &c.out);
+    let dumps = capture_loops_and_mix(dir.path(), "g-dumps", "-g", "-g", &[]);
+    let binary = capture_loops_and_mix(dir.path(), "g-binary", "-g", "-g", &["--isa", "binary"]);
+    let show_lines = |c: &Captured, name: &str| -> String {
+        let r = run_xpu_asm(&["show", c.out.to_str().unwrap(), name, "--lines"], &c.out);
         r.assert_status(0);
         // The header names the capture's ISA file; the rest is the lines.
         r.stdout()
@@ -462,7 +432,7 @@ fn source_lines_from_dumps_and_from_binaries() {
             assert!(b["source"].is_null(), "{name}: {:#}", b["source"]);
             assert_eq!(b["flow"]["lines"], false, "{name}");
             assert!(loop_lines(b).iter().all(Vec::is_empty), "{name}");
-            let r = xpu(
+            let r = run_xpu_asm(
                 &["show", binary.out.to_str().unwrap(), name, "--lines"],
                 &binary.out,
             );
@@ -521,10 +491,10 @@ fn source_lines_from_dumps_and_from_binaries() {
 #[test]
 fn diff_shows_loop_and_pressure_changes() {
     let dir = stack_temp_dir("reading");
-    let opt = capture(dir.path(), "opt", "", "", &[]);
-    let o0 = capture(dir.path(), "o0", "", "-cl-opt-disable", &[]);
+    let opt = capture_loops_and_mix(dir.path(), "opt", "", "", &[]);
+    let o0 = capture_loops_and_mix(dir.path(), "o0", "", "-cl-opt-disable", &[]);
     let (a, b) = (o0.out.display().to_string(), opt.out.display().to_string());
-    let r = xpu(&["diff", &a, &b, "--json"], &opt.out);
+    let r = run_xpu_asm(&["diff", &a, &b, "--json"], &opt.out);
     r.assert_status(0);
     let d: Value = serde_json::from_str(&r.stdout()).expect("diff --json");
     let kd = d["kernels"]
@@ -550,7 +520,7 @@ fn diff_shows_loop_and_pressure_changes() {
         loops(o0.flow("mix_spill")).len()
     );
 
-    let r = xpu(
+    let r = run_xpu_asm(
         &[
             "diff",
             &a,
@@ -570,10 +540,10 @@ fn diff_shows_loop_and_pressure_changes() {
         "{}",
         r.stderr()
     );
-    xpu(&["diff", &b, &b, "--fail-on", "loop-spill"], &opt.out).assert_status(0);
+    run_xpu_asm(&["diff", &b, &b, "--fail-on", "loop-spill"], &opt.out).assert_status(0);
 
     // The largest growth of peak pressure, A to B, and the largest in percent.
-    let pressure = |c: &Capture, n: &str| u(&c.flow(n)["peak"]["grf"]) as i64;
+    let pressure = |c: &Captured, n: &str| u(&c.flow(n)["peak"]["grf"]) as i64;
     let most = LAUNCHED
         .iter()
         .map(|n| pressure(&opt, n) - pressure(&o0, n))
@@ -591,7 +561,7 @@ fn diff_shows_loop_and_pressure_changes() {
         (format!("pressure+{pct}%"), 0),
         (format!("pressure+{}%", pct - 1), 1),
     ] {
-        let r = xpu(&["diff", &a, &b, "--fail-on", &cond], &opt.out);
+        let r = run_xpu_asm(&["diff", &a, &b, "--fail-on", &cond], &opt.out);
         r.assert_status(code);
     }
 }

@@ -207,7 +207,7 @@ fn xpu_asm_run_cmd(bin: &Path, cache: &Path) -> Command {
 }
 
 /// Name -> (launches, appended, status) of a report's kernels.
-fn kernels(report: &Value) -> BTreeMap<String, (Option<u64>, Option<u64>, String)> {
+fn report_kernels(report: &Value) -> BTreeMap<String, (Option<u64>, Option<u64>, String)> {
     report["kernels"]
         .as_array()
         .into_iter()
@@ -500,13 +500,13 @@ fn on_debian_11_the_release_binary_runs_collects_a_host_capture_and_keeps_exit_s
         ),
     ]
     .into();
-    assert_eq!(kernels(&host_report), want, "{}", host.ctx());
+    assert_eq!(report_kernels(&host_report), want, "{}", host.ctx());
     let c = cap.display().to_string();
     let o = in_bullseye(root, &[&b, "collect", &c, "--json"]);
     assert!(o.status.success(), "{}", text(&o));
     let collected: Value = serde_json::from_slice(&o.stdout)
         .unwrap_or_else(|e| panic!("collect --json printed no JSON ({e})\n{}", text(&o)));
-    assert_eq!(kernels(&collected), want, "{}", text(&o));
+    assert_eq!(report_kernels(&collected), want, "{}", text(&o));
     // The same ISA files and header figures as on the host.
     let figures = |rep: &Value| -> Vec<String> {
         rep["kernels"]
@@ -712,7 +712,7 @@ fn on_debian_11_an_opencl_program_on_bullseyes_own_driver_has_its_launches_count
         ("cl_scale_twice".to_string(), (Some(2), Some(2), none)),
     ]
     .into();
-    assert_eq!(kernels(&report), want, "{report:#}");
+    assert_eq!(report_kernels(&report), want, "{report:#}");
     for k in report["kernels"].as_array().unwrap() {
         let why = k["reason"].as_str().unwrap_or_default();
         assert!(

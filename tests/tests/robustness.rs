@@ -36,14 +36,14 @@ const COLLECT_TIMEOUT: Duration = Duration::from_secs(30);
 /// A test's folder: `root/deep/er/out` is the capture, so that names
 /// climbing three levels out of it still land inside `root`, where
 /// [`Snapshot`] sees them. `root/bait` holds files an escape would touch.
-struct Scratch {
+struct BaitScratch {
     _dir: TempDir,
     root: PathBuf,
     out: PathBuf,
     bait: PathBuf,
 }
 
-fn scratch() -> Scratch {
+fn bait_scratch() -> BaitScratch {
     require_stack();
     let dir = temp_dir("robustness");
     let root = dir.path().to_path_buf();
@@ -60,7 +60,7 @@ fn scratch() -> Scratch {
         "//.kernel evil_k\n",
     )
     .expect("write");
-    Scratch {
+    BaitScratch {
         _dir: dir,
         root,
         out,
@@ -74,7 +74,7 @@ fn scratch() -> Scratch {
 struct Snapshot(BTreeMap<String, String>);
 
 impl Snapshot {
-    fn take(s: &Scratch) -> Snapshot {
+    fn take(s: &BaitScratch) -> Snapshot {
         let mut m = BTreeMap::new();
         let mut stack = vec![s.root.clone()];
         while let Some(d) = stack.pop() {
@@ -189,7 +189,7 @@ impl Collected {
 }
 
 /// `xpu-asm-run collect ARGS DIR`, interrupted after [`COLLECT_TIMEOUT`].
-fn collect(dir: &Path, args: &[&str]) -> Collected {
+fn collect_in_time(dir: &Path, args: &[&str]) -> Collected {
     collect_within(dir, args, COLLECT_TIMEOUT)
 }
 
@@ -226,7 +226,7 @@ struct Base {
 const BASE_KERNELS: [(&str, u64, u64); 2] = [(SCALE, 3, 3), (SCALE_V2, 4, 2)];
 
 /// A real capture in `s.out`, dumps kept whole.
-fn base_capture(s: &Scratch) -> Base {
+fn base_capture(s: &BaitScratch) -> Base {
     let mut cmd = Command::new(xpu_asm_run());
     // IGC's dumps on both stacks: hostile dump files are among the cases.
     cmd.args([
@@ -274,7 +274,7 @@ fn base_capture(s: &Scratch) -> Base {
 }
 
 /// `(launches, appended, status)` per (name, pids) of the launched kernels.
-fn kernel_rows(r: &Value) -> BTreeMap<(String, Vec<u64>), (u64, u64, String)> {
+fn kernel_rows_by_pids(r: &Value) -> BTreeMap<(String, Vec<u64>), (u64, u64, String)> {
     let mut m = BTreeMap::new();
     for k in r["kernels"].as_array().into_iter().flatten() {
         let pids = k["pids"]
@@ -297,7 +297,7 @@ fn kernel_rows(r: &Value) -> BTreeMap<(String, Vec<u64>), (u64, u64, String)> {
 
 /// The real process's kernels are all there, exact and matched.
 fn assert_base_reported(c: &Collected, base: &Base) {
-    let rows = kernel_rows(&c.report());
+    let rows = kernel_rows_by_pids(&c.report());
     for (name, l, a) in BASE_KERNELS {
         assert_eq!(
             rows.get(&(name.to_string(), vec![base.pid as u64])),
@@ -419,7 +419,7 @@ fn mkfifo(p: &Path) {
 /// others are reported.
 #[test]
 fn hostile_records_are_named_and_everything_else_reported() {
-    let s = scratch();
+    let s = bait_scratch();
     let base = base_capture(&s);
     let records = s.out.join("records");
 
@@ -475,7 +475,7 @@ fn hostile_records_are_named_and_everything_else_reported() {
     r112.write(&s.out);
 
     let before = Snapshot::take(&s);
-    let c = collect(&s.out, &[]);
+    let c = collect_in_time(&s.out, &[]);
     c.assert_exit(0);
     assert_base_reported(&c, &base);
     c.assert_warned("records/h-101.events:", "truncated last event");
@@ -499,7 +499,7 @@ fn hostile_records_are_named_and_everything_else_reported() {
     c.assert_warned("records/h-111.events", "cannot read");
     // What could be read is reported: the truncated and the corrupt records
     // whole (bar the broken lines), counts where the counts file allows.
-    let rows = kernel_rows(&c.report());
+    let rows = kernel_rows_by_pids(&c.report());
     let row = |name: &str, pid: u64| rows.get(&(name.to_string(), vec![pid])).cloned();
     let missing = "dump-folder-missing".to_string();
     assert_eq!(
@@ -545,7 +545,7 @@ fn hostile_records_are_named_and_everything_else_reported() {
 /// ignore a Ctrl-C while it waits): it names the item and goes on.
 #[test]
 fn fifos_in_records_do_not_hang_collect() {
-    let s = scratch();
+    let s = bait_scratch();
     let base = base_capture(&s);
     let records = s.out.join("records");
     mkfifo(&records.join("h-120.events"));
@@ -568,7 +568,7 @@ fn fifos_in_records_do_not_hang_collect() {
 /// `.asm` of a real kernel and a 100 MB `.asm` that is all header comment.
 #[test]
 fn hostile_dump_files_are_named_and_everything_else_reported() {
-    let s = scratch();
+    let s = bait_scratch();
     let base = base_capture(&s);
     let d = s.out.join(&base.dump_dir);
     let h = &base.igc_hash;
@@ -612,7 +612,7 @@ fn hostile_dump_files_are_named_and_everything_else_reported() {
     drop(big);
 
     let before = Snapshot::take(&s);
-    let c = collect(&s.out, &["--all"]);
+    let c = collect_in_time(&s.out, &["--all"]);
     c.assert_exit(0);
     assert_base_reported(&c, &base);
     assert!(
@@ -663,7 +663,7 @@ fn hostile_dump_files_are_named_and_everything_else_reported() {
 /// outside the capture changes.
 #[test]
 fn hostile_names_and_paths_stay_inside_the_capture() {
-    let s = scratch();
+    let s = bait_scratch();
     let base = base_capture(&s);
     let spv = b"\x03\x02\x23\x07 hostile module";
     let sha = rec::hex(&Sha256::digest(spv));
@@ -723,7 +723,7 @@ fn hostile_names_and_paths_stay_inside_the_capture() {
     }
 
     let before = Snapshot::take(&s);
-    let c = collect(&s.out, &["--keep", "launched"]);
+    let c = collect_in_time(&s.out, &["--keep", "launched"]);
     c.assert_exit(0);
     assert_eq!(
         Snapshot::take(&s),
@@ -819,10 +819,10 @@ fn hostile_names_and_paths_stay_inside_the_capture() {
 
 #[test]
 fn empty_and_foreign_folders_are_refused_with_a_clear_message() {
-    let s = scratch();
+    let s = bait_scratch();
     let empty = s.root.join("empty");
     std::fs::create_dir(&empty).expect("mkdir");
-    let c = collect(&empty, &[]);
+    let c = collect_in_time(&empty, &[]);
     c.assert_exit(1);
     assert!(
         c.stderr()
@@ -831,7 +831,7 @@ fn empty_and_foreign_folders_are_refused_with_a_clear_message() {
         c.ctx()
     );
     let missing = s.root.join("missing");
-    let c = collect(&missing, &[]);
+    let c = collect_in_time(&missing, &[]);
     c.assert_exit(1);
     assert!(
         c.stderr()
@@ -840,7 +840,7 @@ fn empty_and_foreign_folders_are_refused_with_a_clear_message() {
         c.ctx()
     );
     let file = s.bait.join("keep.txt");
-    let c = collect(&file, &[]);
+    let c = collect_in_time(&file, &[]);
     c.assert_exit(1);
     assert!(
         c.stderr().contains(&file.display().to_string()),
@@ -857,11 +857,11 @@ fn empty_and_foreign_folders_are_refused_with_a_clear_message() {
 /// corrupt `collect.json`: a report that says so, nothing else.
 #[test]
 fn broken_run_and_state_files_are_named_and_the_rest_reported() {
-    let s = scratch();
+    let s = bait_scratch();
     let base = base_capture(&s);
     std::fs::write(s.out.join("run.json"), b"{\"schema\": 1, \"command\": [").expect("write");
     std::fs::write(s.out.join("collect.json"), b"\x00\xff").expect("write");
-    let c = collect(&s.out, &[]);
+    let c = collect_in_time(&s.out, &[]);
     c.assert_exit(0);
     assert_base_reported(&c, &base);
     c.assert_warned("run.json", "unreadable");
@@ -870,7 +870,7 @@ fn broken_run_and_state_files_are_named_and_the_rest_reported() {
 
     let bare = s.root.join("bare");
     std::fs::create_dir_all(bare.join("records")).expect("mkdir");
-    let c = collect(&bare, &[]);
+    let c = collect_in_time(&bare, &[]);
     c.assert_exit(0);
     let rep = c.report();
     assert_eq!(rep["processes"], serde_json::json!([]), "{}", c.ctx());

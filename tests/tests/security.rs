@@ -108,7 +108,7 @@ struct Case {
 
 const TARGET: &[u8] = b"the user's own file\n";
 
-fn case(what: &str) -> Case {
+fn other_user_case(what: &str) -> Case {
     require_stack();
     other_uid();
     let dir = temp_dir(what);
@@ -135,28 +135,15 @@ fn user_staging(c: &Case) -> PathBuf {
     c.base.join(format!("xpu-asm-{}", my_uid()))
 }
 
-/// The workload: module a, `steps`.
-fn workload_line(steps: &[&str]) -> Vec<String> {
-    let mut v = vec![
-        workload_for("ddi").display().to_string(),
-        "--via".into(),
-        "ddi".into(),
-        "--module".into(),
-        format!("a={}", spirv("a").display()),
-    ];
-    v.extend(steps.iter().map(|s| s.to_string()));
-    v
-}
-
 /// `xpu-asm-run --emulate pvc -q -o OUT [opts] -- workload steps`.
-fn traced(c: &Case, out: &Path, opts: &[&str], steps: &[&str]) -> Command {
+fn traced_workload(c: &Case, out: &Path, opts: &[&str], steps: &[&str]) -> Command {
     let mut t = Command::new(xpu_asm_run());
     t.args(["--emulate", "pvc", "-q"])
         .args(opts)
         .arg("-o")
         .arg(out)
         .arg("--")
-        .args(workload_line(steps))
+        .args(workload_line("ddi", steps))
         .current_dir(&c.root);
     hermetic(&mut t);
     t.env(STAGING_ENV, &c.base);
@@ -164,7 +151,7 @@ fn traced(c: &Case, out: &Path, opts: &[&str], steps: &[&str]) -> Command {
 }
 
 /// `xpu-asm-run collect -q OUT`.
-fn collect(c: &Case, out: &Path) -> Output {
+fn collect_staged(c: &Case, out: &Path) -> Output {
     let mut t = Command::new(xpu_asm_run());
     t.args(["collect", "-q"]).arg(out).current_dir(&c.root);
     hermetic(&mut t);
@@ -185,9 +172,9 @@ fn ctx(what: &str, o: &Output) -> String {
 /// The capture of the plain workload (5 launches of `scale`), collected
 /// again as it will be after an attack: the report without the attack.
 fn captured(c: &Case) -> Value {
-    let o = run_with_timeout(&mut traced(c, &c.out, &[], &["imm:a:scale:5"]));
+    let o = run_with_timeout(&mut traced_workload(c, &c.out, &[], &["imm:a:scale:5"]));
     assert_eq!(o.status.code(), Some(0), "{}", ctx("the run", &o));
-    let o = collect(c, &c.out);
+    let o = collect_staged(c, &c.out);
     assert_eq!(o.status.code(), Some(0), "{}", ctx("collect", &o));
     let r = report(&c.out);
     assert_eq!(
@@ -241,7 +228,7 @@ fn split_warnings(mut r: Value) -> (Value, Vec<String>) {
 /// `records/`.
 fn collect_refuses(c: &Case, before: &Value, refused: &[&str]) {
     let records_before = list_files(&c.out.join("records"));
-    let o = collect(c, &c.out);
+    let o = collect_staged(c, &c.out);
     assert_eq!(o.status.code(), Some(0), "{}", ctx("collect", &o));
     let (after, warnings) = split_warnings(report(&c.out));
     let (before, before_warnings) = split_warnings(before.clone());
@@ -329,7 +316,7 @@ fn staged_events(events: &Path, pid: u32) -> Vec<u8> {
 /// run refuses to start until the user sets `XPU_ASM_STAGING` elsewhere.
 #[test]
 fn another_users_staged_files_write_nothing() {
-    let c = case("sec-staged");
+    let c = other_user_case("sec-staged");
     let before = captured(&c);
     let events = c.out.join("records/vm-999998-cafe.events");
     let forged_counts = staged_counts(&events, &c.target, 999998, b'P');
@@ -369,7 +356,7 @@ fn another_users_staged_files_write_nothing() {
 
     // A run refuses to start, naming the fix; the command never ran.
     let out2 = c.root.join("cap2");
-    let o = run_with_timeout(&mut traced(&c, &out2, &[], &["open:ran.txt"]));
+    let o = run_with_timeout(&mut traced_workload(&c, &out2, &[], &["open:ran.txt"]));
     assert_eq!(o.status.code(), Some(2), "{}", ctx("a run", &o));
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(
@@ -388,7 +375,7 @@ fn another_users_staged_files_write_nothing() {
 /// write).
 #[test]
 fn staged_files_that_are_not_the_users_are_refused() {
-    let c = case("sec-links");
+    let c = other_user_case("sec-links");
     let before = captured(&c);
     let mine = user_staging(&c);
     assert_eq!(
@@ -468,10 +455,10 @@ fn staged_files_that_are_not_the_users_are_refused() {
 /// another user owns.
 #[test]
 fn folders_others_own_or_can_write_are_refused() {
-    let c = case("sec-folders");
+    let c = other_user_case("sec-folders");
     let theirs = c.base.join("theirs");
     other_does(&["mkdir", "-m", "0777", &theirs.display().to_string()]);
-    let o = run_with_timeout(&mut traced(&c, &theirs, &[], &["open:ran.txt"]));
+    let o = run_with_timeout(&mut traced_workload(&c, &theirs, &[], &["open:ran.txt"]));
     assert_eq!(o.status.code(), Some(2), "{}", ctx("their folder", &o));
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(
@@ -493,7 +480,7 @@ fn folders_others_own_or_can_write_are_refused() {
     let open = c.root.join("open");
     std::fs::create_dir(&open).unwrap();
     std::fs::set_permissions(&open, std::fs::Permissions::from_mode(0o777)).unwrap();
-    let o = run_with_timeout(&mut traced(&c, &open, &[], &["open:ran.txt"]));
+    let o = run_with_timeout(&mut traced_workload(&c, &open, &[], &["open:ran.txt"]));
     assert_eq!(o.status.code(), Some(2), "{}", ctx("an open folder", &o));
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(
@@ -505,7 +492,7 @@ fn folders_others_own_or_can_write_are_refused() {
 
     let dumps = c.base.join("their-dumps");
     other_does(&["mkdir", "-m", "0777", &dumps.display().to_string()]);
-    let mut t = traced(&c, &c.root.join("cap-d"), &[], &["open:ran.txt"]);
+    let mut t = traced_workload(&c, &c.root.join("cap-d"), &[], &["open:ran.txt"]);
     t.env("IGC_DumpToCustomDir", &dumps);
     let o = run_with_timeout(&mut t);
     assert_eq!(o.status.code(), Some(2), "{}", ctx("their dump folder", &o));
@@ -521,7 +508,7 @@ fn folders_others_own_or_can_write_are_refused() {
     let report_before = std::fs::read(c.out.join("report.json")).unwrap();
     let o = run_with_timeout(Command::new("chown").args(["-R", OTHER]).arg(&c.out));
     assert!(o.status.success());
-    let o = collect(&c, &c.out);
+    let o = collect_staged(&c, &c.out);
     assert_eq!(o.status.code(), Some(1), "{}", ctx("collect", &o));
     assert!(
         String::from_utf8_lossy(&o.stderr).contains("cp -r"),
@@ -540,8 +527,8 @@ fn folders_others_own_or_can_write_are_refused() {
 /// record.
 #[test]
 fn the_other_user_can_plant_nothing_in_a_capture() {
-    let c = case("sec-plant");
-    let mut t = traced(
+    let c = other_user_case("sec-plant");
+    let mut t = traced_workload(
         &c,
         &c.out,
         &[],
@@ -630,8 +617,8 @@ fn wait_for(p: &Path) {
 /// key. Neither reaches the report: a warning says two were refused.
 #[test]
 fn forged_notices_are_refused() {
-    let c = case("sec-notice");
-    let mut t = traced(
+    let c = other_user_case("sec-notice");
+    let mut t = traced_workload(
         &c,
         &c.out,
         &[],
@@ -694,8 +681,8 @@ fn forged_notices_are_refused() {
 /// run's key, and the report names it; nothing is refused.
 #[test]
 fn the_users_own_notice_is_taken() {
-    let c = case("sec-own-notice");
-    let mut t = traced(&c, &c.out, &[], &["imm:a:scale:5"]);
+    let c = other_user_case("sec-own-notice");
+    let mut t = traced_workload(&c, &c.out, &[], &["imm:a:scale:5"]);
     t.env("XPU_ASM_FAULTS", "open:EIO");
     let o = run_with_timeout(&mut t);
     assert_eq!(o.status.code(), Some(0), "{}", ctx("the run", &o));

@@ -65,14 +65,14 @@ fn built() -> &'static Built {
 }
 
 /// `xpu-asm-run --emulate product` of shapes.c.
-fn capture(dir: &Path, product: &str) -> Run {
-    let r = capture_with(dir, product, &[], product);
+fn capture_shapes(dir: &Path, product: &str) -> Run {
+    let r = capture_shapes_with(dir, product, &[], product);
     r.assert_status(0);
     r
 }
 
-/// [`capture`] with `args` after the modules, into `dir/name`.
-fn capture_with(dir: &Path, product: &str, args: &[&str], name: &str) -> Run {
+/// [`capture_shapes`] with `args` after the modules, into `dir/name`.
+fn capture_shapes_with(dir: &Path, product: &str, args: &[&str], name: &str) -> Run {
     let b = built();
     let out = dir.join(name);
     let mut cmd = Command::new(xpu_asm_run());
@@ -319,7 +319,7 @@ const DG2: &[Occ] = &[
 fn shapes_and_occupancy_on_pvc() {
     let dir = temp_dir("shapes");
     let tag = format!("{} pvc", stack_info());
-    let r = capture(dir.path(), "pvc");
+    let r = capture_shapes(dir.path(), "pvc");
     shapes_exact(&r, &tag, (4, 8, 1024));
     occupancy_exact(&r, &tag, "xe-hpc", PVC_BMG);
 }
@@ -333,14 +333,14 @@ fn shapes_and_occupancy_on_bmg_and_ptl() {
         Stack::Sid => {
             for (product, family, table) in [("bmg", "xe2", PVC_BMG), ("ptl", "xe3", PTL)] {
                 let tag = format!("{} {product}", stack_info());
-                let r = capture(dir.path(), product);
+                let r = capture_shapes(dir.path(), product);
                 shapes_exact(&r, &tag, (4, 8, 1024));
                 occupancy_exact(&r, &tag, family, table);
             }
         }
         Stack::Debian12 => {
             let tag = format!("{} dg2", stack_info());
-            let r = capture(dir.path(), "dg2");
+            let r = capture_shapes(dir.path(), "dg2");
             shapes_exact(&r, &tag, (4, 16, 512));
             occupancy_exact(&r, &tag, "xe-hpg", DG2);
         }
@@ -358,8 +358,8 @@ fn diff_gates_on_occupancy() {
         Stack::Debian12 => ("dg2", "6.25%"),
     };
     let tag = format!("{} pvc against {other}", stack_info());
-    let a = capture(dir.path(), "pvc");
-    let b = capture(dir.path(), other);
+    let a = capture_shapes(dir.path(), "pvc");
+    let b = capture_shapes(dir.path(), other);
     let gate = |cond: &str| {
         let mut cmd = Command::new(xpu_asm_run());
         cmd.arg("diff")
@@ -508,7 +508,7 @@ fn opencl_shapes() {
 fn shapes_survive_a_kill() {
     let dir = temp_dir("shapes-kill");
     let tag = format!("{} pvc, killed", stack_info());
-    let r = capture_with(dir.path(), "pvc", &["kill"], "killed");
+    let r = capture_shapes_with(dir.path(), "pvc", &["kill"], "killed");
     r.assert_status(128 + 9);
     shapes_exact(&r, &tag, (4, 8, 1024));
 }
@@ -519,9 +519,9 @@ fn shapes_survive_a_kill() {
 fn merge_adds_shapes_up() {
     let dir = temp_dir("shapes-merge");
     let tag = format!("{} pvc, merged", stack_info());
-    let a = capture_with(dir.path(), "pvc", &[], "a");
+    let a = capture_shapes_with(dir.path(), "pvc", &[], "a");
     a.assert_status(0);
-    let b = capture_with(dir.path(), "pvc", &[], "b");
+    let b = capture_shapes_with(dir.path(), "pvc", &[], "b");
     b.assert_status(0);
     let out = dir.path().join("merged");
     let mut cmd = Command::new(xpu_asm_run());
@@ -573,7 +573,7 @@ fn a_port_has_the_shapes_and_occupancy_of_a_run_there() {
         .filter(|p| *p != "pvc")
         .collect();
     let cap = dir.path().join("pvc");
-    capture(dir.path(), "pvc");
+    capture_shapes(dir.path(), "pvc");
     let port = |more: &[&str]| {
         let mut cmd = Command::new(xpu_asm_run());
         cmd.arg("port")
@@ -617,7 +617,7 @@ fn a_port_has_the_shapes_and_occupancy_of_a_run_there() {
     let mut cells = std::collections::BTreeMap::new();
     for p in &targets {
         let tag = format!("{} pvc ported to {p}", stack_info());
-        let real = capture(dir.path(), p).report();
+        let real = capture_shapes(dir.path(), p).report();
         for (name, _) in expected() {
             let o = &kernel(&real, name)["shapes"][0]["occupancy"];
             let cell = format!(

@@ -5,30 +5,15 @@
 
 use serde_json::Value;
 use std::os::unix::process::ExitStatusExt;
-use std::path::PathBuf;
 use std::process::{Command, Output};
-use tempfile::TempDir;
 use xpu_asm_tests::jobs::*;
 use xpu_asm_tests::slurm::{cluster, Cluster};
 use xpu_asm_tests::*;
 
-struct Scratch {
-    _dir: TempDir,
-    root: PathBuf,
-    out: PathBuf,
-}
-
-fn scratch() -> (&'static Cluster, Scratch) {
-    require_stack();
-    let c = cluster();
-    let dir = temp_dir("slurm-test");
-    let root = dir.path().to_path_buf();
-    let s = Scratch {
-        out: root.join("out"),
-        root,
-        _dir: dir,
-    };
-    (c, s)
+/// The one-host cluster and a [`Scratch`] of the test's own.
+fn cluster_scratch() -> (&'static Cluster, Scratch) {
+    let s = stack_scratch("slurm-test");
+    (cluster(), s)
 }
 
 /// `srun -n N ARGS...` from the scratch folder.
@@ -51,7 +36,7 @@ fn job_id(run: &Run) -> String {
 
 /// Four ranks on this host, ranks and local ranks 0..3, each process ended
 /// with status 0 (rank 3 as `last` says).
-fn assert_four_ranks(run: &Run, r: &Value, last: Value) {
+fn assert_four_ranks_ending(run: &Run, r: &Value, last: Value) {
     assert_ranks_launched(run, r, 4);
     let host = xpu_asm_tests::record::host_name();
     assert_eq!(
@@ -73,13 +58,13 @@ fn assert_four_ranks(run: &Run, r: &Value, last: Value) {
 
 #[test]
 fn srun_one_xpu_asm_run_per_rank_gives_one_report() {
-    let (c, s) = scratch();
+    let (c, s) = cluster_scratch();
     let mut args = per_rank(&s.out);
-    args.extend(workload_args(&STEPS));
+    args.extend(workload_line("ddi", &STEPS));
     let r1 = run(srun(c, &s, 4, &args), &s.out);
     r1.assert_status(0);
     let r = r1.report();
-    assert_four_ranks(&r1, &r, serde_json::json!({"code": 0}));
+    assert_four_ranks_ending(&r1, &r, serde_json::json!({"code": 0}));
     assert_one_table(&r1, "0-3");
     assert!(
         job_id(&r1).starts_with("slurm:") && job_id(&r1).ends_with(".0"),
@@ -102,11 +87,11 @@ fn srun_one_xpu_asm_run_per_rank_gives_one_report() {
 
 #[test]
 fn sbatch_job_script_gives_one_report() {
-    let (c, s) = scratch();
+    let (c, s) = cluster_scratch();
     let script = s.root.join("job.sh");
     let mut line = vec!["srun".to_string()];
     line.extend(per_rank(&s.out));
-    line.extend(workload_args(&STEPS));
+    line.extend(workload_line("ddi", &STEPS));
     std::fs::write(&script, format!("#!/bin/sh\n{}\n", line.join(" "))).unwrap();
     let log = s.root.join("job.log");
     let id = c.sbatch(&s.root, &["-n", "4"], &script, &log);
@@ -128,7 +113,7 @@ fn sbatch_job_script_gives_one_report() {
         r1.ctx()
     );
     let r = r1.report();
-    assert_four_ranks(&r1, &r, serde_json::json!({"code": 0}));
+    assert_four_ranks_ending(&r1, &r, serde_json::json!({"code": 0}));
     assert_one_table(&r1, "0-3");
     // The batch script's srun is step 0 of the submitted job.
     assert_eq!(job_id(&r1), format!("slurm:{id}.0"), "{}", r1.ctx());
@@ -136,15 +121,15 @@ fn sbatch_job_script_gives_one_report() {
 
 /// Rank 3 (`SLURM_PROCID`) waits for the others to end, then ends as `how`
 /// says: `kill` (SIGKILL after its launches) or an exit status.
-fn job_with_last_rank(how: &str) -> Run {
-    let (c, s) = scratch();
+fn srun_job_with_last_rank(how: &str) -> Run {
+    let (c, s) = cluster_scratch();
     let script = s.root.join("rank.sh");
     std::fs::write(
         &script,
         format!(
             "if [ \"$SLURM_PROCID\" = 3 ]; then {}; else exec {}; fi\n",
             last_rank_ending(&s.out, 3, how),
-            workload_args(&STEPS).join(" ")
+            workload_line("ddi", &STEPS).join(" ")
         ),
     )
     .unwrap();
@@ -157,23 +142,23 @@ fn job_with_last_rank(how: &str) -> Run {
 
 #[test]
 fn srun_failing_rank_status_is_passed_on() {
-    let r1 = job_with_last_rank("3");
+    let r1 = srun_job_with_last_rank("3");
     // srun exits with the highest status of its tasks.
     r1.assert_status(3);
     let r = r1.report();
     // The workload itself exited 0; its shell then exited 3.
-    assert_four_ranks(&r1, &r, serde_json::json!({"code": 0}));
+    assert_four_ranks_ending(&r1, &r, serde_json::json!({"code": 0}));
     assert_one_table(&r1, "0-3");
     assert_eq!(r["exit"], serde_json::json!({"code": 3}), "{}", r1.ctx());
 }
 
 #[test]
 fn srun_rank_killed_by_sigkill_keeps_its_launches() {
-    let r1 = job_with_last_rank("kill");
+    let r1 = srun_job_with_last_rank("kill");
     // xpu-asm-run of rank 3 exits 128 + 9 for its command's SIGKILL.
     r1.assert_status(128 + 9);
     let r = r1.report();
-    assert_four_ranks(&r1, &r, serde_json::json!({"signal": 9}));
+    assert_four_ranks_ending(&r1, &r, serde_json::json!({"signal": 9}));
     let killed: Vec<&Value> = r["processes"]
         .as_array()
         .into_iter()
@@ -186,15 +171,15 @@ fn srun_rank_killed_by_sigkill_keeps_its_launches() {
 
 /// `xpu-asm-run --emulate pvc -o OUT -- srun -n 4 EXTRA... app`, with
 /// `env` added to xpu-asm-run's environment.
-fn launcher_inside(extra: &[&str], env: &[(&str, &str)]) -> Run {
-    let (c, s) = scratch();
+fn srun_inside(extra: &[&str], env: &[(&str, &str)]) -> Run {
+    let (c, s) = cluster_scratch();
     let mut cmd = c.command(xpu_asm_run());
     cmd.current_dir(&s.root)
         .args(["--emulate", "pvc", "-o"])
         .arg(&s.out)
         .args(["--", "srun", "-n", "4"])
         .args(extra)
-        .args(workload_args(&STEPS))
+        .args(workload_line("ddi", &STEPS))
         .envs(env.iter().copied());
     let mut r = run(cmd, &s.out);
     r.keep(s);
@@ -205,7 +190,7 @@ fn launcher_inside(extra: &[&str], env: &[(&str, &str)]) -> Run {
 fn assert_inside_recorded(r1: &Run) {
     r1.assert_status(0);
     let r = r1.report();
-    assert_four_ranks(r1, &r, serde_json::json!({"code": 0}));
+    assert_four_ranks_ending(r1, &r, serde_json::json!({"code": 0}));
     assert_one_table(r1, "0-3");
     assert!(!r1.stderr().contains("warning"), "{}", r1.ctx());
 }
@@ -213,9 +198,9 @@ fn assert_inside_recorded(r1: &Run) {
 #[test]
 fn srun_inside_xpu_asm_run_with_the_whole_environment_records_every_rank() {
     // --export=ALL is srun's default; given explicitly, or with more.
-    assert_inside_recorded(&launcher_inside(&[], &[]));
-    assert_inside_recorded(&launcher_inside(&["--export=ALL"], &[]));
-    assert_inside_recorded(&launcher_inside(&["--export=ALL,FOO=1"], &[]));
+    assert_inside_recorded(&srun_inside(&[], &[]));
+    assert_inside_recorded(&srun_inside(&["--export=ALL"], &[]));
+    assert_inside_recorded(&srun_inside(&["--export=ALL,FOO=1"], &[]));
 }
 
 /// The warning before the run, then a run whose ranks got none of our
@@ -245,7 +230,7 @@ fn srun_inside_xpu_asm_run_warns_when_export_limits_the_environment() {
         (&["--export=HOME,PATH"][..], &[][..]),
         (&[][..], &[("SLURM_EXPORT_ENV", "NONE")][..]),
     ] {
-        let r1 = launcher_inside(extra, env);
+        let r1 = srun_inside(extra, env);
         assert_warned_before_the_run(&r1);
     }
 }

@@ -27,8 +27,6 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
-use std::sync::OnceLock;
-use tempfile::TempDir;
 use xpu_asm_tests::*;
 
 /// One dpctl.tensor operation of ops.py and the kernels one call of it
@@ -115,7 +113,7 @@ fn times_all(n: u64) -> Vec<(&'static str, u64)> {
 
 /// Kernel name -> launches that `times` calls must make: each call of an
 /// operation launches each of its kernels once.
-fn expected(times: &[(&str, u64)]) -> BTreeMap<String, u64> {
+fn expected_kernel_counts(times: &[(&str, u64)]) -> BTreeMap<String, u64> {
     let mut m = BTreeMap::new();
     for (name, n) in times {
         let op = OPS
@@ -135,44 +133,6 @@ fn expected_stdout(times: &[(&str, u64)]) -> Vec<String> {
         .iter()
         .map(|(op, n)| format!("called {op} {n}"))
         .collect()
-}
-
-/// The venv of scripts/sycl-venv.sh, created on first use (about 25 s and
-/// 1.4 GB once per machine), then reused. Never skipped: no venv, no test.
-fn venv() -> PathBuf {
-    static V: OnceLock<PathBuf> = OnceLock::new();
-    V.get_or_init(|| {
-        require_stack();
-        let script = workspace_dir().join("scripts/sycl-venv.sh");
-        let mut cmd = Command::new("bash");
-        cmd.arg(&script).current_dir(workspace_dir());
-        let shown = shell_words(&cmd);
-        // No timeout: the first run downloads about 1.4 GB.
-        let out = cmd
-            .output()
-            .unwrap_or_else(|e| panic!("cannot run {shown}: {e}"));
-        let stdout = String::from_utf8_lossy(&out.stdout);
-        let stderr = String::from_utf8_lossy(&out.stderr);
-        assert!(
-            out.status.success(),
-            "the SYCL venv could not be created or checked; this test needs it \
-             (CPython 3.10 with dpctl 0.15.0, dpcpp-cpp-rt 2024.0.3, numpy<2)\n\
-             command: {shown}\nstatus: {}\nstdout:\n{stdout}\nstderr:\n{stderr}",
-            out.status
-        );
-        let path = stdout
-            .lines()
-            .last()
-            .map(|l| PathBuf::from(l.trim()))
-            .unwrap_or_default();
-        assert!(
-            path.join("bin/python").is_file(),
-            "{shown} succeeded but its last line is not a venv (no bin/python in {})\nstdout:\n{stdout}\nstderr:\n{stderr}",
-            path.display()
-        );
-        path
-    })
-    .clone()
 }
 
 fn ops_py() -> PathBuf {
@@ -202,23 +162,10 @@ fn sycl_env(cmd: &mut Command, venv: &Path) {
     }
 }
 
-struct Scratch {
-    _dir: TempDir,
-    out: PathBuf,
-}
-
-fn scratch() -> Scratch {
-    let dir = temp_dir("sycl");
-    let out = dir.path().join("out");
-    std::fs::create_dir_all(&out)
-        .unwrap_or_else(|e| panic!("cannot create {}: {e}", out.display()));
-    Scratch { _dir: dir, out }
-}
-
 /// Runs ops.py with `args` under the interposer (`XPU_ASM_OUT=out`), with the
 /// NEO variables; `immediate` sets the runtime's choice of command lists.
 fn run_ops_traced(out: &Path, args: &[String], immediate: bool) -> Output {
-    let venv = venv();
+    let venv = sycl_venv();
     let mut cmd = Command::new(venv.join("bin/python"));
     cmd.arg(ops_py())
         .args(args)
@@ -270,7 +217,7 @@ fn check_records(out: &Path, times: &[(&str, u64)]) {
         rec.unknown_launches, 0,
         "launches of kernel handles never seen being created: {rec:#?}"
     );
-    let want = expected(times);
+    let want = expected_kernel_counts(times);
     // Name -> (launches, appended, module sha256) of every kernel that ran.
     let mut got: BTreeMap<String, (u64, u64, String)> = BTreeMap::new();
     for ((name, sha), (l, a)) in counts(&rec) {
@@ -323,8 +270,8 @@ fn check_records(out: &Path, times: &[(&str, u64)]) {
 /// `.asm`, from modules of API `opencl` made from IL.
 #[test]
 fn the_opencl_backend_every_kernel_counted_with_its_asm() {
-    let s = scratch();
-    let venv = venv();
+    let s = scratch("sycl").with_out_made();
+    let venv = sycl_venv();
     let mut cmd = Command::new(venv.join("bin/python"));
     cmd.arg(ops_py())
         .args(ops_args_distinct())
@@ -362,7 +309,7 @@ fn the_opencl_backend_every_kernel_counted_with_its_asm() {
 
 #[test]
 fn immediate_lists_every_kernel_counted_with_its_asm() {
-    let s = scratch();
+    let s = scratch("sycl").with_out_made();
     let output = run_ops_traced(&s.out, &ops_args_distinct(), true);
     assert_ops_stdout(&output, &TIMES);
     check_records(&s.out, &TIMES);
@@ -370,7 +317,7 @@ fn immediate_lists_every_kernel_counted_with_its_asm() {
 
 #[test]
 fn regular_lists_every_kernel_counted_with_its_asm() {
-    let s = scratch();
+    let s = scratch("sycl").with_out_made();
     let output = run_ops_traced(&s.out, &ops_args_distinct(), false);
     assert_ops_stdout(&output, &TIMES);
     check_records(&s.out, &TIMES);
@@ -414,10 +361,10 @@ fn asm_kernel_line(path: &Path) -> Option<String> {
 #[test]
 fn report_json_every_kernel_with_exact_launches_and_asm() {
     const N: u64 = 7;
-    let venv = venv();
+    let venv = sycl_venv();
     let bin = xpu_asm_run();
     collector_ready(&bin);
-    let s = scratch();
+    let s = scratch("sycl").with_out_made();
     let out = s.out.join("xpu");
     let mut cmd = Command::new(&bin);
     cmd.args(["--emulate", "pvc", "-o"])
@@ -467,7 +414,7 @@ fn report_json_every_kernel_with_exact_launches_and_asm() {
     assert_eq!(code, Some(0), "{}", ctx("exit must be ops.py's status, 0"));
     assert!(report.get("command").is_some(), "{}", ctx("no command"));
 
-    let want = expected(&times);
+    let want = expected_kernel_counts(&times);
     let total: u64 = want.values().sum();
     let processes = report
         .get("processes")
@@ -595,7 +542,7 @@ fn run_ops_collected(
     env: &[(&str, &Path)],
     n: u64,
 ) -> xpu_asm_collector::report::Report {
-    let venv = venv();
+    let venv = sycl_venv();
     let mut cmd = Command::new(xpu_asm_run());
     // IGC's dumps on both stacks unless told otherwise (sid's default is
     // `binary`).
@@ -651,7 +598,7 @@ fn assert_ops_matched(
     );
     assert_eq!(
         got,
-        expected(&times_all(n)),
+        expected_kernel_counts(&times_all(n)),
         "kernels and launches:\n{}",
         ctx()
     );
@@ -687,7 +634,7 @@ fn assert_ops_matched(
 fn sycl_cache_second_run_matched_from_binaries_with_igcs_instructions() {
     use xpu_asm_collector::sources::IsaSourceKind;
     const N: u64 = 3;
-    let s = scratch();
+    let s = scratch("sycl").with_out_made();
     let cache = s.out.join("sycl-cache");
     let env = [
         ("SYCL_CACHE_PERSISTENT", Path::new("1")),
@@ -726,7 +673,7 @@ fn sycl_cache_second_run_matched_from_binaries_with_igcs_instructions() {
 fn isa_binary_every_sycl_kernel_from_binaries() {
     use xpu_asm_collector::sources::IsaSourceKind;
     const N: u64 = 2;
-    let s = scratch();
+    let s = scratch("sycl").with_out_made();
     let out = s.out.join("xpu");
     let r = run_ops_collected(&s, &out, &["--isa", "binary"], &[], N);
     assert_ops_matched(&out, &r, N, IsaSourceKind::ModuleBinary);

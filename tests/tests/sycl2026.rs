@@ -50,8 +50,8 @@ use xpu_asm_collector::report::Report;
 use xpu_asm_collector::sources::IsaSourceKind;
 use xpu_asm_collector::sources::Status;
 use xpu_asm_tests::sycl2026::{
-    neo26_env, resident_shim, ur_launches, venv, Adapter, Platform, SidCommand, UrCount, BMG, PTL,
-    PVC,
+    dpnp_venv, neo26_env, resident_shim, ur_launches, Adapter, Platform, SidCommand, UrCount, BMG,
+    PTL, PVC,
 };
 use xpu_asm_tests::*;
 
@@ -131,7 +131,7 @@ impl Ran {
 /// Checks what the workload printed, which adapter SYCL used, and counts
 /// its launches from the trace.
 fn run_workload(p: &Platform, dir: &Path, wrap: &[OsString], extra: &[(&str, &Path)]) -> Ran {
-    let venv = venv();
+    let venv = dpnp_venv();
     let trace = dir.join("ur-trace.txt");
     let adapter_log = dir.join("ur-level-zero.txt");
     let mut sc = match wrap.split_first() {
@@ -358,7 +358,7 @@ fn run_collected(
 /// The report's launches per kernel are those the UR trace of the same run
 /// counted, exactly, each kernel once, appended as often as launched
 /// (immediate lists); the record is whole.
-fn assert_counts(p: &Platform, ran: &Ran, r: &Report) {
+fn assert_counts_as_traced(p: &Platform, ran: &Ran, r: &Report) {
     let ctx = || {
         format!(
             "{}\nreport: {}",
@@ -486,7 +486,7 @@ fn assert_matched(p: &Platform, ran: &Ran, r: &Report, dump: bool) -> BTreeMap<S
 fn isa_dump(p: &Platform) {
     let s = Scratch::new(p, "dump");
     let (ran, r) = run_collected(p, &s, "dump", &["--isa", "dump"], &[]);
-    assert_counts(p, &ran, &r);
+    assert_counts_as_traced(p, &ran, &r);
     assert_matched(p, &ran, &r, true);
     assert!(
         r.dumps.before.files > 0,
@@ -513,7 +513,7 @@ fn from_binaries(p: &Platform, name: &str, options: &[&str]) {
     let s = Scratch::new(p, name);
     let (ran, r) = run_collected(p, &s, name, options, &[]);
     assert_eq!(r.isa.as_deref(), Some("binary"), "{name}\n{}", ran.ctx());
-    assert_counts(p, &ran, &r);
+    assert_counts_as_traced(p, &ran, &r);
     assert_matched(p, &ran, &r, false);
     assert_eq!(
         r.dumps.before.files,
@@ -538,7 +538,7 @@ fn sycl_cache(p: &Platform) {
         ("SYCL_CACHE_DIR", cache.as_path()),
     ];
     let (first_ran, first) = run_collected(p, &s, "first", &["--isa", "dump"], &env);
-    assert_counts(p, &first_ran, &first);
+    assert_counts_as_traced(p, &first_ran, &first);
     let first_instr = assert_matched(p, &first_ran, &first, true);
     assert!(
         std::fs::read_dir(&cache).is_ok_and(|mut d| d.next().is_some()),
@@ -547,7 +547,7 @@ fn sycl_cache(p: &Platform) {
     );
 
     let (second_ran, second) = run_collected(p, &s, "second", &["--isa", "dump"], &env);
-    assert_counts(p, &second_ran, &second);
+    assert_counts_as_traced(p, &second_ran, &second);
     let rec = only_record(&second_ran.dir.join("xpu"));
     let built = second_ran.ur.sycl_built();
     let formats: BTreeMap<&str, BTreeSet<&str>> = rec
@@ -657,7 +657,7 @@ fn opencl_backend_pvc_exact_counts_all_matched() {
         .tempdir_in("/tmp")
         .expect("a temporary folder under /tmp");
     let (out, trace) = (dir.path().join("out"), dir.path().join("ur-trace.txt"));
-    let venv = venv();
+    let venv = dpnp_venv();
     let mut sc = SidCommand::new(xpu_asm_run(), dir.path());
     sc.args(["--emulate", "pvc", "--isa", "dump", "-q", "-o"])
         .arg(&out)

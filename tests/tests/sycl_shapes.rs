@@ -21,7 +21,7 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 use xpu_asm_tests::sycl2026::{
-    neo26_env, resident_shim, ur_shapes, venv, ze_trace_shapes, ze_tracer, Adapter, Platform,
+    dpnp_venv, neo26_env, resident_shim, ur_shapes, ze_trace_shapes, ze_tracer, Adapter, Platform,
     SidCommand, UrSizes, ZeShape, BMG, PVC,
 };
 use xpu_asm_tests::*;
@@ -38,7 +38,7 @@ type Shapes<K> = BTreeMap<String, BTreeMap<K, u64>>;
 /// loader's tracing layer traced: the report, the UR trace's sizes and
 /// the tracer's shapes per kernel.
 fn run_dpnp(p: &Platform, dir: &Path) -> (serde_json::Value, Shapes<UrSizes>, Shapes<ZeShape>) {
-    let venv = venv();
+    let venv = dpnp_venv();
     let trace = dir.join("ur-trace.txt");
     let ze_trace = dir.join("ze-trace");
     let out = dir.join("cap");

@@ -6,10 +6,6 @@ use std::path::Path;
 use std::process::Command;
 use xpu_asm_tests::*;
 
-fn scratch() -> tempfile::TempDir {
-    temp_dir("workload")
-}
-
 fn module_args(via: &str) -> Vec<String> {
     vec![
         "--via".into(),
@@ -43,7 +39,7 @@ fn every_step_runs_in_every_way() {
         "fork:a:scale:3".into(),
     ];
     for via in WAYS {
-        let dir = scratch();
+        let dir = temp_dir("workload");
         let mut args = module_args(via);
         args.extend(steps.iter().cloned());
         let args: Vec<&str> = args.iter().map(String::as_str).collect();
@@ -164,7 +160,7 @@ fn link_binary_calls_the_loader_through_the_plt() {
 /// A Level Zero error ends the workload with the step and the result in hex.
 #[test]
 fn errors_name_the_step_and_the_result() {
-    let dir = scratch();
+    let dir = temp_dir("workload");
     for via in WAYS {
         let mut args = module_args(via);
         args.push("imm:a:no_such_kernel:1".into());
@@ -188,7 +184,7 @@ fn errors_name_the_step_and_the_result() {
 /// file the workload loaded.
 #[test]
 fn igc_dumps_each_module_with_its_kernels() {
-    let dir = scratch();
+    let dir = temp_dir("workload");
     let dumps = dir.path().join("dumps");
     std::fs::create_dir_all(&dumps).expect("dump folder");
     let mut args = module_args("ddi");
@@ -241,7 +237,7 @@ fn each_neo_takes_the_patch_token_binary_its_own_way() {
             kept.display()
         );
     }
-    let dir = scratch();
+    let dir = temp_dir("workload");
     let dumps = dir.path().join("dumps");
     std::fs::create_dir_all(&dumps).expect("dump folder");
     let args = [

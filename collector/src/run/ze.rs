@@ -355,12 +355,18 @@ impl Target<'_> {
                 parts[0].constants().cast()
             },
         };
+        self.create_module(&desc, kernels)
+    }
+
+    /// `zeModuleCreate` of `desc`, then each of `kernels` created in it,
+    /// then the module destroyed: the driver's build log when it fails.
+    fn create_module(&self, desc: &ModuleDesc, kernels: &[String]) -> Result<(), String> {
         let (mut module, mut log): (Handle, Handle) = (std::ptr::null_mut(), std::ptr::null_mut());
         let ze = self.ze;
         // SAFETY: live context and device, a descriptor whose pointers
         // outlive the call, places for the handles.
         let r =
-            unsafe { (ze.module_create)(self.context, self.device, &desc, &mut module, &mut log) };
+            unsafe { (ze.module_create)(self.context, self.device, desc, &mut module, &mut log) };
         let text = if log.is_null() {
             String::new()
         } else {

@@ -5,6 +5,8 @@
 #![allow(dead_code)]
 
 use std::path::{Path, PathBuf};
+use xpu_asm_collector::collect::{collect, Options};
+use xpu_asm_collector::report::Report;
 use xpu_asm_record as rec;
 
 pub fn data_dir() -> PathBuf {
@@ -109,7 +111,7 @@ pub struct Kernel {
     pub appended: u64,
 }
 
-pub fn kernel(id: u32, module: u32, name: &[u8], launches: u64) -> Kernel {
+pub fn record_kernel(id: u32, module: u32, name: &[u8], launches: u64) -> Kernel {
     Kernel {
         id,
         module,
@@ -273,10 +275,10 @@ pub fn pvc_capture(out: &Path) -> Process {
         Module::spirv(3, sha_c()),
     ];
     p.kernels = vec![
-        kernel(1, 1, b"vector_add", 1000),
-        kernel(2, 2, b"vector_add", 10),
-        kernel(3, 2, b"light", 5),
-        kernel(4, 3, b"heavy", 100),
+        record_kernel(1, 1, b"vector_add", 1000),
+        record_kernel(2, 2, b"vector_add", 10),
+        record_kernel(3, 2, b"light", 5),
+        record_kernel(4, 3, b"heavy", 100),
     ];
     p.write(out);
     copy_dumps("pvc", out, &p.dump_dir());
@@ -286,4 +288,9 @@ pub fn pvc_capture(out: &Path) -> Process {
 
 pub fn report_json(out: &Path) -> serde_json::Value {
     serde_json::from_slice(&std::fs::read(out.join("report.json")).unwrap()).unwrap()
+}
+
+/// `collect` of `out` with the default options, which must succeed.
+pub fn collect_defaults(out: &Path) -> Report {
+    collect(out, &Options::default()).expect("collect succeeds")
 }
