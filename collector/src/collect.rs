@@ -9,12 +9,12 @@ use crate::capture::records::read_records as read_process_records;
 use crate::capture::run::{read_run_info, RunInfo};
 use crate::capture::state::{read_state, CollectState};
 use crate::matching::{binary_requests, match_all_listing, Matching, ProcessInput};
+use crate::prune::{save_state_and_prune, Dumps, Keep};
 use crate::report::entries::{self, Ranked};
 use crate::report::export::html::{self, PAGE_FILE};
 use crate::report::export::pieces::{Reader, Shared};
 use crate::report::files::{
-    copy_asm, save_state_and_prune, write_report, write_report_from, Copied, Dumps, Keep, Link,
-    DEFAULT_ASM_COPIES,
+    copy_asm, write_report, write_report_from, Copied, Link, DEFAULT_ASM_COPIES,
 };
 use crate::report::{DumpsInfo, KernelEntry, LeftOut, Limit, Report, Totals, SCHEMA};
 use crate::run::rebuild::Rebuild;
@@ -508,7 +508,12 @@ fn assemble(
     let (prune_warnings, after) = pruned?;
     progress("copying ISA files");
     let waited = capture::waited(dir);
-    let processes = entries::process_entries(&recs, &locations, &folders, run.as_ref(), &waited);
+    let dump_dirs: Vec<(&str, bool)> = locations
+        .iter()
+        .zip(&folders)
+        .map(|(l, f)| (l.shown.as_str(), f.exists))
+        .collect();
+    let processes = entries::process_entries(&recs, &dump_dirs, run.as_ref(), &waited);
     let mut incomplete = counts_incomplete(&processes);
     incomplete.extend(unrecorded(dir, run.as_ref(), &processes));
     let counts_kept = entries::counts_kept_in_run(&processes);

@@ -494,7 +494,7 @@ fn infer_spills(classes: &mut [Class], header: Option<&AsmHeader>, kernel: &Nati
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::sources::Status;
+    use crate::kernel_isa::Status;
 
     fn kernel_match() -> KernelMatch {
         KernelMatch {

@@ -12,8 +12,9 @@ pub mod run;
 pub mod show;
 pub mod terminal;
 
+use crate::prune::Keep;
 use crate::report::export::html::DEFAULT_PAGE_KERNELS;
-use crate::report::files::{Keep, DEFAULT_ASM_COPIES};
+use crate::report::files::DEFAULT_ASM_COPIES;
 use crate::report::Limit;
 use clap::{Args, Parser, Subcommand};
 use diff::gate::{parse_conditions, FailOn};

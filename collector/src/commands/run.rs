@@ -6,7 +6,7 @@ use super::{IsaMode, ReportArgs, RunArgs};
 use crate::capture::job::{write_instance, Instance};
 use crate::capture::layout::CollectError;
 use crate::capture::run::{unix_now, write_run_info, Exit, RunInfo};
-use crate::report::files::Keep;
+use crate::prune::Keep;
 use crate::run::emulate;
 use crate::run::job::{self, Joined};
 use crate::run::launch::{self, LaunchError, OutDir};

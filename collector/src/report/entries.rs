@@ -5,10 +5,9 @@
 
 use super::{Api, Candidate, KernelEntry, ProcessEntry, RankLaunches, Totals};
 use crate::capture::run::{Exit, RunInfo};
+use crate::kernel_isa::Status;
 use crate::matching::{KernelMatch, Matching};
 use crate::names;
-use crate::sources::dumps::{DumpFolder, DumpLocation};
-use crate::sources::Status;
 use std::collections::{BTreeMap, HashMap};
 
 impl KernelEntry {
@@ -215,17 +214,17 @@ pub fn kernel_entries(
     (kernels, totals)
 }
 
-/// The report's processes: one entry per record.
+/// The report's processes: one entry per record, with its dump folder as
+/// shown and whether it exists (`dump_dirs`, one per record).
 pub fn process_entries(
     recs: &[xpu_asm_record::read::ProcessRecord],
-    locations: &[DumpLocation],
-    folders: &[DumpFolder],
+    dump_dirs: &[(&str, bool)],
     run: Option<&RunInfo>,
     waited: &[(String, u32, Exit)],
 ) -> Vec<ProcessEntry> {
     recs.iter()
-        .zip(locations.iter().zip(folders))
-        .map(|(r, (loc, f))| {
+        .zip(dump_dirs)
+        .map(|(r, &(dump_dir, dump_dir_exists))| {
             let from_wait = run
                 .filter(|ri| {
                     ri.pid == Some(r.pid) && ri.host.as_ref().map_or(true, |h| *h == r.host)
@@ -252,8 +251,8 @@ pub fn process_entries(
                 host: r.host.clone(),
                 exe: r.exe.clone(),
                 forked_from: r.forked_from,
-                dump_dir: loc.shown.clone(),
-                dump_dir_exists: f.exists,
+                dump_dir: dump_dir.to_string(),
+                dump_dir_exists,
                 launches: r.kernels.values().map(|k| k.launches).sum(),
                 appended: r.kernels.values().map(|k| k.appended).sum(),
                 unknown_launches: r.unknown_launches,

@@ -12,8 +12,8 @@ pub mod shapes;
 
 use crate::capture::files::Usage;
 use crate::capture::run::Exit;
+use crate::kernel_isa::{AsmFile, BinaryOrigin, IsaSourceKind, Status};
 use crate::names;
-use crate::sources::{AsmFile, BinaryOrigin, IsaSourceKind, Status};
 use serde::{Deserialize, Serialize};
 
 /// Version of `report.json`; bumped on any incompatible change (2: ISA from

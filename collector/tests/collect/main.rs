@@ -8,7 +8,7 @@ use common::*;
 use serde_json::Value;
 use std::path::Path;
 use xpu_asm_collector::collect::{collect, Options};
-use xpu_asm_collector::report::files::Keep;
+use xpu_asm_collector::prune::Keep;
 use xpu_asm_collector::report::{LeftOut, Limit, Report};
 use xpu_asm_collector::sources::Status;
 

@@ -1,8 +1,8 @@
 //! The report as the table printed on a terminal ([`render_table`]).
 
+use crate::kernel_isa::{IsaSourceKind, Status};
 use crate::names;
 use crate::report::{Api, KernelEntry, Report};
-use crate::sources::{IsaSourceKind, Status};
 use rayon::prelude::*;
 use std::fmt::Write;
 
