@@ -6,7 +6,8 @@
 //! every device in columns next to each other, and links to each
 //! product's report and its page beside the run.
 
-use super::view::{OnProduct, PortView, COMPARE_PAGE, INDEX_PAGE};
+use super::view::{OnProduct, PortView, COMPARE_PAGE, FIGURES, INDEX_PAGE};
+use crate::report::export::html::html_text;
 use std::fmt::Write as _;
 use std::path::Path;
 
@@ -23,22 +24,12 @@ th.dev{background:#eef;text-align:center}td.worse{background:#fdd}td.none{color:
 .isa>div{flex:1 1 0;min-width:24em}.isa pre{font:12px monospace;background:#f7f7f7;\
 padding:4px;max-height:40em;overflow:auto;margin:0}";
 
-fn esc(s: &str) -> String {
-    let mut o = String::with_capacity(s.len());
-    for c in s.chars() {
-        match c {
-            '&' => o.push_str("&amp;"),
-            '<' => o.push_str("&lt;"),
-            '>' => o.push_str("&gt;"),
-            '"' => o.push_str("&quot;"),
-            '\'' => o.push_str("&#39;"),
-            c if c.is_control() && c != '\n' && c != '\t' => {
-                let _ = write!(o, "\\u{{{:x}}}", c as u32);
-            }
-            c => o.push(c),
-        }
-    }
-    o
+/// ISA text for a `<pre>`: as [`html_text`], its newlines and tabs kept.
+fn pre_text(s: &str) -> String {
+    s.split('\n')
+        .map(|l| l.split('\t').map(html_text).collect::<Vec<_>>().join("\t"))
+        .collect::<Vec<_>>()
+        .join("\n")
 }
 
 /// Writes `dir/port/index.html` for `view`.
@@ -58,7 +49,7 @@ fn render(dir: &Path, view: &PortView) -> String {
         "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\
          <meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'\">\
          <title>{t}</title><style>{STYLE}</style></head><body>\n<h1>{t}</h1>\n",
-        t = esc(&title)
+        t = html_text(&title)
     );
     products(&mut s, view);
     table(&mut s, view);
@@ -73,7 +64,7 @@ fn products(s: &mut String, view: &PortView) {
         s,
         "<p>The run's device: <b id=\"run-device\">{}</b>. Each product's kernels are \
          compiled from the run's modules the way its driver compiles them.</p><ul id=\"products\">",
-        esc(&view.device)
+        html_text(&view.device)
     );
     for p in &view.products {
         let dir = p
@@ -83,8 +74,8 @@ fn products(s: &mut String, view: &PortView) {
         let _ = write!(
             s,
             "<li data-product=\"{}\"><b>{}</b>: {} modules compiled",
-            esc(&p.product),
-            esc(&p.product),
+            html_text(&p.product),
+            html_text(&p.product),
             p.modules_built
         );
         if p.modules_failed > 0 {
@@ -97,11 +88,11 @@ fn products(s: &mut String, view: &PortView) {
                     s,
                     "; <a href=\"{d}/report.html\">its report</a>, \
                      <a href=\"{d}/{COMPARE_PAGE}\">beside the run</a>",
-                    d = esc(dir)
+                    d = html_text(dir)
                 );
             }
             (None, Some(e)) => {
-                let _ = write!(s, "; no report: {}", esc(e));
+                let _ = write!(s, "; no report: {}", html_text(e));
             }
             (None, None) => s.push_str("; no report"),
         }
@@ -109,8 +100,6 @@ fn products(s: &mut String, view: &PortView) {
     }
     s.push_str("</ul>\n");
 }
-
-const FIGURES: [&str; 5] = ["SIMD", "GRF", "instrs", "spill", "occupancy"];
 
 /// The table: a row per kernel, five columns per device.
 fn table(s: &mut String, view: &PortView) {
@@ -126,7 +115,7 @@ fn table(s: &mut String, view: &PortView) {
             s,
             "<th class=\"dev\" colspan=\"{}\">{}</th>",
             FIGURES.len(),
-            esc(d)
+            html_text(d)
         );
     }
     s.push_str("</tr><tr>");
@@ -140,14 +129,14 @@ fn table(s: &mut String, view: &PortView) {
         let _ = write!(
             s,
             "<tr data-kernel=\"{}\"><td class=\"name\">{}</td><td>{}</td><td>{}</td>",
-            esc(&k.name),
+            html_text(&k.name),
             if i < ISA_KERNELS {
-                format!("<a href=\"#isa-{i}\">{}</a>", esc(&k.demangled))
+                format!("<a href=\"#isa-{i}\">{}</a>", html_text(&k.demangled))
             } else {
-                esc(&k.demangled)
+                html_text(&k.demangled)
             },
             k.launches,
-            esc(k.top_shape.as_deref().unwrap_or("-"))
+            html_text(k.top_shape.as_deref().unwrap_or("-"))
         );
         for p in std::iter::once(&k.run).chain(&k.products) {
             cells(s, p);
@@ -164,29 +153,13 @@ fn cells(s: &mut String, p: &OnProduct) {
             s,
             "<td class=\"none\" colspan=\"{}\" data-device=\"{}\">not ported: {}</td>",
             FIGURES.len(),
-            esc(&p.product),
-            esc(why)
+            html_text(&p.product),
+            html_text(why)
         );
         return;
     }
-    let opt = |v: Option<u64>| v.map_or("-".to_string(), |v| v.to_string());
-    let occupancy = match (p.occupancy, &p.limited_by) {
-        (Some(o), Some(l)) => format!("{o}% {l}"),
-        _ => "-".into(),
-    };
-    let values = [
-        ("SIMD", opt(p.simd.map(u64::from))),
-        ("GRF", opt(p.grf.map(u64::from))),
-        ("instrs", opt(p.instructions)),
-        (
-            "spill",
-            p.spill_bytes
-                .filter(|b| *b > 0)
-                .map_or("-".into(), |b| b.to_string()),
-        ),
-        ("occupancy", occupancy),
-    ];
-    for (name, v) in &values {
+    let values = FIGURES.iter().zip(p.figure_texts());
+    for (name, v) in values {
         let worse: Vec<&String> = p
             .worse
             .iter()
@@ -199,13 +172,13 @@ fn cells(s: &mut String, p: &OnProduct) {
         };
         let title = worse
             .first()
-            .map(|w| format!(" title=\"worse: {}\"", esc(w)))
+            .map(|w| format!(" title=\"worse: {}\"", html_text(w)))
             .unwrap_or_default();
         let _ = write!(
             s,
             "<td{class}{title} data-device=\"{}\" data-figure=\"{name}\">{}</td>",
-            esc(&p.product),
-            esc(v)
+            html_text(&p.product),
+            html_text(&v)
         );
     }
 }
@@ -217,8 +190,8 @@ fn isa(s: &mut String, dir: &Path, view: &PortView) {
         let _ = write!(
             s,
             "<details id=\"isa-{i}\" data-kernel=\"{}\"><summary>{}</summary><div class=\"isa\">",
-            esc(&k.name),
-            esc(&k.demangled)
+            html_text(&k.name),
+            html_text(&k.demangled)
         );
         for p in std::iter::once(&k.run).chain(&k.products) {
             column(s, dir, p);
@@ -239,12 +212,12 @@ fn column(s: &mut String, dir: &Path, p: &OnProduct) {
     let _ = write!(
         s,
         "<div data-device=\"{}\"><h3>{}</h3>",
-        esc(&p.product),
-        esc(&p.product)
+        html_text(&p.product),
+        html_text(&p.product)
     );
     let Some(copy) = &p.asm_copy else {
         let why = p.not_ported.as_deref().unwrap_or("no ISA");
-        let _ = write!(s, "<p>{}</p></div>", esc(why));
+        let _ = write!(s, "<p>{}</p></div>", html_text(why));
         return;
     };
     let text = std::fs::read(dir.join(copy))
@@ -255,9 +228,9 @@ fn column(s: &mut String, dir: &Path, p: &OnProduct) {
     let _ = write!(
         s,
         "<p><a href=\"../{}\">{}</a></p><pre>{}",
-        esc(copy),
-        esc(copy),
-        esc(&shown)
+        html_text(copy),
+        html_text(copy),
+        pre_text(&shown)
     );
     if lines.len() > ISA_LINES {
         let _ = write!(s, "\n… {} more lines in the file", lines.len() - ISA_LINES);

@@ -37,6 +37,27 @@ pub struct OnProduct {
     pub not_ported: Option<String>,
 }
 
+/// The figures the table and the page show of a kernel on a device, by
+/// name, in their order.
+pub const FIGURES: [&str; 5] = ["SIMD", "GRF", "instrs", "spill", "occupancy"];
+
+impl OnProduct {
+    /// Its [`FIGURES`] as text (`-` for none; no spill is `-` too).
+    pub fn figure_texts(&self) -> [String; 5] {
+        let opt = |v: Option<u64>| v.map_or("-".to_string(), |v| v.to_string());
+        [
+            opt(self.simd.map(u64::from)),
+            opt(self.grf.map(u64::from)),
+            opt(self.instructions),
+            opt(self.spill_bytes.filter(|b| *b > 0)),
+            match (self.occupancy, &self.limited_by) {
+                (Some(o), Some(l)) => format!("{o}% {l}"),
+                _ => "-".to_string(),
+            },
+        ]
+    }
+}
+
 /// One launched kernel of the run, and what it becomes on each product.
 #[derive(Debug, Clone, Serialize)]
 pub struct PortedKernel {
@@ -150,7 +171,6 @@ impl PortView {
             "occupancy",
             self.device
         );
-        let opt = |v: Option<u64>| v.map_or("-".to_string(), |v| v.to_string());
         for k in &self.kernels {
             let name = names::escape_for_terminal(&k.demangled);
             let name: String = if name.chars().count() > 32 {
@@ -171,21 +191,10 @@ impl PortView {
                     );
                     continue;
                 }
-                let spill = match p.spill_bytes {
-                    None | Some(0) => "-".to_string(),
-                    Some(b) => b.to_string(),
-                };
-                let occupancy = match (p.occupancy, &p.limited_by) {
-                    (Some(o), Some(l)) => format!("{o}% {l}"),
-                    _ => "-".to_string(),
-                };
+                let [simd, grf, instrs, spill, occupancy] = p.figure_texts();
                 let line = format!(
-                    "{rank:>4} {launches:>10}  {shown:<32} {:<8} {:>4} {:>4} {:>7} {:>7}  {occupancy:<15} {}",
+                    "{rank:>4} {launches:>10}  {shown:<32} {:<8} {simd:>4} {grf:>4} {instrs:>7} {spill:>7}  {occupancy:<15} {}",
                     p.product,
-                    opt(p.simd.map(u64::from)),
-                    opt(p.grf.map(u64::from)),
-                    opt(p.instructions),
-                    spill,
                     p.worse.join(", ")
                 );
                 let _ = writeln!(s, "{}", line.trim_end());
