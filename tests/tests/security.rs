@@ -708,3 +708,60 @@ fn the_users_own_notice_is_taken() {
         stack_info()
     );
 }
+
+/// `port` writes its products only into a capture and a `port/` folder
+/// of the user's: a `port/` the other user owns, or a capture handed to
+/// them, is refused with `collect`'s words, and nothing is written.
+#[test]
+fn port_writes_into_no_folder_of_another_user() {
+    let c = other_user_case("sec-port");
+    captured(&c);
+    let port = |c: &Case| {
+        let mut t = Command::new(xpu_asm_run());
+        t.args(["port", "-q", "--to", "dg2"])
+            .arg(&c.out)
+            .current_dir(&c.root);
+        hermetic(&mut t);
+        run_with_timeout(&mut t)
+    };
+    let theirs = c.out.join("port");
+    std::fs::create_dir(&theirs).unwrap();
+    std::os::unix::fs::chown(&theirs, Some(other_uid()), Some(other_uid())).unwrap();
+    let o = port(&c);
+    assert_eq!(o.status.code(), Some(2), "{}", ctx("their port/", &o));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains(&format!(
+            "{} is owned by uid {}",
+            theirs.display(),
+            other_uid()
+        )) && err.contains("cp -r"),
+        "{}",
+        ctx("their port/", &o)
+    );
+    assert!(list_files(&theirs).is_empty(), "{}", ctx("their port/", &o));
+
+    // The user's own port/: ported.
+    std::fs::remove_dir(&theirs).unwrap();
+    let o = port(&c);
+    assert_eq!(o.status.code(), Some(0), "{}", ctx("the user's port/", &o));
+    assert!(theirs.join("dg2").join("report.json").is_file());
+
+    // The capture handed to the other user: refused, nothing changed.
+    let o = run_with_timeout(Command::new("chown").args(["-R", OTHER]).arg(&c.out));
+    assert!(o.status.success());
+    let before = list_files(&c.out);
+    let report_before = std::fs::read(theirs.join("dg2").join("report.json")).unwrap();
+    let o = port(&c);
+    assert_eq!(o.status.code(), Some(2), "{}", ctx("their capture", &o));
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("cp -r"),
+        "{}",
+        ctx("their capture", &o)
+    );
+    assert_eq!(list_files(&c.out), before, "{}", ctx("their capture", &o));
+    assert_eq!(
+        std::fs::read(theirs.join("dg2").join("report.json")).unwrap(),
+        report_before
+    );
+}

@@ -66,12 +66,12 @@ pub struct PortResult {
 pub fn port(dir: &Path, products: &[String], opts: &PortOptions) -> Result<PortResult, String> {
     // The children run in their own folders: every path they get is whole.
     let dir = &std::fs::canonicalize(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    let root = own_port_folder(dir)?;
     let records = xpu_asm_record::read::read_dir(&dir.join(xpu_asm_record::RECORDS_DIR))
         .map_err(|e| format!("{}: {e}", dir.display()))?;
     let run = crate::capture::run::read_run_info(dir, &mut Vec::new());
     let binary = run.as_ref().and_then(|r| r.isa.as_deref()) == Some("binary")
         || records.iter().any(|r| r.isa_binary);
-    let root = dir.join(PORT_DIR);
     let ported = plan::plan(dir, &records, &root.join("spirv"));
     let users_env: Vec<(OsString, OsString)> = records
         .first()
@@ -118,6 +118,20 @@ pub fn port(dir: &Path, products: &[String], opts: &PortOptions) -> Result<PortR
         ported,
         products: results,
     })
+}
+
+/// `dir/port`, made when missing: the ports are written there only when
+/// it and the capture are the user's, as `collect` checks the capture
+/// (the same words).
+fn own_port_folder(dir: &Path) -> Result<PathBuf, String> {
+    use crate::capture::trust::{check_own_folder, make_folder};
+    let not_yours =
+        |(path, why)| crate::capture::layout::CollectError::NotYours { path, why }.to_string();
+    check_own_folder(dir).map_err(not_yours)?;
+    let root = dir.join(PORT_DIR);
+    make_folder(&root).map_err(|e| format!("cannot create {}: {e}", root.display()))?;
+    check_own_folder(&root).map_err(not_yours)?;
+    Ok(root)
 }
 
 /// What every product's port shares.
