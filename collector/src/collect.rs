@@ -520,12 +520,14 @@ fn assemble(
     warnings.extend(refused_notices(dir, run.as_ref()));
     let by_rank = entries::launches_by_rank(&recs);
     let shapes = crate::report::shapes::by_kernel(dir, &recs);
+    let origins = crate::report::origins::by_kernel(dir, &recs, &mut warnings);
     // `binary` when every process ran so (records of a merge included).
     let isa = (!recs.is_empty() && recs.iter().all(|r| r.isa_binary)).then(|| "binary".to_string());
     let freeing = drop_beside((folders, recs));
     let (mut kernels, totals, unlaunched_compiled) =
         kernels(listed, opts, links, &by_rank, freeing);
     crate::report::shapes::fill(&mut kernels, &shapes);
+    crate::report::origins::fill(&mut kernels, &origins);
     // The copying's warnings, if any, will go before pruning's.
     warnings.extend(prune_warnings);
     let report = Report {

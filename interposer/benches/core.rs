@@ -378,8 +378,54 @@ fn section_memory(kernels: usize, launches: u64) {
     );
 }
 
+/// The stack `depth` calls deeper, unwound (what a first launch pays
+/// beside making its shape).
+#[inline(never)]
+fn unwind_at(depth: usize) -> usize {
+    if depth == 0 {
+        return xpu_asm_interposer::objects::unwind().frames().len();
+    }
+    black_box(unwind_at(black_box(depth - 1))) + 1 - 1
+}
+
+/// A kernel's first launch (its shape made, its stack unwound and written)
+/// against its later ones, and the unwind alone at two depths.
+fn section_first() {
+    let kernels = if quick() { 200 } else { 2_000 };
+    create_kernels(0, 0, kernels);
+    let list = list_handle(2000);
+    let gc = xpu_asm_interposer::common::GroupCount { x: 1, y: 1, z: 1 };
+    let time_all = || {
+        let c0 = thread_cpu_ns();
+        for k in 0..kernels {
+            state::launch_with(black_box(list), black_box(kernel_handle(k)), gc);
+        }
+        (thread_cpu_ns() - c0) / kernels as f64
+    };
+    result("first_launch_ns", format!("{:.0}", time_all()));
+    result("later_launch_ns", format!("{:.1}", time_all()));
+    for depth in [0usize, 40] {
+        let mut v: Vec<f64> = (0..if quick() { 200 } else { 2_000 })
+            .map(|_| {
+                let c0 = thread_cpu_ns();
+                black_box(unwind_at(depth));
+                thread_cpu_ns() - c0
+            })
+            .collect();
+        result(&format!("unwind_depth{depth}_frames"), unwind_at(depth));
+        result(
+            &format!("unwind_depth{depth}_ns"),
+            format!("{:.0}", median(&mut v)),
+        );
+    }
+    let events = record_file("events").and_then(|p| std::fs::read_to_string(p).ok());
+    let stacks = events.map_or(0, |e| e.matches("\"type\":\"stack\"").count());
+    result("first_stacks_written", stacks);
+}
+
 fn run_section(name: &str) {
     match name {
+        "first" => section_first(),
         "launch" => section_launch(),
         "regular" => section_regular(),
         "graph" => section_graph(),
@@ -437,7 +483,7 @@ fn main() {
     let _ = std::fs::remove_dir_all(&base);
     std::fs::create_dir_all(&base).expect("a temporary folder");
     let mut all = Vec::new();
-    for section in ["launch", "regular", "graph", "mem1k", "mem10k"] {
+    for section in ["launch", "regular", "graph", "first", "mem1k", "mem10k"] {
         eprintln!("core bench: {section} ...");
         all.extend(child(section, &base));
     }
@@ -490,6 +536,19 @@ fn main() {
         get("core_launch_check"),
         get("core_regular_check"),
         get("core_graph_check")
+    );
+    println!(
+        "  first launch of a kernel {} ns (its shape made, its stack unwound and written: {} stacks), later launches {} ns",
+        get("first_launch_ns"),
+        get("first_stacks_written"),
+        get("later_launch_ns")
+    );
+    println!(
+        "  the unwind alone: {} ns for {} frames, {} ns for {} frames",
+        get("unwind_depth0_ns"),
+        get("unwind_depth0_frames"),
+        get("unwind_depth40_ns"),
+        get("unwind_depth40_frames")
     );
     println!();
     println!("Memory of the counting core (KiB of RSS; counts file in bytes)");

@@ -22,6 +22,8 @@
 //!   state, never the other way: the Level Zero query the launch path
 //!   needs while a graph is captured is handed to it when the capture
 //!   begins.
+//! - `objects`: the loaded objects and call stacks (raw addresses), for
+//!   where modules come from and who launched each kernel.
 //! - `output`: the per-process record files; `sys`: the recorder's own
 //!   system calls (no descriptor kept, errors instead of signals, faults
 //!   injected by tests).
@@ -70,6 +72,7 @@ pub mod guard;
 pub mod handles;
 pub mod lookups;
 mod macros;
+pub mod objects;
 pub mod output;
 pub mod real;
 pub mod shapes;

@@ -400,6 +400,11 @@ impl KernelHandle {
 }
 
 impl KernelShapes {
+    /// How many shapes it has (a launch's first: none).
+    pub fn made(&self) -> usize {
+        self.n.load(Acquire)
+    }
+
     /// The slot of shape `key`: its slot pair, made when new and there is
     /// room, else the kernel's counter.
     fn slot_of(&'static self, key: &ShapeKey) -> usize {

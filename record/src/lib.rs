@@ -374,6 +374,8 @@ pub fn decode_slot(slot: &[u8]) -> Option<(u64, u64)> {
     ))
 }
 
+#[cfg(feature = "read")]
+pub mod origins;
 pub mod ranks;
 #[cfg(feature = "read")]
 pub mod read;

@@ -56,6 +56,8 @@ pub struct Module {
     /// A module of several inputs: the descriptor's own build flags
     /// (`program_build_flags`; `None`: NULL, or an older record).
     pub program_build_flags: Option<String>,
+    /// How it was created: the stack, the object holding its bytes.
+    pub creation: crate::origins::Creation,
 }
 
 /// The API a module was made through.
@@ -202,6 +204,9 @@ pub struct ProcessRecord {
     pub exit_code: Option<i32>,
     /// Problems met while reading; each names the file.
     pub warnings: Vec<String>,
+    /// The loaded objects it named, by id; its kernels' launch stacks.
+    pub objects: BTreeMap<u32, crate::origins::Object>,
+    pub stacks: Vec<crate::origins::LaunchStack>,
 }
 
 /// Reads every `*.events` file of `records_dir` (sorted by name).
@@ -453,6 +458,7 @@ fn read_event(v: &Value, at: At, rec: &mut ProcessRecord) {
                 .push(format!("{at}: kernel event without a name; skipped")),
         },
         "note" => rec.notes.push(get_str(v, "message")),
+        "object" | "stack" => crate::origins::read_event(v, rec),
         "counts" => {
             let chunk = get_u64(v, "chunk") as u32;
             let place = CountsPlace {
@@ -507,6 +513,7 @@ fn module_event(v: &Value) -> Module {
             .get("program_build_flags")
             .and_then(Value::as_str)
             .map(str::to_string),
+        creation: crate::origins::creation(v),
     }
 }
 
@@ -649,7 +656,7 @@ fn get_str(v: &Value, key: &str) -> String {
 }
 
 /// A name written with [`push_json_bytes_field`]: `key` or `key_hex`.
-fn bytes_field(v: &Value, key: &str) -> Option<Vec<u8>> {
+pub(crate) fn bytes_field(v: &Value, key: &str) -> Option<Vec<u8>> {
     if let Some(s) = v.get(key).and_then(Value::as_str) {
         return Some(s.as_bytes().to_vec());
     }

@@ -112,6 +112,47 @@ fn workloads() -> &'static Workloads {
     })
 }
 
+/// `tests/workload/callers.c` and its two libraries (`callers_lib.c` as
+/// `libcallers_a.so` and `libcallers_b.so`, found by the program's run
+/// path), built once per test process.
+pub fn callers_workload() -> PathBuf {
+    static W: OnceLock<PathBuf> = OnceLock::new();
+    W.get_or_init(|| {
+        require_stack();
+        let src = workload_src_dir();
+        let dir = build_dir().join("callers");
+        std::fs::create_dir_all(&dir).expect("the callers build folder");
+        let gcc = |out: &Path, args: &[&str], file: &str| {
+            let mut cmd = Command::new("gcc");
+            cmd.args(["-std=c11", "-O1", "-g", "-Wall", "-Wextra", "-Werror"])
+                .arg(src.join(file))
+                .arg("-o")
+                .arg(out)
+                .args(["-L", &dir.display().to_string()])
+                .args(args)
+                .arg("-lze_loader");
+            run_build(&mut cmd);
+        };
+        for lib in ["a", "b"] {
+            let so = dir.join(format!("libcallers_{lib}.so"));
+            let define = format!("-DLIB_{}", lib.to_uppercase());
+            build_atomically(&so, |out| {
+                gcc(out, &["-fPIC", "-shared", &define], "callers_lib.c")
+            });
+        }
+        let exe = dir.join("callers");
+        build_atomically(&exe, |out| {
+            gcc(
+                out,
+                &["-Wl,-rpath,$ORIGIN", "-lcallers_a", "-lcallers_b"],
+                "callers.c",
+            )
+        });
+        exe
+    })
+    .clone()
+}
+
 /// The workload binary that does not link the loader (`--via ddi|dlsym`).
 pub fn workload() -> PathBuf {
     workloads().dl.clone()

@@ -89,6 +89,8 @@ impl KernelEntry {
             slm_static_bytes: None,
             shapes: Vec::new(),
             other_shapes: None,
+            origin: None,
+            callers: Vec::new(),
         }
     }
 }

@@ -8,6 +8,7 @@ pub mod entries;
 pub mod export;
 pub mod files;
 pub mod launch;
+pub mod origins;
 pub mod shapes;
 
 use crate::capture::files::Usage;
@@ -22,7 +23,7 @@ use serde::{Deserialize, Serialize};
 /// `counts_kept`, per process and for the run, added within 3: absent
 /// when empty; 4: each launched kernel's `shapes` with their occupancy,
 /// `other_shapes`, `slm_static_bytes`, and each process's `device`).
-pub const SCHEMA: u32 = 4;
+pub const SCHEMA: u32 = 5;
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ProcessEntry {
@@ -245,6 +246,13 @@ pub struct KernelEntry {
     /// Launches of shapes past the bound kept per kernel and process.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub other_shapes: Option<launch::OtherShapes>,
+    /// How its ISA was made, and the library that carried its code or
+    /// created its module (schema 5; null for a kernel not launched).
+    #[serde(default)]
+    pub origin: Option<origins::Origin>,
+    /// The stacks of its first launches, symbolized (schema 5).
+    #[serde(default)]
+    pub callers: Vec<origins::Caller>,
 }
 
 impl KernelEntry {

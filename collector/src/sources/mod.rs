@@ -13,6 +13,7 @@ pub mod borrowed;
 pub mod dumps;
 pub mod light;
 pub mod rebuilt;
+pub mod symbols;
 
 pub use crate::kernel_isa::{AsmFile, AsmName, BinaryOrigin, IsaSourceKind, Status};
 use std::sync::Arc;

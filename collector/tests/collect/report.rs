@@ -154,7 +154,7 @@ fn report_json_contract() {
     pvc_capture(t.path());
     collect_defaults(t.path());
     let j = report_json(t.path());
-    assert_eq!(j["schema"], 4);
+    assert_eq!(j["schema"], 5);
     assert_eq!(j["command"], serde_json::json!(["./app", "--x"]));
     assert_eq!(j["exit"], serde_json::json!({"code": 0}));
     for key in ["processes", "kernels", "warnings"] {

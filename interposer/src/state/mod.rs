@@ -38,6 +38,7 @@ use xpu_asm_record::{hex, push_json_bytes_field, push_json_str, UNKNOWN_KERNEL_I
 pub mod constants;
 pub mod graphs;
 pub mod modules;
+pub mod origins;
 pub mod programs;
 
 /// The maps the launch path reads, in one static: a launch finds both of its
@@ -122,6 +123,10 @@ struct Registry {
     warned: HashSet<usize>,
     /// OpenCL program handle -> what the program was made from.
     programs: HashMap<usize, ProgramFrom>,
+    /// The loaded objects named in the record.
+    objects: crate::objects::Objects,
+    /// Kernel id -> the stacks of its launches recorded (their hashes).
+    callers: HashMap<u32, Vec<u64>>,
 }
 
 /// A capture in progress on its primary list.
@@ -191,6 +196,8 @@ fn start(cfg: &Config) -> Registry {
         commands: HashMap::new(),
         warned: HashSet::new(),
         programs: HashMap::new(),
+        objects: Default::default(),
+        callers: HashMap::new(),
     }
 }
 
@@ -342,7 +349,12 @@ pub(crate) fn make_shape(
     kernel: &'static crate::shapes::KernelShapes,
     key: &xpu_asm_record::shapes::ShapeKey,
 ) -> Option<usize> {
+    // The launch's stack, unwound before the lock is taken.
+    let stack = origins::launch_stack(kernel);
     with_registry(|r, _| {
+        if let Some(stack) = &stack {
+            origins::launch_stack_taken(r, kernel.id(), stack);
+        }
         let id = r.next_kernel + (r.next_kernel & 1);
         let head = r.out.counter(id + 1);
         if head.is_null() {

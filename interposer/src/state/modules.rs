@@ -174,6 +174,10 @@ pub fn module_built(
     let sha = first.map(|i| sha256_hex(i.bytes)).unwrap_or_default();
     let binary = hash_binary(format, first, &sha, binary);
     let rebuilt = rebuilt.map(|r| r.map(|b| (b, sha256_hex(b))));
+    let stack = crate::objects::unwind();
+    let input = first
+        .filter(|_| api == Api::LevelZero)
+        .map(|i| i.bytes.as_ptr() as usize);
     with_registry(|r, cfg| {
         let device_id = device_id(r, &device);
         let id = r.next_module;
@@ -201,6 +205,7 @@ pub fn module_built(
         if api == Api::OpenCl {
             push_program_from(&mut line, r.programs.get(&handle));
         }
+        super::origins::push_creation(r, &mut line, &stack, input);
         line.extend_from_slice(b"}\n");
         r.out.event(&line, true);
     });

@@ -12,7 +12,7 @@ pub(crate) fn is_archive(bytes: &[u8]) -> bool {
 }
 
 /// The members that can hold code, with their bytes.
-fn members(bytes: &[u8]) -> Result<Vec<(String, &[u8])>, NativeError> {
+pub(crate) fn members(bytes: &[u8]) -> Result<Vec<(String, &[u8])>, NativeError> {
     let corrupt = |e: object::Error| NativeError::Corrupt(format!("fat binary (ar archive): {e}"));
     let archive = ArchiveFile::parse(bytes).map_err(corrupt)?;
     let mut out = Vec::new();

@@ -36,6 +36,7 @@ mod lines;
 mod patchtokens;
 mod platform;
 mod program;
+pub mod targets;
 mod zebin;
 
 pub use asm::{instructions, render_asm};

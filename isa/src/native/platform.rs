@@ -92,6 +92,20 @@ struct Product {
     ids: &'static [u32],
 }
 
+/// ocloc's name of product family `family` (only for the
+/// families whose numbers did not move between IGC versions).
+pub(crate) fn product_of_family(family: u32) -> Option<&'static str> {
+    if family < FAMILY_STABLE_FROM {
+        return None;
+    }
+    // The family's shortest name: `pvc` of pvc-sdv, pvc and pvc-vg.
+    PRODUCTS
+        .iter()
+        .filter(|p| p.family == Some(family))
+        .map(|p| p.name)
+        .min_by_key(|n| n.len())
+}
+
 const PRODUCTS: &[Product] = &[
     Product {
         name: "tgllp",
@@ -379,9 +393,21 @@ impl Device {
         PRODUCTS.iter().find(|q| q.ids.contains(&id))
     }
 
+    /// ocloc's name of the product's family (`pvc` for each of PVC's
+    /// steppings and products), else of the product.
+    pub fn family_name(&self) -> Option<String> {
+        let p = self.product()?;
+        Some(
+            p.family
+                .and_then(product_of_family)
+                .unwrap_or(p.name)
+                .to_string(),
+        )
+    }
+
     /// ocloc's name of the product, as given or as found from the IP
     /// version or PCI id.
-    pub(crate) fn product_name(&self) -> Option<String> {
+    pub fn product_name(&self) -> Option<String> {
         match &self.product {
             Some(p) if !p.trim().is_empty() => Some(p.trim().to_ascii_lowercase()),
             _ => self.product().map(|p| p.name.to_string()),

@@ -131,6 +131,48 @@ fn platform(
     Ok(choose_platform(family, core, revision, config, device))
 }
 
+/// For a zebin: the product its notes name (the product family, else
+/// the product config's IP version), and whether they name one at all
+/// (IGC's and ocloc's zebins do; nGEN's carry the GFX core family alone).
+/// `None`: not a zebin.
+pub(crate) fn product_named(bytes: &[u8]) -> Option<(Option<String>, bool)> {
+    if !bytes.starts_with(b"\x7fELF") || !is_zebin(bytes) {
+        return None;
+    }
+    let file = ElfFile64::<Endianness>::parse(bytes).ok()?;
+    let endian = file.endian();
+    let sections = file.elf_header().sections(endian, bytes).ok()?;
+    let (mut family, mut config) = (None, None);
+    for sh in sections
+        .iter()
+        .filter(|sh| sh.sh_type(endian) == elf::SHT_NOTE)
+    {
+        let Ok(data) = sh.data(endian, bytes) else {
+            continue;
+        };
+        for (n_type, desc) in intel_gt_notes(data) {
+            let value = super::program::u32_at(desc, 0).filter(|&v| v != 0);
+            match n_type {
+                NOTE_PRODUCT_FAMILY => family = family.or(value),
+                NOTE_PRODUCT_CONFIG => config = config.or(value),
+                _ => {}
+            }
+        }
+    }
+    let by_config = config.and_then(|ip| {
+        Device {
+            ip_version: Some(ip),
+            ..Device::default()
+        }
+        .family_name()
+    });
+    let by_family = family
+        .and_then(super::platform::product_of_family)
+        .map(str::to_string);
+    let product = by_family.or(by_config);
+    Some((product, family.is_some() || config.is_some()))
+}
+
 /// What `.ze_info` says, by kernel name.
 type KernelInfo = HashMap<Vec<u8>, Info>;
 

@@ -38,6 +38,10 @@ pub struct Side {
     /// That shape's occupancy, in hundredths of a percent.
     #[serde(default)]
     pub occupancy: Option<u64>,
+    /// How its ISA was made, as the table's origin column says it (`jit`,
+    /// `aot pvc`; null for reports before schema 5).
+    #[serde(default)]
+    pub origin: Option<String>,
 }
 
 /// One loop's figures, for the comparison.
@@ -94,6 +98,10 @@ impl Side {
                 .first()
                 .and_then(|s| s.occupancy.as_ref())
                 .map(|o| (o.percent * 100.0).round() as u64),
+            origin: k
+                .origin
+                .as_ref()
+                .map(|o| crate::report::export::origin_text::cell(Some(o))),
         }
     }
 
@@ -296,6 +304,12 @@ pub fn compare(a: &Report, a_dir: &Path, b: &Report, b_dir: &Path) -> Vec<Kernel
                     .chain(loop_fields(x, y))
                     .filter(|f| x.get(f) != y.get(f))
                     .chain((x.shape != y.shape).then(|| "shape".to_string()))
+                    // A build change the user must see: JIT in one, AOT in
+                    // the other (both reports of schema 5).
+                    .chain(
+                        (x.origin.is_some() && y.origin.is_some() && x.origin != y.origin)
+                            .then(|| "origin".to_string()),
+                    )
                     .collect(),
                 _ => Vec::new(),
             };

@@ -267,6 +267,7 @@ mod tests {
             loops: None,
             shape: None,
             occupancy: None,
+            origin: None,
         }
     }
 

@@ -240,6 +240,11 @@ fn shape_change(field: &str, a: &Side, b: &Side) -> Option<String> {
             b.shape.as_deref().unwrap_or("-")
         )),
         "occupancy" => Some(format!("{:>10} {:>10}", pct(a.occupancy), pct(b.occupancy))),
+        "origin" => Some(format!(
+            "{:>10} {:>10}  the build changed: how the ISA was made",
+            a.origin.as_deref().unwrap_or("-"),
+            b.origin.as_deref().unwrap_or("-")
+        )),
         _ => None,
     }
 }

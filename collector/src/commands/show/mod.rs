@@ -224,6 +224,9 @@ fn figures(out: &mut String, k: &KernelEntry, shown: &str, c: bool) {
     if let Some(note) = &k.isa_note {
         let _ = writeln!(out, "  note:         {}", names::escape_for_terminal(note));
     }
+    for l in crate::report::export::origin_text::lines(k) {
+        let _ = writeln!(out, "{l}");
+    }
     shapes(out, k, c);
     for l in cfg::summary(k) {
         let _ = writeln!(out, "{l}");

@@ -3,6 +3,7 @@
 
 pub mod html;
 pub mod json;
+pub mod origin_text;
 pub mod pieces;
 pub mod shapes_text;
 pub mod table;

@@ -110,8 +110,13 @@ fn kernel_rows(out: &mut String, r: &Report, cols: &Columns, c: bool) {
     } else {
         String::new()
     };
+    let origins = r.kernels.iter().any(|k| k.origin.is_some());
+    let origin_cell = |s: &str| match origins {
+        true => format!("  {}", fit(s, ORIGIN_W)),
+        false => String::new(),
+    };
     let header = format!(
-        "{:>4} {:>10}{}  {}  {:>4} {:>4} {:>7} {:>7}{}  {:<6} {}",
+        "{:>4} {:>10}{}  {}  {:>4} {:>4} {:>7} {:>7}{}{}  {:<6} {}",
         "#",
         "launches",
         cols.ranks_cell("ranks"),
@@ -121,6 +126,7 @@ fn kernel_rows(out: &mut String, r: &Report, cols: &Columns, c: bool) {
         "instrs",
         "spill",
         shape_head,
+        origin_cell("origin"),
         "source",
         "ISA file"
     );
@@ -141,7 +147,7 @@ fn kernel_rows(out: &mut String, r: &Report, cols: &Columns, c: bool) {
             String::new()
         };
         let line = format!(
-            "{:>4} {:>10}{}  {}  {:>4} {:>4} {:>7} {:>7}{}  {:<6} {}",
+            "{:>4} {:>10}{}  {}  {:>4} {:>4} {:>7} {:>7}{}{}  {:<6} {}",
             k.rank,
             launches(k),
             cols.ranks_cell(ranks),
@@ -151,6 +157,7 @@ fn kernel_rows(out: &mut String, r: &Report, cols: &Columns, c: bool) {
             opt(k.instructions),
             opt(k.spill_bytes),
             shape,
+            origin_cell(&super::origin_text::cell(k.origin.as_ref())),
             source(k),
             isa_file(k, c)
         );
@@ -161,6 +168,8 @@ fn kernel_rows(out: &mut String, r: &Report, cols: &Columns, c: bool) {
 /// The widths of the columns of the most launched shape and its
 /// occupancy, shown when some kernel has shapes.
 const SHAPE_W: usize = 18;
+/// The width of the origin column, shown when some kernel has an origin.
+const ORIGIN_W: usize = 14;
 const OCC_W: usize = 15;
 
 fn has_shapes(r: &Report) -> bool {

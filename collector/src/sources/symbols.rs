@@ -1,0 +1,141 @@
+//! Call stacks symbolized: each return address to the loaded object it
+//! fell in (the record's `object` events) and, read from that object's
+//! file when its build id is the one the process had loaded, to its
+//! function (demangled), file and line where the object has line
+//! information, inlined calls included (addr2line, over gimli and
+//! object); else to the nearest symbol of its symbol table.
+
+use addr2line::Loader;
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use xpu_asm_record::origins::Object;
+
+/// One frame of a stack, symbolized.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+pub struct Frame {
+    /// The function, demangled (null: the object's file has no symbol
+    /// for it, or could not be read).
+    pub function: Option<String>,
+    pub file: Option<String>,
+    pub line: Option<u32>,
+    /// The object's path (the program's own, for the program).
+    pub object: String,
+    /// The return address's offset in the object (its address for a
+    /// program not built as PIE).
+    pub offset: u64,
+}
+
+/// Symbolizes stacks, opening each object's file once.
+#[derive(Default)]
+pub struct Symbolizer {
+    files: HashMap<(Vec<u8>, String), Option<Loader>>,
+    /// What could not be read, one line per object.
+    pub problems: BTreeSet<String>,
+}
+
+impl Symbolizer {
+    /// The frames of `stack` (return addresses, innermost first) of a
+    /// process whose objects are `objects` and whose program is `exe`.
+    pub fn stack(
+        &mut self,
+        objects: &BTreeMap<u32, Object>,
+        exe: &str,
+        stack: &[u64],
+    ) -> Vec<Frame> {
+        stack
+            .iter()
+            .flat_map(|&addr| self.frames(objects, exe, addr))
+            .collect()
+    }
+
+    /// The frames of one return address: the inlined calls there first.
+    fn frames(&mut self, objects: &BTreeMap<u32, Object>, exe: &str, addr: u64) -> Vec<Frame> {
+        let Some(o) = objects.values().find(|o| (o.start..o.end).contains(&addr)) else {
+            return vec![Frame {
+                function: None,
+                file: None,
+                line: None,
+                object: String::new(),
+                offset: addr,
+            }];
+        };
+        let path = match o.path.is_empty() {
+            true => exe.to_string(),
+            false => String::from_utf8_lossy(&o.path).into_owned(),
+        };
+        // A return address: the call is the byte before it.
+        let probe = addr.wrapping_sub(o.base).wrapping_sub(1);
+        let plain = Frame {
+            function: None,
+            file: None,
+            line: None,
+            object: path.clone(),
+            offset: probe + 1,
+        };
+        let Some(loader) = self.loader(&path, &o.build_id) else {
+            return vec![plain];
+        };
+        let mut out = Vec::new();
+        if let Ok(mut frames) = loader.find_frames(probe) {
+            while let Ok(Some(f)) = frames.next() {
+                out.push(Frame {
+                    function: f
+                        .function
+                        .as_ref()
+                        .and_then(|n| n.demangle().ok())
+                        .map(|n| n.into_owned()),
+                    file: f.location.as_ref().and_then(|l| l.file).map(str::to_string),
+                    line: f.location.as_ref().and_then(|l| l.line),
+                    ..plain.clone()
+                });
+            }
+        }
+        if out.iter().all(|f| f.function.is_none()) {
+            let function = loader
+                .find_symbol(probe)
+                .map(|s| addr2line::demangle_auto(s.into(), None).into_owned());
+            let location = loader.find_location(probe).ok().flatten();
+            out = vec![Frame {
+                function,
+                file: location.as_ref().and_then(|l| l.file).map(str::to_string),
+                line: location.and_then(|l| l.line),
+                ..plain
+            }];
+        }
+        out
+    }
+
+    /// The object's file, opened once, when its build id is `build_id`.
+    fn loader(&mut self, path: &str, build_id: &str) -> Option<&Loader> {
+        let key = (path.as_bytes().to_vec(), build_id.to_string());
+        if !self.files.contains_key(&key) {
+            let opened = open(path, build_id);
+            if let Err(e) = &opened {
+                self.problems.insert(format!("{path}: {e}"));
+            }
+            self.files.insert(key.clone(), opened.ok());
+        }
+        self.files.get(&key)?.as_ref()
+    }
+}
+
+/// `path`'s loader, once its build id is checked.
+fn open(path: &str, build_id: &str) -> Result<Loader, String> {
+    let file = std::fs::File::open(path).map_err(|e| format!("cannot be read ({e})"))?;
+    // SAFETY: the map is only read, here; a file changed under it gives
+    // wrong symbols or a parse error, which the build id check below
+    // and the readers' bounds keep from going further.
+    let map =
+        unsafe { memmap2::Mmap::map(&file) }.map_err(|e| format!("cannot be mapped ({e})"))?;
+    let obj = object::File::parse(&*map).map_err(|e| format!("not an object file ({e})"))?;
+    let found = object::Object::build_id(&obj)
+        .ok()
+        .flatten()
+        .map(xpu_asm_record::hex)
+        .unwrap_or_default();
+    if found != build_id {
+        return Err(format!(
+            "build id {found}, the process had {build_id} loaded: the file changed since the run; its frames are not named"
+        ));
+    }
+    Loader::new(path).map_err(|e| format!("cannot be read for symbols ({e})"))
+}
