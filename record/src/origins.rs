@@ -35,20 +35,25 @@ pub struct Creation {
     pub input_object: Option<Option<u32>>,
 }
 
-/// An `object` or `stack` event, into `rec`.
-pub(crate) fn read_event(v: &Value, rec: &mut super::read::ProcessRecord) {
-    if v.get("type").and_then(Value::as_str) == Some("object") {
-        let o = object_event(v);
-        rec.objects.insert(o.id, o);
-    } else {
-        rec.stacks.push(stack_event(v));
-    }
+/// An `object` event, into `objects` (by id).
+pub(crate) fn object_event(v: &Value, objects: &mut std::collections::BTreeMap<u32, Object>) {
+    let o = object(v);
+    objects.insert(o.id, o);
 }
 
-pub(crate) fn object_event(v: &Value) -> Object {
+fn object(v: &Value) -> Object {
+    // The path as the interposer writes names: `path`, or `path_hex`.
+    let path = match v.get("path").and_then(Value::as_str) {
+        Some(p) => p.as_bytes().to_vec(),
+        None => v
+            .get("path_hex")
+            .and_then(Value::as_str)
+            .and_then(crate::unhex)
+            .unwrap_or_default(),
+    };
     Object {
         id: v.get("id").and_then(Value::as_u64).unwrap_or(0) as u32,
-        path: super::read::bytes_field(v, "path").unwrap_or_default(),
+        path,
         base: v.get("base").and_then(Value::as_u64).unwrap_or(0),
         start: v.get("start").and_then(Value::as_u64).unwrap_or(0),
         end: v.get("end").and_then(Value::as_u64).unwrap_or(0),
@@ -93,7 +98,7 @@ mod tests {
             r#"{"type":"object","id":3,"path":"/lib/libx.so","base":4096,"start":4096,"end":8192,"build_id":"ab"}"#,
         )
         .unwrap();
-        let o = object_event(&v);
+        let o = object(&v);
         assert_eq!(
             (o.id, o.path.as_slice(), o.end, o.build_id.as_str()),
             (3, &b"/lib/libx.so"[..], 8192, "ab")

@@ -56,7 +56,6 @@ pub struct Module {
     /// A module of several inputs: the descriptor's own build flags
     /// (`program_build_flags`; `None`: NULL, or an older record).
     pub program_build_flags: Option<String>,
-    /// How it was created: the stack, the object holding its bytes.
     pub creation: crate::origins::Creation,
 }
 
@@ -458,7 +457,8 @@ fn read_event(v: &Value, at: At, rec: &mut ProcessRecord) {
                 .push(format!("{at}: kernel event without a name; skipped")),
         },
         "note" => rec.notes.push(get_str(v, "message")),
-        "object" | "stack" => crate::origins::read_event(v, rec),
+        "object" => crate::origins::object_event(v, &mut rec.objects),
+        "stack" => rec.stacks.push(crate::origins::stack_event(v)),
         "counts" => {
             let chunk = get_u64(v, "chunk") as u32;
             let place = CountsPlace {
@@ -656,7 +656,7 @@ fn get_str(v: &Value, key: &str) -> String {
 }
 
 /// A name written with [`push_json_bytes_field`]: `key` or `key_hex`.
-pub(crate) fn bytes_field(v: &Value, key: &str) -> Option<Vec<u8>> {
+fn bytes_field(v: &Value, key: &str) -> Option<Vec<u8>> {
     if let Some(s) = v.get(key).and_then(Value::as_str) {
         return Some(s.as_bytes().to_vec());
     }

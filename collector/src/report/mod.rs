@@ -8,6 +8,7 @@ pub mod entries;
 pub mod export;
 pub mod files;
 pub mod launch;
+pub mod origin;
 pub mod origins;
 pub mod shapes;
 
@@ -249,10 +250,10 @@ pub struct KernelEntry {
     /// How its ISA was made, and the library that carried its code or
     /// created its module (schema 5; null for a kernel not launched).
     #[serde(default)]
-    pub origin: Option<origins::Origin>,
+    pub origin: Option<origin::Origin>,
     /// The stacks of its first launches, symbolized (schema 5).
     #[serde(default)]
-    pub callers: Vec<origins::Caller>,
+    pub callers: Vec<origin::Caller>,
 }
 
 impl KernelEntry {

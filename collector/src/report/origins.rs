@@ -10,73 +10,15 @@
 //! object's image and its notes name no product, as nGEN's zebins),
 //! `opencl-source`, `opencl-il`, `opencl-binary` (an OpenCL program's).
 
+use super::origin::{Cache, Caller, Library, Origin, LISTED_CALLERS};
 use super::{Api, KernelEntry};
 use crate::kernel_isa::Status;
 use crate::sources::symbols::{Frame, Symbolizer};
-use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
 use xpu_asm_isa::native::{targets, Device};
 use xpu_asm_record::origins::Object;
 use xpu_asm_record::read::{Module, ProcessRecord};
-
-/// How a kernel's ISA was made (schema 5).
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Origin {
-    pub kind: String,
-    /// `cache`: whose cache, and where.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub cache: Option<Cache>,
-    /// A native binary's devices (`aot`, `generated`, `opencl-binary`,
-    /// and a binary the driver compiled again instead).
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub devices: Vec<String>,
-    /// The device it ran on, as ocloc names it (null: not known).
-    pub device: Option<String>,
-    /// The object whose loaded image held the bytes the program passed.
-    pub library: Option<Library>,
-    /// The first object outside xpu-asm and the runtimes on the stack that
-    /// created the module (its function where known).
-    pub created_by: Option<Library>,
-    /// What else to know (a native binary the driver would not run, ...).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub note: Option<String>,
-}
-
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Cache {
-    /// `neo` or `sycl`.
-    pub by: String,
-    pub dir: String,
-}
-
-/// A loaded object, by path and build id.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Library {
-    pub path: String,
-    pub build_id: String,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub function: Option<String>,
-}
-
-/// One stack that launched a kernel (schema 5).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Caller {
-    /// The processes whose first launch of the kernel (or first from
-    /// another call site) had this stack.
-    pub processes: u64,
-    /// Its frames, innermost first, from the first outside xpu-asm and
-    /// the runtimes (the user's first frame).
-    pub frames: Vec<Frame>,
-    /// The frames of xpu-asm and the runtimes folded away below it.
-    pub folded: usize,
-    /// The framework's operation among `frames` (`at::native::...`,
-    /// `dpnp::...`), by index.
-    pub op: Option<usize>,
-}
-
-/// The callers listed per kernel at most.
-pub const LISTED_CALLERS: usize = 8;
 
 /// A kernel as the report tells kernels apart: name, module, API.
 type KernelKey = (Vec<u8>, Option<String>, Api);

@@ -123,10 +123,8 @@ struct Registry {
     warned: HashSet<usize>,
     /// OpenCL program handle -> what the program was made from.
     programs: HashMap<usize, ProgramFrom>,
-    /// The loaded objects named in the record.
-    objects: crate::objects::Objects,
-    /// Kernel id -> the stacks of its launches recorded (their hashes).
-    callers: HashMap<u32, Vec<u64>>,
+    /// The loaded objects named in the record, the stacks recorded.
+    origins: origins::Origins,
 }
 
 /// A capture in progress on its primary list.
@@ -196,8 +194,7 @@ fn start(cfg: &Config) -> Registry {
         commands: HashMap::new(),
         warned: HashSet::new(),
         programs: HashMap::new(),
-        objects: Default::default(),
-        callers: HashMap::new(),
+        origins: Default::default(),
     }
 }
 
@@ -353,7 +350,7 @@ pub(crate) fn make_shape(
     let stack = origins::launch_stack(kernel);
     with_registry(|r, _| {
         if let Some(stack) = &stack {
-            origins::launch_stack_taken(r, kernel.id(), stack);
+            r.origins.launch_stack_taken(&mut r.out, kernel.id(), stack);
         }
         let id = r.next_kernel + (r.next_kernel & 1);
         let head = r.out.counter(id + 1);

@@ -205,7 +205,8 @@ pub fn module_built(
         if api == Api::OpenCl {
             push_program_from(&mut line, r.programs.get(&handle));
         }
-        super::origins::push_creation(r, &mut line, &stack, input);
+        r.origins
+            .push_creation(&mut r.out, &mut line, &stack, input);
         line.extend_from_slice(b"}\n");
         r.out.event(&line, true);
     });

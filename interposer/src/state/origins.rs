@@ -4,8 +4,11 @@
 //! first launches. Only rare paths come here: a module's creation, and a
 //! launch that takes the registry lock anyway (a kernel's new shape).
 
-use super::*;
-use crate::objects::{unwind, Stack};
+use crate::objects::{unwind, Objects, Stack};
+use crate::output::Output;
+use std::collections::hash_map::DefaultHasher;
+use std::collections::HashMap;
+use std::hash::{Hash, Hasher};
 
 /// Distinct stacks recorded per kernel: its first launch's, and those of
 /// the first launches of later shapes from other call sites.
@@ -14,62 +17,71 @@ pub const MAX_CALLERS: usize = 8;
 /// shape costs no unwind.
 pub const MAX_UNWINDS: usize = 16;
 
-/// Names in the record every loaded object `addrs` fall in that it has not
-/// named yet (the objects are listed again only when one is missing and
-/// the loader added or removed objects since the last listing).
-pub(super) fn name_objects(r: &mut Registry, addrs: &[usize]) {
-    if addrs.iter().all(|&a| r.objects.find(a).is_some()) {
-        return;
-    }
-    for line in r.objects.refresh() {
-        r.out.event(&line, true);
-    }
+/// What the registry keeps for origins and callers.
+#[derive(Default)]
+pub struct Origins {
+    /// The loaded objects named in the record.
+    objects: Objects,
+    /// Kernel id -> the stacks of its launches recorded (their hashes).
+    callers: HashMap<u32, Vec<u64>>,
 }
 
 /// The stack of a launch of `kernel`'s new shape, while the kernel has
 /// had few enough (taken before the registry lock).
-pub(super) fn launch_stack(kernel: &crate::shapes::KernelShapes) -> Option<Stack> {
+pub fn launch_stack(kernel: &crate::shapes::KernelShapes) -> Option<Stack> {
     (kernel.made() < MAX_UNWINDS).then(unwind)
 }
 
-/// `{"type":"stack","kernel":K,"frames":[..]}`: a launch's stack, when
-/// the kernel has not recorded it yet and has fewer than [`MAX_CALLERS`].
-pub(super) fn launch_stack_taken(r: &mut Registry, kernel: u32, stack: &Stack) {
-    let mut h = DefaultHasher::new();
-    stack.frames().hash(&mut h);
-    let key = h.finish();
-    let seen = r.callers.entry(kernel).or_default();
-    if seen.len() >= MAX_CALLERS || seen.contains(&key) {
-        return;
+impl Origins {
+    /// Names in the record every loaded object `addrs` fall in that it
+    /// has not named yet (the objects are listed again only when one is
+    /// missing and the loader added or removed objects since).
+    fn name_objects(&mut self, out: &mut Output, addrs: &[usize]) {
+        if addrs.iter().all(|&a| self.objects.find(a).is_some()) {
+            return;
+        }
+        for line in self.objects.refresh() {
+            out.event(&line, true);
+        }
     }
-    seen.push(key);
-    name_objects(r, stack.frames());
-    let mut line = format!("{{\"type\":\"stack\",\"kernel\":{kernel}").into_bytes();
-    stack.push_json(&mut line, "frames");
-    line.extend_from_slice(b"}\n");
-    r.out.event(&line, false);
-}
 
-/// A module's creation: `,"stack":[..]` and, for the bytes the program
-/// passed, `,"input_object":N` (the object whose loaded image holds them)
-/// or `null` (memory of the process: made or read at run time).
-pub(super) fn push_creation(
-    r: &mut Registry,
-    line: &mut Vec<u8>,
-    stack: &Stack,
-    input: Option<usize>,
-) {
-    let mut addrs = stack.frames().to_vec();
-    addrs.extend(input);
-    name_objects(r, &addrs);
-    stack.push_json(line, "stack");
-    if let Some(at) = input {
-        match r.objects.find(at) {
-            Some(id) => line.extend_from_slice(format!(",\"input_object\":{id}").as_bytes()),
-            None => line.extend_from_slice(b",\"input_object\":null"),
+    /// `{"type":"stack","kernel":K,"frames":[..]}`: a launch's stack, when
+    /// the kernel has not recorded it yet and has fewer than [`MAX_CALLERS`].
+    pub fn launch_stack_taken(&mut self, out: &mut Output, kernel: u32, stack: &Stack) {
+        let mut h = DefaultHasher::new();
+        stack.frames().hash(&mut h);
+        let key = h.finish();
+        let seen = self.callers.entry(kernel).or_default();
+        if seen.len() >= MAX_CALLERS || seen.contains(&key) {
+            return;
+        }
+        seen.push(key);
+        self.name_objects(out, stack.frames());
+        let mut line = format!("{{\"type\":\"stack\",\"kernel\":{kernel}").into_bytes();
+        stack.push_json(&mut line, "frames");
+        line.extend_from_slice(b"}\n");
+        out.event(&line, false);
+    }
+
+    /// A module's creation: `,"stack":[..]` and, for the bytes the program
+    /// passed, `,"input_object":N` (the object whose loaded image holds
+    /// them) or `null` (memory of the process: made or read at run time).
+    pub fn push_creation(
+        &mut self,
+        out: &mut Output,
+        line: &mut Vec<u8>,
+        stack: &Stack,
+        input: Option<usize>,
+    ) {
+        let mut addrs = stack.frames().to_vec();
+        addrs.extend(input);
+        self.name_objects(out, &addrs);
+        stack.push_json(line, "stack");
+        if let Some(at) = input {
+            match self.objects.find(at) {
+                Some(id) => line.extend_from_slice(format!(",\"input_object\":{id}").as_bytes()),
+                None => line.extend_from_slice(b",\"input_object\":null"),
+            }
         }
     }
 }
-
-use std::collections::hash_map::DefaultHasher;
-use std::hash::{Hash, Hasher};

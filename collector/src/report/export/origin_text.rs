@@ -3,7 +3,7 @@
 //! paths come from the program's objects: escaped for a terminal.
 
 use crate::names::escape_for_terminal as esc;
-use crate::report::origins::{Caller, Origin};
+use crate::report::origin::{Caller, Origin};
 use crate::report::KernelEntry;
 use crate::sources::symbols::Frame;
 
