@@ -210,7 +210,7 @@ fn run_emulated(b: &Bench) -> Vec<(u64, u64, String)> {
     }
     let rows = table_rows(&out);
     let mut want = b.demo.launches();
-    want.sort_by(|x, y| y.1.cmp(&x.1));
+    want.sort_by_key(|x| std::cmp::Reverse(x.1));
     let report = read_report(&b.dir);
     let names: Vec<String> = report["kernels"]
         .as_array()
@@ -258,7 +258,7 @@ fn run_emulated(b: &Bench) -> Vec<(u64, u64, String)> {
 }
 
 /// Step 2: `collect DIR` prints the same table.
-fn collect_again(b: &Bench, rows: &[(u64, u64, String)]) {
+fn table_again(b: &Bench, rows: &[(u64, u64, String)]) {
     let r = b.run("xpu-asm-run collect DIR", &[("DIR", b.dir())]);
     r.assert_status(0);
     assert_eq!(table_rows(&r.stdout()), rows, "{}", r.ctx());
@@ -455,7 +455,7 @@ fn show_text(b: &Bench) {
 
 /// Step 4: `show DIR KERNEL --lines`: the source lines of a `-g` build,
 /// whose instructions sum to the kernel's; without `-g` it says so, exit 1.
-fn show_lines(b: &Bench) {
+fn source_lines_ranked(b: &Bench) {
     let line = "xpu-asm-run show DIR KERNEL --lines";
     let g = b.demo.capture_g().display().to_string();
     let r = b.run(line, &[("DIR", g), ("KERNEL", SCALE_V2.into())]);
@@ -485,9 +485,12 @@ fn show_lines(b: &Bench) {
     assert!(r.stderr().contains("no line information"), "{}", r.ctx());
 }
 
+/// A kernel's name, and its (instructions, spill bytes) in A and in B.
+type Pair = (String, (u64, u64), (u64, u64));
+
 /// Each kernel of A paired with B's of the same rank (the demo's builds
 /// launch the same kernels as often): (name, instructions, spill bytes).
-fn pairs(a: &Path, b: &Path) -> Vec<(String, (u64, u64), (u64, u64))> {
+fn pairs(a: &Path, b: &Path) -> Vec<Pair> {
     let (ra, rb) = (read_report(a), read_report(b));
     let ka = ra["kernels"].as_array().expect("kernels");
     let kb = rb["kernels"].as_array().expect("kernels");
@@ -512,7 +515,7 @@ fn pairs(a: &Path, b: &Path) -> Vec<(String, (u64, u64), (u64, u64))> {
 }
 
 /// Step 5: `diff A B`, its gate and one kernel's text diff.
-fn diff(b: &Bench) {
+fn diffs_and_gate(b: &Bench) {
     let ab = [
         ("A", b.dir()),
         ("B", b.demo.capture_o0().display().to_string()),
@@ -522,8 +525,7 @@ fn diff(b: &Bench) {
     let last = r
         .stdout()
         .lines()
-        .filter(|l| !l.is_empty())
-        .last()
+        .rfind(|l| !l.is_empty())
         .unwrap_or("")
         .to_string();
     assert!(
@@ -662,11 +664,11 @@ fn every_command_of_the_skill_prints_what_it_says() {
     );
     run_without_device(&b);
     let rows = run_emulated(&b);
-    collect_again(&b, &rows);
+    table_again(&b, &rows);
     show_json(&b);
     show_text(&b);
-    show_lines(&b);
-    diff(&b);
+    source_lines_ranked(&b);
+    diffs_and_gate(&b);
     diff_conditions(&b, &text);
     let missed: Vec<&&str> = checks
         .iter()
