@@ -4,7 +4,8 @@
  * asked, then asks the next dlsym of the preload chain for the answer. Built
  * twice by tests/tests/processes/chain.rs (-DTAG="front", -DTAG="back") and
  * preloaded in front of xpu-asm's interposer and behind it; alone, the two
- * see the same lookups.
+ * see the same lookups. Like the interposer's, its dlsym jumps to the next
+ * one (x86-64), so that every lookup keeps its caller's meaning.
  *
  * At exit it writes $DLSYM_COUNT_DIR/TAG-PID.txt, one line per lookup asked
  * of it, in order: "CALLER HANDLE NAME", where CALLER is "xpu-asm" when the
@@ -59,8 +60,10 @@ static const char *caller_of(void *ret) {
     return "other";
 }
 
-void *dlsym(void *handle, const char *name) {
-    const char *caller = caller_of(__builtin_return_address(0));
+/* Counts a lookup; returns the next dlsym, to jump to. */
+__attribute__((visibility("hidden"), used)) void *count_lookup(void *handle, const char *name,
+                                                               void *ret) {
+    const char *caller = caller_of(ret);
     const char *kind = handle == RTLD_DEFAULT ? "default" : handle == RTLD_NEXT ? "next" : "handle";
     pthread_mutex_lock(&lock);
     if (count < MAX_LOOKUPS)
@@ -68,7 +71,25 @@ void *dlsym(void *handle, const char *name) {
     else
         dropped++;
     pthread_mutex_unlock(&lock);
-    return next_dlsym()(handle, name);
+    return (void *)next_dlsym();
+}
+
+/* dlsym depends on its caller (RTLD_DEFAULT searches the caller's scope,
+ * RTLD_NEXT the objects after it), so the lookup is counted, then the next
+ * dlsym is jumped to with the arguments and the return address as they
+ * came: x86-64 System V, rdi = handle, rsi = name. */
+__attribute__((naked)) void *dlsym(void *handle, const char *name) {
+    (void)handle;
+    (void)name;
+    __asm__ volatile("push %rdi\n\t"
+                     "push %rsi\n\t"
+                     "sub $8, %rsp\n\t"
+                     "mov 24(%rsp), %rdx\n\t"
+                     "call count_lookup\n\t"
+                     "add $8, %rsp\n\t"
+                     "pop %rsi\n\t"
+                     "pop %rdi\n\t"
+                     "jmp *%rax\n\t");
 }
 
 __attribute__((destructor)) static void write_counts(void) {

@@ -1,7 +1,8 @@
 //! A chain of preloads: xpu-asm's interposer between two libraries of the
 //! user's that interpose `dlsym` too (tests/shim/dlsym_count.c, built as
 //! `front` and `back`), `LD_PRELOAD=front:interposer:back`. Each counts the
-//! lookups it is asked; alone (`front:back`) the two see the same. With the
+//! lookups it is asked; alone (`front:back`, with IGC's dump settings the
+//! interposer would set) the two see the same. With the
 //! interposer between them, the front one sees exactly the program's lookups
 //! it saw alone (and the interposer's own calls of `dlsym`, which its
 //! runtime makes through the PLT like any library), the back one exactly
@@ -96,6 +97,16 @@ fn run_chain(s: &WorkScratch, via: &str, preload: &[&Path], logs: &Path) -> Run 
         .env("DLSYM_COUNT_DIR", logs)
         .env(OUT_ENV, &s.out)
         .current_dir(&s.work);
+    if !preload.iter().any(|p| p.contains("xpu_asm_interposer")) {
+        // What the interposer sets for IGC, which then makes lookups of
+        // its own (its builtins, when it dumps).
+        for (k, v) in DUMP_ENV {
+            match k {
+                "IGC_DumpToCustomDir" => cmd.env(k, logs.join("dumps")),
+                _ => cmd.env(k, v),
+            };
+        }
+    }
     let r = run(cmd, &s.out);
     assert!(r.output.status.success(), "{}", r.ctx());
     assert_eq!(
