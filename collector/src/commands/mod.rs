@@ -215,6 +215,12 @@ pub struct ShowArgs {
     #[arg(long, value_enum, value_name = "FORMAT", num_args = 0..=1, require_equals = true, default_missing_value = "text", conflicts_with = "lines")]
     pub cfg: Option<CfgFormat>,
 
+    /// Print everything about the kernel as one JSON object instead: its
+    /// exact name, origin, ISA file (absolute path), header figures,
+    /// launches, shapes and the evidence that it ran (docs/usage.md)
+    #[arg(long, conflicts_with_all = ["lines", "cfg"])]
+    pub json: bool,
+
     /// When to colour the output
     #[arg(long, value_enum, value_name = "WHEN", default_value_t = Color::Auto)]
     pub color: Color,
@@ -531,6 +537,10 @@ mod tests {
             }
             other => panic!("show not parsed: {other:?}"),
         }
+        let c = parse(&["show", "d", "k", "--json"]).unwrap();
+        assert!(matches!(c.sub, Some(Sub::Show(a)) if a.json && !a.lines));
+        assert!(parse(&["show", "d", "k", "--json", "--lines"]).is_err());
+        assert!(parse(&["show", "d", "k", "--json", "--cfg"]).is_err());
         let c = parse(&["diff", "a", "b", "--json", "--fail-on", "spill,grf+0"]).unwrap();
         match c.sub {
             Some(Sub::Diff(a)) => {
