@@ -179,6 +179,11 @@ fn scan_sources(
     let known = &recorded.state.final_binary;
     let (locations, mut folders) =
         scan_dumps(dir, recs, known, opts.all, stop, progress, warnings).map_err(interrupted)?;
+    // Modules linked from several SPIR-V inputs: their dumps told by
+    // their code.
+    let linked = &recorded.state.linked;
+    crate::sources::linked::find_linked(dir, recs, &mut folders, linked, stop)
+        .map_err(interrupted)?;
     // IGC 1's light dumps: the kept attempts from the module binaries,
     // and the source lines of -g modules from compiling them again.
     crate::sources::light::verify_from_binaries(dir, recs, &mut folders, stop)
