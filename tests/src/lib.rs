@@ -11,6 +11,8 @@ pub use xpu_asm_record as record;
 pub mod build;
 /// One capture builder.
 pub mod capture;
+/// The demo's workload and captures.
+pub mod demo;
 /// IGC's dump folders.
 pub mod dumps;
 /// The process records of a capture.
@@ -30,6 +32,7 @@ pub mod venvs;
 
 pub use build::*;
 pub use capture::*;
+pub use demo::*;
 pub use dumps::*;
 pub use records::*;
 pub use report::*;
