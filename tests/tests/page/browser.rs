@@ -143,7 +143,7 @@ pub(crate) fn assert_tops_shown(v: &Value, dir: &Path) {
 /// `report.html#kernel-N`, loaded afresh, opens kernel #N (the rank the
 /// terminal's table and `show DIR N` give it), and a click on its row goes
 /// to that address: for the first kernel, one inside, and the last.
-pub(crate) fn assert_anchors(page: &Path, shots: &Path, report: &Value) {
+pub(crate) fn assert_kernel_addresses(page: &Path, shots: &Path, report: &Value) {
     let kernels = report["kernels"].as_array().unwrap();
     let ranks: Vec<String> = [1, kernels.len() / 2 + 1, kernels.len()]
         .iter()
@@ -159,7 +159,7 @@ pub(crate) fn assert_anchors(page: &Path, shots: &Path, report: &Value) {
     for (a, r) in got.into_iter().zip(&ranks) {
         let k = kernels
             .iter()
-            .find(|k| k["rank"].to_string() == *r)
+            .find(|k| Some(u(&k["rank"])) == r.parse().ok())
             .unwrap_or_else(|| panic!("no kernel of rank {r}"));
         let want = serde_json::json!({
             "anchor": u(&k["rank"]),

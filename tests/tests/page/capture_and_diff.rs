@@ -78,7 +78,7 @@ fn the_page_of_a_capture_and_of_a_diff() {
     let v = assert_capture_page_browsed(&g.out, &report, &names, &mangled, click, &shots);
     assert_clicks(&report["kernels"][click], &v["clicks"]);
     assert_tops_shown(&v, &g.out);
-    assert_anchors(
+    assert_kernel_addresses(
         &g.out.join("report.html"),
         &tmp.path().join("anchor-shots"),
         &report,
