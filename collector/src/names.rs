@@ -269,6 +269,28 @@ impl<'a> Parsed<'a> {
             .filter(|(i, _)| at.and_then(|at| at.get(*i)).is_some_and(|p| p.differs))
             .map(|(_, a)| a.clone())
             .collect();
+        // Each differing argument with what it shares with the others
+        // elided, when that tells them apart in less room.
+        let differing = match index
+            .groups
+            .get(self.path.last().copied().unwrap_or_default())
+        {
+            Some(group) if !differing.is_empty() && with(&differing).chars().count() > room => {
+                told_apart(args, group, at.map(Vec::as_slice).unwrap_or_default())
+            }
+            _ => differing,
+        };
+        if !differing.is_empty() && with(&differing).chars().count() <= room {
+            return with(&differing);
+        }
+        if let Some(tells) = index
+            .groups
+            .get(self.path.last().copied().unwrap_or_default())
+            .and_then(|g| telling_of_all(args, g, at.map(Vec::as_slice).unwrap_or_default()))
+            .filter(|t| format!("{path}<…{t}…>").chars().count() <= room)
+        {
+            return format!("{path}<…{tells}…>");
+        }
         // None differs (one kernel of this name): its leading arguments.
         let keep = if differing.is_empty() {
             args
@@ -291,6 +313,162 @@ impl<'a> Parsed<'a> {
     }
 }
 
+/// Kernels of one innermost name told apart by the shape of their template
+/// arguments at most this many ([`told_apart`] compares each with all).
+const TOLD_APART_MAX: usize = 64;
+
+/// The differing arguments of `args` (those `at` marks), each written with
+/// what it shares with the other kernels' argument there elided
+/// ([`diff_form`]): `TensorAssignOp<…, TensorCwiseBinaryOp<scalar_sum_op<…>, …>>`
+/// as a reader abbreviates what the names have in common.
+fn told_apart(args: &[String], group: &[&[String]], at: &[Position]) -> Vec<String> {
+    args.iter()
+        .enumerate()
+        .filter(|(i, _)| at.get(*i).is_some_and(|p| p.differs))
+        .map(|(i, a)| {
+            let mine = Arg::of(a);
+            let others: Vec<Arg> = group
+                .iter()
+                .filter_map(|g| g.get(i))
+                .filter(|o| *o != a)
+                .map(|o| Arg::of(o))
+                .collect();
+            let others: Vec<&Arg> = others.iter().collect();
+            diff_form(&mine, &others)
+        })
+        .collect()
+}
+
+/// The innermost parts of the differing arguments of `args` that tell it
+/// from the other kernels of its name (`scalar_sum_op`), joined by `…`:
+/// when every kernel of the name gets other such parts than the others.
+fn telling_of_all(args: &[String], group: &[&[String]], at: &[Position]) -> Option<String> {
+    let tells = |args: &[String]| -> String {
+        let mut out = Vec::new();
+        for (i, a) in args.iter().enumerate() {
+            if !at.get(i).is_some_and(|p| p.differs) {
+                continue;
+            }
+            let mine = Arg::of(a);
+            let others: Vec<Arg> = group
+                .iter()
+                .filter_map(|g| g.get(i))
+                .filter(|o| *o != a)
+                .map(|o| Arg::of(o))
+                .collect();
+            let others: Vec<&Arg> = others.iter().collect();
+            telling(&mine, &others, &mut out);
+        }
+        out.join("…")
+    };
+    let mine = tells(args);
+    let all: std::collections::HashSet<String> = group.iter().map(|g| tells(g)).collect();
+    (!mine.is_empty() && all.len() == group.len()).then_some(mine)
+}
+
+/// The innermost parts of `a` by which [`diff_form`] tells it from
+/// `others`, into `out`.
+fn telling(a: &Arg, others: &[&Arg], out: &mut Vec<String>) {
+    if a.args.is_empty() {
+        out.push(a.head.to_string());
+        return;
+    }
+    let same: Vec<&Arg> = others
+        .iter()
+        .filter(|o| o.head == a.head && o.args.len() == a.args.len())
+        .copied()
+        .collect();
+    if same.is_empty() {
+        out.push(a.head.to_string());
+        return;
+    }
+    for (j, c) in a.args.iter().enumerate() {
+        let apart: Vec<&Arg> = same
+            .iter()
+            .map(|o| &o.args[j])
+            .filter(|x| *x != c)
+            .collect();
+        if !apart.is_empty() {
+            telling(c, &apart, out);
+        }
+    }
+}
+
+/// A template argument as a tree: `Map<Tensor<float, 2>, 16>` is `Map`
+/// with two arguments.
+#[derive(Debug, PartialEq, Eq)]
+struct Arg<'a> {
+    head: &'a str,
+    args: Vec<Arg<'a>>,
+}
+
+impl<'a> Arg<'a> {
+    /// Unbalanced text is one leaf; a trailing `const` is dropped.
+    fn of(s: &'a str) -> Arg<'a> {
+        let s = s.trim();
+        let s = s.strip_suffix(" const").unwrap_or(s);
+        let (Some(i), true) = (s.find('<'), s.ends_with('>')) else {
+            return Arg {
+                head: s,
+                args: Vec::new(),
+            };
+        };
+        match split_top(&s[i + 1..s.len() - 1], ",") {
+            Some(parts) if i > 0 => Arg {
+                head: &s[..i],
+                args: parts.into_iter().map(Arg::of).collect(),
+            },
+            _ => Arg {
+                head: s,
+                args: Vec::new(),
+            },
+        }
+    }
+
+    fn text(&self) -> String {
+        if self.args.is_empty() {
+            return self.head.to_string();
+        }
+        let args: Vec<String> = self.args.iter().map(Arg::text).collect();
+        format!("{}<{}>", self.head, args.join(", "))
+    }
+}
+
+/// `a` written so that it still differs from each of `others` (none equal
+/// to it): an argument that every other of its shape has the same becomes
+/// `…` (a run of them one), and a shape no other has keeps only its head.
+fn diff_form(a: &Arg, others: &[&Arg]) -> String {
+    if a.args.is_empty() {
+        return a.head.to_string();
+    }
+    let same: Vec<&Arg> = others
+        .iter()
+        .filter(|o| o.head == a.head && o.args.len() == a.args.len())
+        .copied()
+        .collect();
+    if same.is_empty() {
+        return format!("{}<…>", a.head);
+    }
+    let mut parts: Vec<String> = Vec::new();
+    for (j, c) in a.args.iter().enumerate() {
+        let apart: Vec<&Arg> = same
+            .iter()
+            .map(|o| &o.args[j])
+            .filter(|x| *x != c)
+            .collect();
+        if apart.is_empty() {
+            if parts.last().map(String::as_str) != Some("…") {
+                parts.push("…".to_string());
+            }
+        } else if c.text().chars().count() <= 12 {
+            parts.push(c.text());
+        } else {
+            parts.push(diff_form(c, &apart));
+        }
+    }
+    format!("{}<{}>", a.head, parts.join(", "))
+}
+
 /// What [`Parsed::shortest`] asks of all the names, found once (asked of
 /// every other name for each, it made the table of 100,000 kernels take
 /// minutes).
@@ -302,6 +480,9 @@ struct Index<'a> {
     /// position, whether its kernels' arguments there are not all the same
     /// (one lacks it, or two differ).
     args: FastMap<&'a str, Vec<Position<'a>>>,
+    /// Each innermost name's kernels' template arguments, for a name of
+    /// at most [`TOLD_APART_MAX`] kernels.
+    groups: FastMap<&'a str, Vec<&'a [String]>>,
 }
 
 struct Position<'a> {
@@ -316,6 +497,7 @@ impl<'a> Index<'a> {
         let mut tails: FastMap<&[&str], (&[&str], bool)> =
             FastMap::with_capacity_and_hasher(parsed.len(), FastHash);
         let mut args: FastMap<&str, (usize, Vec<Position>)> = FastMap::default();
+        let mut groups: FastMap<&str, Vec<&[String]>> = FastMap::default();
         for p in parsed.iter().flatten() {
             let n = p.path.len();
             for k in 1..=n {
@@ -327,6 +509,7 @@ impl<'a> Index<'a> {
             };
             let (kernels, at) = args.entry(*base).or_default();
             *kernels += 1;
+            groups.entry(*base).or_default().push(a.as_slice());
             for (i, v) in a.iter().enumerate() {
                 match at.get_mut(i) {
                     Some(pos) => {
@@ -351,7 +534,12 @@ impl<'a> Index<'a> {
                 (base, at)
             })
             .collect();
-        Index { tails, args }
+        groups.retain(|_, g| g.len() <= TOLD_APART_MAX);
+        Index {
+            tails,
+            args,
+            groups,
+        }
     }
 }
 
@@ -434,6 +622,24 @@ pub fn asm_file_name(rank: usize, demangled: &str, name: &[u8]) -> String {
     format!("{prefix}{short}{suffix}")
 }
 
+/// [`asm_file_name`] of each of `kernels` (rank, demangled name, name),
+/// each named by its short form told apart from the others' ([`distinct`]
+/// of the names without their parameter lists): the copies of kernels
+/// that a cut prefix would not tell apart have names that do.
+pub fn asm_file_names(kernels: &[(usize, &str, &[u8])]) -> Vec<String> {
+    let plain: Vec<String> = kernels
+        .par_iter()
+        .map(|(_, d, _)| strip_trailing_params(d).to_string())
+        .collect();
+    let room = ASM_FILE_NAME_MAX - "000-".len() - "-12345678.asm".len();
+    let short = distinct(&plain, room);
+    kernels
+        .par_iter()
+        .zip(short)
+        .map(|((rank, _, name), s)| asm_file_name(*rank, &s, name))
+        .collect()
+}
+
 /// Maps `s` to `[A-Za-z0-9._-]` (runs of anything else become one `_`),
 /// trims separators and dots at both ends, and cuts to `max` bytes. May
 /// return an empty string.
@@ -465,6 +671,7 @@ pub fn short_sha(sha: &str) -> &str {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::collections::BTreeSet;
 
     #[test]
     fn demangles_sycl_typeinfo_names_to_the_type() {
@@ -640,5 +847,81 @@ mod tests {
         // Unbalanced brackets: shortened as before.
         let odd = vec!["operator<<(std::ostream&, int) with a long tail here".to_string()];
         assert_eq!(distinct(&odd, 20), [shorten(&odd[0], 20)]);
+    }
+
+    /// Nine kernels of one template, as a TensorFlow (ITEX) training step
+    /// launches them: Eigen expressions that differ deep inside.
+    fn itex_like() -> Vec<String> {
+        let map = "Eigen::TensorMap<Eigen::Tensor<float const, 1, 1, long>, 16, Eigen::MakePointer> const";
+        let out = "Eigen::TensorMap<Eigen::Tensor<float, 1, 1, long>, 16, Eigen::MakePointer>";
+        let binary = ["sum", "difference", "product", "quotient", "max", "min"].map(|op| {
+            format!(
+                "Eigen::TensorCwiseBinaryOp<Eigen::internal::scalar_{op}_op<float, float>, {map}, {map}>"
+            )
+        });
+        let unary = ["sqrt", "rsqrt", "square"].map(|op| {
+            format!("Eigen::TensorCwiseUnaryOp<Eigen::internal::scalar_{op}_op<float>, {map}>")
+        });
+        binary
+            .iter()
+            .chain(unary.iter())
+            .map(|expr| {
+                format!(
+                    "itex::functor::ExecExprFunctorKernel<Eigen::TensorAssignOp<{out}, {expr} const> const, long>"
+                )
+            })
+            .collect()
+    }
+
+    #[test]
+    fn itex_like_kernels_are_told_apart_by_what_differs() {
+        let names = itex_like();
+        let ops = [
+            "sum",
+            "difference",
+            "product",
+            "quotient",
+            "max",
+            "min",
+            "sqrt",
+            "rsqrt",
+            "square",
+        ];
+        // The table's default name column: what tells each apart.
+        let want: Vec<String> = ops
+            .iter()
+            .map(|op| format!("ExecExprFunctorKernel<…scalar_{op}_op…>"))
+            .collect();
+        assert_eq!(distinct(&names, 60), want);
+        // With room: the arguments with what they share elided.
+        let wide = distinct(&names, 90);
+        assert_eq!(
+            wide[0],
+            "ExecExprFunctorKernel<TensorAssignOp<…, TensorCwiseBinaryOp<scalar_sum_op<…>, …>>>"
+        );
+        assert_eq!(
+            wide[6],
+            "ExecExprFunctorKernel<TensorAssignOp<…, TensorCwiseUnaryOp<scalar_sqrt_op<…>, …>>>"
+        );
+        // Before: every one `ExecExprFunctorKernel<…>`.
+        assert_eq!(wide.iter().collect::<BTreeSet<_>>().len(), 9);
+        // asm/'s file names: the same short names, not a cut prefix.
+        let kernels: Vec<(usize, &str, &[u8])> = names
+            .iter()
+            .enumerate()
+            .map(|(i, n)| (i + 1, n.as_str(), n.as_bytes()))
+            .collect();
+        let files = asm_file_names(&kernels);
+        assert_eq!(
+            files[0],
+            format!(
+                "001-ExecExprFunctorKernel_scalar_sum_op-{}.asm",
+                name_tag(names[0].as_bytes())
+            )
+        );
+        assert_eq!(
+            files[8].len(),
+            "009-ExecExprFunctorKernel_scalar_square_op-12345678.asm".len()
+        );
     }
 }
