@@ -3,6 +3,7 @@
 //! they may hold `/`, spaces, `..`, newlines, thousands of characters or
 //! bytes that are not UTF-8, so nothing here trusts them.
 
+use crate::apart::{split_top, telling_of_all, told_apart, TOLD_APART_MAX};
 use rayon::prelude::*;
 use sha2::{Digest, Sha256};
 use xpu_asm_isa::fast::{FastHash, FastMap};
@@ -271,22 +272,21 @@ impl<'a> Parsed<'a> {
             .collect();
         // Each differing argument with what it shares with the others
         // elided, when that tells them apart in less room.
-        let differing = match index
+        let differs: Vec<bool> = at.map_or(Vec::new(), |at| at.iter().map(|p| p.differs).collect());
+        let group = index
             .groups
-            .get(self.path.last().copied().unwrap_or_default())
-        {
+            .get(self.path.last().copied().unwrap_or_default());
+        let differing = match group {
             Some(group) if !differing.is_empty() && with(&differing).chars().count() > room => {
-                told_apart(args, group, at.map(Vec::as_slice).unwrap_or_default())
+                told_apart(args, group, &differs)
             }
             _ => differing,
         };
         if !differing.is_empty() && with(&differing).chars().count() <= room {
             return with(&differing);
         }
-        if let Some(tells) = index
-            .groups
-            .get(self.path.last().copied().unwrap_or_default())
-            .and_then(|g| telling_of_all(args, g, at.map(Vec::as_slice).unwrap_or_default()))
+        if let Some(tells) = group
+            .and_then(|g| telling_of_all(args, g, &differs))
             .filter(|t| format!("{path}<…{t}…>").chars().count() <= room)
         {
             return format!("{path}<…{tells}…>");
@@ -311,162 +311,6 @@ impl<'a> Parsed<'a> {
         };
         shorten(&short, room)
     }
-}
-
-/// Kernels of one innermost name told apart by the shape of their template
-/// arguments at most this many ([`told_apart`] compares each with all).
-const TOLD_APART_MAX: usize = 64;
-
-/// The differing arguments of `args` (those `at` marks), each written with
-/// what it shares with the other kernels' argument there elided
-/// ([`diff_form`]): `TensorAssignOp<…, TensorCwiseBinaryOp<scalar_sum_op<…>, …>>`
-/// as a reader abbreviates what the names have in common.
-fn told_apart(args: &[String], group: &[&[String]], at: &[Position]) -> Vec<String> {
-    args.iter()
-        .enumerate()
-        .filter(|(i, _)| at.get(*i).is_some_and(|p| p.differs))
-        .map(|(i, a)| {
-            let mine = Arg::of(a);
-            let others: Vec<Arg> = group
-                .iter()
-                .filter_map(|g| g.get(i))
-                .filter(|o| *o != a)
-                .map(|o| Arg::of(o))
-                .collect();
-            let others: Vec<&Arg> = others.iter().collect();
-            diff_form(&mine, &others)
-        })
-        .collect()
-}
-
-/// The innermost parts of the differing arguments of `args` that tell it
-/// from the other kernels of its name (`scalar_sum_op`), joined by `…`:
-/// when every kernel of the name gets other such parts than the others.
-fn telling_of_all(args: &[String], group: &[&[String]], at: &[Position]) -> Option<String> {
-    let tells = |args: &[String]| -> String {
-        let mut out = Vec::new();
-        for (i, a) in args.iter().enumerate() {
-            if !at.get(i).is_some_and(|p| p.differs) {
-                continue;
-            }
-            let mine = Arg::of(a);
-            let others: Vec<Arg> = group
-                .iter()
-                .filter_map(|g| g.get(i))
-                .filter(|o| *o != a)
-                .map(|o| Arg::of(o))
-                .collect();
-            let others: Vec<&Arg> = others.iter().collect();
-            telling(&mine, &others, &mut out);
-        }
-        out.join("…")
-    };
-    let mine = tells(args);
-    let all: std::collections::HashSet<String> = group.iter().map(|g| tells(g)).collect();
-    (!mine.is_empty() && all.len() == group.len()).then_some(mine)
-}
-
-/// The innermost parts of `a` by which [`diff_form`] tells it from
-/// `others`, into `out`.
-fn telling(a: &Arg, others: &[&Arg], out: &mut Vec<String>) {
-    if a.args.is_empty() {
-        out.push(a.head.to_string());
-        return;
-    }
-    let same: Vec<&Arg> = others
-        .iter()
-        .filter(|o| o.head == a.head && o.args.len() == a.args.len())
-        .copied()
-        .collect();
-    if same.is_empty() {
-        out.push(a.head.to_string());
-        return;
-    }
-    for (j, c) in a.args.iter().enumerate() {
-        let apart: Vec<&Arg> = same
-            .iter()
-            .map(|o| &o.args[j])
-            .filter(|x| *x != c)
-            .collect();
-        if !apart.is_empty() {
-            telling(c, &apart, out);
-        }
-    }
-}
-
-/// A template argument as a tree: `Map<Tensor<float, 2>, 16>` is `Map`
-/// with two arguments.
-#[derive(Debug, PartialEq, Eq)]
-struct Arg<'a> {
-    head: &'a str,
-    args: Vec<Arg<'a>>,
-}
-
-impl<'a> Arg<'a> {
-    /// Unbalanced text is one leaf; a trailing `const` is dropped.
-    fn of(s: &'a str) -> Arg<'a> {
-        let s = s.trim();
-        let s = s.strip_suffix(" const").unwrap_or(s);
-        let (Some(i), true) = (s.find('<'), s.ends_with('>')) else {
-            return Arg {
-                head: s,
-                args: Vec::new(),
-            };
-        };
-        match split_top(&s[i + 1..s.len() - 1], ",") {
-            Some(parts) if i > 0 => Arg {
-                head: &s[..i],
-                args: parts.into_iter().map(Arg::of).collect(),
-            },
-            _ => Arg {
-                head: s,
-                args: Vec::new(),
-            },
-        }
-    }
-
-    fn text(&self) -> String {
-        if self.args.is_empty() {
-            return self.head.to_string();
-        }
-        let args: Vec<String> = self.args.iter().map(Arg::text).collect();
-        format!("{}<{}>", self.head, args.join(", "))
-    }
-}
-
-/// `a` written so that it still differs from each of `others` (none equal
-/// to it): an argument that every other of its shape has the same becomes
-/// `…` (a run of them one), and a shape no other has keeps only its head.
-fn diff_form(a: &Arg, others: &[&Arg]) -> String {
-    if a.args.is_empty() {
-        return a.head.to_string();
-    }
-    let same: Vec<&Arg> = others
-        .iter()
-        .filter(|o| o.head == a.head && o.args.len() == a.args.len())
-        .copied()
-        .collect();
-    if same.is_empty() {
-        return format!("{}<…>", a.head);
-    }
-    let mut parts: Vec<String> = Vec::new();
-    for (j, c) in a.args.iter().enumerate() {
-        let apart: Vec<&Arg> = same
-            .iter()
-            .map(|o| &o.args[j])
-            .filter(|x| *x != c)
-            .collect();
-        if apart.is_empty() {
-            if parts.last().map(String::as_str) != Some("…") {
-                parts.push("…".to_string());
-            }
-        } else if c.text().chars().count() <= 12 {
-            parts.push(c.text());
-        } else {
-            parts.push(diff_form(c, &apart));
-        }
-    }
-    format!("{}<{}>", a.head, parts.join(", "))
 }
 
 /// What [`Parsed::shortest`] asks of all the names, found once (asked of
@@ -541,37 +385,6 @@ impl<'a> Index<'a> {
             groups,
         }
     }
-}
-
-/// `s` split at each `sep` outside brackets (`<>`, `()`, `[]`, `{}`);
-/// `None` when the brackets do not balance.
-fn split_top<'a>(s: &'a str, sep: &str) -> Option<Vec<&'a str>> {
-    let mut out = Vec::new();
-    let mut depth = 0i32;
-    let mut start = 0;
-    let b = s.as_bytes();
-    let mut i = 0;
-    while i < b.len() {
-        match b[i] {
-            b'<' | b'(' | b'[' | b'{' => depth += 1,
-            b'>' | b')' | b']' | b'}' => depth -= 1,
-            _ if depth == 0 && b[i..].starts_with(sep.as_bytes()) => {
-                out.push(&s[start..i]);
-                i += sep.len();
-                start = i;
-                continue;
-            }
-            _ => {}
-        }
-        if depth < 0 {
-            return None;
-        }
-        i += 1;
-    }
-    (depth == 0).then(|| {
-        out.push(&s[start..]);
-        out
-    })
 }
 
 /// `sycl::_V1::vec<std::complex<float>, 4>` -> `vec<complex<float>, 4>`:
