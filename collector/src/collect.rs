@@ -35,7 +35,8 @@ pub type Progress = Arc<dyn Fn(&str) + Send + Sync>;
 /// How to collect.
 #[derive(Clone)]
 pub struct Options {
-    /// List only kernels whose mangled or demangled name matches.
+    /// Return only the kernels whose mangled or demangled name matches
+    /// (the files written hold every kernel).
     pub filter: Option<regex::Regex>,
     /// Also list compiled kernels that were never launched.
     pub all: bool,
@@ -74,8 +75,11 @@ impl Default for Options {
 type Stop<'a> = &'a (dyn Fn() -> bool + Sync);
 
 /// Matches and reports on the capture folder `dir` without running
-/// anything: reads the records and dumps, writes `report.json` and `asm/`,
-/// prunes the dumps as `opts.keep` says, and returns the report.
+/// anything: reads the records and dumps, writes `report.json`,
+/// `report.html` and `asm/` of every launched kernel, prunes the dumps as
+/// `opts.keep` says, and returns the report, narrowed to the kernels
+/// `opts.filter` matches ([`entries::narrowed`]): a filter is a view, the
+/// files are the whole collection's.
 pub fn collect(dir: &Path, opts: &Options) -> Result<Report, CollectError> {
     let stop_flag = opts.stop;
     let stop = move || stop_flag.is_some_and(|s| s.load(Ordering::SeqCst));
@@ -88,6 +92,10 @@ pub fn collect(dir: &Path, opts: &Options) -> Result<Report, CollectError> {
         true => Err(CollectError::Interrupted(dir.to_path_buf())),
         false => Ok(()),
     };
+    if dir.is_file() {
+        let instead = crate::capture::layout::folder_instead_of(dir);
+        return Err(CollectError::NotAFolder(dir.to_path_buf(), instead));
+    }
     if !dir.is_dir() {
         return Err(CollectError::NotFound(dir.to_path_buf()));
     }
@@ -103,14 +111,19 @@ pub fn collect(dir: &Path, opts: &Options) -> Result<Report, CollectError> {
     let sources = scan_sources(dir, opts, &recorded, &stop, &progress, &mut warnings)?;
     go_on()?;
     let matching = match_kernels(&recorded, &sources, opts.all, &progress, &mut warnings);
-    make_report(
+    let report = make_report(
         dir,
         opts,
         (recorded, sources, matching),
         warnings,
         &stop,
         &progress,
-    )
+    )?;
+    // The files hold every kernel; the filter narrows what is returned.
+    Ok(match &opts.filter {
+        Some(f) => entries::narrowed(report, f),
+        None => report,
+    })
 }
 
 /// Stage 1: what was recorded.
@@ -250,7 +263,7 @@ fn make_report(
     progress: &dyn Fn(&str),
 ) -> Result<Report, CollectError> {
     let interrupted = || CollectError::Interrupted(dir.to_path_buf());
-    let ranked = entries::rank(&matching.launched, opts.filter.as_ref());
+    let ranked = entries::rank(&matching.launched);
     let (links, copies) = asm_links(&matching, &ranked, opts.asm_copies);
     let report_path = dir.join(REPORT_FILE);
     let base_warnings = warnings.len();
@@ -558,7 +571,8 @@ fn assemble(
         unlaunched_listed: opts.all,
         kernels,
         totals,
-        filter: opts.filter.as_ref().map(|r| r.as_str().to_string()),
+        // Set on the view (`entries::narrowed`), never in the files.
+        filter: None,
         isa,
         dumps: dumps_info(opts.keep, &state, after),
         // Said by make_report, which made the links.
@@ -695,9 +709,7 @@ fn kernels(
         matching,
         &ranked.order,
         std::mem::take(&mut ranked.demangled),
-        ranked.filtered_out,
         opts.all,
-        opts.filter.as_ref(),
     );
     entries::fill_ranks(&mut kernels, by_rank);
     drop(ranked);

@@ -495,6 +495,10 @@ fn pairs(a: &Path, b: &Path) -> Vec<Pair> {
     let ka = ra["kernels"].as_array().expect("kernels");
     let kb = rb["kernels"].as_array().expect("kernels");
     assert_eq!(ka.len(), kb.len());
+    // A name that several modules define is named with its module, as
+    // the table names it (A's, then B's where it differs).
+    let twice = |k: &Value| ka.iter().filter(|o| o["name"] == k["name"]).count() > 1;
+    let module = |k: &Value| k["module_sha256"].as_str().unwrap_or("")[..8].to_string();
     ka.iter()
         .zip(kb)
         .map(|(x, y)| {
@@ -505,11 +509,14 @@ fn pairs(a: &Path, b: &Path) -> Vec<Pair> {
                     k["spill_bytes"].as_u64().unwrap_or(0),
                 )
             };
-            (
-                x["demangled"].as_str().unwrap_or("").to_string(),
-                f(x),
-                f(y),
-            )
+            let mut name = x["demangled"].as_str().unwrap_or("").to_string();
+            if twice(x) {
+                name = match (module(x), module(y)) {
+                    (a, b) if a == b => format!("{name} [module {a}]"),
+                    (a, b) => format!("{name} [module {a} -> {b}]"),
+                };
+            }
+            (name, f(x), f(y))
         })
         .collect()
 }

@@ -30,7 +30,7 @@ pub const VERSION: &str = concat!(
 );
 
 /// Runs a command and gives the GPU ISA of every Intel GPU kernel it
-/// launched through Level Zero, each matched to its exact ISA.
+/// launched through Level Zero or OpenCL, each matched to its exact ISA.
 ///
 /// The command runs with the xpu-asm interposer preloaded and IGC's shader
 /// dumps switched on (not with --isa binary); its standard input, output
@@ -55,7 +55,6 @@ pub const VERSION: &str = concat!(
     override_usage = "xpu-asm-run [OPTIONS] -- <COMMAND>...\n       xpu-asm-run collect [OPTIONS] <DIR>\n       xpu-asm-run merge -o <OUT> [OPTIONS] <DIR>...\n       xpu-asm-run show [OPTIONS] <DIR> <KERNEL>\n       xpu-asm-run diff [OPTIONS] <A> <B> [KERNEL]\n       xpu-asm-run port [OPTIONS] <DIR> --to <PRODUCTS>",
     args_conflicts_with_subcommands = true,
     subcommand_negates_reqs = true,
-    disable_help_subcommand = true,
     after_long_help = "\
 Examples:
   xpu-asm-run -- ./my_app --size 1024
@@ -292,6 +291,94 @@ pub struct DiffArgs {
     pub color: Color,
 }
 
+impl Cli {
+    /// The command line `args` (the program's name first), parsed; on an
+    /// error (or `--help`) it is printed and the process exits as clap
+    /// does, with the fix for a command given without `--`.
+    pub fn parse_args(args: Vec<OsString>) -> Cli {
+        match Cli::try_parse_from(&args) {
+            Ok(c) => c,
+            Err(e) => {
+                let tip = e.use_stderr().then(|| dashes_tip(&e, &args)).flatten();
+                let _ = e.print();
+                if let Some(t) = tip {
+                    eprintln!("{t}");
+                }
+                std::process::exit(e.exit_code());
+            }
+        }
+    }
+}
+
+/// When `e` refuses an argument that is not an option of ours and the
+/// command line has no `--`: the line that says to put `--` before the
+/// command (`xpu-asm-run ./app` runs nothing; `xpu-asm-run -- ./app`
+/// does).
+fn dashes_tip(e: &clap::Error, args: &[OsString]) -> Option<String> {
+    use clap::error::{ContextKind, ContextValue, ErrorKind};
+    if !matches!(
+        e.kind(),
+        ErrorKind::UnknownArgument | ErrorKind::InvalidSubcommand
+    ) || args.iter().any(|a| a == "--")
+    {
+        return None;
+    }
+    let refused = [ContextKind::InvalidSubcommand, ContextKind::InvalidArg]
+        .into_iter()
+        .find_map(|k| match e.get(k) {
+            Some(ContextValue::String(s)) => Some(s.clone()),
+            _ => None,
+        })?;
+    if refused.starts_with('-') {
+        return None;
+    }
+    let at = args.iter().skip(1).position(|a| *a == *refused)? + 1;
+    let words = |a: &[OsString]| -> Vec<String> {
+        a.iter().map(|w| w.to_string_lossy().into_owned()).collect()
+    };
+    let ours = words(&args[1..at]);
+    let command = words(&args[at..]).join(" ");
+    let before = if ours.is_empty() {
+        String::new()
+    } else {
+        format!("{} ", ours.join(" "))
+    };
+    let mut tip =
+        format!("\nTo run a command, put `--` before it: xpu-asm-run {before}-- {command}");
+    if let Some(sub) = similar_subcommand(&refused) {
+        let rest = words(&args[at + 1..]).join(" ");
+        tip.push_str(&format!(
+            "\nFor the subcommand {sub}: xpu-asm-run {before}{sub} {rest}"
+        ));
+    }
+    Some(tip)
+}
+
+/// The subcommand `word` looks like a misspelling of (its start, or at
+/// most two letters apart), if any.
+fn similar_subcommand(word: &str) -> Option<&'static str> {
+    const SUBCOMMANDS: [&str; 6] = ["collect", "merge", "show", "diff", "port", "help"];
+    let distance = |a: &str, b: &str| {
+        let b: Vec<char> = b.chars().collect();
+        let mut row: Vec<usize> = (0..=b.len()).collect();
+        for (i, ca) in a.chars().enumerate() {
+            let mut prev = row[0];
+            row[0] = i + 1;
+            for (j, cb) in b.iter().enumerate() {
+                let here = row[j + 1];
+                row[j + 1] = (prev + usize::from(ca != *cb))
+                    .min(row[j] + 1)
+                    .min(here + 1);
+                prev = here;
+            }
+        }
+        row[b.len()]
+    };
+    SUBCOMMANDS
+        .into_iter()
+        .find(|s| (word.len() >= 3 && s.starts_with(word)) || distance(word, s) <= 2)
+}
+
 fn parse_fail_on(s: &str) -> Result<FailOn, String> {
     parse_conditions(s).map(FailOn)
 }
@@ -396,7 +483,8 @@ pub struct CollectArgs {
 
 #[derive(Debug, Clone, Args)]
 pub struct ReportArgs {
-    /// Print the JSON report (as written to DIR/report.json) instead of the table
+    /// Print the JSON report (DIR/report.json's, narrowed by --filter)
+    /// instead of the table
     #[arg(long)]
     pub json: bool,
 
@@ -408,7 +496,9 @@ pub struct ReportArgs {
     #[arg(long)]
     pub all: bool,
 
-    /// List only kernels whose name (mangled or demangled) matches REGEX
+    /// Show only kernels whose name (mangled or demangled) matches REGEX,
+    /// each with its rank in the whole report; report.json, report.html
+    /// and asm/ hold every kernel whatever is shown
     #[arg(long, value_name = "REGEX", value_parser = parse_regex)]
     pub filter: Option<regex::Regex>,
 
@@ -433,13 +523,14 @@ fn parse_regex(s: &str) -> Result<regex::Regex, String> {
     regex::Regex::new(s).map_err(|e| format!("invalid regular expression: {e}"))
 }
 
+/// `--emulate`'s device, in any case (`PVC` is pvc, as ocloc lists it).
 fn parse_device(s: &str) -> Result<String, String> {
     if !s.is_empty()
         && s.len() <= 64
         && s.bytes()
             .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
     {
-        Ok(s.to_string())
+        Ok(s.to_ascii_lowercase())
     } else {
         Err(
             "expected a device name such as pvc, dg2 or tgllp (`ocloc compile --help` lists them)"
