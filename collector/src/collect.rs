@@ -420,16 +420,30 @@ fn asm_links(matching: &Matching, ranked: &Ranked, limit: Limit) -> (Vec<Link>, 
         })
         .unwrap_or(ranked.order.len());
     let copies = limit.left_out(ranked.order.iter().map(|&i| has_file(i)));
-    let order: Vec<(usize, usize)> = ranked.order[..end].iter().copied().enumerate().collect();
+    let order: Vec<(usize, usize)> = ranked.order[..end]
+        .iter()
+        .copied()
+        .enumerate()
+        .filter(|&(_, i)| has_file(i))
+        .collect();
+    let named: Vec<(usize, &str, &[u8])> = order
+        .iter()
+        .map(|&(r, i)| {
+            let k = &matching.launched[i];
+            (r + 1, ranked.demangled[i].as_str(), k.name.as_slice())
+        })
+        .collect();
+    let files = names::asm_file_names(&named);
     let links = order
         .par_iter()
-        .filter_map(|&(r, i)| {
-            let k = &matching.launched[i];
-            k.chosen_file().map(|src| Link {
+        .zip(files)
+        .filter_map(|(&(r, i), file)| {
+            let src = matching.launched[i].chosen_file()?;
+            Some(Link {
                 entry: r,
                 path: src.path.clone(),
                 shown: src.shown.clone(),
-                file: names::asm_file_name(r + 1, &ranked.demangled[i], &k.name),
+                file,
             })
         })
         .collect();
