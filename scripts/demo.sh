@@ -13,7 +13,8 @@
 # build takes two to four times as long on two cores (the collector crate
 # compiles on one core for most of it), and the demo's captures take under a
 # second each either way; for real workloads, `cargo build --release`
-# (README). Each step's time goes to stderr:
+# (README). The workload and its captures: scripts/demo-captures.sh. Each
+# step's time goes to stderr:
 # `demo.sh: <step> took N s`, then the total.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -31,49 +32,9 @@ cargo build -p xpu-asm-interposer -p xpu-asm-collector --quiet
 step "build"
 
 demo=target/demo
-rm -rf "$demo"
-mkdir -p "$demo/build"
-gcc -std=c11 -O2 tests/workload/workload.c -o "$demo/build/workload" -ldl -lpthread
-for m in a b; do
-    (cd "$demo/build" && ocloc compile -file "../../../tests/workload/kernels_$m.cl" -spv_only \
-        -device pvc -output "kernels_$m" -output_no_suffix -q >/dev/null)
-done
-# Ahead of time, as DPC++ -fsycl-targets=spir64_gen or a prebuilt wheel does.
-(cd "$demo/build" && ocloc compile -file ../../../tests/workload/kernels_mix.cl \
-    -device pvc --format zebin -output kernels_mix -output_no_suffix -q >/dev/null)
-step "workload and its modules"
-
 run=${CARGO_TARGET_DIR:-target}/debug/xpu-asm-run
-# 1000 + 300 + 20 launches on immediate lists, a regular list of 4 appends run
-# 50 times (200 launches), a kernel of the same name in a second module, and
-# two kernels of the ahead-of-time module.
-steps=(imm:a:_ZTSZ4mainE10vector_add:1000 imm:a:scale:300 imm:a:scale_v2:20
-    reg:a:common_kernel:4:50 imm:b:common_kernel:7 imm:b:only_in_b:2
-    imm:m:mix_mad_loop:50 imm:m:mix_slm:10)
-"$run" --emulate pvc -o "$demo/capture" -- \
-    "$demo/build/workload" --via ddi \
-    --module "a=$demo/build/kernels_a.spv" --module "b=$demo/build/kernels_b.spv" \
-    --native "m=$demo/build/kernels_mix" "${steps[@]}"
-step "capture"
-
-# The same program twice more, quietly: its modules built with line
-# information (-g), and without optimisation (build flags -cl-opt-disable);
-# the ahead-of-time module is the same binary in all three.
-for m in a b; do
-    (cd "$demo/build" && ocloc compile -file "../../../tests/workload/kernels_$m.cl" -spv_only \
-        -device pvc -options -g -output "kernels_${m}_g" -output_no_suffix -q >/dev/null)
-done
-step "modules with -g"
-"$run" --emulate pvc -q -o "$demo/capture-g" -- \
-    "$demo/build/workload" --via ddi --build-flags -g \
-    --module "a=$demo/build/kernels_a_g.spv" --module "b=$demo/build/kernels_b_g.spv" \
-    --native "m=$demo/build/kernels_mix" "${steps[@]}" >/dev/null
-step "capture -g"
-"$run" --emulate pvc -q -o "$demo/capture-O0" -- \
-    "$demo/build/workload" --via ddi --build-flags -cl-opt-disable \
-    --module "a=$demo/build/kernels_a.spv" --module "b=$demo/build/kernels_b.spv" \
-    --native "m=$demo/build/kernels_mix" "${steps[@]}" >/dev/null
-step "capture -O0"
+XPU_ASM_RUN=$run bash scripts/demo-captures.sh "$demo"
+step_start=$SECONDS
 
 echo
 echo "\$ xpu-asm-run show $demo/capture-g scale_v2 --lines"

@@ -35,7 +35,8 @@ pub type Progress = Arc<dyn Fn(&str) + Send + Sync>;
 /// How to collect.
 #[derive(Clone)]
 pub struct Options {
-    /// List only kernels whose mangled or demangled name matches.
+    /// Return only the kernels whose mangled or demangled name matches
+    /// (the files written hold every kernel).
     pub filter: Option<regex::Regex>,
     /// Also list compiled kernels that were never launched.
     pub all: bool,
@@ -74,8 +75,11 @@ impl Default for Options {
 type Stop<'a> = &'a (dyn Fn() -> bool + Sync);
 
 /// Matches and reports on the capture folder `dir` without running
-/// anything: reads the records and dumps, writes `report.json` and `asm/`,
-/// prunes the dumps as `opts.keep` says, and returns the report.
+/// anything: reads the records and dumps, writes `report.json`,
+/// `report.html` and `asm/` of every launched kernel, prunes the dumps as
+/// `opts.keep` says, and returns the report, narrowed to the kernels
+/// `opts.filter` matches ([`entries::narrowed`]): a filter is a view, the
+/// files are the whole collection's.
 pub fn collect(dir: &Path, opts: &Options) -> Result<Report, CollectError> {
     let stop_flag = opts.stop;
     let stop = move || stop_flag.is_some_and(|s| s.load(Ordering::SeqCst));
@@ -88,6 +92,10 @@ pub fn collect(dir: &Path, opts: &Options) -> Result<Report, CollectError> {
         true => Err(CollectError::Interrupted(dir.to_path_buf())),
         false => Ok(()),
     };
+    if dir.is_file() {
+        let instead = crate::capture::layout::folder_instead_of(dir);
+        return Err(CollectError::NotAFolder(dir.to_path_buf(), instead));
+    }
     if !dir.is_dir() {
         return Err(CollectError::NotFound(dir.to_path_buf()));
     }
@@ -103,14 +111,19 @@ pub fn collect(dir: &Path, opts: &Options) -> Result<Report, CollectError> {
     let sources = scan_sources(dir, opts, &recorded, &stop, &progress, &mut warnings)?;
     go_on()?;
     let matching = match_kernels(&recorded, &sources, opts.all, &progress, &mut warnings);
-    make_report(
+    let report = make_report(
         dir,
         opts,
         (recorded, sources, matching),
         warnings,
         &stop,
         &progress,
-    )
+    )?;
+    // The files hold every kernel; the filter narrows what is returned.
+    Ok(match &opts.filter {
+        Some(f) => entries::narrowed(report, f),
+        None => report,
+    })
 }
 
 /// Stage 1: what was recorded.
@@ -166,6 +179,11 @@ fn scan_sources(
     let known = &recorded.state.final_binary;
     let (locations, mut folders) =
         scan_dumps(dir, recs, known, opts.all, stop, progress, warnings).map_err(interrupted)?;
+    // Modules linked from several SPIR-V inputs: their dumps told by
+    // their code.
+    let linked = &recorded.state.linked;
+    crate::sources::linked::find_linked(dir, recs, &mut folders, linked, stop)
+        .map_err(interrupted)?;
     // IGC 1's light dumps: the kept attempts from the module binaries,
     // and the source lines of -g modules from compiling them again.
     crate::sources::light::verify_from_binaries(dir, recs, &mut folders, stop)
@@ -245,7 +263,7 @@ fn make_report(
     progress: &dyn Fn(&str),
 ) -> Result<Report, CollectError> {
     let interrupted = || CollectError::Interrupted(dir.to_path_buf());
-    let ranked = entries::rank(&matching.launched, opts.filter.as_ref());
+    let ranked = entries::rank(&matching.launched);
     let (links, copies) = asm_links(&matching, &ranked, opts.asm_copies);
     let report_path = dir.join(REPORT_FILE);
     let base_warnings = warnings.len();
@@ -402,16 +420,30 @@ fn asm_links(matching: &Matching, ranked: &Ranked, limit: Limit) -> (Vec<Link>, 
         })
         .unwrap_or(ranked.order.len());
     let copies = limit.left_out(ranked.order.iter().map(|&i| has_file(i)));
-    let order: Vec<(usize, usize)> = ranked.order[..end].iter().copied().enumerate().collect();
+    let order: Vec<(usize, usize)> = ranked.order[..end]
+        .iter()
+        .copied()
+        .enumerate()
+        .filter(|&(_, i)| has_file(i))
+        .collect();
+    let named: Vec<(usize, &str, &[u8])> = order
+        .iter()
+        .map(|&(r, i)| {
+            let k = &matching.launched[i];
+            (r + 1, ranked.demangled[i].as_str(), k.name.as_slice())
+        })
+        .collect();
+    let files = names::asm_file_names(&named);
     let links = order
         .par_iter()
-        .filter_map(|&(r, i)| {
-            let k = &matching.launched[i];
-            k.chosen_file().map(|src| Link {
+        .zip(files)
+        .filter_map(|(&(r, i), file)| {
+            let src = matching.launched[i].chosen_file()?;
+            Some(Link {
                 entry: r,
                 path: src.path.clone(),
                 shown: src.shown.clone(),
-                file: names::asm_file_name(r + 1, &ranked.demangled[i], &k.name),
+                file,
             })
         })
         .collect();
@@ -541,7 +573,8 @@ fn assemble(
         unlaunched_listed: opts.all,
         kernels,
         totals,
-        filter: opts.filter.as_ref().map(|r| r.as_str().to_string()),
+        // Set on the view (`entries::narrowed`), never in the files.
+        filter: None,
         isa,
         dumps: dumps_info(opts.keep, &state, after),
         // Said by make_report, which made the links.
@@ -678,9 +711,7 @@ fn kernels(
         matching,
         &ranked.order,
         std::mem::take(&mut ranked.demangled),
-        ranked.filtered_out,
         opts.all,
-        opts.filter.as_ref(),
     );
     entries::fill_ranks(&mut kernels, by_rank);
     drop(ranked);

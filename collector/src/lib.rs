@@ -27,6 +27,7 @@
 //! * [`names`]: kernel names demangled, shortened and made safe for files.
 
 pub mod analysis;
+pub mod apart;
 pub mod capture;
 pub mod collect;
 pub mod commands;

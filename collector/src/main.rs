@@ -1,7 +1,6 @@
 //! `xpu-asm-run`: a thin shell over the `xpu_asm_collector` library: the
 //! command line parsed, then its command run ([`commands`]).
 
-use clap::Parser;
 use xpu_asm_collector::commands::{self, Cli, Sub};
 
 /// mimalloc: a collection of 100,000 kernels makes and frees millions of
@@ -13,7 +12,7 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 fn main() {
     roomy_heaps();
     keep_freed_pages();
-    let cli = Cli::parse();
+    let cli = Cli::parse_args(std::env::args_os().collect());
     let code = match cli.sub {
         Some(Sub::Collect(a)) => commands::collect::main(&a.dir, &a.report),
         Some(Sub::Merge(a)) => commands::merge::main(&a),

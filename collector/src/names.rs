@@ -3,6 +3,7 @@
 //! they may hold `/`, spaces, `..`, newlines, thousands of characters or
 //! bytes that are not UTF-8, so nothing here trusts them.
 
+use crate::apart::{split_top, telling_of_all, told_apart, TOLD_APART_MAX};
 use rayon::prelude::*;
 use sha2::{Digest, Sha256};
 use xpu_asm_isa::fast::{FastHash, FastMap};
@@ -269,6 +270,27 @@ impl<'a> Parsed<'a> {
             .filter(|(i, _)| at.and_then(|at| at.get(*i)).is_some_and(|p| p.differs))
             .map(|(_, a)| a.clone())
             .collect();
+        // Each differing argument with what it shares with the others
+        // elided, when that tells them apart in less room.
+        let differs: Vec<bool> = at.map_or(Vec::new(), |at| at.iter().map(|p| p.differs).collect());
+        let group = index
+            .groups
+            .get(self.path.last().copied().unwrap_or_default());
+        let differing = match group {
+            Some(group) if !differing.is_empty() && with(&differing).chars().count() > room => {
+                told_apart(args, group, &differs)
+            }
+            _ => differing,
+        };
+        if !differing.is_empty() && with(&differing).chars().count() <= room {
+            return with(&differing);
+        }
+        if let Some(tells) = group
+            .and_then(|g| telling_of_all(args, g, &differs))
+            .filter(|t| format!("{path}<…{t}…>").chars().count() <= room)
+        {
+            return format!("{path}<…{tells}…>");
+        }
         // None differs (one kernel of this name): its leading arguments.
         let keep = if differing.is_empty() {
             args
@@ -302,6 +324,9 @@ struct Index<'a> {
     /// position, whether its kernels' arguments there are not all the same
     /// (one lacks it, or two differ).
     args: FastMap<&'a str, Vec<Position<'a>>>,
+    /// Each innermost name's kernels' template arguments, for a name of
+    /// at most [`TOLD_APART_MAX`] kernels.
+    groups: FastMap<&'a str, Vec<&'a [String]>>,
 }
 
 struct Position<'a> {
@@ -316,6 +341,7 @@ impl<'a> Index<'a> {
         let mut tails: FastMap<&[&str], (&[&str], bool)> =
             FastMap::with_capacity_and_hasher(parsed.len(), FastHash);
         let mut args: FastMap<&str, (usize, Vec<Position>)> = FastMap::default();
+        let mut groups: FastMap<&str, Vec<&[String]>> = FastMap::default();
         for p in parsed.iter().flatten() {
             let n = p.path.len();
             for k in 1..=n {
@@ -327,6 +353,7 @@ impl<'a> Index<'a> {
             };
             let (kernels, at) = args.entry(*base).or_default();
             *kernels += 1;
+            groups.entry(*base).or_default().push(a.as_slice());
             for (i, v) in a.iter().enumerate() {
                 match at.get_mut(i) {
                     Some(pos) => {
@@ -351,39 +378,13 @@ impl<'a> Index<'a> {
                 (base, at)
             })
             .collect();
-        Index { tails, args }
-    }
-}
-
-/// `s` split at each `sep` outside brackets (`<>`, `()`, `[]`, `{}`);
-/// `None` when the brackets do not balance.
-fn split_top<'a>(s: &'a str, sep: &str) -> Option<Vec<&'a str>> {
-    let mut out = Vec::new();
-    let mut depth = 0i32;
-    let mut start = 0;
-    let b = s.as_bytes();
-    let mut i = 0;
-    while i < b.len() {
-        match b[i] {
-            b'<' | b'(' | b'[' | b'{' => depth += 1,
-            b'>' | b')' | b']' | b'}' => depth -= 1,
-            _ if depth == 0 && b[i..].starts_with(sep.as_bytes()) => {
-                out.push(&s[start..i]);
-                i += sep.len();
-                start = i;
-                continue;
-            }
-            _ => {}
+        groups.retain(|_, g| g.len() <= TOLD_APART_MAX);
+        Index {
+            tails,
+            args,
+            groups,
         }
-        if depth < 0 {
-            return None;
-        }
-        i += 1;
     }
-    (depth == 0).then(|| {
-        out.push(&s[start..]);
-        out
-    })
 }
 
 /// `sycl::_V1::vec<std::complex<float>, 4>` -> `vec<complex<float>, 4>`:
@@ -434,6 +435,24 @@ pub fn asm_file_name(rank: usize, demangled: &str, name: &[u8]) -> String {
     format!("{prefix}{short}{suffix}")
 }
 
+/// [`asm_file_name`] of each of `kernels` (rank, demangled name, name),
+/// each named by its short form told apart from the others' ([`distinct`]
+/// of the names without their parameter lists): the copies of kernels
+/// that a cut prefix would not tell apart have names that do.
+pub fn asm_file_names(kernels: &[(usize, &str, &[u8])]) -> Vec<String> {
+    let plain: Vec<String> = kernels
+        .par_iter()
+        .map(|(_, d, _)| strip_trailing_params(d).to_string())
+        .collect();
+    let room = ASM_FILE_NAME_MAX - "000-".len() - "-12345678.asm".len();
+    let short = distinct(&plain, room);
+    kernels
+        .par_iter()
+        .zip(short)
+        .map(|((rank, _, name), s)| asm_file_name(*rank, &s, name))
+        .collect()
+}
+
 /// Maps `s` to `[A-Za-z0-9._-]` (runs of anything else become one `_`),
 /// trims separators and dots at both ends, and cuts to `max` bytes. May
 /// return an empty string.
@@ -465,6 +484,7 @@ pub fn short_sha(sha: &str) -> &str {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::collections::BTreeSet;
 
     #[test]
     fn demangles_sycl_typeinfo_names_to_the_type() {
@@ -640,5 +660,81 @@ mod tests {
         // Unbalanced brackets: shortened as before.
         let odd = vec!["operator<<(std::ostream&, int) with a long tail here".to_string()];
         assert_eq!(distinct(&odd, 20), [shorten(&odd[0], 20)]);
+    }
+
+    /// Nine kernels of one template, as a TensorFlow (ITEX) training step
+    /// launches them: Eigen expressions that differ deep inside.
+    fn itex_like() -> Vec<String> {
+        let map = "Eigen::TensorMap<Eigen::Tensor<float const, 1, 1, long>, 16, Eigen::MakePointer> const";
+        let out = "Eigen::TensorMap<Eigen::Tensor<float, 1, 1, long>, 16, Eigen::MakePointer>";
+        let binary = ["sum", "difference", "product", "quotient", "max", "min"].map(|op| {
+            format!(
+                "Eigen::TensorCwiseBinaryOp<Eigen::internal::scalar_{op}_op<float, float>, {map}, {map}>"
+            )
+        });
+        let unary = ["sqrt", "rsqrt", "square"].map(|op| {
+            format!("Eigen::TensorCwiseUnaryOp<Eigen::internal::scalar_{op}_op<float>, {map}>")
+        });
+        binary
+            .iter()
+            .chain(unary.iter())
+            .map(|expr| {
+                format!(
+                    "itex::functor::ExecExprFunctorKernel<Eigen::TensorAssignOp<{out}, {expr} const> const, long>"
+                )
+            })
+            .collect()
+    }
+
+    #[test]
+    fn itex_like_kernels_are_told_apart_by_what_differs() {
+        let names = itex_like();
+        let ops = [
+            "sum",
+            "difference",
+            "product",
+            "quotient",
+            "max",
+            "min",
+            "sqrt",
+            "rsqrt",
+            "square",
+        ];
+        // The table's default name column: what tells each apart.
+        let want: Vec<String> = ops
+            .iter()
+            .map(|op| format!("ExecExprFunctorKernel<…scalar_{op}_op…>"))
+            .collect();
+        assert_eq!(distinct(&names, 60), want);
+        // With room: the arguments with what they share elided.
+        let wide = distinct(&names, 90);
+        assert_eq!(
+            wide[0],
+            "ExecExprFunctorKernel<TensorAssignOp<…, TensorCwiseBinaryOp<scalar_sum_op<…>, …>>>"
+        );
+        assert_eq!(
+            wide[6],
+            "ExecExprFunctorKernel<TensorAssignOp<…, TensorCwiseUnaryOp<scalar_sqrt_op<…>, …>>>"
+        );
+        // Before: every one `ExecExprFunctorKernel<…>`.
+        assert_eq!(wide.iter().collect::<BTreeSet<_>>().len(), 9);
+        // asm/'s file names: the same short names, not a cut prefix.
+        let kernels: Vec<(usize, &str, &[u8])> = names
+            .iter()
+            .enumerate()
+            .map(|(i, n)| (i + 1, n.as_str(), n.as_bytes()))
+            .collect();
+        let files = asm_file_names(&kernels);
+        assert_eq!(
+            files[0],
+            format!(
+                "001-ExecExprFunctorKernel_scalar_sum_op-{}.asm",
+                name_tag(names[0].as_bytes())
+            )
+        );
+        assert_eq!(
+            files[8].len(),
+            "009-ExecExprFunctorKernel_scalar_square_op-12345678.asm".len()
+        );
     }
 }

@@ -166,8 +166,11 @@ fn save_state<'a>(
                 new_state.final_binary.insert(a.shown.clone(), v);
             }
         }
+        new_state.linked.extend(crate::sources::linked::found(f));
     }
-    if new_state.dumps_before != state.dumps_before || new_state.final_binary != state.final_binary
+    if new_state.dumps_before != state.dumps_before
+        || new_state.final_binary != state.final_binary
+        || new_state.linked != state.linked
     {
         let bytes = serde_json::to_vec_pretty(&new_state).unwrap_or_default();
         write_atomic(state_path, &bytes)?;

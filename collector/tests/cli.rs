@@ -389,6 +389,90 @@ fn an_invalid_filter_is_refused_before_running() {
     assert!(!t.path().join("cap").exists());
 }
 
+/// Where a newcomer lands: `help` and `help SUBCOMMAND` print the help;
+/// a command given without `--` runs nothing and is told to put `--`
+/// before it; a capture's file, a folder that is no capture, and the
+/// wrong case of a device each get the fix.
+#[test]
+fn first_steps_get_help_and_the_fix() {
+    let run = |args: &[&str]| Command::new(BIN).args(args).output().unwrap();
+    let o = run(&["help"]);
+    assert_eq!(o.status.code(), Some(0), "{}", show(&o));
+    let long = String::from_utf8_lossy(&o.stdout).into_owned();
+    assert!(
+        long.contains("Usage: xpu-asm-run [OPTIONS] -- <COMMAND>..."),
+        "{long}"
+    );
+    let o = run(&["help", "show"]);
+    assert_eq!(o.status.code(), Some(0), "{}", show(&o));
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        text.contains("Usage: xpu-asm-run show [OPTIONS] <DIR> <KERNEL>"),
+        "{text}"
+    );
+
+    let t = tempfile::tempdir().unwrap();
+    let marker = t.path().join("ran");
+    let o = run(&["-o", &out_arg(t.path()), "touch", marker.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2), "{}", show(&o));
+    let err = String::from_utf8_lossy(&o.stderr);
+    let want = format!(
+        "To run a command, put `--` before it: xpu-asm-run -o {} -- touch {}",
+        out_arg(t.path()),
+        marker.display()
+    );
+    assert!(
+        err.contains("unexpected argument 'touch' found") && err.ends_with(&format!("{want}\n")),
+        "{err}"
+    );
+    assert!(!marker.exists() && !t.path().join("cap").exists());
+    // A misspelt subcommand: both fixes.
+    let o = run(&["shwo", "d", "k"]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.ends_with("put `--` before it: xpu-asm-run -- shwo d k\nFor the subcommand show: xpu-asm-run show d k\n"),
+        "{err}"
+    );
+    // With `--` already there, or an option misspelt: no such tip.
+    for args in [
+        &["--emulate", "../x", "--", "true"][..],
+        &["--bogus", "--", "true"][..],
+        &["shwo", "d", "k"][..],
+    ] {
+        let o = cli_command(args).output().unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        let tipped = err.contains("put `--` before it");
+        assert_eq!(tipped, args[0] == "shwo", "{args:?}: {}", show(&o));
+    }
+
+    let cap = t.path().join("c");
+    common::pvc_capture(&cap);
+    let o = run(&["collect", "-q", cap.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(0), "{}", show(&o));
+    let file = cap.join("report.json");
+    for cmd in ["collect", "show"] {
+        let mut args = vec![cmd, file.to_str().unwrap()];
+        if cmd == "show" {
+            args.push("1");
+        }
+        let o = run(&args);
+        assert_eq!(o.status.code(), Some(1), "{}", show(&o));
+        let want = format!(
+            "xpu-asm-run: {} is a file, not a capture folder; give the folder that `xpu-asm-run -o DIR` wrote: here {}, which holds it\n",
+            file.display(),
+            cap.display()
+        );
+        assert_eq!(String::from_utf8_lossy(&o.stderr), want, "{cmd}");
+    }
+    // A folder that holds no capture: said so, not "run collect".
+    let o = run(&["show", t.path().to_str().unwrap(), "1"]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("is not an xpu-asm capture") && !err.contains("xpu-asm-run collect"),
+        "{err}"
+    );
+}
+
 /// Starts `xpu-asm-run -- sh -c SCRIPT`, waits until the script has set its
 /// traps (it touches `ready`), sends `sig` to xpu-asm-run alone, and
 /// returns the exit status.

@@ -96,9 +96,9 @@ impl Real {
     }
 }
 
-/// libc's `dlsym`, called by the interposer's own `dlsym` for every lookup it
-/// does not rewrite (by a tail jump, so that libc still sees the program's
-/// return address) and directly for the lookups the interposer makes itself.
+/// libc's `dlsym`, called directly for the lookups the interposer makes
+/// itself (the lookups it does not rewrite go to the next `dlsym` of the
+/// chain, [`XPU_ASM_NEXT_DLSYM`]).
 pub static XPU_ASM_REAL_DLSYM: AtomicUsize = AtomicUsize::new(0);
 
 type DlsymFn = unsafe extern "C" fn(*mut c_void, *const c_char) -> *mut c_void;
@@ -124,6 +124,46 @@ pub fn real_dlsym() -> Option<DlsymFn> {
     } else {
         // SAFETY: p is libc's dlsym, of this signature.
         Some(unsafe { std::mem::transmute::<usize, DlsymFn>(p) })
+    }
+}
+
+/// The next `dlsym` in the preload chain: the definition of `dlsym` after
+/// this library (another preloaded library's, or libc's own). The
+/// interposer's `dlsym` jumps to it with every lookup it does not rewrite,
+/// and asks it for the real function behind each lookup it does, so that a
+/// library behind it in `LD_PRELOAD` sees every lookup the program makes,
+/// as it would without xpu-asm. Resolved once, before the first lookup is
+/// answered; libc's when there is no other.
+pub static XPU_ASM_NEXT_DLSYM: AtomicUsize = AtomicUsize::new(0);
+
+/// Resolves [`XPU_ASM_NEXT_DLSYM`] once (after libc's `dlsym`, through
+/// which it is found: `dlsym(RTLD_NEXT, "dlsym")` from this library).
+pub fn next_dlsym() -> Option<DlsymFn> {
+    let mut p = XPU_ASM_NEXT_DLSYM.load(Ordering::Acquire);
+    if p == 0 {
+        let libc = real_dlsym()?;
+        // SAFETY: a valid C string; RTLD_NEXT from this library.
+        p = unsafe { libc(libc::RTLD_NEXT, c"dlsym".as_ptr()) } as usize;
+        if p == 0 || object_base(p as *const c_void) == object_base(next_dlsym as *const c_void) {
+            p = libc as usize;
+        }
+        XPU_ASM_NEXT_DLSYM.store(p, Ordering::Release);
+    }
+    // SAFETY: p is a dlsym, of this signature.
+    Some(unsafe { std::mem::transmute::<usize, DlsymFn>(p) })
+}
+
+/// `dlsym(handle, name)` asked of the next `dlsym` in the chain
+/// ([`next_dlsym`]): for a lookup the program made, which the libraries
+/// behind this one must see. The interposer's own lookups go to libc
+/// ([`lookup`]), as they would be no one's without it.
+#[allow(clippy::not_unsafe_ptr_arg_deref)]
+pub fn ask_next(handle: *mut c_void, name: &CStr) -> *mut c_void {
+    match next_dlsym() {
+        // SAFETY: name is a valid C string; handle is what the program gave
+        // dlsym.
+        Some(f) => unsafe { f(handle, name.as_ptr()) },
+        None => std::ptr::null_mut(),
     }
 }
 

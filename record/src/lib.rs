@@ -27,10 +27,11 @@
 
 /// Version of both files; bumped on any incompatible change (2: 32-byte
 /// counter slots; 3: launch shapes, slot pairs of their own in the counts
-/// file: [`shapes`]).
-pub const VERSION: u32 = 3;
+/// file: [`shapes`]; 4: device times, time blocks in the counts file:
+/// [`times`]).
+pub const VERSION: u32 = 4;
 /// The oldest version this reader still reads (a version 2 record has no
-/// shapes).
+/// shapes, a version 3 one no times).
 pub const OLDEST_VERSION: u32 = 2;
 /// The `record` field of the `process` event.
 pub const RECORD_TAG: &str = "xpu-asm";
@@ -382,6 +383,7 @@ pub mod read;
 pub mod shapes;
 #[cfg(feature = "read")]
 pub mod spec;
+pub mod times;
 pub mod trust;
 
 #[cfg(test)]

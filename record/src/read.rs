@@ -125,6 +125,9 @@ pub struct KernelShape {
     pub key: crate::shapes::ShapeKey,
     pub launches: u64,
     pub appended: u64,
+    /// Its device times (version 4, with `--time`; `None`: no launch of
+    /// it was chosen for timing, or no time was asked for).
+    pub time: Option<crate::times::Times>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -145,6 +148,22 @@ pub struct Kernel {
     /// Static shared local memory per group, in bytes, as the driver
     /// reports it at the kernel's creation (`slm_static`; `None` when not).
     pub slm_static: Option<u32>,
+    /// Its device times: its shapes' and those of its launches counted in
+    /// its own counter (other shapes), added up (version 4, with `--time`;
+    /// `None`: none of its launches was chosen for timing).
+    pub time: Option<crate::times::Times>,
+}
+
+/// A device's timer, as the interposer read it to turn ticks into ns (a
+/// `timer` event: `zeDeviceGetProperties` with the 1.2 properties type).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Timer {
+    /// The device event's id (`None`: the device has none).
+    pub device: Option<u32>,
+    /// `timerResolution`: ticks per second.
+    pub ticks_per_second: u64,
+    /// `kernelTimestampValidBits`.
+    pub valid_bits: u32,
 }
 
 /// Where a chunk of a process's counters was, by its last `counts` event.
@@ -201,6 +220,11 @@ pub struct ProcessRecord {
     pub exited: bool,
     /// The status it passed to `exit()`, from its exit event.
     pub exit_code: Option<i32>,
+    /// The timing policy in force (`"time"` in the header): `None` when
+    /// the process timed nothing (no `--time`).
+    pub time: Option<crate::times::Policy>,
+    /// The devices' timers it read (`timer` events).
+    pub timers: Vec<Timer>,
     /// Problems met while reading; each names the file.
     pub warnings: Vec<String>,
     /// The loaded objects it named, by id; its kernels' launch stacks.
@@ -426,6 +450,7 @@ fn read_header(v: &Value, rec: &mut ProcessRecord) {
         .map(|p| p as u32);
     rec.rank = v.get("job").and_then(parse_rank);
     rec.start_ticks = v.get("start").and_then(Value::as_u64);
+    rec.time = v.get("time").and_then(time_policy);
     if let Some(env) = v.get("env").and_then(Value::as_object) {
         for (name, s) in env {
             rec.env.push(EnvSetting {
@@ -472,6 +497,11 @@ fn read_event(v: &Value, at: At, rec: &mut ProcessRecord) {
             }
             rec.counts_places.insert(chunk, place);
         }
+        "timer" => rec.timers.push(Timer {
+            device: v.get("device").and_then(Value::as_u64).map(|d| d as u32),
+            ticks_per_second: get_u64(v, "ticks_per_second"),
+            valid_bits: get_u64(v, "valid_bits") as u32,
+        }),
         "exit" => {
             rec.exited = true;
             rec.exit_code = v.get("code").and_then(Value::as_i64).map(|c| c as i32);
@@ -564,6 +594,7 @@ fn kernel_event(v: &Value) -> Option<Kernel> {
         appended: 0,
         incomplete: false,
         shapes: Vec::new(),
+        time: None,
         slm_static: v
             .get("slm_static")
             .and_then(Value::as_u64)
@@ -596,6 +627,7 @@ pub fn apply_counts(bytes: &[u8], shown: &str, rec: &mut ProcessRecord) {
     rec.unattributed_launches = 0;
     for k in rec.kernels.values_mut() {
         k.shapes.clear();
+        k.time = None;
         match read_slot(k.id) {
             Some((l, a)) => {
                 k.launches = l;
@@ -608,28 +640,73 @@ pub fn apply_counts(bytes: &[u8], shown: &str, rec: &mut ProcessRecord) {
         }
     }
     let slots = (bytes.len() - COUNTS_HEADER_LEN) / COUNTS_SLOT_LEN;
-    let (shapes, shape_slots) =
-        crate::shapes::shapes_in(bytes, COUNTS_HEADER_LEN, COUNTS_SLOT_LEN, slots);
-    for s in shapes {
+    let scan = crate::shapes::scan(bytes, COUNTS_HEADER_LEN, COUNTS_SLOT_LEN, slots);
+    let mut heads = std::collections::HashMap::new();
+    for (s, head) in scan.shapes.into_iter().zip(scan.heads) {
         match rec.kernels.get_mut(&s.kernel) {
             Some(k) => {
                 k.launches = k.launches.wrapping_add(s.launches);
                 k.appended = k.appended.wrapping_add(s.appended);
+                heads.insert(head, (s.kernel, k.shapes.len()));
                 k.shapes.push(KernelShape {
                     key: s.key,
                     launches: s.launches,
                     appended: s.appended,
+                    time: None,
                 });
             }
             None => rec.unattributed_launches += s.launches,
         }
     }
+    apply_times(rec, scan.blocks, &heads);
+    let shape_slots = scan.taken;
     // Counters of kernels whose event is missing (lost with events that
     // could not be written).
     rec.unattributed_launches += (1..slots as u32)
         .filter(|id| !rec.kernels.contains_key(id) && !shape_slots.contains(id))
         .filter_map(|id| read_slot(id).map(|s| s.0))
         .sum::<u64>();
+}
+
+/// Each time block to its owner: a shape (by its head's slot id) and its
+/// kernel, or a kernel's own launches. A block of a kernel whose event was
+/// lost goes with its launches (unattributed).
+fn apply_times(
+    rec: &mut ProcessRecord,
+    blocks: Vec<(u32, crate::times::Times)>,
+    heads: &std::collections::HashMap<u32, (u32, usize)>,
+) {
+    let add = |into: &mut Option<crate::times::Times>, t: &crate::times::Times| match into {
+        Some(x) => x.add(t),
+        None => *into = Some(t.clone()),
+    };
+    for (owner, t) in blocks {
+        let (kernel, shape) = match heads.get(&owner) {
+            Some(&(k, i)) => (k, Some(i)),
+            None => (owner, None),
+        };
+        let Some(k) = rec.kernels.get_mut(&kernel) else {
+            continue;
+        };
+        if let Some(i) = shape {
+            add(&mut k.shapes[i].time, &t);
+        }
+        add(&mut k.time, &t);
+    }
+}
+
+/// The header's `time` object: `{"policy":"all"}` or
+/// `{"policy":"sample","first":F,"every":E}`.
+fn time_policy(v: &Value) -> Option<crate::times::Policy> {
+    match v.get("policy")?.as_str()? {
+        "all" => Some(crate::times::Policy::ALL),
+        "sample" => Some(crate::times::Policy {
+            all: false,
+            first: v.get("first")?.as_u64()?,
+            every: v.get("every")?.as_u64()?,
+        }),
+        _ => None,
+    }
 }
 
 /// The header's `job` object: `{"launcher","rank","local_rank","size","id"}`.
@@ -670,231 +747,5 @@ fn json_name(v: &Value) -> Option<Vec<u8>> {
     match v {
         Value::String(s) => Some(s.as_bytes().to_vec()),
         other => other.get("hex").and_then(Value::as_str).and_then(unhex),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn line(body: &str) -> String {
-        format!("{body}\n")
-    }
-
-    fn header() -> String {
-        line(&format!(
-            r#"{{"record":"xpu-asm","version":{VERSION},"type":"process","pid":7,"ppid":1,"host":"h","exe":"/bin/x","dump_dir":"dumps/h-7","env":{{"IGC_ShaderDumpEnable":{{"value":"1","set_by":"xpu-asm"}}}}}}"#
-        ))
-    }
-
-    #[test]
-    fn round_trip_names_and_counts() {
-        let mut ev = header();
-        let mut k = br#"{"type":"kernel","id":1,"module":1,"#.to_vec();
-        push_json_bytes_field(&mut k, "name", b"bad\xffname\n\"q\"");
-        k.extend_from_slice(b"}\n");
-        ev.push_str(&line(r#"{"type":"module","id":1,"format":"spirv","size":3,"sha256":"ab","build_flags":"","kernel_names":["a"]}"#));
-        let mut bytes = ev.into_bytes();
-        bytes.extend_from_slice(&k);
-        let mut k2 = br#"{"type":"kernel","id":2,"module":1,"#.to_vec();
-        push_json_bytes_field(&mut k2, "name", "añ\u{1}".as_bytes());
-        k2.extend_from_slice(b"}\n");
-        bytes.extend_from_slice(&k2);
-        let mut rec = ProcessRecord::default();
-        parse_events(&bytes, "t", &mut rec);
-        assert_eq!(rec.warnings, Vec::<String>::new());
-        assert_eq!(rec.kernels[&1].name, b"bad\xffname\n\"q\"");
-        assert_eq!(rec.kernels[&2].name, "añ\u{1}".as_bytes());
-        assert_eq!(rec.env[0].name, "IGC_ShaderDumpEnable");
-        assert!(!rec.env[0].by_user);
-
-        let mut counts = counts_header().to_vec();
-        for (l, a) in [(5u64, 6u64), (10, 11), (20, 21)] {
-            counts.extend_from_slice(&encode_slot(l, a));
-        }
-        apply_counts(&counts, "c", &mut rec);
-        assert_eq!(rec.unknown_launches, 5);
-        assert_eq!(
-            (rec.kernels[&1].launches, rec.kernels[&1].appended),
-            (10, 11)
-        );
-        assert_eq!(
-            (rec.kernels[&2].launches, rec.kernels[&2].appended),
-            (20, 21)
-        );
-    }
-
-    #[test]
-    fn the_rank_in_the_header_is_read() {
-        let ev = header().replace(
-            r#""env":"#,
-            r#""job":{"launcher":"pmi","rank":3,"local_rank":1,"size":4,"id":null},"env":"#,
-        );
-        let mut rec = ProcessRecord::default();
-        parse_events(ev.as_bytes(), "t", &mut rec);
-        assert_eq!(
-            rec.rank,
-            Some(ranks::Rank {
-                launcher: ranks::Launcher::Pmi,
-                rank: 3,
-                local_rank: Some(1),
-                size: Some(4),
-                job: None,
-            })
-        );
-        // Records without one (older, or not in a job) have none.
-        let mut rec = ProcessRecord::default();
-        parse_events(header().as_bytes(), "t", &mut rec);
-        assert_eq!(rec.rank, None);
-    }
-
-    #[test]
-    fn round_trip_devices_and_module_binaries() {
-        let mut ev = header().into_bytes();
-        let mut d = br#"{"type":"device","id":1,"vendor_id":32902,"device_id":3029,"#.to_vec();
-        push_json_bytes_field(&mut d, "name", b"Intel(R) Graphics [0x0bd5]");
-        d.extend_from_slice(b",\"ip_version\":null}\n");
-        ev.extend_from_slice(&d);
-        ev.extend_from_slice(line(r#"{"type":"device","id":2,"vendor_id":32902,"device_id":3029,"name":"x","ip_version":201326592}"#).as_bytes());
-        ev.extend_from_slice(line(r#"{"type":"module","id":1,"format":"spirv","size":3,"sha256":"ab","build_flags":"","kernel_names":["a"],"device":1,"binary":{"size":9,"sha256":"cd","file":"modules/cd.bin"}}"#).as_bytes());
-        ev.extend_from_slice(line(r#"{"type":"module","id":2,"format":"spirv","size":3,"sha256":"ab","build_flags":"","kernel_names":["a"],"device":2,"binary":{"error":"zeModuleGetNativeBinary failed (0x78000001)"}}"#).as_bytes());
-        // Written before module binaries were kept: no device, no binary.
-        ev.extend_from_slice(line(r#"{"type":"module","id":3,"format":"native","size":3,"sha256":"ef","build_flags":"","kernel_names":[]}"#).as_bytes());
-        // A native module the driver built again, and one whose build could
-        // not be read.
-        ev.extend_from_slice(line(r#"{"type":"module","id":4,"format":"native","size":3,"sha256":"ef","build_flags":"","kernel_names":["a"],"device":1,"binary":{"size":3,"sha256":"ef","file":"modules/ef.bin"},"built_binary":{"size":7,"sha256":"0a","file":"modules/0a.bin"}}"#).as_bytes());
-        ev.extend_from_slice(line(r#"{"type":"module","id":5,"format":"native","size":3,"sha256":"ef","build_flags":"","kernel_names":["a"],"binary":{"size":3,"sha256":"ef","file":"modules/ef.bin"},"built_binary":{"error":"zeModuleGetNativeBinary failed (0x78000001)"}}"#).as_bytes());
-        let mut rec = ProcessRecord::default();
-        parse_events(&ev, "t", &mut rec);
-        assert_eq!(rec.warnings, Vec::<String>::new());
-        assert_eq!(
-            rec.devices[&1],
-            Device {
-                id: 1,
-                vendor_id: 0x8086,
-                device_id: 0x0bd5,
-                name: "Intel(R) Graphics [0x0bd5]".into(),
-                ip_version: None,
-                compute: None,
-            }
-        );
-        assert_eq!(rec.devices[&2].ip_version, Some(0x0c00_0000));
-        assert_eq!(rec.modules[&1].device, Some(1));
-        assert_eq!(
-            rec.modules[&1].binary,
-            Some(ModuleBinary {
-                sha256: "cd".into(),
-                size: 9,
-                file: Some("modules/cd.bin".into()),
-                error: None
-            })
-        );
-        let failed = rec.modules[&2].binary.as_ref().unwrap();
-        assert_eq!(failed.file, None);
-        assert!(failed.error.as_deref().unwrap().contains("0x78000001"));
-        assert_eq!(
-            (rec.modules[&3].device, &rec.modules[&3].binary),
-            (None, &None)
-        );
-        // Modules without a build of their own (SPIR-V, native run as
-        // passed, older records) have no built binary.
-        for id in [1, 2, 3] {
-            assert_eq!(rec.modules[&id].built_binary, None, "module {id}");
-        }
-        assert_eq!(
-            rec.modules[&4].built_binary,
-            Some(ModuleBinary {
-                sha256: "0a".into(),
-                size: 7,
-                file: Some("modules/0a.bin".into()),
-                error: None
-            })
-        );
-        assert_eq!(rec.modules[&4].binary.as_ref().unwrap().sha256, "ef");
-        let unread = rec.modules[&5].built_binary.as_ref().unwrap();
-        assert_eq!((unread.file.as_deref(), unread.sha256.as_str()), (None, ""));
-        assert!(unread.error.as_deref().unwrap().contains("0x78000001"));
-        assert!(!rec.isa_binary);
-        let binary_mode = header().replace(
-            r#""type":"process","#,
-            r#""type":"process","isa":"binary","#,
-        );
-        let mut rec = ProcessRecord::default();
-        parse_events(binary_mode.as_bytes(), "t", &mut rec);
-        assert!(rec.isa_binary);
-    }
-
-    #[test]
-    fn opencl_programs_say_their_api_and_what_they_were_made_from() {
-        let mut ev = header().into_bytes();
-        ev.extend_from_slice(line(r#"{"type":"module","id":1,"format":"spirv","size":3,"sha256":"ab","build_flags":"","kernel_names":["a"],"binary":{"size":9,"sha256":"cd","file":"modules/cd.bin"},"api":"opencl","from":"source","from_size":40,"from_sha256":"12"}"#).as_bytes());
-        ev.extend_from_slice(line(r#"{"type":"module","id":2,"format":"spirv","size":3,"sha256":"ef","build_flags":"","kernel_names":["a"],"api":"opencl","from":"link","from_inputs":[{"from":"source","from_size":4,"from_sha256":"34"}]}"#).as_bytes());
-        // Level Zero's modules say no api.
-        ev.extend_from_slice(line(r#"{"type":"module","id":3,"format":"spirv","size":3,"sha256":"ab","build_flags":"","kernel_names":["a"]}"#).as_bytes());
-        let mut rec = ProcessRecord::default();
-        parse_events(&ev, "t", &mut rec);
-        assert_eq!(rec.warnings, Vec::<String>::new());
-        let m = |id: u32| &rec.modules[&id];
-        assert_eq!(
-            (m(1).api, m(1).from.as_deref(), m(1).from_sha256.as_deref()),
-            (Api::OpenCl, Some("source"), Some("12"))
-        );
-        assert_eq!(
-            (m(2).api, m(2).from.as_deref(), m(2).from_sha256.as_deref()),
-            (Api::OpenCl, Some("link"), None)
-        );
-        assert_eq!((m(3).api, m(3).from.as_deref()), (Api::LevelZero, None));
-        assert_eq!(
-            (Api::OpenCl.as_str(), Api::LevelZero.as_str()),
-            ("opencl", "level_zero")
-        );
-    }
-
-    #[test]
-    fn truncated_last_line_is_reported_not_fatal() {
-        let mut ev = header();
-        ev.push_str(&line(r#"{"type":"module","id":1,"format":"spirv","size":3,"sha256":"ab","build_flags":"","kernel_names":[]}"#));
-        ev.push_str(r#"{"type":"kernel","id":1,"mod"#);
-        let mut rec = ProcessRecord::default();
-        parse_events(ev.as_bytes(), "t", &mut rec);
-        assert_eq!(rec.modules.len(), 1);
-        assert_eq!(rec.kernels.len(), 0);
-        assert_eq!(rec.warnings.len(), 1);
-        assert!(rec.warnings[0].contains("truncated"), "{:?}", rec.warnings);
-    }
-
-    #[test]
-    fn newer_version_is_refused_with_a_message() {
-        let ev = header().replace(&format!("\"version\":{VERSION}"), "\"version\":99");
-        let mut rec = ProcessRecord::default();
-        parse_events(ev.as_bytes(), "t", &mut rec);
-        assert!(rec.warnings[0].contains("version 99"), "{:?}", rec.warnings);
-    }
-
-    #[test]
-    fn slot_totals_add_immediate_and_regular_counts() {
-        let mut slot = [0u8; COUNTS_SLOT_LEN];
-        slot[..8].copy_from_slice(&7u64.to_le_bytes()); // immediate
-        slot[8..16].copy_from_slice(&3u64.to_le_bytes()); // regular appends
-        slot[16..24].copy_from_slice(&12u64.to_le_bytes()); // regular launches
-        assert_eq!(decode_slot(&slot), Some((19, 10)));
-        assert_eq!(decode_slot(&encode_slot(4, 5)), Some((4, 5)));
-        assert_eq!(decode_slot(&slot[..20]), None);
-    }
-
-    #[test]
-    fn short_counts_file_keeps_known_kernels() {
-        let mut rec = ProcessRecord::default();
-        rec.kernels.insert(
-            3,
-            Kernel {
-                id: 3,
-                ..Default::default()
-            },
-        );
-        let counts = counts_header().to_vec();
-        apply_counts(&counts, "c", &mut rec);
-        assert_eq!(rec.kernels[&3].launches, 0);
-        assert!(rec.warnings[0].contains("kernel id 3"));
     }
 }

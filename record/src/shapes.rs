@@ -123,35 +123,78 @@ pub fn shapes_in(
     slot: usize,
     slots: usize,
 ) -> (Vec<SlotShape>, std::collections::HashSet<u32>) {
+    let s = scan(bytes, header, slot, slots);
+    (s.shapes, s.taken)
+}
+
+/// What the slots of a counts file hold besides counters: shapes (with
+/// the slot id of each one's head, in `heads`), time blocks
+/// ([`crate::times`]) and the ids of every slot either takes.
+#[derive(Debug, Default)]
+pub struct Scan {
+    pub shapes: Vec<SlotShape>,
+    /// The head slot id of each of `shapes`, in the same order.
+    pub heads: Vec<u32>,
+    /// Each time block that holds anything: its owner's slot id and times.
+    pub blocks: Vec<(u32, crate::times::Times)>,
+    pub taken: std::collections::HashSet<u32>,
+}
+
+/// Reads the shapes and time blocks of a counts file's slots (as
+/// [`shapes_in`]), each slot of a block skipped as a block's.
+pub fn scan(bytes: &[u8], header: usize, slot: usize, slots: usize) -> Scan {
     let slot_words = |id: usize| -> Option<[u64; 4]> {
         let off = header + id * slot;
         words(bytes.get(off..off + slot)?)
     };
-    let mut taken = std::collections::HashSet::new();
-    let mut found = Vec::new();
+    let mut s = Scan::default();
     let mut id = 1;
     while id < slots {
         let Some(head) = slot_words(id) else { break };
+        if let Some(owner) = crate::times::timed_owner(head[3]) {
+            id += read_block(bytes, header + id * slot, id as u32, owner, &mut s);
+            continue;
+        }
         let Some(kernel) = tagged_kernel(head[3]) else {
             id += 1;
             continue;
         };
-        taken.insert(id as u32);
-        taken.insert(id as u32 + 1);
+        s.taken.insert(id as u32);
+        s.taken.insert(id as u32 + 1);
         let tail = slot_words(id + 1).unwrap_or_default();
-        id += 2;
         let (launches, appended) = (head[0].wrapping_add(head[2]), head[0].wrapping_add(head[1]));
-        if launches == 0 && appended == 0 {
-            continue;
+        if launches != 0 || appended != 0 {
+            s.heads.push(id as u32);
+            s.shapes.push(SlotShape {
+                kernel,
+                key: ShapeKey::from_tail(tail),
+                launches,
+                appended,
+            });
         }
-        found.push(SlotShape {
-            kernel,
-            key: ShapeKey::from_tail(tail),
-            launches,
-            appended,
-        });
+        id += 2;
     }
-    (found, taken)
+    s
+}
+
+/// The time block at byte `off` (slot id `id`), kept in `s` when it holds
+/// anything; the slots it takes (at least 1).
+fn read_block(bytes: &[u8], off: usize, id: u32, owner: u32, s: &mut Scan) -> usize {
+    use crate::times::{Times, BLOCK_WORDS, W_LAYOUT};
+    let word = |w: usize| -> Option<u64> {
+        let at = off + w * 8;
+        Some(u64::from_le_bytes(bytes.get(at..at + 8)?.try_into().ok()?))
+    };
+    let len = match word(W_LAYOUT).map(|l| l as u32 as usize) {
+        Some(l) if (2..=crate::CHUNK_SLOTS).contains(&l) => l,
+        _ => 1,
+    };
+    s.taken.extend(id..id + len as u32);
+    let all: Option<Vec<u64>> = (0..BLOCK_WORDS).map(word).collect();
+    if let Some(t) = all.as_deref().and_then(Times::from_words) {
+        s.blocks.push((owner, t));
+    }
+    len
 }
 
 #[cfg(test)]

@@ -40,6 +40,15 @@ pub fn command(program: &str) -> Command {
     cmd
 }
 
+/// Open MPI's session folder under `dir` (made here), a test's own: two
+/// `mpirun`s that start at the same moment under the shared default
+/// (`/tmp/ompi.<host>.<uid>`) race to make it, and one fails with "A call
+/// to mkdir was unable to create the desired directory ... File exists".
+pub fn open_mpi_session_dir(cmd: &mut Command, dir: &Path) {
+    std::fs::create_dir_all(dir).expect("Open MPI's session folder");
+    cmd.env("OMPI_MCA_orte_tmpdir_base", dir);
+}
+
 /// `xpu-asm-run --emulate pvc -o OUT --` (the per-rank form's prefix).
 pub fn per_rank(out: &Path) -> Vec<String> {
     vec![

@@ -11,6 +11,8 @@ pub use xpu_asm_record as record;
 pub mod build;
 /// One capture builder.
 pub mod capture;
+/// The demo's workload and captures.
+pub mod demo;
 /// IGC's dump folders.
 pub mod dumps;
 /// The process records of a capture.
@@ -23,17 +25,21 @@ pub mod run;
 pub mod scratch;
 /// The driver stacks.
 pub mod stacks;
+/// The device time tests' simulated driver and workload.
+pub mod timing;
 /// The Python venvs.
 pub mod venvs;
 
 pub use build::*;
 pub use capture::*;
+pub use demo::*;
 pub use dumps::*;
 pub use records::*;
 pub use report::*;
 pub use run::*;
 pub use scratch::*;
 pub use stacks::*;
+pub use timing::*;
 pub use venvs::*;
 
 /// What the tests of parallel jobs share: commands, workload, assertions.

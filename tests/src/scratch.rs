@@ -87,3 +87,45 @@ impl Scratch {
         self
     }
 }
+
+/// Every entry under `dir` but those under `except` (paths relative to
+/// `dir`), by relative path: a file's SHA-256, a link's target, `dir` for
+/// a folder. Two of them are equal when the folder's files are byte for
+/// byte the same.
+pub fn tree_digests(dir: &Path, except: &[&str]) -> std::collections::BTreeMap<String, String> {
+    use sha2::{Digest, Sha256};
+    fn walk(
+        base: &Path,
+        dir: &Path,
+        except: &[&str],
+        out: &mut std::collections::BTreeMap<String, String>,
+    ) {
+        let Ok(rd) = std::fs::read_dir(dir) else {
+            return;
+        };
+        for e in rd.filter_map(|e| e.ok()) {
+            let p = e.path();
+            let rel = p.strip_prefix(base).unwrap_or(&p).display().to_string();
+            if except.contains(&rel.as_str()) {
+                continue;
+            }
+            let digest = match std::fs::symlink_metadata(&p) {
+                Ok(m) if m.file_type().is_symlink() => std::fs::read_link(&p)
+                    .map_or_else(|e| e.to_string(), |t| format!("-> {}", t.display())),
+                Ok(m) if m.is_dir() => {
+                    walk(base, &p, except, out);
+                    "dir".to_string()
+                }
+                Ok(_) => std::fs::read(&p).map_or_else(
+                    |e| format!("unreadable: {e}"),
+                    |b| format!("{:x}", Sha256::digest(b)),
+                ),
+                Err(e) => format!("gone: {e}"),
+            };
+            out.insert(rel, digest);
+        }
+    }
+    let mut out = std::collections::BTreeMap::new();
+    walk(dir, dir, except, &mut out);
+    out
+}

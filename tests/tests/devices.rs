@@ -300,3 +300,87 @@ fn isa_binary_on(dev: &str, via: &str) {
         b.ctx()
     );
 }
+
+/// Without a device, where a newcomer lands first: the program's own
+/// error, its exit status, `no kernel was launched`, and a hint that no
+/// device was found and that `--emulate` compiles its kernels without one
+/// (with the products this stack's NEO emulates). For Level Zero on the
+/// real driver (this host has no GPU), for Level Zero without any driver
+/// (the loader pointed at none), and for OpenCL; never under `--emulate`.
+#[test]
+fn without_a_device_the_run_says_to_emulate() {
+    let s = stack_scratch("no-device");
+    let hint = format!(
+        "xpu-asm-run: no Level Zero or OpenCL device was found: this host has no Intel GPU (no \
+         Intel render node under /dev/dri). `xpu-asm-run --emulate pvc -- COMMAND` compiles the \
+         program's kernels for that GPU without one, through the real driver and IGC, and \
+         reports their ISA (the kernels do not execute); this system's NEO emulates {}",
+        stack().products().join(", ")
+    );
+    // On a host with an Intel GPU the program may find one: no hint there.
+    let gpu = xpu_asm_collector::run::emulate::has_intel_gpu(std::path::Path::new("/sys"));
+    let cl_source = format!(
+        "src=source:{}",
+        workload_src_dir().join("kernels_cl.cl").display()
+    );
+    // The workload's own arguments (its path first).
+    let ze = workload_line("ddi", &["imm:a:scale:3"])[1..].to_vec();
+    let cl = [
+        "--via",
+        "link",
+        "--program",
+        &cl_source,
+        "nd:src:cl_scale:3",
+    ]
+    .map(String::from);
+    let (level_zero, opencl) = (workload_for("ddi"), opencl_workload("link"));
+    // The loader (via ddi) finds no driver to load.
+    let no_driver = [("ZE_ENABLE_ALT_DRIVERS", "/nonexistent/libze_no_driver.so.1")];
+    let cases = [
+        ("driver", &level_zero, &ze[..], &[][..], "zeInit failed"),
+        (
+            "no-driver",
+            &level_zero,
+            &ze[..],
+            &no_driver[..],
+            "zeLoaderInit failed",
+        ),
+        ("opencl", &opencl, &cl[..], &[][..], "clGetPlatformIDs"),
+    ];
+    for (tag, program, args, env, failed) in cases {
+        let r = Capture::new(s.folder(tag))
+            .program(program)
+            .args(args)
+            .envs(env.iter().copied())
+            .dir(&s.root)
+            .hermetic()
+            .run();
+        r.assert_status(1);
+        let (out, err) = (r.stdout(), r.stderr());
+        assert!(
+            out.contains("no kernel was launched") && err.contains(failed),
+            "{tag}: the program's own error\n{}",
+            r.ctx()
+        );
+        let lines = err.lines().filter(|l| *l == hint).count();
+        assert_eq!(
+            lines,
+            usize::from(!gpu),
+            "{tag} on {}: the hint\n{}",
+            stack().name(),
+            r.ctx()
+        );
+    }
+    // Emulated, the same program launches its kernel: no hint.
+    let r = Capture::emulating("pvc", s.folder("emulated"))
+        .program(workload_for("ddi"))
+        .args(&ze)
+        .dir(&s.root)
+        .hermetic()
+        .run_ok();
+    assert!(
+        !r.stderr().contains("no Level Zero or OpenCL device"),
+        "{}",
+        r.ctx()
+    );
+}

@@ -619,6 +619,7 @@ fn a_jobs_light_capture_compiles_each_module_once() {
     let tmp = temp_dir("igc1-job");
     let out = tmp.path().join("job");
     let mut cmd = xpu_asm_tests::jobs::command("mpirun.openmpi");
+    xpu_asm_tests::jobs::open_mpi_session_dir(&mut cmd, &tmp.path().join("ompi"));
     cmd.current_dir(tmp.path())
         .args(["--oversubscribe", "-np", "2"])
         .arg(xpu_asm_run())

@@ -39,6 +39,7 @@ fn mpi_scratch() -> Scratch {
 fn launcher(s: &Scratch, l: &str, n: usize, nodes: Option<&str>) -> Command {
     let mut cmd = command(l);
     cmd.current_dir(&s.root);
+    open_mpi_session_dir(&mut cmd, &s.root.join("ompi"));
     let n = n.to_string();
     match (l, nodes) {
         (OPENMPI, None) => cmd.args(["--oversubscribe", "-np", &n]),
@@ -72,12 +73,17 @@ fn launcher(s: &Scratch, l: &str, n: usize, nodes: Option<&str>) -> Command {
 fn fake_ssh(s: &Scratch) -> String {
     let path = s.root.join("fake-ssh");
     if !path.exists() {
-        let script = "#!/bin/sh\n\
-            while [ \"${1#-}\" != \"$1\" ]; do shift; done\n\
+        let script = format!(
+            "#!/bin/sh\n\
+            while [ \"${{1#-}}\" != \"$1\" ]; do shift; done\n\
             host=$1; shift\n\
+            mkdir -p {ompi}-$host\n\
             exec env -i PATH=/usr/bin:/bin HOME=/root \
             OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 \
-            unshare --uts sh -c \"hostname $host && $*\"\n";
+            OMPI_MCA_orte_tmpdir_base={ompi}-$host \
+            unshare --uts sh -c \"hostname $host && $*\"\n",
+            ompi = s.root.join("ompi").display()
+        );
         std::fs::write(&path, script).expect("the ssh stand-in");
         std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755))
             .expect("the ssh stand-in made executable");

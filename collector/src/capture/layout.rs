@@ -41,6 +41,10 @@ pub enum CollectError {
     #[error("{0}: no such folder")]
     NotFound(PathBuf),
     #[error(
+        "{0} is a file, not a capture folder; give the folder that `xpu-asm-run -o DIR` wrote{1}"
+    )]
+    NotAFolder(PathBuf, String),
+    #[error(
         "{0} is not an xpu-asm capture (it has no records/, {RUN_FILE} or {REPORT_FILE}); \
          give the folder that `xpu-asm-run -o DIR` wrote"
     )]
@@ -84,6 +88,20 @@ pub fn marks_capture(name: &[u8], is_dir: bool) -> bool {
     } else {
         !is_dir && CAPTURE_FILES.iter().any(|f| name == f.as_bytes())
     }
+}
+
+/// For a capture folder given as the file `file`: where the folder to
+/// give instead is (`: here DIR, which holds it`) when the file is a
+/// capture's own (`DIR/report.json`), else nothing.
+pub fn folder_instead_of(file: &Path) -> String {
+    let parent = file.parent().filter(|p| is_capture(p));
+    parent.map_or(String::new(), |p| {
+        let shown = match p.as_os_str().is_empty() {
+            true => ".".to_string(),
+            false => p.display().to_string(),
+        };
+        format!(": here {shown}, which holds it")
+    })
 }
 
 pub(crate) fn strip_dir(dir: &Path, s: &str) -> String {

@@ -14,6 +14,11 @@ pub struct CollectState {
     /// shown `.asm` path -> whether its code is the final binary
     #[serde(default)]
     pub final_binary: BTreeMap<String, bool>,
+    /// A module linked from several SPIR-V inputs told by its code:
+    /// "FOLDER HASH" (the dump folder as shown, the hash of the linked
+    /// module's files) -> [its dump key, its module's SHA-256]
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub linked: BTreeMap<String, [String; 2]>,
 }
 
 /// `collect.json` of an earlier collection, or nothing learned yet.

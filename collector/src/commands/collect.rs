@@ -33,15 +33,24 @@ pub fn main(dir: &Path, args: &ReportArgs) -> i32 {
 }
 
 /// Collects `dir` after a run and prints the report (errors on stderr).
-pub fn collect_and_print(dir: &Path, args: &ReportArgs) {
+/// True when the run launched no kernel and built no module on any
+/// device, real or emulated: the program may have found none.
+pub fn collect_and_print(dir: &Path, args: &ReportArgs) -> bool {
     let res = collect(dir, &options(args));
     clear_progress(args);
     match res {
         Ok(r) => {
             print_report(dir, &r, args);
+            let no_device = r.emulate.is_none()
+                && r.totals.kernels + r.totals.filtered_out == 0
+                && r.processes.iter().all(|p| p.device.is_none());
             // The process exits next: freeing a large report only takes time.
             std::mem::forget(r);
+            no_device
         }
-        Err(e) => eprintln!("xpu-asm-run: {e}"),
+        Err(e) => {
+            eprintln!("xpu-asm-run: {e}");
+            false
+        }
     }
 }

@@ -30,7 +30,7 @@ pub const VERSION: &str = concat!(
 );
 
 /// Runs a command and gives the GPU ISA of every Intel GPU kernel it
-/// launched through Level Zero, each matched to its exact ISA.
+/// launched through Level Zero or OpenCL, each matched to its exact ISA.
 ///
 /// The command runs with the xpu-asm interposer preloaded and IGC's shader
 /// dumps switched on (not with --isa binary); its standard input, output
@@ -55,7 +55,6 @@ pub const VERSION: &str = concat!(
     override_usage = "xpu-asm-run [OPTIONS] -- <COMMAND>...\n       xpu-asm-run collect [OPTIONS] <DIR>\n       xpu-asm-run merge -o <OUT> [OPTIONS] <DIR>...\n       xpu-asm-run show [OPTIONS] <DIR> <KERNEL>\n       xpu-asm-run diff [OPTIONS] <A> <B> [KERNEL]\n       xpu-asm-run port [OPTIONS] <DIR> --to <PRODUCTS>",
     args_conflicts_with_subcommands = true,
     subcommand_negates_reqs = true,
-    disable_help_subcommand = true,
     after_long_help = "\
 Examples:
   xpu-asm-run -- ./my_app --size 1024
@@ -215,6 +214,12 @@ pub struct ShowArgs {
     #[arg(long, value_enum, value_name = "FORMAT", num_args = 0..=1, require_equals = true, default_missing_value = "text", conflicts_with = "lines")]
     pub cfg: Option<CfgFormat>,
 
+    /// Print everything about the kernel as one JSON object instead: its
+    /// exact name, origin, ISA file (absolute path), header figures,
+    /// launches, shapes and the evidence that it ran (docs/usage.md)
+    #[arg(long, conflicts_with_all = ["lines", "cfg"])]
+    pub json: bool,
+
     /// When to colour the output
     #[arg(long, value_enum, value_name = "WHEN", default_value_t = Color::Auto)]
     pub color: Color,
@@ -286,6 +291,94 @@ pub struct DiffArgs {
     pub color: Color,
 }
 
+impl Cli {
+    /// The command line `args` (the program's name first), parsed; on an
+    /// error (or `--help`) it is printed and the process exits as clap
+    /// does, with the fix for a command given without `--`.
+    pub fn parse_args(args: Vec<OsString>) -> Cli {
+        match Cli::try_parse_from(&args) {
+            Ok(c) => c,
+            Err(e) => {
+                let tip = e.use_stderr().then(|| dashes_tip(&e, &args)).flatten();
+                let _ = e.print();
+                if let Some(t) = tip {
+                    eprintln!("{t}");
+                }
+                std::process::exit(e.exit_code());
+            }
+        }
+    }
+}
+
+/// When `e` refuses an argument that is not an option of ours and the
+/// command line has no `--`: the line that says to put `--` before the
+/// command (`xpu-asm-run ./app` runs nothing; `xpu-asm-run -- ./app`
+/// does).
+fn dashes_tip(e: &clap::Error, args: &[OsString]) -> Option<String> {
+    use clap::error::{ContextKind, ContextValue, ErrorKind};
+    if !matches!(
+        e.kind(),
+        ErrorKind::UnknownArgument | ErrorKind::InvalidSubcommand
+    ) || args.iter().any(|a| a == "--")
+    {
+        return None;
+    }
+    let refused = [ContextKind::InvalidSubcommand, ContextKind::InvalidArg]
+        .into_iter()
+        .find_map(|k| match e.get(k) {
+            Some(ContextValue::String(s)) => Some(s.clone()),
+            _ => None,
+        })?;
+    if refused.starts_with('-') {
+        return None;
+    }
+    let at = args.iter().skip(1).position(|a| *a == *refused)? + 1;
+    let words = |a: &[OsString]| -> Vec<String> {
+        a.iter().map(|w| w.to_string_lossy().into_owned()).collect()
+    };
+    let ours = words(&args[1..at]);
+    let command = words(&args[at..]).join(" ");
+    let before = if ours.is_empty() {
+        String::new()
+    } else {
+        format!("{} ", ours.join(" "))
+    };
+    let mut tip =
+        format!("\nTo run a command, put `--` before it: xpu-asm-run {before}-- {command}");
+    if let Some(sub) = similar_subcommand(&refused) {
+        let rest = words(&args[at + 1..]).join(" ");
+        tip.push_str(&format!(
+            "\nFor the subcommand {sub}: xpu-asm-run {before}{sub} {rest}"
+        ));
+    }
+    Some(tip)
+}
+
+/// The subcommand `word` looks like a misspelling of (its start, or at
+/// most two letters apart), if any.
+fn similar_subcommand(word: &str) -> Option<&'static str> {
+    const SUBCOMMANDS: [&str; 6] = ["collect", "merge", "show", "diff", "port", "help"];
+    let distance = |a: &str, b: &str| {
+        let b: Vec<char> = b.chars().collect();
+        let mut row: Vec<usize> = (0..=b.len()).collect();
+        for (i, ca) in a.chars().enumerate() {
+            let mut prev = row[0];
+            row[0] = i + 1;
+            for (j, cb) in b.iter().enumerate() {
+                let here = row[j + 1];
+                row[j + 1] = (prev + usize::from(ca != *cb))
+                    .min(row[j] + 1)
+                    .min(here + 1);
+                prev = here;
+            }
+        }
+        row[b.len()]
+    };
+    SUBCOMMANDS
+        .into_iter()
+        .find(|s| (word.len() >= 3 && s.starts_with(word)) || distance(word, s) <= 2)
+}
+
 fn parse_fail_on(s: &str) -> Result<FailOn, String> {
     parse_conditions(s).map(FailOn)
 }
@@ -345,12 +438,48 @@ pub struct RunArgs {
     #[arg(long, value_enum, value_name = "FROM", default_value_t = IsaMode::Auto)]
     pub isa: IsaMode,
 
+    /// Time each kernel on the device (`--time=all`: every launch)
+    ///
+    /// Needs a GPU that runs the kernels: NEO without hardware (--emulate)
+    /// gives no timestamps, and the report says so. By default a sample
+    /// is timed: of each kernel and launch shape in each process the
+    /// first 10 launches, then one in 100 ($XPU_ASM_TIME=sample:FIRST:EVERY
+    /// sets other numbers); `all` times every launch.
+    #[arg(long, value_enum, value_name = "WHICH", num_args = 0..=1, require_equals = true,
+          default_missing_value = "sample")]
+    pub time: Option<TimeMode>,
+
     #[command(flatten)]
     pub report: ReportArgs,
 
     /// The command to run and its arguments, after `--`
     #[arg(last = true, required = true, value_name = "COMMAND")]
     pub command: Vec<OsString>,
+}
+
+/// `--time`: which launches are timed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum TimeMode {
+    /// A sample: the first launches of each kernel and shape, then one in N.
+    Sample,
+    /// Every launch.
+    All,
+}
+
+impl TimeMode {
+    /// The interposer's `XPU_ASM_TIME`: `all`, or for a sample the user's
+    /// own `sample:FIRST:EVERY` (`users`) when it is one, else the default.
+    pub fn env_value(self, users: Option<&str>) -> String {
+        use xpu_asm_record::times::Policy;
+        match self {
+            TimeMode::All => Policy::ALL.env_value(),
+            TimeMode::Sample => users
+                .and_then(Policy::from_env)
+                .filter(|p| !p.all)
+                .unwrap_or(Policy::DEFAULT)
+                .env_value(),
+        }
+    }
 }
 
 /// `--isa`: where kernels' ISA comes from.
@@ -390,7 +519,8 @@ pub struct CollectArgs {
 
 #[derive(Debug, Clone, Args)]
 pub struct ReportArgs {
-    /// Print the JSON report (as written to DIR/report.json) instead of the table
+    /// Print the JSON report (DIR/report.json's, narrowed by --filter)
+    /// instead of the table
     #[arg(long)]
     pub json: bool,
 
@@ -402,7 +532,9 @@ pub struct ReportArgs {
     #[arg(long)]
     pub all: bool,
 
-    /// List only kernels whose name (mangled or demangled) matches REGEX
+    /// Show only kernels whose name (mangled or demangled) matches REGEX,
+    /// each with its rank in the whole report; report.json, report.html
+    /// and asm/ hold every kernel whatever is shown
     #[arg(long, value_name = "REGEX", value_parser = parse_regex)]
     pub filter: Option<regex::Regex>,
 
@@ -427,13 +559,14 @@ fn parse_regex(s: &str) -> Result<regex::Regex, String> {
     regex::Regex::new(s).map_err(|e| format!("invalid regular expression: {e}"))
 }
 
+/// `--emulate`'s device, in any case (`PVC` is pvc, as ocloc lists it).
 fn parse_device(s: &str) -> Result<String, String> {
     if !s.is_empty()
         && s.len() <= 64
         && s.bytes()
             .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
     {
-        Ok(s.to_string())
+        Ok(s.to_ascii_lowercase())
     } else {
         Err(
             "expected a device name such as pvc, dg2 or tgllp (`ocloc compile --help` lists them)"
@@ -531,6 +664,10 @@ mod tests {
             }
             other => panic!("show not parsed: {other:?}"),
         }
+        let c = parse(&["show", "d", "k", "--json"]).unwrap();
+        assert!(matches!(c.sub, Some(Sub::Show(a)) if a.json && !a.lines));
+        assert!(parse(&["show", "d", "k", "--json", "--lines"]).is_err());
+        assert!(parse(&["show", "d", "k", "--json", "--cfg"]).is_err());
         let c = parse(&["diff", "a", "b", "--json", "--fail-on", "spill,grf+0"]).unwrap();
         match c.sub {
             Some(Sub::Diff(a)) => {
@@ -583,6 +720,20 @@ mod tests {
         assert!(parse(&["--keep", "some", "--", "true"]).is_err());
         assert!(parse(&["--isa", "dumps-and-more", "--", "true"]).is_err());
         assert_eq!(parse(&["--", "true"]).unwrap().run.isa, IsaMode::Auto);
+        // --time, --time=all; no --time: none; a value only after `=`.
+        assert_eq!(parse(&["--", "true"]).unwrap().run.time, None);
+        let t = |args: &[&str]| parse(args).unwrap().run.time;
+        assert_eq!(t(&["--time", "--", "true"]), Some(TimeMode::Sample));
+        assert_eq!(t(&["--time=all", "--", "true"]), Some(TimeMode::All));
+        assert_eq!(t(&["--time=sample", "--", "true"]), Some(TimeMode::Sample));
+        assert!(parse(&["--time=some", "--", "true"]).is_err());
+        assert_eq!(TimeMode::All.env_value(Some("sample:1:2")), "all");
+        assert_eq!(TimeMode::Sample.env_value(None), "sample:10:100");
+        assert_eq!(TimeMode::Sample.env_value(Some("sample:1:2")), "sample:1:2");
+        assert_eq!(
+            TimeMode::Sample.env_value(Some("nonsense")),
+            "sample:10:100"
+        );
         assert_eq!(
             parse(&["--isa", "dump", "--", "true"]).unwrap().run.isa,
             IsaMode::Dump

@@ -10,6 +10,15 @@ use std::path::{Path, PathBuf};
 pub enum ShowError {
     #[error("{0}: no such folder")]
     NotFound(PathBuf),
+    #[error(
+        "{0} is a file, not a capture folder; give the folder that `xpu-asm-run -o DIR` wrote{1}"
+    )]
+    NotAFolder(PathBuf, String),
+    #[error(
+        "{0} is not an xpu-asm capture (it has no records/, run.json or report.json); \
+         give the folder that `xpu-asm-run -o DIR` wrote"
+    )]
+    NotACapture(PathBuf),
     #[error("{path}: {why}; run `xpu-asm-run collect {dir}` to write it")]
     NoReport {
         path: PathBuf,
@@ -18,6 +27,19 @@ pub enum ShowError {
     },
     #[error("no kernel of {dir} is {selector:?} (a rank number, an exact or demangled name, or a regular expression); `xpu-asm-run collect {dir}` lists them")]
     NoMatch { dir: String, selector: String },
+    #[error("{dir} has no kernel #{rank}: {listed} (`xpu-asm-run collect {dir}` lists them)")]
+    NoRank {
+        dir: String,
+        rank: usize,
+        /// `its kernels are #1 to #8`
+        listed: String,
+    },
+    #[error("no kernel of {a} nor of {b} is {selector:?} (a rank number, an exact or demangled name, or a regular expression); `xpu-asm-run diff {a} {b} --all` lists them")]
+    NoMatchInEither {
+        a: String,
+        b: String,
+        selector: String,
+    },
     #[error("{selector:?} matches {} kernels of {dir}; give one by its rank number:\n{}", .matches.len(), .matches.join("\n"))]
     Ambiguous {
         dir: String,
@@ -45,11 +67,29 @@ pub enum ShowError {
     },
 }
 
-/// The report of the capture folder `dir`.
-pub fn load_report(dir: &Path) -> Result<Report, ShowError> {
+/// Why `dir` is not a capture folder to read: missing, a file (with the
+/// folder to give instead when it is a capture's file), or a folder that
+/// holds no capture.
+pub fn check_capture_folder(dir: &Path) -> Result<(), ShowError> {
+    use crate::capture::layout::{folder_instead_of, is_capture};
+    if dir.is_file() {
+        return Err(ShowError::NotAFolder(
+            dir.to_path_buf(),
+            folder_instead_of(dir),
+        ));
+    }
     if !dir.is_dir() {
         return Err(ShowError::NotFound(dir.to_path_buf()));
     }
+    if !is_capture(dir) {
+        return Err(ShowError::NotACapture(dir.to_path_buf()));
+    }
+    Ok(())
+}
+
+/// The report of the capture folder `dir`.
+pub fn load_report(dir: &Path) -> Result<Report, ShowError> {
+    check_capture_folder(dir)?;
     let path = dir.join(REPORT_FILE);
     let no_report = |why: String| ShowError::NoReport {
         path: path.clone(),
@@ -66,9 +106,12 @@ pub fn load_report(dir: &Path) -> Result<Report, ShowError> {
 
 /// The kernels of `r` that `selector` names: the one of that rank (a
 /// number), else those whose exact or demangled name it is, else those a
-/// regular expression matches (mangled or demangled name).
+/// regular expression matches (mangled or demangled name). A number is
+/// never a regular expression: `0` names no kernel, not every name with a
+/// 0 in it.
 pub fn find_kernels<'a>(r: &'a Report, selector: &str) -> Vec<&'a KernelEntry> {
-    if let Ok(rank) = selector.parse::<usize>() {
+    let rank = selector.parse::<usize>().ok();
+    if let Some(rank) = rank {
         if let Some(k) = r.kernels.iter().find(|k| k.rank == rank) {
             return vec![k];
         }
@@ -78,7 +121,7 @@ pub fn find_kernels<'a>(r: &'a Report, selector: &str) -> Vec<&'a KernelEntry> {
         .iter()
         .filter(|k| k.name == selector || k.demangled == selector)
         .collect();
-    if !exact.is_empty() {
+    if !exact.is_empty() || rank.is_some() {
         return exact;
     }
     match regex::Regex::new(selector) {
@@ -97,9 +140,19 @@ pub fn select<'a>(r: &'a Report, dir: &Path, selector: &str) -> Result<&'a Kerne
     let found = find_kernels(r, selector);
     match found.as_slice() {
         [k] => Ok(k),
-        [] => Err(ShowError::NoMatch {
-            dir: dir.display().to_string(),
-            selector: selector.to_string(),
+        [] => Err(match selector.parse::<usize>() {
+            Ok(rank) => ShowError::NoRank {
+                dir: dir.display().to_string(),
+                rank,
+                listed: match r.kernels.iter().map(|k| k.rank).max() {
+                    Some(last) => format!("its kernels are #1 to #{last}"),
+                    None => "its report lists no kernel".into(),
+                },
+            },
+            Err(_) => ShowError::NoMatch {
+                dir: dir.display().to_string(),
+                selector: selector.to_string(),
+            },
         }),
         many => Err(ShowError::Ambiguous {
             dir: dir.display().to_string(),

@@ -89,21 +89,38 @@ pub fn main(a: &RunArgs) -> Result<i32, LaunchError> {
             dir.display()
         );
     }
-    collect_and_print(&dir, args);
+    if collect_and_print(&dir, args) && !args.quiet {
+        hint_no_device();
+    }
     if !a.port_to.is_empty() {
         super::port::after_run(&dir, &a.port_to, a.interposer.clone(), args.quiet);
     }
     Ok(exit.status())
 }
 
+/// After a run that launched nothing on no device: the hint, where this
+/// host has no Intel GPU, that `--emulate` compiles without one.
+fn hint_no_device() {
+    let gpu = emulate::has_intel_gpu(Path::new("/sys"));
+    if let Some(hint) = emulate::no_device_hint(gpu, emulate::neo_devices().as_ref()) {
+        eprintln!("xpu-asm-run: {hint}");
+    }
+}
+
 /// `--emulate`'s device and `--port-to`'s products, each one this
 /// system's NEO knows (else the list it has), before the command starts.
 fn check_devices(a: &RunArgs) -> Result<(), LaunchError> {
-    let port_to = a.port_to.iter().flat_map(|t| t.split(','));
-    for dev in a.emulate.iter().map(String::as_str).chain(port_to) {
+    let port_to = a
+        .port_to
+        .iter()
+        .flat_map(|t| t.split(','))
+        .map(|d| ("--port-to", d.trim().to_ascii_lowercase()));
+    let emulate = a.emulate.iter().map(|d| ("--emulate", d.clone()));
+    for (option, dev) in emulate.chain(port_to) {
         if !dev.is_empty() {
             launch::check_emulated_device(
-                dev,
+                option,
+                &dev,
                 emulate::neo_devices().as_ref(),
                 emulate::neo_version,
             )?;
@@ -227,6 +244,14 @@ fn child_command(a: &RunArgs, interposer: &Path, dir: &Path) -> ChildCommand {
     match a.isa {
         IsaMode::Binary => env.push((xpu_asm_record::ISA_ENV.into(), "binary".into())),
         IsaMode::Dump | IsaMode::Auto => unset.push(xpu_asm_record::ISA_ENV.into()),
+    }
+    let time = xpu_asm_record::times::TIME_ENV;
+    match a.time {
+        Some(t) => env.push((
+            time.into(),
+            t.env_value(std::env::var(time).ok().as_deref()).into(),
+        )),
+        None => unset.push(time.into()),
     }
     // IGC 1 alone here: its light dumps (record::IGC_ENV); the
     // interposer falls back to the full ones wherever this is not set.

@@ -3,7 +3,7 @@
 //! launches per rank ([`fill_ranks`]), and the processes
 //! ([`process_entries`]).
 
-use super::{Api, Candidate, KernelEntry, ProcessEntry, RankLaunches, Totals};
+use super::{Api, Candidate, KernelEntry, ProcessEntry, RankLaunches, Report, Totals};
 use crate::capture::run::{Exit, RunInfo};
 use crate::kernel_isa::Status;
 use crate::matching::{KernelMatch, Matching};
@@ -99,24 +99,19 @@ impl KernelEntry {
 pub struct Ranked {
     /// Each launched kernel's demangled name, by index in `Matching::launched`.
     pub demangled: Vec<String>,
-    /// Indices of the kernels listed (after `--filter`), by launches (most
-    /// first), then appends, then name.
+    /// Indices of the launched kernels, by launches (most first), then
+    /// appends, then name.
     pub order: Vec<usize>,
-    /// Launched kernels left out by `--filter`.
-    pub filtered_out: u64,
 }
 
-/// Whether a kernel is listed under `--filter`: its mangled or demangled
+/// Whether a kernel is shown under `--filter`: its mangled or demangled
 /// name matches.
-fn passes(filter: Option<&regex::Regex>, name: &[u8], demangled: &str) -> bool {
-    match filter {
-        None => true,
-        Some(re) => re.is_match(&String::from_utf8_lossy(name)) || re.is_match(demangled),
-    }
+fn passes(filter: &regex::Regex, name: &str, demangled: &str) -> bool {
+    filter.is_match(name) || filter.is_match(demangled)
 }
 
 /// Ranks the launched kernels (each name demangled once, on every core).
-pub fn rank(launched: &[KernelMatch], filter: Option<&regex::Regex>) -> Ranked {
+pub fn rank(launched: &[KernelMatch]) -> Ranked {
     use rayon::prelude::*;
     let demangled: Vec<String> = launched
         .par_iter()
@@ -134,13 +129,37 @@ pub fn rank(launched: &[KernelMatch], filter: Option<&regex::Regex>) -> Ranked {
             .then_with(|| ka.module_sha256.cmp(&kb.module_sha256))
             .then_with(|| ka.api.cmp(&kb.api))
     });
-    let total = order.len();
-    order.retain(|&i| passes(filter, &launched[i].name, &demangled[i]));
-    Ranked {
-        filtered_out: (total - order.len()) as u64,
-        demangled,
-        order,
+    Ranked { demangled, order }
+}
+
+/// The totals of the launched kernels among `kernels`, `filtered_out`
+/// of the others left out of them.
+fn totals_of(kernels: &[KernelEntry], filtered_out: u64) -> Totals {
+    let launched = || kernels.iter().filter(|k| k.status != Status::NotLaunched);
+    let count = |f: &dyn Fn(&KernelEntry) -> bool| launched().filter(|k| f(k)).count() as u64;
+    Totals {
+        kernels: count(&|_| true),
+        launches: launched().map(|k| k.launches).sum(),
+        appended: launched().map(|k| k.appended).sum(),
+        matched: count(&|k| k.status == Status::Matched),
+        unmatched: count(&|k| k.status != Status::Matched),
+        filtered_out,
+        incomplete: count(&|k| k.counts_incomplete),
     }
+}
+
+/// The report as `--filter` shows it: the kernels whose mangled or
+/// demangled name `filter` matches, each with its rank, ISA copy and
+/// figures as the whole report has them, and their totals (`filtered_out`
+/// the launched kernels left out). The capture's files keep the whole
+/// report: a view never rewrites them.
+pub fn narrowed(mut r: Report, filter: &regex::Regex) -> Report {
+    let launched = r.totals.kernels;
+    r.kernels.retain(|k| passes(filter, &k.name, &k.demangled));
+    let kept = totals_of(&r.kernels, 0).kernels;
+    r.totals = totals_of(&r.kernels, launched.saturating_sub(kept));
+    r.filter = Some(filter.as_str().to_string());
+    r
 }
 
 /// The report's kernel entries, ranked (with `all`, the kernels IGC
@@ -149,9 +168,7 @@ pub fn kernel_entries(
     matching: Matching,
     order: &[usize],
     mut demangled: Vec<String>,
-    filtered_out: u64,
     all: bool,
-    filter: Option<&regex::Regex>,
 ) -> (Vec<KernelEntry>, Totals) {
     use rayon::prelude::*;
     let Matching {
@@ -177,21 +194,7 @@ pub fn kernel_entries(
         .enumerate()
         .map(|(r, (k, d))| KernelEntry::from_owned_match(r + 1, k, d))
         .collect();
-    let totals = Totals {
-        kernels: kernels.len() as u64,
-        launches: kernels.iter().map(|k| k.launches).sum(),
-        appended: kernels.iter().map(|k| k.appended).sum(),
-        matched: kernels
-            .iter()
-            .filter(|k| k.status == Status::Matched)
-            .count() as u64,
-        unmatched: kernels
-            .iter()
-            .filter(|k| k.status != Status::Matched)
-            .count() as u64,
-        filtered_out,
-        incomplete: kernels.iter().filter(|k| k.counts_incomplete).count() as u64,
-    };
+    let totals = totals_of(&kernels, 0);
     if all {
         let mut un: Vec<(KernelMatch, String)> = unlaunched
             .into_par_iter()
@@ -199,7 +202,6 @@ pub fn kernel_entries(
                 let d = names::demangle(&k.name);
                 (k, d)
             })
-            .filter(|(k, d)| passes(filter, &k.name, d))
             .collect();
         un.sort_by(|(ka, da), (kb, db)| {
             da.cmp(db)

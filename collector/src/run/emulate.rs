@@ -225,10 +225,91 @@ pub fn emulate_env_for(dev: &str, neo22: bool) -> Vec<(OsString, OsString)> {
     env
 }
 
+/// The products `--emulate` suggests, newest families last, of those
+/// this system's NEO has (all of them when no `ocloc` says).
+const SUGGESTED: [&str; 6] = ["pvc", "dg2", "mtl", "bmg", "lnl", "ptl"];
+
+/// Whether this host has an Intel GPU: a DRM render node of PCI vendor
+/// 0x8086 (`/sys/class/drm/renderD*/device/vendor`), which both NEOs
+/// open. `sysfs` is `/sys` but in tests.
+pub fn has_intel_gpu(sysfs: &Path) -> bool {
+    let Ok(rd) = std::fs::read_dir(sysfs.join("class/drm")) else {
+        return false;
+    };
+    rd.filter_map(|e| e.ok())
+        .filter(|e| e.file_name().as_bytes().starts_with(b"renderD"))
+        .any(|e| {
+            std::fs::read_to_string(e.path().join("device/vendor"))
+                .is_ok_and(|v| v.trim().eq_ignore_ascii_case("0x8086"))
+        })
+}
+
+/// What to say when a run launched nothing and built no module, and this
+/// host has no Intel GPU (`has_gpu`): that no device was found, and that
+/// `--emulate` compiles the kernels without one, with the products this
+/// system's NEO (`neo`) has. `None` where there is a GPU: the program
+/// itself chose to launch nothing there.
+pub fn no_device_hint(has_gpu: bool, neo: Option<&NeoDevices>) -> Option<String> {
+    if has_gpu {
+        return None;
+    }
+    let products: Vec<&str> = SUGGESTED
+        .into_iter()
+        .filter(|p| neo.map_or(true, |n| n.has(p)))
+        .collect();
+    let first = products.first().copied().unwrap_or("pvc");
+    Some(format!(
+        "no Level Zero or OpenCL device was found: this host has no Intel GPU (no Intel render \
+         node under /dev/dri). `xpu-asm-run --emulate {first} -- COMMAND` compiles the \
+         program's kernels for that GPU without one, through the real driver and IGC, and \
+         reports their ISA (the kernels do not execute); this system's NEO emulates {}",
+        products.join(", ")
+    ))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::run::launch::check_emulated_device;
+
+    /// The hint is given only where the host has no Intel GPU, with the
+    /// products this NEO emulates.
+    #[test]
+    fn without_an_intel_gpu_the_hint_names_emulate() {
+        let d = std::env::temp_dir().join(format!("xpu-asm-sysfs-{}", std::process::id()));
+        let node = |name: &str, vendor: &str| {
+            let dev = d.join("class/drm").join(name).join("device");
+            std::fs::create_dir_all(&dev).unwrap();
+            std::fs::write(dev.join("vendor"), vendor).unwrap();
+        };
+        assert!(!has_intel_gpu(&d), "no drm folder");
+        node("card0", "0x8086\n");
+        node("renderD128", "0x1002\n");
+        assert!(
+            !has_intel_gpu(&d),
+            "a card node, and another vendor's render node"
+        );
+        node("renderD129", "0x8086\n");
+        assert!(has_intel_gpu(&d));
+        std::fs::remove_dir_all(&d).unwrap();
+        assert_eq!(no_device_hint(true, None), None);
+        let old = NeoDevices {
+            devices: ["tgllp", "dg2", "pvc"].map(String::from).into(),
+        };
+        let hint = no_device_hint(false, Some(&old)).unwrap();
+        assert!(
+            hint.starts_with("no Level Zero or OpenCL device was found"),
+            "{hint}"
+        );
+        assert!(
+            hint.contains("`xpu-asm-run --emulate pvc -- COMMAND`"),
+            "{hint}"
+        );
+        assert!(
+            hint.ends_with("this system's NEO emulates pvc, dg2"),
+            "{hint}"
+        );
+    }
 
     #[test]
     fn a_kept_device_list_is_read_back_whole_or_not_at_all() {
@@ -277,17 +358,22 @@ mod tests {
             assert!(new.has(dev), "{dev}");
         }
         assert!(!new.has("pt"));
-        let e = check_emulated_device("bmg", Some(&old), || "22.43.24595".into())
+        let e = check_emulated_device("--emulate", "bmg", Some(&old), || "22.43.24595".into())
             .unwrap_err()
             .to_string();
         assert!(
             e.starts_with("--emulate bmg: this system's NEO 22.43.24595 cannot emulate bmg; its ocloc has: tgllp, dg1, acm, dg2, pvc, gen12lp, xe. Choose"),
             "{e}"
         );
+        // Named by the option that asked.
+        let e = check_emulated_device("--port-to", "zz", Some(&old), || "22.43.24595".into())
+            .unwrap_err()
+            .to_string();
+        assert!(e.starts_with("--port-to zz: this system's NEO"), "{e}");
         // NEO's version is asked only for the error.
         let unasked = || -> String { panic!("NEO's version asked for a device it has") };
-        assert!(check_emulated_device("bmg", Some(&new), unasked).is_ok());
+        assert!(check_emulated_device("--emulate", "bmg", Some(&new), unasked).is_ok());
         // No ocloc to ask: NEO itself decides.
-        assert!(check_emulated_device("bmg", None, unasked).is_ok());
+        assert!(check_emulated_device("--emulate", "bmg", None, unasked).is_ok());
     }
 }

@@ -20,17 +20,20 @@ pub const INTERPOSER_LIB: &str = interposer::FILE_NAME;
 /// Environment variable naming the interposer library.
 pub const INTERPOSER_ENV: &str = "XPU_ASM_INTERPOSER";
 
-/// `--emulate dev` on this system: an error naming NEO's version and the
-/// devices it has when its NEO does not know `dev` (NEO 22.43 has no mtl, bmg,
-/// lnl, ptl: it would abort inside the driver). `version` gives NEO's
-/// version for that error.
+/// `dev` of `option` (`--emulate`, `--port-to`, `--to`) on this system:
+/// an error naming the option, NEO's version and the devices it has when
+/// its NEO does not know `dev` (NEO 22.43 has no mtl, bmg, lnl, ptl: it
+/// would abort inside the driver). `version` gives NEO's version for that
+/// error.
 pub fn check_emulated_device(
+    option: &'static str,
     dev: &str,
     neo: Option<&NeoDevices>,
     version: impl FnOnce() -> String,
 ) -> Result<(), LaunchError> {
     match neo {
         Some(n) if !n.has(dev) => Err(LaunchError::NoSuchDevice {
+            option,
             device: dev.to_string(),
             version: version(),
             devices: n.products().join(", "),
@@ -97,11 +100,13 @@ pub enum LaunchError {
     #[error("{0}")]
     Job(String),
     #[error(
-        "--emulate {device}: this system's NEO {version} cannot emulate {device}; its ocloc \
+        "{option} {device}: this system's NEO {version} cannot emulate {device}; its ocloc \
          has: {devices}. Choose one of them, or install a NEO that has {device} (NEO 26: \
          pvc, dg2, mtl, bmg, lnl, ptl; see docs/real-stack.md)"
     )]
     NoSuchDevice {
+        /// The option that named it: `--emulate`, `--port-to`, `--to`.
+        option: &'static str,
         device: String,
         version: String,
         devices: String,

@@ -101,7 +101,7 @@ fn module_jobs(dir: &Path, rec: &ProcessRecord, folder: &DumpFolder) -> Vec<Modu
             continue;
         };
         let attempts: Vec<usize> = folder
-            .module_asm_indices(&m.sha256)
+            .module_asm_indices(&super::dumps::dump_key(m))
             .into_iter()
             .filter(|&i| folder.asm[i].final_binary.is_none())
             .collect();

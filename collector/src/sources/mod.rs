@@ -12,6 +12,7 @@ pub mod binaries;
 pub mod borrowed;
 pub mod dumps;
 pub mod light;
+pub mod linked;
 pub mod rebuilt;
 pub mod symbols;
 

@@ -27,6 +27,15 @@ fn all_lists_unlaunched_kernels_and_filter_limits_the_list() {
     assert_eq!(names, ["vector_add", "vector_add"]);
     assert_eq!(r.totals.filtered_out, 2);
     assert_eq!(r.filter.as_deref(), Some("^vector"));
+    // A view: report.json holds every launched kernel, unfiltered, and the
+    // kernels shown keep their ranks in it.
+    let written: Report =
+        serde_json::from_slice(&std::fs::read(t.path().join("report.json")).unwrap()).unwrap();
+    assert_eq!((written.kernels.len(), written.filter), (4, None));
+    assert_eq!(written.totals.filtered_out, 0);
+    for k in &r.kernels {
+        assert_eq!(&written.kernels[k.rank - 1], k);
+    }
     // The demangled form matches too.
     let mut p = Process::new(5);
     let t2 = tempfile::tempdir().unwrap();
@@ -102,6 +111,25 @@ fn keep_modes_prune_the_dumps_and_report_sizes() {
     assert_eq!(r.dumps.keep, "asm");
     // Collecting again reports the same sizes (the "before" is remembered).
     assert_eq!(collect(&out, &with(Keep::Asm, false)).unwrap(), r);
+    // --keep all afterwards keeps what is left, and the table says that
+    // an earlier collection pruned the rest.
+    let r = collect(&out, &with(Keep::All, false)).unwrap();
+    assert_eq!((r.dumps.before.files, r.dumps.after.files), (13, 9));
+    let style = xpu_asm_collector::report::export::table::TableStyle {
+        width: 120,
+        color: false,
+        dir: "d".into(),
+    };
+    let table = xpu_asm_collector::report::export::table::render_table(&r, &style);
+    let line = table.lines().find(|l| l.starts_with("dumps: ")).unwrap();
+    assert!(
+        line.contains(" in 13 files, ")
+            && line.contains(
+                " in 9 files since an earlier collection pruned them; what it removed is gone"
+            )
+            && !line.contains("keeps everything"),
+        "{line}"
+    );
 
     let out = make("launched");
     // --filter limits the report, not what is kept.

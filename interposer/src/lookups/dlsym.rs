@@ -11,12 +11,18 @@
 //! forwards with an ordinary call would make every lookup look as if it came
 //! from this library. So `dlsym` is a small naked function: it asks
 //! [`decide`] whether the lookup is one to rewrite and, if not, restores the
-//! arguments and *jumps* to libc's `dlsym`, which then sees the original
-//! return address. Only `ze*` and `cl*` names on an explicit handle or
-//! `RTLD_DEFAULT` are ever rewritten; `RTLD_NEXT` lookups are always passed through.
+//! arguments and *jumps* to the next `dlsym` of the preload chain (another
+//! preloaded library's, else libc's), which then sees the original return
+//! address. Only `ze*` and `cl*` names on an explicit handle or
+//! `RTLD_DEFAULT` are ever rewritten; `RTLD_NEXT` lookups are always passed
+//! through. A lookup it rewrites is asked of that next `dlsym` too, with the
+//! program's handle: what it answers is the real function behind the hook.
+//! So a library behind this one in `LD_PRELOAD` sees every lookup the
+//! program makes (and can hand out its own functions), as without xpu-asm;
+//! the interposer's own lookups (the queries it makes) go to libc.
 
 use super::known;
-use crate::real::{lookup, real_dlsym, XPU_ASM_REAL_DLSYM};
+use crate::real::{ask_next, lookup, next_dlsym, XPU_ASM_NEXT_DLSYM};
 use crate::state;
 use crate::ze::queries::{
     DEVICE_GET_COMPUTE_PROPERTIES, DEVICE_GET_PROPERTIES, GET_KERNEL_NAMES, GET_NATIVE_BINARY,
@@ -36,7 +42,7 @@ unsafe extern "C" fn decide(
 ) -> bool {
     let mut answer: Option<*mut c_void> = None;
     crate::guard::no_panic(|| {
-        if real_dlsym().is_none() {
+        if next_dlsym().is_none() {
             // Without libc's dlsym there is nothing to jump to.
             answer = Some(std::ptr::null_mut());
             return;
@@ -51,15 +57,19 @@ unsafe extern "C" fn decide(
             return;
         }
         let Some(k) = known(bytes) else { return };
-        // RTLD_DEFAULT would find this library's own export first; what the
-        // program would have got without us is the next definition.
+        // The lookup as the program made it, asked of the next dlsym. On
+        // RTLD_DEFAULT that finds this library's own export first; what the
+        // program would have got without it is the next definition.
         let from = if handle.is_null() {
             libc::RTLD_NEXT
         } else {
             handle
         };
-        let real = lookup(from, name);
         let hooks = (k.addrs)();
+        let mut real = ask_next(handle, name);
+        if handle.is_null() && hooks.contains(&(real as usize)) {
+            real = lookup(from, name);
+        }
         if real.is_null() || hooks.contains(&(real as usize)) {
             answer = Some(real);
             return;
@@ -102,7 +112,8 @@ unsafe extern "C" fn decide(
     }
 }
 
-/// `dlsym`, see the module documentation. x86-64 System V: `rdi` = handle,
+/// `dlsym`, see the module documentation. The jump's target is resolved by
+/// `decide` before it answers `false`. x86-64 System V: `rdi` = handle,
 /// `rsi` = name. The two are saved, `decide` gets a stack slot for its
 /// answer, and the stack stays 16-byte aligned at the call.
 ///
@@ -131,6 +142,6 @@ pub unsafe extern "C" fn dlsym(handle: *mut c_void, name: *const c_char) -> *mut
         "pop rdi",
         "ret",
         decide = sym decide,
-        real = sym XPU_ASM_REAL_DLSYM,
+        real = sym XPU_ASM_NEXT_DLSYM,
     )
 }

@@ -776,6 +776,7 @@ mod checks;
 mod docs;
 mod lengths;
 mod rules;
+mod scripts;
 
 use docs::*;
 use lengths::*;

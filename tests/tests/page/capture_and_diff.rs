@@ -15,32 +15,41 @@ fn the_page_of_a_capture_and_of_a_diff() {
         let (data, _) = read_page(&c.out.join("report.html"));
         let want = demo_names(&data["report"]);
         assert_page_names(&data, &want, &table_names(&c.stdout()));
+        assert_page_tops(&data, &c.stdout());
     }
     let diff_page = tmp.path().join("diff.html");
     let d = diff(&g.out, &o0.out, &diff_page);
     let (data, isa) = read_page(&diff_page);
     // Paired by name; every name fits diff's column (its longest name's
-    // width): whole.
-    let diff_names: Vec<String> = [
-        "scale",
-        "scale",
-        "main::vector_add",
-        "common_kernel",
-        "common_kernel",
-        "scale_v2",
-        "mix_spill",
-        "only_in_b",
-        "mix_mad_loop",
-    ]
-    .map(String::from)
-    .to_vec();
+    // width): whole. The names two modules define are told apart by
+    // module as the capture's table does: the native module's scale, the
+    // same binary in both, by its one module; the SPIR-V modules' kernels,
+    // built with other flags, by A's module, then B's.
+    let pairs = data["diff"]["kernels"].as_array().unwrap();
+    let module =
+        |i: usize, side: &str| pairs[i][side]["module_sha256"].as_str().unwrap()[..8].to_string();
+    let both = |i: usize, name: &str| {
+        assert_ne!(module(i, "a"), module(i, "b"), "{:#}", pairs[i]);
+        format!("{name} [module {} -> {}]", module(i, "a"), module(i, "b"))
+    };
+    assert_eq!(module(0, "a"), module(0, "b"), "{:#}", pairs[0]);
+    let diff_names: Vec<String> = vec![
+        format!("scale [module {}]", module(0, "a")),
+        both(1, "scale"),
+        "main::vector_add".into(),
+        both(3, "common_kernel"),
+        both(4, "common_kernel"),
+        "scale_v2".into(),
+        "mix_spill".into(),
+        "only_in_b".into(),
+        "mix_mad_loop".into(),
+    ];
     assert_page_names(&data, &diff_names, &diff_table_names(&d));
     assert_eq!(data["kind"], "diff");
     let classes = data["classes"].as_array().unwrap().clone();
     assert_eq!(data["a"], report);
     assert_isa_embedded(&g.out, &data["a"], &data["isa_a"], &classes, &isa);
     assert_isa_embedded(&o0.out, &data["b"], &data["isa_b"], &classes, &isa);
-    let pairs = data["diff"]["kernels"].as_array().unwrap();
     assert_eq!(
         pairs.len(),
         STEPS.len(),
@@ -68,6 +77,12 @@ fn the_page_of_a_capture_and_of_a_diff() {
     let mangled = [("4mainE10", &vector_add[..])];
     let v = assert_capture_page_browsed(&g.out, &report, &names, &mangled, click, &shots);
     assert_clicks(&report["kernels"][click], &v["clicks"]);
+    assert_tops_shown(&v, &g.out);
+    assert_kernel_addresses(
+        &g.out.join("report.html"),
+        &tmp.path().join("anchor-shots"),
+        &report,
+    );
     assert_not_blank(&v["list_shot"], "the kernels table");
     assert_not_blank(&v["kernel_shot"], "a kernel");
     // Known answers: the spilling kernel's sites, the loop's back edge, the

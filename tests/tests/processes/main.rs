@@ -313,6 +313,7 @@ fn quoted(line: &[String]) -> String {
         .join(" ")
 }
 
+mod chain;
 mod ending;
 mod fork;
 mod interrupt;

@@ -210,8 +210,29 @@ pub struct KernelDiff {
 }
 
 impl KernelDiff {
+    /// [`Self::shown_name`] escaped for a terminal.
     pub fn display_name(&self) -> String {
-        names::escape_for_terminal(&self.demangled)
+        names::escape_for_terminal(&self.shown_name())
+    }
+
+    /// Its name as the tables, the `--fail-on` lines and the page name
+    /// it: demangled, and for a name that several modules of a capture
+    /// define, with its module as `collect`'s table gives it
+    /// (`common_kernel [module 3e8fd3a6]`; A's, then B's where it differs:
+    /// `[module 3e8fd3a6 -> 9b1c22d0]`).
+    pub fn shown_name(&self) -> String {
+        if self.pairing.is_none() {
+            return self.demangled.clone();
+        }
+        let short = |s: &Option<Side>| {
+            let m = s.as_ref()?.module_sha256.as_deref()?;
+            Some(m.get(..8).unwrap_or(m).to_string())
+        };
+        match (short(&self.a), short(&self.b)) {
+            (Some(a), Some(b)) if a != b => format!("{} [module {a} -> {b}]", self.demangled),
+            (Some(m), _) | (None, Some(m)) => format!("{} [module {m}]", self.demangled),
+            (None, None) => self.demangled.clone(),
+        }
     }
 
     /// It changed, or is in one capture only: what `diff` lists without
@@ -351,6 +372,7 @@ pub fn compare(a: &Report, a_dir: &Path, b: &Report, b_dir: &Path) -> Vec<Kernel
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Failure {
     pub condition: String,
+    /// The kernel as the table names it ([`KernelDiff::shown_name`]).
     pub kernel: String,
     pub why: String,
 }

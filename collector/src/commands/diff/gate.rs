@@ -206,7 +206,7 @@ pub fn failures(kernels: &[KernelDiff], fail_on: &[Condition]) -> Vec<Failure> {
             if let Some(why) = holds(c, k) {
                 failed.push(Failure {
                     condition: c.to_string(),
-                    kernel: k.demangled.clone(),
+                    kernel: k.shown_name(),
                     why,
                 });
             }

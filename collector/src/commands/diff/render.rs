@@ -263,7 +263,7 @@ fn name_width(d: &DiffReport) -> usize {
 /// from the others by [`names::distinct`] at that table's width), but not
 /// escaped: for the page, which sets names as text.
 pub fn short_names(d: &DiffReport) -> Vec<String> {
-    let full: Vec<String> = d.kernels.iter().map(|k| k.demangled.clone()).collect();
+    let full: Vec<String> = d.kernels.iter().map(KernelDiff::shown_name).collect();
     names::distinct(&full, name_width(d))
 }
 
@@ -386,6 +386,17 @@ fn pair_of(
         read::find_kernels(a, selector),
         read::find_kernels(b, selector),
     );
+    if in_a.is_empty() && in_b.is_empty() {
+        if selector.parse::<usize>().is_ok() {
+            // A rank is of A: `select` says which ranks A has.
+            read::select(a, a_dir, selector)?;
+        }
+        return Err(ShowError::NoMatchInEither {
+            a: a_dir.display().to_string(),
+            b: b_dir.display().to_string(),
+            selector: selector.to_string(),
+        });
+    }
     let (dir, report, found, side_a) = if !in_a.is_empty() {
         (a_dir, a, in_a, true)
     } else {

@@ -145,13 +145,15 @@ fn write_pages(dir: &Path, result: &PortResult) {
 fn products(to: &[String]) -> Result<Vec<String>, String> {
     let neo = crate::run::emulate::neo_devices();
     let mut out: Vec<String> = Vec::new();
-    for p in to.iter().flat_map(|t| t.split(',')).map(str::trim) {
-        if p.is_empty() || out.iter().any(|o| o == p) {
+    for p in to.iter().flat_map(|t| t.split(',')) {
+        // Any case: `--to DG2` is dg2, as ocloc lists it.
+        let p = p.trim().to_ascii_lowercase();
+        if p.is_empty() || out.contains(&p) {
             continue;
         }
-        launch::check_emulated_device(p, neo.as_ref(), crate::run::emulate::neo_version)
-            .map_err(|e| e.to_string().replacen("--emulate", "--to", 1))?;
-        out.push(p.to_string());
+        launch::check_emulated_device("--to", &p, neo.as_ref(), crate::run::emulate::neo_version)
+            .map_err(|e| e.to_string())?;
+        out.push(p);
     }
     if out.is_empty() {
         return Err("--to names no product (e.g. --to dg2,bmg)".into());

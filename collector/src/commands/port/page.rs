@@ -131,9 +131,9 @@ fn table(s: &mut String, view: &PortView) {
             "<tr data-kernel=\"{}\"><td class=\"name\">{}</td><td>{}</td><td>{}</td>",
             html_text(&k.name),
             if i < ISA_KERNELS {
-                format!("<a href=\"#isa-{i}\">{}</a>", html_text(&k.demangled))
+                format!("<a href=\"#isa-{i}\">{}</a>", html_text(&k.shown))
             } else {
-                html_text(&k.demangled)
+                html_text(&k.shown)
             },
             k.launches,
             html_text(k.top_shape.as_deref().unwrap_or("-"))
@@ -191,7 +191,7 @@ fn isa(s: &mut String, dir: &Path, view: &PortView) {
             s,
             "<details id=\"isa-{i}\" data-kernel=\"{}\"><summary>{}</summary><div class=\"isa\">",
             html_text(&k.name),
-            html_text(&k.demangled)
+            html_text(&k.shown)
         );
         for p in std::iter::once(&k.run).chain(&k.products) {
             column(s, dir, p);

@@ -64,6 +64,11 @@ pub struct PortedKernel {
     pub rank: usize,
     pub name: String,
     pub demangled: String,
+    /// Its name as `collect`'s table gives it: demangled, with its module
+    /// when several modules define the name (`common_kernel [module
+    /// 3e8fd3a6]`).
+    #[serde(skip)]
+    pub shown: String,
     pub launches: u64,
     /// Its most launched shape in the run (`64 x 16`), if it has shapes.
     pub top_shape: Option<String>,
@@ -102,14 +107,17 @@ impl PortView {
             .or_else(|| run.kernels.iter().find_map(|k| k.platform.clone()))
             .unwrap_or_else(|| "run".into());
         let products = result.products.iter().map(summary).collect();
+        let shown = crate::report::export::table::names_apart(run);
         let kernels = run
             .kernels
             .iter()
-            .filter(|k| k.launches > 0)
-            .map(|k| PortedKernel {
+            .zip(shown)
+            .filter(|(k, _)| k.launches > 0)
+            .map(|(k, shown)| PortedKernel {
                 rank: k.rank,
                 name: k.name.clone(),
                 demangled: k.demangled.clone(),
+                shown,
                 launches: k.launches,
                 top_shape: k
                     .shapes
@@ -171,13 +179,14 @@ impl PortView {
             "occupancy",
             self.device
         );
-        for k in &self.kernels {
-            let name = names::escape_for_terminal(&k.demangled);
-            let name: String = if name.chars().count() > 32 {
-                name.chars().take(31).chain(std::iter::once('…')).collect()
-            } else {
-                name
-            };
+        let escaped: Vec<String> = self
+            .kernels
+            .iter()
+            .map(|k| names::escape_for_terminal(&k.shown))
+            .collect();
+        // Told apart as `collect`'s table tells them, in 32 characters.
+        let shown = names::distinct(&escaped, 32);
+        for (k, name) in self.kernels.iter().zip(&shown) {
             for (i, p) in std::iter::once(&k.run).chain(&k.products).enumerate() {
                 let (rank, launches, shown) = match i {
                     0 => (k.rank.to_string(), k.launches.to_string(), name.as_str()),

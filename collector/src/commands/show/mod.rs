@@ -3,6 +3,8 @@
 //! line information interleaved with the source lines that produced it.
 
 pub mod cfg;
+pub mod evidence;
+pub mod json;
 
 use super::read::{isa_path, load_report, select, ShowError};
 use super::terminal::{print_out, use_color};
@@ -19,6 +21,10 @@ use xpu_asm_isa::{self as isa, Line};
 pub fn main(a: &ShowArgs) -> i32 {
     let res = load_report(&a.dir).and_then(|r| {
         let k = select(&r, &a.dir, &a.kernel)?;
+        if a.json {
+            let v = json::answer(&a.dir, &a.kernel, &r, k);
+            return Ok(serde_json::to_string_pretty(&v).unwrap_or_default() + "\n");
+        }
         render(
             &a.dir,
             k,

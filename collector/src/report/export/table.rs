@@ -235,6 +235,15 @@ pub fn short_names(r: &Report, n: usize) -> Vec<String> {
     names::distinct_first(&plain, name_w, n)
 }
 
+/// Each kernel's name as the table names it before fitting it to its
+/// column, not escaped: demangled, same-named kernels of one API with
+/// their module (`common_kernel [module 3e8fd3a6]`), and in a capture of
+/// both APIs each with its API; for the commands that name a report's
+/// kernels (`port`).
+pub fn names_apart(r: &Report) -> Vec<String> {
+    display_names(r, str::to_string)
+}
+
 /// Each kernel's ranks as the table shows them, their column's width, and
 /// the name column's width in a table `width` wide (from the escaped
 /// names, as the terminal shows them).
@@ -322,7 +331,6 @@ fn isa_file(k: &KernelEntry, c: bool) -> String {
     }
 }
 
-/// The totals, the job's ranks and what `--filter` left out.
 /// The processes whose counts are not whole, and why: the table's counts
 /// of their kernels are lower bounds (`>=`).
 fn incomplete(out: &mut String, r: &Report, c: bool) {
@@ -368,6 +376,7 @@ fn kept(out: &mut String, r: &Report) {
     }
 }
 
+/// The totals, the job's ranks and what `--filter` did not show.
 fn totals(out: &mut String, r: &Report, c: bool) {
     let t = &r.totals;
     let _ = writeln!(
@@ -403,11 +412,12 @@ fn totals(out: &mut String, r: &Report, c: bool) {
         );
     }
     if t.filtered_out > 0 {
+        let n = t.filtered_out;
         let _ = writeln!(
             out,
-            "{} launched kernel(s) left out by --filter {}",
-            t.filtered_out,
-            r.filter.as_deref().unwrap_or("")
+            "{n} launched kernel{} not shown (--filter {}); report.json and report.html hold every kernel",
+            if n == 1 { "" } else { "s" },
+            names::escape_for_terminal(r.filter.as_deref().unwrap_or(""))
         );
     }
 }
@@ -489,36 +499,13 @@ fn closing_lines(out: &mut String, r: &Report, style: &TableStyle) {
             paint(
                 c,
                 "33",
-                "no process left a record: the command made no Level Zero call the interposer saw \
+                "no process left a record: the command made no Level Zero or OpenCL call the interposer saw \
                  (it records a process at its first call), or the interposer did not load \
                  (a static or setuid program, or LD_PRELOAD was cleared)"
             )
         );
     }
-    let d = &r.dumps;
-    if r.isa.as_deref() == Some("binary") && d.before.files == 0 {
-        let _ = writeln!(
-            out,
-            "ISA: IGA's disassembly of the module binaries the driver ran; IGC dumped nothing (--isa dump for its dumps)"
-        );
-    } else if d.before != d.after {
-        let _ = writeln!(
-            out,
-            "dumps: {} in {} files, {} in {} files after pruning (--keep {}; --keep all keeps everything)",
-            human_bytes(d.before.bytes),
-            d.before.files,
-            human_bytes(d.after.bytes),
-            d.after.files,
-            d.keep
-        );
-    } else {
-        let _ = writeln!(
-            out,
-            "dumps: {} in {} files",
-            human_bytes(d.after.bytes),
-            d.after.files
-        );
-    }
+    dumps(out, r);
     limits(out, r);
     if let Some(e) = r.exit {
         let _ = writeln!(out, "the command {}", e.describe());
@@ -540,6 +527,46 @@ fn closing_lines(out: &mut String, r: &Report, style: &TableStyle) {
                 style.dir
             );
         }
+    }
+}
+
+/// What the dumps held and hold, and what pruned them.
+fn dumps(out: &mut String, r: &Report) {
+    let d = &r.dumps;
+    if r.isa.as_deref() == Some("binary") && d.before.files == 0 {
+        let _ = writeln!(
+            out,
+            "ISA: IGA's disassembly of the module binaries the driver ran; IGC dumped nothing (--isa dump for its dumps)"
+        );
+    } else if d.before != d.after && d.keep == "all" {
+        // Nothing is pruned with `all`: an earlier collection did.
+        let _ = writeln!(
+            out,
+            "dumps: {} in {} files, {} in {} files since an earlier collection pruned them; \
+             what it removed is gone, --keep all keeps what is left (to keep every dump, \
+             run with --keep all: xpu-asm-run --keep all -- COMMAND)",
+            human_bytes(d.before.bytes),
+            d.before.files,
+            human_bytes(d.after.bytes),
+            d.after.files,
+        );
+    } else if d.before != d.after {
+        let _ = writeln!(
+            out,
+            "dumps: {} in {} files, {} in {} files after pruning (--keep {}; --keep all keeps everything)",
+            human_bytes(d.before.bytes),
+            d.before.files,
+            human_bytes(d.after.bytes),
+            d.after.files,
+            d.keep
+        );
+    } else {
+        let _ = writeln!(
+            out,
+            "dumps: {} in {} files",
+            human_bytes(d.after.bytes),
+            d.after.files
+        );
     }
 }
 

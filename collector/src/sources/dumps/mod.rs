@@ -22,6 +22,9 @@
 //! `//.kernel` line of its header.
 
 pub mod file_names;
+mod keys;
+
+pub use keys::{dump_key, is_linked};
 
 use super::{AsmFile, AsmName, IsaSource, IsaSourceKind, Lookup, Status};
 use crate::capture::files::{open_noatime, without_atime, Listing};
@@ -783,6 +786,31 @@ const CACHE_VARS: [&str; 3] = [
     "SYCL_CACHE_PERSISTENT",
 ];
 
+/// Why a linked module has no dump in `folder`.
+fn missing_linked<'a>(module: &Module, folder: &DumpFolder) -> Lookup<'a> {
+    Lookup::Missing(
+        Status::NotCompiledHere,
+        format!(
+            "its module was linked from {} SPIR-V inputs, and no module IGC dumped in {} without a .spv of its own has this module's kernels with the code of its binary (the module was compiled before or outside this run, its binary was not saved, or IGC did not dump it)",
+            module.inputs.len(),
+            folder.shown
+        ),
+    )
+}
+
+/// Why a module that is not SPIR-V has no dump.
+fn not_spirv<'a>(module: &xpu_asm_record::read::Module) -> Lookup<'a> {
+    let what = if module.format == "native" {
+        "a native binary (ZE_MODULE_FORMAT_NATIVE)".to_string()
+    } else {
+        format!("of format {:?}, not SPIR-V", module.format)
+    };
+    Lookup::Missing(
+        Status::NotCompiledHere,
+        format!("its module is {what}: IGC does not compile it at run time, so there is no dump"),
+    )
+}
+
 /// The `.asm` files IGC dumped for kernel `name` of `module` in `folder`.
 pub fn find_in_dumps<'a>(
     folder: &'a DumpFolder,
@@ -790,19 +818,9 @@ pub fn find_in_dumps<'a>(
     module: &xpu_asm_record::read::Module,
     name: &[u8],
 ) -> Lookup<'a> {
-    let sha = Some(lower(&module.sha256)).filter(|s| !s.is_empty());
+    let sha = Some(dump_key(module)).filter(|s| !s.is_empty());
     if module.format != "spirv" {
-        let what = if module.format == "native" {
-            "a native binary (ZE_MODULE_FORMAT_NATIVE)".to_string()
-        } else {
-            format!("of format {:?}, not SPIR-V", module.format)
-        };
-        return Lookup::Missing(
-            Status::NotCompiledHere,
-            format!(
-                "its module is {what}: IGC does not compile it at run time, so there is no dump"
-            ),
-        );
+        return not_spirv(module);
     }
     if let Some(v) = user_env(rec, "IGC_ShaderDumpEnable").filter(|v| is_false(v)) {
         return Lookup::Missing(
@@ -832,6 +850,9 @@ pub fn find_in_dumps<'a>(
             "the record has no SHA-256 for its module, so its dumps cannot be found".into(),
         );
     };
+    if !folder.has_module(sha_s) && is_linked(module) {
+        return missing_linked(module, folder);
+    }
     if !folder.has_module(sha_s) {
         let mut why = format!(
             "no OCL_asm*.spv in {} has its module's SHA-256 ({}…): the module was compiled before or outside this run (a persistent cache) or IGC did not dump it",
