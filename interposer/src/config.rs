@@ -5,8 +5,9 @@
 //! constructor, before `main`, where `std::env` and I/O have no place.
 
 use std::ffi::{CStr, CString};
-use std::sync::atomic::{AtomicU8, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
 use std::sync::OnceLock;
+use xpu_asm_record::times::{Policy, TIME_ENV};
 use xpu_asm_record::{
     ranks, DUMPS_DIR, DUMPS_ENV, DUMP_ENV, DUMP_FILTER, DUMP_FILTER_ENV, IGC1_DUMP_ENV, IGC_ENV,
     ISA_ENV, NOTIFY_ENV, NOTIFY_KEY_ENV, OUT_ENV, OWNED_ENV, STAGING_DEFAULT, STAGING_ENV,
@@ -49,6 +50,19 @@ pub struct Config {
     /// The abstract socket `xpu-asm-run` listens on for notices
     /// ([`NOTIFY_ENV`]), and the key a notice carries ([`NOTIFY_KEY_ENV`]).
     pub notify: Option<(String, String)>,
+    /// Which launches are timed on the device (`XPU_ASM_TIME`, which
+    /// `xpu-asm-run --time` sets); `None`: none, and no driver call more.
+    pub time: Option<Policy>,
+}
+
+/// Whether launches are timed (`Config::time` is set): one relaxed load,
+/// for the paths that hand out the timed hooks.
+static TIMING: AtomicBool = AtomicBool::new(false);
+
+/// Whether this process times launches on the device.
+#[inline(always)]
+pub fn timing() -> bool {
+    TIMING.load(Ordering::Relaxed)
 }
 
 static CONFIG: OnceLock<Option<Config>> = OnceLock::new();
@@ -191,6 +205,7 @@ fn load() -> Option<Config> {
         Some(rel) if rel.starts_with(DUMPS_DIR) => rel.to_string(),
         _ => dump_abs.clone(),
     };
+    let time = time_policy();
     Some(Config {
         out,
         host,
@@ -206,7 +221,22 @@ fn load() -> Option<Config> {
         notify: getenv(NOTIFY_ENV)
             .filter(|n| !n.is_empty())
             .zip(getenv(NOTIFY_KEY_ENV).filter(|k| !k.is_empty())),
+        time,
     })
+}
+
+/// The timing policy `XPU_ASM_TIME` asks for; a value that is none is
+/// said once and times nothing.
+fn time_policy() -> Option<Policy> {
+    let v = getenv(TIME_ENV).filter(|v| !v.is_empty())?;
+    let p = Policy::from_env(&v);
+    match p {
+        Some(_) => TIMING.store(true, Ordering::Relaxed),
+        None => crate::sys::warn(&format!(
+            "{TIME_ENV}={v:?} is not a timing policy (all, sample, sample:FIRST:EVERY); nothing is timed"
+        )),
+    }
+    p
 }
 
 /// The user's staging folder, `<base>/xpu-asm-<uid>`

@@ -62,6 +62,7 @@
 
 #![deny(unsafe_op_in_unsafe_fn)]
 
+pub mod blocks;
 pub mod cl;
 pub mod common;
 pub mod config;

@@ -37,31 +37,46 @@ pub(crate) use cstr;
 ///   function to call.
 ///
 /// Every part but the name, the module and the arguments is optional, in
-/// that order.
+/// that order. Timing's (`ze::time`): `only timing` makes a hook that
+/// forwards unless launches are timed (`config::timing`), for the
+/// functions only timing needs; `timed (PATH)` makes the exported symbol
+/// call `PATH::<0>` (timing's hook of the function) while launches are
+/// timed, and the hook as written otherwise.
 macro_rules! hook {
     (
         $export:ident => $module:ident ( $($arg:ident : $ty:ty),* $(,)? ) -> $ret:ident
+        $(only $only:ident)?
+        $(timed ($timed:path))?
         $(before $before:block)?
         $(after $after:block)?
         $(failed ($failed_result:ident) $failed:block)?
     ) => {
         $crate::macros::hook!(@body $export => $module ($($arg: $ty),*) -> $ret,
+            params ($($arg: $ty),*),
             result, result == <$ret as $crate::common::Status>::SUCCESS,
             <$ret as $crate::common::Status>::SUCCESS, <$ret as $crate::common::Status>::MISSING,
+            $(only $only)? $(timed ($timed))?
             $(before $before)? $(after $after)? $(failed ($failed_result) $failed)?);
     };
     (
         $export:ident => $module:ident ( $($arg:ident : $ty:ty),* $(,)? )
         -> $ret:ty, ok($ok:ident) $is_ok:expr, missing $missing:expr,
+        $(only $only:ident)?
+        $(timed ($timed:path))?
         $(before $before:block)?
         $(after $after:block)?
     ) => {
         $crate::macros::hook!(@body $export => $module ($($arg: $ty),*) -> $ret,
-            $ok, $is_ok, $ok, $missing, $(before $before)? $(after $after)?);
+            params ($($arg: $ty),*),
+            $ok, $is_ok, $ok, $missing, $(only $only)? $(timed ($timed))?
+            $(before $before)? $(after $after)?);
     };
     (
         @body $export:ident => $module:ident ( $($arg:ident : $ty:ty),* ) -> $ret:ty,
+        params $params:tt,
         $ok:ident, $is_ok:expr, $success:expr, $missing:expr,
+        $(only $only:ident)?
+        $(timed ($timed:path))?
         $(before $before:block)?
         $(after $after:block)?
         $(failed ($failed_result:ident) $failed:block)?
@@ -116,7 +131,20 @@ macro_rules! hook {
             #[inline(never)]
             #[allow(clippy::too_many_arguments)]
             unsafe extern "C" fn first_call<const S: usize>($($arg: $ty),*) -> $ret {
-                if !$crate::state::enabled() {
+                // A hook of timing's alone forwards unless launches are
+                // timed; a launch's hook is timing's own while they are
+                // (its slot 0 stays unset: every call comes here).
+                let off = !$crate::state::enabled()
+                    $(|| { let _ = stringify!($only); !$crate::config::timing() })?;
+                let timed: Option<F> = None $(.or({
+                    let _ = stringify!($timed);
+                    Some(timed::<S> as F)
+                }))?;
+                if let (Some(t), false, true) = (timed, off, $crate::config::timing()) {
+                    // SAFETY: timing's hook of this function: same arguments.
+                    return unsafe { t($($arg),*) };
+                }
+                if off {
                     let f = REAL.forward();
                     if f == 0 {
                         return $missing;
@@ -163,7 +191,17 @@ macro_rules! hook {
             pub const ALL: [F; $crate::real::SLOTS] =
                 [hook::<0>, hook::<1>, hook::<2>, hook::<3>, hook::<4>, hook::<5>];
 
+            $( $crate::macros::timed_hook!($timed, $ret, $missing, $params); )?
+
+            /// The hooks handed out: timing's while launches are timed,
+            /// for a function timing stands in for.
             pub fn addrs() -> [usize; $crate::real::SLOTS] {
+                $(
+                    if $crate::config::timing() {
+                        let _ = stringify!($timed);
+                        return TIMED.map(|f| f as usize);
+                    }
+                )?
                 ALL.map(|f| f as usize)
             }
         }
@@ -180,3 +218,39 @@ macro_rules! hook {
 }
 
 pub(crate) use hook;
+
+/// Timing's hook of a function (`hook!`'s `timed (PATH)`): in each of its
+/// copies the reentrancy guard as the plain hook's, then `PATH(real,
+/// ARGS...)`, where `real` is the copy's real function (slot 0: the next
+/// definition of the exported symbol, leaving the plain hook's slot 0
+/// unset, so that every call of the exported symbol comes here while
+/// launches are timed).
+macro_rules! timed_hook {
+    ($timed:path, $ret:ty, $missing:expr, ( $($arg:ident : $ty:ty),* )) => {
+        /// # Safety
+        /// Same contract as the function it stands in for.
+        #[allow(clippy::too_many_arguments)]
+        pub unsafe extern "C" fn timed<const S: usize>($($arg: $ty),*) -> $ret {
+            let p = match S {
+                0 => REAL.forward(),
+                s => REAL.loaded(s),
+            };
+            if p == 0 {
+                return $missing;
+            }
+            match Guard::enter() {
+                // SAFETY: the slot holds a function of this signature; the
+                // caller's arguments unchanged.
+                None => unsafe { std::mem::transmute::<usize, F>(p)($($arg),*) },
+                // SAFETY: timing's part gets the real function and the
+                // caller's arguments.
+                Some(_guard) => unsafe { $timed(p, $($arg),*) },
+            }
+        }
+
+        pub const TIMED: [F; $crate::real::SLOTS] =
+            [timed::<0>, timed::<1>, timed::<2>, timed::<3>, timed::<4>, timed::<5>];
+    };
+}
+
+pub(crate) use timed_hook;

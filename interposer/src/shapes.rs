@@ -214,6 +214,12 @@ pub unsafe fn at(h: usize) -> &'static KernelHandle {
 }
 
 impl KernelHandle {
+    /// The kernel's id and the address of its own counter (its launches
+    /// of other shapes): what its time blocks are kept by.
+    pub fn kernel_slots(&self) -> (u32, usize) {
+        (self.kernel.id, self.kernel.counter)
+    }
+
     /// The kernel's counter.
     pub fn counter(&self) -> &'static Counter {
         // SAFETY: counters live in mappings that are never unmapped.

@@ -6,8 +6,14 @@
 // selects. tests/tests/page.rs runs it and asserts on the result.
 //
 //   node check.mjs PAGE OUT_DIR [--kernels all|N,M,...] [--click N] [--shot N]
-//                  [--filter TEXT]
+//                  [--filter TEXT] [--anchor N]
 //
+// N of --kernels, --click and --shot is a row of the table (from 0, its
+// data-index); each is opened through the address its row links to
+// (#kernel-M, M its data-kernel; past the table's rows, M is N + 1);
+// --anchor N (any number of times): the page loaded afresh at PAGE#kernel-N,
+// what it opens (its heading), and the address a click on the row that
+// names that kernel goes to;
 // --filter TEXT (any number of times): the rows the table shows with TEXT
 // typed in its filter;
 // --click N: click each source line of kernel N (and one instruction);
@@ -26,9 +32,11 @@ if (!pagePath || !outDir) {
 }
 const opt = {};
 const filters = [];
+const anchors = [];
 for (let i = 0; i < rest.length; i += 2) {
   const key = rest[i].replace(/^--/, "");
   if (key === "filter") filters.push(rest[i + 1]);
+  else if (key === "anchor") anchors.push(Number(rest[i + 1]));
   else opt[key] = rest[i + 1];
 }
 
@@ -74,6 +82,7 @@ try {
       const name = r.querySelector("td.name");
       return {
         index: Number(r.dataset.index),
+        kernel: Number(r.dataset.kernel),
         cells: [...r.cells].map((c) => c.textContent),
         // The kernel's name cell: its tooltip, and whether it is cut.
         title: name ? name.getAttribute("title") : null,
@@ -106,6 +115,8 @@ try {
     await open(page, Number(opt.shot));
     result.kernel_shot = await shot(page, join(outDir, "kernel.png"));
   }
+  result.anchors = [];
+  for (const n of anchors) result.anchors.push(await anchor(context, url, n));
 } catch (e) {
   result.errors.push(`check.mjs: ${e.stack || e}`);
 } finally {
@@ -114,10 +125,39 @@ try {
 }
 process.stdout.write(JSON.stringify(result) + "\n");
 
-/** Opens kernel `i` (#kernel-i) and reads what each of its panes shows. */
+/**
+ * The page loaded afresh at `url#kernel-n`: the heading of what it opens,
+ * then back on the table, the address a click on the row of data-kernel n
+ * goes to.
+ */
+async function anchor(context, url, n) {
+  const page = await context.newPage();
+  try {
+    await page.goto(`${url}#kernel-${n}`, { waitUntil: "commit" });
+    await page.waitForSelector(`#kernel[data-ready="${n}"]`, { timeout: 60000 });
+    const heading = await page.evaluate(() => {
+      const h2 = document.querySelector("#kernel h2");
+      return h2 ? h2.textContent : null;
+    });
+    await page.evaluate(() => (location.hash = ""));
+    await page.click(`#kernels tbody tr[data-kernel="${n}"]`);
+    await page.waitForSelector(`#kernel[data-ready="${n}"]`, { timeout: 60000 });
+    return { anchor: n, heading, clicked: await page.evaluate(() => location.hash) };
+  } finally {
+    await page.close();
+  }
+}
+
+/**
+ * Opens the kernel of row `i` through its address (#kernel-N, N its
+ * data-kernel; for a row past the table's, a kernel the page does not
+ * hold, N is i + 1: the rank it has) and reads what each of its panes shows.
+ */
 async function open(page, i) {
-  await page.evaluate((n) => (location.hash = `#kernel-${n}`), i);
-  await page.waitForSelector(`#kernel[data-ready="${i}"]`, { timeout: 60000 });
+  const row = await page.$(`#kernels tbody tr[data-index="${i}"]`);
+  const n = row ? await row.evaluate((r) => r.dataset.kernel) : String(i + 1);
+  await page.evaluate((k) => (location.hash = `#kernel-${k}`), n);
+  await page.waitForSelector(`#kernel[data-ready="${n}"]`, { timeout: 60000 });
   return page.evaluate((n) => {
     const root = document.getElementById("kernel");
     const panes = root.querySelectorAll(".side").length ? [...root.querySelectorAll(".side")] : [root];

@@ -56,7 +56,7 @@ pub fn workload_src_dir() -> PathBuf {
 }
 
 /// Runs a build command, panicking with its output when it fails.
-fn run_build(cmd: &mut Command) {
+pub(crate) fn run_build(cmd: &mut Command) {
     let shown = format!("{cmd:?}");
     let out = cmd
         .output()
@@ -72,7 +72,7 @@ fn run_build(cmd: &mut Command) {
 
 /// Builds into a name private to this process, then renames into place, so
 /// that test binaries running at the same time never see a half-written file.
-fn build_atomically(dest: &Path, build: impl FnOnce(&Path)) {
+pub(crate) fn build_atomically(dest: &Path, build: impl FnOnce(&Path)) {
     let tmp = dest.with_extension(format!("tmp-{}", std::process::id()));
     build(&tmp);
     std::fs::rename(&tmp, dest)
@@ -186,7 +186,7 @@ pub fn opencl_workload(via: &str) -> PathBuf {
 /// Builds `tests/workload/<cl>` with `ocloc compile` and `args` into
 /// `<build dir>/<stem>.<tag>`; `out_file` is what ocloc writes for
 /// `-output out -output_no_suffix` (`out`, or `out.spv` with `-spv_only`).
-fn ocloc_build(cl: &str, args: &[&str], tag: &str, out_file: &str) -> PathBuf {
+pub(crate) fn ocloc_build(cl: &str, args: &[&str], tag: &str, out_file: &str) -> PathBuf {
     require_stack();
     let stem = cl.trim_end_matches(".cl");
     let dest = build_dir().join(format!("{stem}.{tag}"));

@@ -25,6 +25,8 @@ pub mod run;
 pub mod scratch;
 /// The driver stacks.
 pub mod stacks;
+/// The device time tests' simulated driver and workload.
+pub mod timing;
 /// The Python venvs.
 pub mod venvs;
 
@@ -37,6 +39,7 @@ pub use report::*;
 pub use run::*;
 pub use scratch::*;
 pub use stacks::*;
+pub use timing::*;
 pub use venvs::*;
 
 /// What the tests of parallel jobs share: commands, workload, assertions.

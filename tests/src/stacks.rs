@@ -16,7 +16,8 @@ pub fn hermetic(cmd: &mut Command) {
     for (name, _) in record::DUMP_ENV.iter().chain(&record::IGC1_DUMP_ENV) {
         cmd.env_remove(name);
     }
-    cmd.env_remove(record::IGC_ENV);
+    cmd.env_remove(record::IGC_ENV)
+        .env_remove(record::times::TIME_ENV);
     for (name, _) in neo_env() {
         cmd.env_remove(name);
     }

@@ -438,12 +438,48 @@ pub struct RunArgs {
     #[arg(long, value_enum, value_name = "FROM", default_value_t = IsaMode::Auto)]
     pub isa: IsaMode,
 
+    /// Time each kernel on the device (`--time=all`: every launch)
+    ///
+    /// Needs a GPU that runs the kernels: NEO without hardware (--emulate)
+    /// gives no timestamps, and the report says so. By default a sample
+    /// is timed: of each kernel and launch shape in each process the
+    /// first 10 launches, then one in 100 ($XPU_ASM_TIME=sample:FIRST:EVERY
+    /// sets other numbers); `all` times every launch.
+    #[arg(long, value_enum, value_name = "WHICH", num_args = 0..=1, require_equals = true,
+          default_missing_value = "sample")]
+    pub time: Option<TimeMode>,
+
     #[command(flatten)]
     pub report: ReportArgs,
 
     /// The command to run and its arguments, after `--`
     #[arg(last = true, required = true, value_name = "COMMAND")]
     pub command: Vec<OsString>,
+}
+
+/// `--time`: which launches are timed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum TimeMode {
+    /// A sample: the first launches of each kernel and shape, then one in N.
+    Sample,
+    /// Every launch.
+    All,
+}
+
+impl TimeMode {
+    /// The interposer's `XPU_ASM_TIME`: `all`, or for a sample the user's
+    /// own `sample:FIRST:EVERY` (`users`) when it is one, else the default.
+    pub fn env_value(self, users: Option<&str>) -> String {
+        use xpu_asm_record::times::Policy;
+        match self {
+            TimeMode::All => Policy::ALL.env_value(),
+            TimeMode::Sample => users
+                .and_then(Policy::from_env)
+                .filter(|p| !p.all)
+                .unwrap_or(Policy::DEFAULT)
+                .env_value(),
+        }
+    }
 }
 
 /// `--isa`: where kernels' ISA comes from.
@@ -684,6 +720,20 @@ mod tests {
         assert!(parse(&["--keep", "some", "--", "true"]).is_err());
         assert!(parse(&["--isa", "dumps-and-more", "--", "true"]).is_err());
         assert_eq!(parse(&["--", "true"]).unwrap().run.isa, IsaMode::Auto);
+        // --time, --time=all; no --time: none; a value only after `=`.
+        assert_eq!(parse(&["--", "true"]).unwrap().run.time, None);
+        let t = |args: &[&str]| parse(args).unwrap().run.time;
+        assert_eq!(t(&["--time", "--", "true"]), Some(TimeMode::Sample));
+        assert_eq!(t(&["--time=all", "--", "true"]), Some(TimeMode::All));
+        assert_eq!(t(&["--time=sample", "--", "true"]), Some(TimeMode::Sample));
+        assert!(parse(&["--time=some", "--", "true"]).is_err());
+        assert_eq!(TimeMode::All.env_value(Some("sample:1:2")), "all");
+        assert_eq!(TimeMode::Sample.env_value(None), "sample:10:100");
+        assert_eq!(TimeMode::Sample.env_value(Some("sample:1:2")), "sample:1:2");
+        assert_eq!(
+            TimeMode::Sample.env_value(Some("nonsense")),
+            "sample:10:100"
+        );
         assert_eq!(
             parse(&["--isa", "dump", "--", "true"]).unwrap().run.isa,
             IsaMode::Dump

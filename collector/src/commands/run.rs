@@ -245,6 +245,14 @@ fn child_command(a: &RunArgs, interposer: &Path, dir: &Path) -> ChildCommand {
         IsaMode::Binary => env.push((xpu_asm_record::ISA_ENV.into(), "binary".into())),
         IsaMode::Dump | IsaMode::Auto => unset.push(xpu_asm_record::ISA_ENV.into()),
     }
+    let time = xpu_asm_record::times::TIME_ENV;
+    match a.time {
+        Some(t) => env.push((
+            time.into(),
+            t.env_value(std::env::var(time).ok().as_deref()).into(),
+        )),
+        None => unset.push(time.into()),
+    }
     // IGC 1 alone here: its light dumps (record::IGC_ENV); the
     // interposer falls back to the full ones wherever this is not set.
     let igc1 = a.isa != IsaMode::Binary && a.report.keep != Keep::All && only_igc() == Some(1);

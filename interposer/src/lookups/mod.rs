@@ -44,6 +44,10 @@ pub fn known(name: &[u8]) -> Option<Known> {
         b"zeGetGraphProcAddrTable" => k!(get_graph_table),
         b"zeGetExecutableGraphProcAddrTable" => k!(get_executable_graph_table),
         b"zeGetDriverProcAddrTable" => k!(get_driver_table),
+        b"zeGetEventProcAddrTable" => k!(get_event_table),
+        b"zeGetEventPoolProcAddrTable" => k!(get_event_pool_table),
+        b"zeGetFenceProcAddrTable" => k!(get_fence_table),
+        b"zeGetContextProcAddrTable" => k!(get_context_table),
         b"zeModuleCreate" => k!(module_create),
         b"zeKernelCreate" => k!(kernel_create),
         b"zeKernelDestroy" => k!(kernel_destroy),
@@ -90,7 +94,31 @@ pub fn known(name: &[u8]) -> Option<Known> {
         b"zeCommandListGetNextCommandIdWithKernelsExp" => k!(get_next_command_id_with_kernels_exp),
         b"zeCommandListUpdateMutableCommandKernelsExp" => k!(update_mutable_command_kernels_exp),
         b"zeDriverGetExtensionFunctionAddress" => k!(driver_get_extension_function_address),
+        _ if crate::config::timing() => known_time(name).or_else(|| known_cl(name)),
         _ => known_cl(name),
+    }
+}
+
+/// The functions only timing hooks, while launches are timed.
+fn known_time(name: &[u8]) -> Option<Known> {
+    use crate::ze::time::hooks::*;
+    match name {
+        b"zeEventPoolCreate" => k!(event_pool_create),
+        b"zeEventPoolDestroy" => k!(event_pool_destroy),
+        b"zeEventCreate" => k!(event_create),
+        b"zeEventCounterBasedCreate" => k!(event_counter_based_create),
+        b"zexCounterBasedEventCreate2" => k!(counter_based_event_create2),
+        b"zeEventDestroy" => k!(event_destroy),
+        b"zeEventHostReset" => k!(event_host_reset),
+        b"zeEventHostSynchronize" => k!(event_host_synchronize),
+        b"zeEventQueryStatus" => k!(event_query_status),
+        b"zeCommandListAppendEventReset" => k!(append_event_reset),
+        b"zeCommandListHostSynchronize" => k!(command_list_host_synchronize),
+        b"zeCommandQueueSynchronize" => k!(command_queue_synchronize),
+        b"zeFenceHostSynchronize" => k!(fence_host_synchronize),
+        b"zeFenceQueryStatus" => k!(fence_query_status),
+        b"zeContextDestroy" => k!(context_destroy),
+        _ => None,
     }
 }
 

@@ -182,6 +182,9 @@ fn process_header(cfg: &Config, pid: u32, forked_from: Option<u32>) -> Vec<u8> {
     if let Some(r) = cfg.dumps_by {
         l.extend_from_slice(format!(",\"dumps_by\":{r}").as_bytes());
     }
+    if let Some(p) = cfg.time {
+        l.extend_from_slice(format!(",\"time\":{}", p.json()).as_bytes());
+    }
     l.extend_from_slice(b",\"env\":{");
     for (i, (name, value, by_user)) in cfg.env.iter().enumerate() {
         if i > 0 {
@@ -489,6 +492,15 @@ impl Output {
         }
         (self.counts.chunks[chunk].base + COUNTS_HEADER_LEN + idx * COUNTS_SLOT_LEN)
             as *const Counter
+    }
+
+    /// The slot id of the counter slot at `addr` (a slot of a placed
+    /// chunk), for what refers to it in the record (a time block's owner).
+    pub fn slot_id(&self, addr: usize) -> Option<u32> {
+        self.counts.chunks.iter().enumerate().find_map(|(c, ch)| {
+            let at = addr.checked_sub(ch.base + COUNTS_HEADER_LEN)?;
+            (at < counts::CHUNK_BYTES).then(|| (c * CHUNK_SLOTS + at / COUNTS_SLOT_LEN) as u32)
+        })
     }
 
     /// Says in the record (and once on stderr) that chunk `c` is not in the

@@ -39,6 +39,7 @@ pub mod constants;
 pub mod graphs;
 pub mod modules;
 pub mod programs;
+pub mod times;
 
 /// The maps the launch path reads, in one static: a launch finds both of its
 /// maps from one address.
@@ -210,7 +211,10 @@ extern "C" fn after_fork_child() {
             let parent = reg.out.pid;
             reg.out.reopen_after_fork(cfg, parent);
             // SAFETY: LOCK is held.
-            unsafe { crate::shapes::after_fork() };
+            unsafe {
+                crate::shapes::after_fork();
+                crate::blocks::after_fork();
+            }
         }
     });
     unlock();
@@ -364,6 +368,18 @@ pub fn null_arg_set(kernel: usize, index: u32, size: usize) {
     if let Some(h) = kernel_handle(kernel) {
         h.set_null_arg(index, size);
     }
+}
+
+/// Whether launches on `list` do not count at once: a regular list, an
+/// immediate one capturing a graph, or probed while a capture is active.
+pub fn list_mapped(list: usize) -> bool {
+    MAPS.lists.get(list) != 0
+}
+
+/// The record's id of the device of handle `device`, when a module was
+/// built for it.
+pub fn device_id(device: usize) -> Option<u32> {
+    with_registry(|r, _| r.devices.get(&device).copied().filter(|d| *d != 0)).flatten()
 }
 
 /// The data of kernel handle `kernel` (`None`: never seen created).

@@ -348,3 +348,110 @@ pub mod driver_table {
         since: api_version(1, 1),
     };
 }
+
+// ---- for timing launches (`ze::time`) ------------------------------------
+
+pub const ZE_RESULT_NOT_READY: ZeResult = 1;
+pub const ZE_STRUCTURE_TYPE_DEVICE_PROPERTIES_1_2: u32 = 0x0002_0006;
+pub const ZE_STRUCTURE_TYPE_EVENT_POOL_DESC: u32 = 0x10;
+pub const ZE_STRUCTURE_TYPE_EVENT_DESC: u32 = 0x11;
+/// `ze_event_pool_counter_based_exp_desc_t` in a pool's `pNext`.
+pub const ZE_STRUCTURE_TYPE_COUNTER_BASED_EVENT_POOL_EXP_DESC: u32 = 0x0002_0014;
+pub const ZE_EVENT_POOL_FLAG_HOST_VISIBLE: u32 = 1;
+pub const ZE_EVENT_POOL_FLAG_IPC: u32 = 2;
+pub const ZE_EVENT_POOL_FLAG_KERNEL_TIMESTAMP: u32 = 4;
+/// `ZE_EVENT_POOL_FLAG_KERNEL_MAPPED_TIMESTAMP` (API 1.6): timestamps in
+/// the host's time domain, which the workload asked for.
+pub const ZE_EVENT_POOL_FLAG_KERNEL_MAPPED_TIMESTAMP: u32 = 8;
+pub const ZE_EVENT_SCOPE_FLAG_HOST: u32 = 4;
+/// Counter-based events' flags (`ze_event_counter_based_flags_t`, NEO's
+/// `zex_counter_based_event_flags_t` alike): timestamps of the device.
+pub const COUNTER_BASED_FLAG_DEVICE_TIMESTAMP: u32 = 16;
+pub const COUNTER_BASED_FLAG_HOST_TIMESTAMP: u32 = 32;
+pub const COUNTER_BASED_FLAG_IPC: u32 = 8;
+/// `ZE_COMMAND_QUEUE_FLAG_IN_ORDER` (an immediate list's queue descriptor).
+pub const ZE_COMMAND_QUEUE_FLAG_IN_ORDER: u32 = 2;
+/// `ZE_COMMAND_LIST_FLAG_IN_ORDER` (a regular list's descriptor).
+pub const ZE_COMMAND_LIST_FLAG_IN_ORDER: u32 = 8;
+
+#[repr(C)]
+pub struct EventPoolDesc {
+    pub stype: u32,
+    pub p_next: *const c_void,
+    pub flags: u32,
+    pub count: u32,
+}
+
+#[repr(C)]
+pub struct EventDesc {
+    pub stype: u32,
+    pub p_next: *const c_void,
+    pub index: u32,
+    pub signal: u32,
+    pub wait: u32,
+}
+
+/// `ze_event_counter_based_desc_t` and NEO's `zex_counter_based_event_desc_t`.
+#[repr(C)]
+pub struct CounterBasedDesc {
+    pub stype: u32,
+    pub p_next: *const c_void,
+    pub flags: u32,
+    pub signal: u32,
+    pub wait: u32,
+}
+
+/// `ze_command_queue_desc_t` (an immediate list's).
+#[repr(C)]
+pub struct CommandQueueDesc {
+    pub stype: u32,
+    pub p_next: *const c_void,
+    pub ordinal: u32,
+    pub index: u32,
+    pub flags: u32,
+    pub mode: u32,
+    pub priority: u32,
+}
+
+/// `ze_command_list_desc_t`.
+#[repr(C)]
+pub struct CommandListDesc {
+    pub stype: u32,
+    pub p_next: *const c_void,
+    pub ordinal: u32,
+    pub flags: u32,
+}
+
+/// `ze_kernel_timestamp_result_t`: `global` (wall clock) and `context`.
+#[repr(C)]
+#[derive(Default, Clone, Copy)]
+pub struct KernelTimestampResult {
+    pub global_start: u64,
+    pub global_end: u64,
+    pub context_start: u64,
+    pub context_end: u64,
+}
+
+const fn entry(index: usize, since: u32) -> Entry {
+    Entry { index, since }
+}
+
+pub mod time_entries {
+    use super::*;
+    pub const CONTEXT_DESTROY: Entry = entry(1, V1_0);
+    pub const QUEUE_SYNCHRONIZE: Entry = entry(3, V1_0);
+    pub const LIST_APPEND_BARRIER: Entry = entry(6, V1_0);
+    pub const LIST_APPEND_EVENT_RESET: Entry = entry(20, V1_0);
+    pub const LIST_HOST_SYNCHRONIZE: Entry = entry(28, api_version(1, 6));
+    pub const FENCE_HOST_SYNCHRONIZE: Entry = entry(2, V1_0);
+    pub const FENCE_QUERY_STATUS: Entry = entry(3, V1_0);
+    pub const POOL_CREATE: Entry = entry(0, V1_0);
+    pub const POOL_DESTROY: Entry = entry(1, V1_0);
+    pub const EVENT_CREATE: Entry = entry(0, V1_0);
+    pub const EVENT_DESTROY: Entry = entry(1, V1_0);
+    pub const EVENT_HOST_SYNCHRONIZE: Entry = entry(3, V1_0);
+    pub const EVENT_QUERY_STATUS: Entry = entry(4, V1_0);
+    pub const EVENT_HOST_RESET: Entry = entry(5, V1_0);
+    pub const EVENT_QUERY_KERNEL_TIMESTAMP: Entry = entry(6, V1_0);
+    pub const EVENT_COUNTER_BASED_CREATE: Entry = entry(11, api_version(1, 15));
+}

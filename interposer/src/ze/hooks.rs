@@ -290,6 +290,13 @@ hook!(zeCommandListCreate => command_list_create(
 ) -> ZeResult after {
     // SAFETY: on success the driver wrote the handle.
     state::list_created(unsafe { *ph_list } as usize, false);
+    if crate::config::timing() {
+        // SAFETY: on success the descriptor was read (NULL or a list's).
+        let in_order = unsafe { (desc as *const CommandListDesc).as_ref() }
+            .is_some_and(|d| d.flags & ZE_COMMAND_LIST_FLAG_IN_ORDER != 0);
+        // SAFETY: as above.
+        crate::ze::time::known::list_created(unsafe { *ph_list }, context, device, false, in_order);
+    }
 });
 
 hook!(zeCommandListCreateImmediate => command_list_create_immediate(
@@ -297,33 +304,47 @@ hook!(zeCommandListCreateImmediate => command_list_create_immediate(
 ) -> ZeResult after {
     // SAFETY: on success the driver wrote the handle.
     state::list_created(unsafe { *ph_list } as usize, true);
+    if crate::config::timing() {
+        // SAFETY: on success the descriptor was read (NULL or a queue's).
+        let in_order = unsafe { (desc as *const CommandQueueDesc).as_ref() }
+            .is_some_and(|d| d.flags & ZE_COMMAND_QUEUE_FLAG_IN_ORDER != 0);
+        // SAFETY: as above.
+        crate::ze::time::known::list_created(unsafe { *ph_list }, context, device, true, in_order);
+    }
 });
 
 hook!(zeCommandListDestroy => command_list_destroy(list: Handle) -> ZeResult before {
+    if crate::config::timing() {
+        crate::ze::time::sync::list_closed(list);
+    }
     state::list_destroyed(list as usize);
 });
 
-hook!(zeCommandListReset => command_list_reset(list: Handle) -> ZeResult after {
+hook!(zeCommandListReset => command_list_reset(list: Handle) -> ZeResult before {
+    if crate::config::timing() {
+        crate::ze::time::sync::list_closed(list);
+    }
+} after {
     state::list_reset(list as usize);
 });
 
 hook!(zeCommandListAppendLaunchKernel => append_launch_kernel(
     list: Handle, kernel: Handle, args: *const GroupCount, signal: Handle, n_wait: u32, wait: *mut Handle
-) -> ZeResult after {
+) -> ZeResult timed (crate::ze::time::hooks::append_launch_kernel) after {
     // SAFETY: the driver read the group count there.
     unsafe { state::launch(list as usize, kernel as usize, args) };
 });
 
 hook!(zeCommandListAppendLaunchCooperativeKernel => append_launch_cooperative_kernel(
     list: Handle, kernel: Handle, args: *const GroupCount, signal: Handle, n_wait: u32, wait: *mut Handle
-) -> ZeResult after {
+) -> ZeResult timed (crate::ze::time::hooks::append_launch_cooperative_kernel) after {
     // SAFETY: the driver read the group count there.
     unsafe { state::launch(list as usize, kernel as usize, args) };
 });
 
 hook!(zeCommandListAppendLaunchKernelIndirect => append_launch_kernel_indirect(
     list: Handle, kernel: Handle, args_buffer: *const GroupCount, signal: Handle, n_wait: u32, wait: *mut Handle
-) -> ZeResult after {
+) -> ZeResult timed (crate::ze::time::hooks::append_launch_kernel_indirect) after {
     // The group count is in device memory.
     state::launch_indirect(list as usize, kernel as usize);
 });
@@ -331,7 +352,7 @@ hook!(zeCommandListAppendLaunchKernelIndirect => append_launch_kernel_indirect(
 hook!(zeCommandListAppendLaunchMultipleKernelsIndirect => append_launch_multiple_kernels_indirect(
     list: Handle, n_kernels: u32, kernels: *mut Handle, count_buffer: *const u32,
     args_buffer: *const GroupCount, signal: Handle, n_wait: u32, wait: *mut Handle
-) -> ZeResult after {
+) -> ZeResult timed (crate::ze::time::hooks::append_launch_multiple_kernels_indirect) after {
     // The number actually launched is in device memory (count_buffer), out of
     // reach; each kernel of the array counts once, as the upper bound.
     // SAFETY: the driver accepted n_kernels handles here.
@@ -343,7 +364,7 @@ hook!(zeCommandListAppendLaunchMultipleKernelsIndirect => append_launch_multiple
 hook!(zeCommandListAppendLaunchKernelWithParameters => append_launch_kernel_with_parameters(
     list: Handle, kernel: Handle, group_counts: *const GroupCount, p_next: *const c_void,
     signal: Handle, n_wait: u32, wait: *mut Handle
-) -> ZeResult after {
+) -> ZeResult timed (crate::ze::time::hooks::append_launch_kernel_with_parameters) after {
     // SAFETY: the driver read the group count there.
     unsafe { state::launch(list as usize, kernel as usize, group_counts) };
 });
@@ -351,7 +372,7 @@ hook!(zeCommandListAppendLaunchKernelWithParameters => append_launch_kernel_with
 hook!(zeCommandListAppendLaunchKernelWithArguments => append_launch_kernel_with_arguments(
     list: Handle, kernel: Handle, group_counts: GroupCount, group_sizes: GroupSize,
     arguments: *mut *mut c_void, p_next: *const c_void, signal: Handle, n_wait: u32, wait: *mut Handle
-) -> ZeResult after {
+) -> ZeResult timed (crate::ze::time::hooks::append_launch_kernel_with_arguments) after {
     // As if zeKernelSetGroupSize had been called (the specification's words).
     if let Some(h) = state::kernel_handle(kernel as usize) {
         h.set_group_size(group_sizes.x, group_sizes.y, group_sizes.z);
@@ -362,7 +383,7 @@ hook!(zeCommandListAppendLaunchKernelWithArguments => append_launch_kernel_with_
 
 hook!(zeCommandQueueExecuteCommandLists => command_queue_execute_command_lists(
     queue: Handle, n_lists: u32, lists: *mut Handle, fence: Handle
-) -> ZeResult after {
+) -> ZeResult timed (crate::ze::time::hooks::command_queue_execute_command_lists) after {
     // SAFETY: the driver accepted n_lists handles here.
     let lists = unsafe { handles(lists, n_lists) };
     state::execute_handles(lists);
@@ -370,7 +391,7 @@ hook!(zeCommandQueueExecuteCommandLists => command_queue_execute_command_lists(
 
 hook!(zeCommandListImmediateAppendCommandListsExp => command_list_immediate_append_command_lists_exp(
     immediate: Handle, n_lists: u32, lists: *mut Handle, signal: Handle, n_wait: u32, wait: *mut Handle
-) -> ZeResult after {
+) -> ZeResult timed (crate::ze::time::hooks::command_list_immediate_append_command_lists_exp) after {
     // SAFETY: the driver accepted n_lists handles here.
     let lists = unsafe { handles(lists, n_lists) };
     state::immediate_append(immediate as usize, lists);
@@ -379,7 +400,7 @@ hook!(zeCommandListImmediateAppendCommandListsExp => command_list_immediate_appe
 hook!(zeCommandListImmediateAppendCommandListsWithParameters => command_list_immediate_append_command_lists_with_parameters(
     immediate: Handle, n_lists: u32, lists: *mut Handle, p_next: *const c_void,
     signal: Handle, n_wait: u32, wait: *mut Handle
-) -> ZeResult after {
+) -> ZeResult timed (crate::ze::time::hooks::command_list_immediate_append_command_lists_with_parameters) after {
     // SAFETY: the driver accepted n_lists handles here.
     let lists = unsafe { handles(lists, n_lists) };
     state::immediate_append(immediate as usize, lists);

@@ -6,3 +6,4 @@ pub mod ffi;
 pub mod hooks;
 pub mod queries;
 pub mod tables;
+pub mod time;

@@ -95,6 +95,105 @@ unsafe fn wrap(getter: &str, version: u32, table: *mut usize) {
             "zeGetDriverProcAddrTable" => patch_all(table, version, &driver_hooks()),
             _ => {}
         }
+        if crate::config::timing() {
+            wrap_for_timing(getter, version, table);
+        }
+    }
+}
+
+/// While launches are timed: the functions timing calls itself are
+/// learned from each table (before it is patched), and timing's own
+/// hooks installed.
+///
+/// # Safety
+/// As [`wrap`].
+unsafe fn wrap_for_timing(getter: &str, version: u32, table: *mut usize) {
+    // SAFETY: per this function's contract.
+    unsafe {
+        learn_for_timing(getter, version, table);
+        patch_all(table, version, &timing_hooks(getter));
+    }
+}
+
+/// The functions timing calls itself, from the table `getter` filled.
+///
+/// # Safety
+/// As [`wrap`].
+unsafe fn learn_for_timing(getter: &str, version: u32, table: *mut usize) {
+    use crate::ze::time::fns::learn;
+    use time_entries as e;
+    // SAFETY: the entry is in a table filled for `version` (its `since`).
+    let at = |x: Entry| match version >= x.since {
+        true => unsafe { *table.add(x.index) },
+        false => 0,
+    };
+    match getter {
+        "zeGetEventProcAddrTable" => {
+            let (c, r, q) = (
+                at(e::EVENT_CREATE),
+                at(e::EVENT_HOST_RESET),
+                at(e::EVENT_QUERY_KERNEL_TIMESTAMP),
+            );
+            learn(c, |f| {
+                (f.event_create, f.host_reset, f.query_timestamp) = (c, r, q)
+            });
+        }
+        "zeGetEventPoolProcAddrTable" => {
+            let c = at(e::POOL_CREATE);
+            learn(c, |f| f.pool_create = c);
+        }
+        "zeGetCommandListProcAddrTable" => {
+            let b = at(e::LIST_APPEND_BARRIER);
+            learn(b, |f| f.append_barrier = b);
+        }
+        "zeGetDeviceProcAddrTable" => {
+            let d = at(device_table::GET_PROPERTIES);
+            learn(d, |f| f.device_properties = d);
+        }
+        _ => {}
+    }
+}
+
+/// The [`Hooked`] entry `$entry` of a table, stood in for by timing's
+/// hook `$hook`.
+macro_rules! timing {
+    ($entry:ident, $hook:ident) => {
+        (
+            time_entries::$entry,
+            &crate::ze::time::hooks::$hook::REAL,
+            crate::ze::time::hooks::$hook::addrs(),
+        )
+    };
+}
+
+/// Timing's own hooks in the table `getter` filled.
+fn timing_hooks(getter: &str) -> Vec<Hooked> {
+    match getter {
+        "zeGetEventProcAddrTable" => vec![
+            timing!(EVENT_CREATE, event_create),
+            timing!(EVENT_DESTROY, event_destroy),
+            timing!(EVENT_HOST_SYNCHRONIZE, event_host_synchronize),
+            timing!(EVENT_QUERY_STATUS, event_query_status),
+            timing!(EVENT_HOST_RESET, event_host_reset),
+            timing!(EVENT_COUNTER_BASED_CREATE, event_counter_based_create),
+        ],
+        "zeGetEventPoolProcAddrTable" => vec![
+            timing!(POOL_CREATE, event_pool_create),
+            timing!(POOL_DESTROY, event_pool_destroy),
+        ],
+        "zeGetFenceProcAddrTable" => vec![
+            timing!(FENCE_HOST_SYNCHRONIZE, fence_host_synchronize),
+            timing!(FENCE_QUERY_STATUS, fence_query_status),
+        ],
+        "zeGetContextProcAddrTable" => vec![timing!(CONTEXT_DESTROY, context_destroy)],
+        "zeGetCommandQueueProcAddrTable" => {
+            vec![timing!(QUEUE_SYNCHRONIZE, command_queue_synchronize)]
+        }
+        "zeGetCommandListProcAddrTable" => vec![
+            timing!(LIST_HOST_SYNCHRONIZE, command_list_host_synchronize),
+            timing!(LIST_APPEND_EVENT_RESET, append_event_reset),
+        ],
+        _ => Vec::new(),
     }
 }
 
@@ -391,3 +490,7 @@ getter!(zeGetCommandListExpProcAddrTable => get_command_list_exp_table);
 getter!(zeGetGraphProcAddrTable => get_graph_table);
 getter!(zeGetExecutableGraphProcAddrTable => get_executable_graph_table);
 getter!(zeGetDriverProcAddrTable => get_driver_table);
+getter!(zeGetEventProcAddrTable => get_event_table);
+getter!(zeGetEventPoolProcAddrTable => get_event_pool_table);
+getter!(zeGetFenceProcAddrTable => get_fence_table);
+getter!(zeGetContextProcAddrTable => get_context_table);

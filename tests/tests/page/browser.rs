@@ -116,6 +116,60 @@ pub(crate) fn assert_table(
     }
 }
 
+/// The table's `top shape` and `occupancy` columns, after `spill`, show
+/// what the page's data says (the terminal table's columns).
+pub(crate) fn assert_tops_shown(v: &Value, dir: &Path) {
+    let columns = strings(&v["columns"]);
+    let at = columns.iter().position(|c| c == "top shape");
+    assert_eq!(
+        (at, columns.get(at.unwrap_or(0) + 1).map(String::as_str)),
+        (
+            columns.iter().position(|c| c == "spill").map(|s| s + 1),
+            Some("occupancy")
+        ),
+        "the columns: {columns:?}"
+    );
+    let (data, _) = read_page(&dir.join("report.html"));
+    let at = at.unwrap();
+    let shown: Vec<Value> = v["kernels"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| serde_json::json!([r["cells"][at], r["cells"][at + 1]]))
+        .collect();
+    assert_eq!(Value::Array(shown), data["tops"], "the rows' top shapes");
+}
+
+/// `report.html#kernel-N`, loaded afresh, opens kernel #N (the rank the
+/// terminal's table and `show DIR N` give it), and a click on its row goes
+/// to that address: for the first kernel, one inside, and the last.
+pub(crate) fn assert_kernel_addresses(page: &Path, shots: &Path, report: &Value) {
+    let kernels = report["kernels"].as_array().unwrap();
+    let ranks: Vec<String> = [1, kernels.len() / 2 + 1, kernels.len()]
+        .iter()
+        .map(|n| n.to_string())
+        .collect();
+    let mut args = Vec::new();
+    for r in &ranks {
+        args.extend(["--anchor", r.as_str()]);
+    }
+    let v = browse(page, shots, &args);
+    let got: Vec<&Value> = v["anchors"].as_array().unwrap().iter().collect();
+    assert_eq!(got.len(), ranks.len(), "{v:#}");
+    for (a, r) in got.into_iter().zip(&ranks) {
+        let k = kernels
+            .iter()
+            .find(|k| Some(u(&k["rank"])) == r.parse().ok())
+            .unwrap_or_else(|| panic!("no kernel of rank {r}"));
+        let want = serde_json::json!({
+            "anchor": u(&k["rank"]),
+            "heading": format!("#{r} {}", k["demangled"].as_str().unwrap()),
+            "clicked": format!("#kernel-{r}"),
+        });
+        assert_eq!(a, &want, "#kernel-{r} on {}", page.display());
+    }
+}
+
 /// The capture's page in the browser: the table (each kernel named as
 /// `names`, filtered by each of `filters`), every kernel opened under its
 /// full name, the source lines of kernel `click` clicked one by one,

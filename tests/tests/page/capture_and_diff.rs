@@ -15,6 +15,7 @@ fn the_page_of_a_capture_and_of_a_diff() {
         let (data, _) = read_page(&c.out.join("report.html"));
         let want = demo_names(&data["report"]);
         assert_page_names(&data, &want, &table_names(&c.stdout()));
+        assert_page_tops(&data, &c.stdout());
     }
     let diff_page = tmp.path().join("diff.html");
     let d = diff(&g.out, &o0.out, &diff_page);
@@ -76,6 +77,12 @@ fn the_page_of_a_capture_and_of_a_diff() {
     let mangled = [("4mainE10", &vector_add[..])];
     let v = assert_capture_page_browsed(&g.out, &report, &names, &mangled, click, &shots);
     assert_clicks(&report["kernels"][click], &v["clicks"]);
+    assert_tops_shown(&v, &g.out);
+    assert_kernel_addresses(
+        &g.out.join("report.html"),
+        &tmp.path().join("anchor-shots"),
+        &report,
+    );
     assert_not_blank(&v["list_shot"], "the kernels table");
     assert_not_blank(&v["kernel_shot"], "a kernel");
     // Known answers: the spilling kernel's sites, the loop's back edge, the

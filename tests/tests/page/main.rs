@@ -90,27 +90,52 @@ fn strings(v: &Value) -> Vec<String> {
 /// The kernel column of the terminal table in `stdout`: the text under
 /// `kernel` in each row, up to the `SIMD` column.
 fn table_names(stdout: &str) -> Vec<String> {
+    // `kernel` padded to the column, two spaces, `SIMD` right-aligned in 4.
+    table_column(stdout, "kernel", ("SIMD", 2))
+}
+
+/// A column of the terminal table in `stdout`: in each row, the text from
+/// where `head` starts in the header to `n` characters before the next
+/// column `(next, n)` starts, its trailing spaces cut.
+fn table_column(stdout: &str, head: &str, (next, n): (&str, usize)) -> Vec<String> {
     let mut lines = stdout.lines().skip_while(|l| !l.contains("  launches  "));
-    let head: Vec<char> = lines.next().expect("the table's header").chars().collect();
+    let header: Vec<char> = lines.next().expect("the table's header").chars().collect();
     let at = |w: &str| {
         let w: Vec<char> = w.chars().collect();
-        head.windows(w.len())
+        header
+            .windows(w.len())
             .position(|x| x == w.as_slice())
             .unwrap_or_else(|| panic!("no {w:?} in the header"))
     };
-    // `kernel` padded to the column, two spaces, `SIMD` right-aligned in 4.
-    let (from, to) = (at("kernel"), at("SIMD") - 2);
+    let (from, to) = (at(head), at(next) - n);
     lines
         .take_while(|l| !l.starts_with("total:"))
         .map(|l| {
             let c: Vec<char> = l.chars().collect();
-            c[from..to]
+            c[from..to.min(c.len())]
                 .iter()
                 .collect::<String>()
                 .trim_end()
                 .to_string()
         })
         .collect()
+}
+
+/// The page's most launched shapes (`data.tops`): the terminal table's
+/// `top shape` and `occupancy` columns, kernel by kernel.
+fn assert_page_tops(data: &Value, stdout: &str) {
+    let shapes = table_column(stdout, "top shape", ("occupancy", 1));
+    let occupancy = table_column(stdout, "occupancy", ("source", 2));
+    let want: Vec<Value> = shapes
+        .iter()
+        .zip(&occupancy)
+        .map(|(s, o)| serde_json::json!([s, o]))
+        .collect();
+    assert_eq!(
+        data["tops"],
+        Value::Array(want),
+        "the page's top shapes and occupancy"
+    );
 }
 
 /// The kernel column of `diff --all`'s table of changes in `stdout`: each

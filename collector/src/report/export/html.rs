@@ -124,6 +124,11 @@ struct CaptureTail {
     /// Each kernel's name as the terminal table names it (told apart from
     /// the others, not escaped), in `report.kernels` order.
     names: Vec<String>,
+    /// Each kernel's most launched shape and its occupancy as the
+    /// terminal table's columns give them (`64 x 16`, `12.5% launch`), in
+    /// `report.kernels` order; empty when no kernel has shapes (the table
+    /// has no such columns then).
+    tops: Vec<[String; 2]>,
     /// Each kernel's ISA, in `report.kernels` order.
     isa: Vec<IsaRef>,
 }
@@ -368,7 +373,15 @@ fn write_capture_page_to(
         dir: dir.display().to_string(),
         classes: classes(),
     };
-    let tail = CaptureTail { names, isa };
+    let kernels = &report.kernels[..n];
+    let tops = match kernels.iter().any(|k| !k.shapes.is_empty()) {
+        true => kernels
+            .iter()
+            .map(|k| <[String; 2]>::from(super::shapes_text::top(k)))
+            .collect(),
+        false => Vec::new(),
+    };
+    let tail = CaptureTail { names, tops, isa };
     let title = format!("xpu-asm: {}", dir.display());
     render_with(w, &title, &texts, &mut |w| {
         write_capture_data(w, &head, report, &tail, shared.as_deref_mut())
@@ -725,6 +738,7 @@ mod tests {
             classes: Vec<&'static str>,
             report: &'a Report,
             names: Vec<String>,
+            tops: Vec<[String; 2]>,
             isa: Vec<IsaRef>,
         }
         let report = pieces::rich_report(70);
@@ -741,6 +755,7 @@ mod tests {
         };
         let tail = CaptureTail {
             names: vec!["a<b>".into(); 70],
+            tops: vec![["64 x 16".into(), "12.5% launch".into()]; 70],
             isa: vec![one; 70],
         };
         let mut out = Vec::new();
@@ -751,6 +766,7 @@ mod tests {
             classes: head.classes.clone(),
             report: &report,
             names: tail.names.clone(),
+            tops: tail.tops.clone(),
             isa: tail.isa.clone(),
         };
         assert_eq!(

@@ -246,7 +246,7 @@
       ["status", k.status + (k.reason ? `: ${k.reason}` : "")],
       ["module", fmt(k.module_sha256)],
       ["API", k.api === "opencl" ? "OpenCL" : "Level Zero"],
-      ["processes", (k.pids || []).join(", ") || "-"],
+      ["processes", k.pids && k.pids.length ? `${k.pids.length} (${k.pids.length === 1 ? "pid" : "pids"} ${k.pids.join(", ")})` : "-"],
     ].concat(extra || []);
     return h("dl", { class: "figures" }, rows.filter(Boolean).map(([t, d]) => [h("dt", { text: t }), h("dd", { text: d })]));
   }
@@ -376,7 +376,7 @@
     g.append(svg("text", { class: "tick", x: 2, y: y(0), text: "0" }));
     if (flow.budget) {
       g.append(svg("line", { class: "budget", x1: pad, y1: y(flow.budget), x2: W - pad, y2: y(flow.budget) }));
-      g.append(svg("text", { class: "budget-label", x: W - pad - 90, y: y(flow.budget) - 4, text: `budget ${flow.budget} GRF` }));
+      g.append(svg("text", { class: "budget-label", x: W - pad, y: y(flow.budget) - 4, "text-anchor": "end", text: `budget ${flow.budget} GRF` }));
     }
     const pts = live.map((v, i) => `${x(i).toFixed(1)},${y(v).toFixed(1)}`).join(" ");
     g.append(svg("polyline", { class: "live", points: pts }));
@@ -388,7 +388,9 @@
       for (const i of list) g.append(svg("line", { class: `site ${cls}`, x1: x(i), y1: H - pad, x2: x(i), y2: pad / 2, "data-instruction": i }));
     }
     g.append(svg("circle", { class: "peak", cx: x(peakAt), cy: y(peak), r: 4 }));
-    g.append(svg("text", { class: "peak-label", x: Math.min(x(peakAt) + 6, W - (flow.peakSpilled ? 290 : 150)), y: y(peak) - 6, text: `peak ${peak} GRF at instruction ${peakAt}${flow.peakSpilled ? ` (${flow.peakLive} live, ${flow.peakSpilled} spilled)` : ""}` }));
+    // Right of the peak in the chart's left half, left of it in the right half: never past an edge.
+    const right = x(peakAt) <= W / 2;
+    g.append(svg("text", { class: "peak-label", x: right ? x(peakAt) + 6 : x(peakAt) - 6, y: y(peak) - 6, "text-anchor": right ? "start" : "end", text: `peak ${peak} GRF at instruction ${peakAt}${flow.peakSpilled ? ` (${flow.peakLive} live, ${flow.peakSpilled} spilled)` : ""}` }));
     g.addEventListener("click", (ev) => {
       const r = g.getBoundingClientRect();
       const i = Math.round(((ev.clientX - r.left) * (W / r.width) - pad) / ((W - 2 * pad) / Math.max(1, n - 1)));
@@ -621,20 +623,24 @@
   // ---- the kernels table -----------------------------------------------------------
 
   /**
-   * A sortable, filterable table: `cols` of {label, get, num, title}, one row
-   * per item; `nameOf` is the text the filter searches in (every name of it).
+   * A sortable, filterable table: `cols` of {label, get, num, title, sort},
+   * one row per item, which opens `#kernel-N` with N its `anchorOf` (a
+   * capture's rank, as the terminal's table and `show DIR N` number it);
+   * `nameOf` is the text the filter searches in (every name of it).
    */
-  function table(cols, items, onOpen, nameOf) {
+  function table(cols, items, anchorOf, nameOf) {
     const thead = document.querySelector("#kernels thead");
     const tbody = document.querySelector("#kernels tbody");
     const rows = items.map((it, i) => {
-      const tr = h("tr", { "data-index": i, tabindex: 0 });
+      const n = anchorOf(it, i);
+      const tr = h("tr", { "data-index": i, "data-kernel": n, tabindex: 0 });
       for (const c of cols) {
         const v = c.get(it);
         tr.append(h("td", { class: c.cls || (c.num ? "num" : null), title: c.title ? c.title(it) : null, text: c.num ? fmt(v) : v == null ? "-" : String(v) }));
       }
-      tr.addEventListener("click", () => onOpen(i));
-      tr.addEventListener("keydown", (e) => e.key === "Enter" && onOpen(i));
+      const open = () => (location.hash = `#kernel-${n}`);
+      tr.addEventListener("click", open);
+      tr.addEventListener("keydown", (e) => e.key === "Enter" && open());
       return tr;
     });
     let sortBy = -1;
@@ -651,7 +657,7 @@
       keyed.sort((a, b) => {
         const [x, y] = [a[0], b[0]];
         if (x == null || y == null) return x == null ? (y == null ? a[1] - b[1] : 1) : -1;
-        const d = c.num ? x - y : String(x).localeCompare(String(y));
+        const d = c.num || (typeof x === "number" && typeof y === "number") ? x - y : String(x).localeCompare(String(y));
         return d ? d * dir : a[1] - b[1];
       });
       ths.forEach((t, i) => t.setAttribute("aria-sort", i === n ? (dir > 0 ? "ascending" : "descending") : "none"));
@@ -721,6 +727,11 @@
     summary.title = summary.textContent;
     const anyRanks = ks.some((k) => k.ranks && k.ranks.length);
     const display = shortNames(ks);
+    const tops = Array.isArray(DATA.tops) ? DATA.tops : [];
+    const index = new Map(ks.map((k, i) => [k, i]));
+    const top = (k) => tops[index.get(k)] || ["-", "-"];
+    // #kernel-N is kernel #N: its rank, as the terminal's table and `show DIR N` number it.
+    const byRank = new Map(ks.map((k, i) => [k.rank, i]));
     const cols = [
       { label: "#", num: true, get: (k) => k.rank },
       { label: "launches", num: true, get: (k) => (k.status === "not-launched" ? 0 : k.launches) },
@@ -730,10 +741,13 @@
       { label: "GRF", num: true, get: (k) => k.grf },
       { label: "instrs", num: true, get: (k) => k.instructions },
       { label: "spill", num: true, get: (k) => k.spill_bytes },
+      // The terminal table's two columns of the most launched shape, when a kernel has shapes.
+      tops.length ? { label: "top shape", get: (k) => top(k)[0] } : null,
+      tops.length ? { label: "occupancy", get: (k) => top(k)[1], sort: (k) => (k.shapes && k.shapes[0] && k.shapes[0].occupancy ? k.shapes[0].occupancy.percent : null) } : null,
       { label: "source", get: (k) => ({ "igc-dump": "dump", "module-binary": "binary" })[k.isa_source] || "-" },
       { label: "ISA file", cls: "path", get: (k) => k.asm_copy || k.asm || (k.status === "not-launched" ? "-" : `not matched: ${k.status}`) },
     ].filter(Boolean);
-    table(cols, ks, (i) => (location.hash = `#kernel-${i}`), (k) => `${k.name}\n${k.demangled}\n${display(k)}`);
+    table(cols, ks, (k) => k.rank, (k) => `${k.name}\n${k.demangled}\n${display(k)}`);
     const notes = document.getElementById("notes");
     if (r.unlaunched_compiled && !r.unlaunched_listed) notes.append(h("p", { text: `IGC also compiled ${plural(r.unlaunched_compiled, "kernel")} that were never launched (collect --all lists them)` }));
     const incomplete = r.counts_incomplete || [];
@@ -751,12 +765,14 @@
       const share = t.launches ? ` (${((100 * here) / t.launches).toFixed(1)}% of the launches)` : "";
       pageNote(`This page holds the ${ks.length === 1 ? "most launched kernel" : `${ks.length} most launched kernels`}${share}, not the other ${left}: report.json lists every one, xpu-asm-run show ${shellWord(DATA.dir)} N prints kernel #N, and xpu-asm-run collect ${shellWord(DATA.dir)} --page-kernels all puts them all on this page.`);
     }
-    return (i, root) => {
-      const k = ks[i];
-      if (i >= ks.length && i < ks.length + left) {
-        root.append(h("p", { class: "warn", text: `kernel #${i + 1} is not on this page, which holds the ${ks.length} most launched: xpu-asm-run show ${shellWord(DATA.dir)} ${i + 1} prints it` }));
+    const last = ks.length ? ks[ks.length - 1].rank : 0;
+    return (n, root) => {
+      const i = byRank.get(n);
+      if (i == null && n > last && n <= last + left) {
+        root.append(h("p", { class: "warn", text: `kernel #${n} is not on this page, which holds the ${ks.length} most launched: xpu-asm-run show ${shellWord(DATA.dir)} ${n} prints it` }));
         return Promise.resolve();
       }
+      const k = ks[i];
       if (!k) return null;
       root.append(h("h2", { text: `#${k.rank} ${fullName(k)}` }));
       root.append(names(k));
@@ -796,9 +812,10 @@
       const ab = `${shellWord(d.a)} ${shellWord(d.b)}`;
       pageNote(`This page holds ${d.kernels.length} of the comparison's ${d.kernels.length + left} kernels (those that changed or are in one capture only first, then the others in A's order), not the other ${left}: xpu-asm-run diff ${ab} --all lists every one, xpu-asm-run diff ${ab} KERNEL compares one's ISA, and --page-kernels all puts them all on the page.`);
     }
-    table(cols, d.kernels, (i) => (location.hash = `#kernel-${i}`), (k) => `${k.name}\n${k.demangled}\n${display(k)}`);
-    return (i, root) => {
-      const k = d.kernels[i];
+    // #kernel-N is the comparison's row N, from 1 as a capture's ranks are.
+    table(cols, d.kernels, (k, i) => i + 1, (k) => `${k.name}\n${k.demangled}\n${display(k)}`);
+    return (n, root) => {
+      const k = d.kernels[n - 1];
       if (!k) return null;
       root.append(h("h2", { text: fullName(k) }));
       if (k.pairing) root.append(h("p", { text: k.pairing }));
@@ -870,7 +887,7 @@
       window.scrollTo(0, 0);
       try {
         const done = open(Number(m[1]), pane);
-        if (done == null) pane.append(h("p", { class: "warn", text: `no kernel ${m[1]} in this page` }));
+        if (done == null) pane.append(h("p", { class: "warn", text: `no kernel #${m[1]} in this page` }));
         await done;
       } catch (e) {
         pane.append(h("p", { class: "warn", text: `cannot show this kernel: ${e.message}` }));
