@@ -9,7 +9,8 @@
 # - Intel MPI (impi-rt, impi-devel from PyPI) in a venv, scripts/impi-venv.sh;
 # - pyopencl from PyPI in a venv, scripts/pyopencl-venv.sh;
 # - in a root of Debian sid's packages beside it, today's stack (loader 1.32,
-#   NEO 26, IGC 2), made by scripts/sid-root.sh and kept between runs.
+#   NEO 26, IGC 2), made by scripts/sid-root.sh and kept between runs, with
+#   the venvs of its SYCL tests (scripts/sycl2026-venv.sh, scripts/llama-venv.sh).
 # - for the test of the release (tests/tests/release.rs): the release
 #   build's tools from PyPI (maturin, zig, auditwheel) in a venv,
 #   scripts/release-venv.sh, and a Debian 11 root beside the host's system,
@@ -160,6 +161,15 @@ sid_root() {
             exit 1
         }
     echo "install-deps.sh: SYCL 2026 venv ready ($((SECONDS - start)) s)"
+    # llama.cpp's SYCL backend (cyllama-sycl on oneAPI 2025.3's runtime)
+    # for tests/tests/llama.rs, in a venv inside the root, kept between runs.
+    start=$SECONDS
+    bash "$(dirname "$0")/llama-venv.sh" >/dev/null ||
+        {
+            echo "install-deps.sh: the llama.cpp venv could not be made (see above)" >&2
+            exit 1
+        }
+    echo "install-deps.sh: llama.cpp venv ready ($((SECONDS - start)) s)"
 }
 
 missing_packages() {

@@ -8,7 +8,8 @@
 //!   enters the root for it (`scripts/sid-root.sh run`), so the test runs from
 //!   either place.
 //! - [`dpnp_venv`]: the venv of scripts/sycl2026-venv.sh (dpctl 0.22.1, dpnp
-//!   0.20.0), inside the root.
+//!   0.20.0), inside the root; [`llama_venv`], scripts/llama-venv.sh's
+//!   (llama.cpp's SYCL backend).
 //! - [`resident_shim`]: tests/shim/ze_resident.c built in the root, which
 //!   SYCL's v2 adapter needs in NEO's no-hardware mode, and nothing else.
 //! - [`ur_launches`]: the independent count, launches per kernel name read
@@ -131,13 +132,32 @@ fn sid_root_sh() -> PathBuf {
     s
 }
 
-/// The venv's path inside the root.
-fn venv_path() -> PathBuf {
-    match std::env::var_os("XPU_ASM_SYCL2026_VENV") {
-        Some(v) if !v.is_empty() => PathBuf::from(v),
-        _ => PathBuf::from(DEFAULT_VENV),
-    }
+/// A venv that a script of scripts/ makes inside the root.
+struct VenvSpec {
+    /// What the test needs it for, in a failure.
+    what: &'static str,
+    script: &'static str,
+    /// The variable naming its path inside the root, and the default.
+    env: &'static str,
+    default: &'static str,
+    marker: &'static str,
 }
+
+const DPNP_VENV: VenvSpec = VenvSpec {
+    what: "the SYCL 2026 venv (CPython 3.12 with dpctl 0.22.1, dpnp 0.20.0 inside the sid root)",
+    script: "scripts/sycl2026-venv.sh",
+    env: "XPU_ASM_SYCL2026_VENV",
+    default: DEFAULT_VENV,
+    marker: VENV_MARKER,
+};
+
+const LLAMA_VENV: VenvSpec = VenvSpec {
+    what: "the llama.cpp venv (CPython 3.12 with cyllama-sycl 0.7.0 on oneAPI 2025.3 inside the sid root)",
+    script: "scripts/llama-venv.sh",
+    env: "XPU_ASM_LLAMA_VENV",
+    default: "/opt/xpu-asm/llama-venv",
+    marker: ".xpu-asm-llama-venv",
+};
 
 /// The venv of scripts/sycl2026-venv.sh, as a path inside the root. From
 /// the host, the script makes it on first use (about a minute, 880 MB of
@@ -146,46 +166,60 @@ fn venv_path() -> PathBuf {
 /// venv, no test.
 pub fn dpnp_venv() -> PathBuf {
     static V: OnceLock<PathBuf> = OnceLock::new();
-    V.get_or_init(|| {
-        if inside_sid_root() {
-            let v = venv_path();
-            assert!(
-                v.join(VENV_MARKER).is_file() && v.join("bin/python").is_file(),
-                "no complete SYCL 2026 venv at {} inside the sid root; make it from the host with \
-                 scripts/sycl2026-venv.sh (scripts/install-deps.sh does)",
-                v.display()
-            );
-            return v;
-        }
-        let script = workspace_dir().join("scripts/sycl2026-venv.sh");
-        let mut cmd = Command::new("bash");
-        cmd.arg(&script).current_dir(workspace_dir());
-        let shown = shell_words(&cmd);
-        // No timeout: the first run downloads 880 MB.
-        let out = cmd
-            .output()
-            .unwrap_or_else(|e| panic!("cannot run {shown}: {e}"));
-        let stdout = String::from_utf8_lossy(&out.stdout);
-        let stderr = String::from_utf8_lossy(&out.stderr);
+    V.get_or_init(|| made_venv(&DPNP_VENV)).clone()
+}
+
+/// The venv of scripts/llama-venv.sh (cyllama-sycl 0.7.0, llama.cpp's SYCL
+/// backend, on oneAPI 2025.3's runtime, and gguf), as [`dpnp_venv`] is
+/// made.
+pub fn llama_venv() -> PathBuf {
+    static V: OnceLock<PathBuf> = OnceLock::new();
+    V.get_or_init(|| made_venv(&LLAMA_VENV)).clone()
+}
+
+fn made_venv(spec: &VenvSpec) -> PathBuf {
+    if inside_sid_root() {
+        let v = match std::env::var_os(spec.env) {
+            Some(v) if !v.is_empty() => PathBuf::from(v),
+            _ => PathBuf::from(spec.default),
+        };
         assert!(
-            out.status.success(),
-            "the SYCL 2026 venv could not be made or checked; this test needs it \
-             (CPython 3.12 with dpctl 0.22.1, dpnp 0.20.0 inside the sid root)\n\
-             command: {shown}\nstatus: {}\nstdout:\n{stdout}\nstderr:\n{stderr}",
-            out.status
+            v.join(spec.marker).is_file() && v.join("bin/python").is_file(),
+            "no complete {} at {} inside the sid root; make it from the host with \
+             {} (scripts/install-deps.sh does)",
+            spec.what,
+            v.display(),
+            spec.script
         );
-        let path = stdout
-            .lines()
-            .last()
-            .map(|l| PathBuf::from(l.trim()))
-            .unwrap_or_default();
-        assert!(
-            path.is_absolute(),
-            "{shown} succeeded but its last line is not the venv's path\nstdout:\n{stdout}\nstderr:\n{stderr}"
-        );
-        path
-    })
-    .clone()
+        return v;
+    }
+    let script = workspace_dir().join(spec.script);
+    let mut cmd = Command::new("bash");
+    cmd.arg(&script).current_dir(workspace_dir());
+    let shown = shell_words(&cmd);
+    // No timeout: the first run downloads close to 1 GB.
+    let out = cmd
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run {shown}: {e}"));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        out.status.success(),
+        "{} could not be made or checked; this test needs it\n\
+         command: {shown}\nstatus: {}\nstdout:\n{stdout}\nstderr:\n{stderr}",
+        spec.what,
+        out.status
+    );
+    let path = stdout
+        .lines()
+        .last()
+        .map(|l| PathBuf::from(l.trim()))
+        .unwrap_or_default();
+    assert!(
+        path.is_absolute(),
+        "{shown} succeeded but its last line is not the venv's path\nstdout:\n{stdout}\nstderr:\n{stderr}"
+    );
+    path
 }
 
 /// tests/shim/ze_resident.c built inside the root (its gcc, its loader),
