@@ -774,6 +774,7 @@ fn layers(src: &Path) -> Vec<Vec<String>> {
 
 mod checks;
 mod docs;
+mod examples;
 mod lengths;
 mod rules;
 mod scripts;

@@ -34,37 +34,37 @@ pub struct Answer<'a> {
     pub api: &'static str,
     pub origin: Value,
     pub callers: Value,
-    pub isa: Isa,
+    pub isa: Isa<'a>,
     pub figures: Figures,
-    pub mix: Value,
+    pub mix: Option<&'a xpu_asm_isa::mix::Mix>,
     pub flow: FlowBrief<'a>,
     pub launches: u64,
     pub appended: u64,
     pub counts_incomplete: bool,
     pub time: Value,
     pub ranks: Vec<u32>,
-    pub launches_by_rank: Value,
-    pub shapes: Value,
-    #[serde(skip_serializing_if = "Value::is_null")]
-    pub other_shapes: Value,
+    pub launches_by_rank: &'a [crate::report::RankLaunches],
+    pub shapes: &'a [crate::report::launch::ShapeEntry],
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub other_shapes: Option<&'a crate::report::launch::OtherShapes>,
     pub evidence: Evidence,
 }
 
 /// Where the ISA is and why that file.
 #[derive(Debug, Serialize)]
-pub struct Isa {
-    pub status: Value,
+pub struct Isa<'a> {
+    pub status: crate::kernel_isa::Status,
     pub reason: Option<String>,
     /// The file to read, absolute: its copy under `asm/`, else `asm`.
     pub file: Option<String>,
     /// The name on that file's `//.kernel` line.
     pub kernel_line: Option<String>,
-    pub source: Value,
+    pub source: Option<crate::kernel_isa::IsaSourceKind>,
     pub asm: Option<String>,
     pub asm_copy: Option<String>,
     pub choice: Option<String>,
     pub note: Option<String>,
-    pub binary: Value,
+    pub binary: Option<&'a crate::kernel_isa::BinaryOrigin>,
 }
 
 #[derive(Debug, Serialize)]
@@ -98,28 +98,28 @@ pub fn answer<'a>(dir: &Path, selector: &str, r: &Report, k: &'a KernelEntry) ->
         origin: take("origin"),
         callers: take("callers"),
         isa: Isa {
-            status: take("status"),
+            status: k.status,
             reason: k.reason.clone(),
             file: file.map(|p| p.display().to_string()),
             kernel_line: kernel_line.clone(),
-            source: take("isa_source"),
+            source: k.isa_source,
             asm: k.asm.clone(),
             asm_copy: k.asm_copy.clone(),
             choice: k.asm_choice.clone(),
             note: k.isa_note.clone(),
-            binary: take("binary"),
+            binary: k.binary.as_deref(),
         },
         figures: figures(k),
-        mix: take("mix"),
+        mix: k.mix.as_ref(),
         flow: flow(k),
         launches: k.launches,
         appended: k.appended,
         counts_incomplete: k.counts_incomplete,
         time: take("time"),
         ranks: k.ranks.clone(),
-        launches_by_rank: take("launches_by_rank"),
-        shapes: take("shapes"),
-        other_shapes: take("other_shapes"),
+        launches_by_rank: &k.launches_by_rank,
+        shapes: &k.shapes,
+        other_shapes: k.other_shapes.as_ref(),
         evidence: Evidence {
             text: evidence::sentences(k, procs.as_deref(), kernel_line.as_deref()),
             processes: procs,
