@@ -60,11 +60,7 @@ pub fn lines(k: &KernelEntry) -> Vec<String> {
             out.push(format!("                {}", esc(note)));
         }
         if let Some(l) = &o.library {
-            out.push(format!(
-                "  carried by:   {} (build id {})",
-                esc(&l.path),
-                l.build_id
-            ));
+            out.push(format!("  carried by:   {}", esc(&l.path)));
         }
         if let Some(l) = &o.created_by {
             let f = l
@@ -72,11 +68,7 @@ pub fn lines(k: &KernelEntry) -> Vec<String> {
                 .as_deref()
                 .map(|f| format!("{}, ", esc(f)))
                 .unwrap_or_default();
-            out.push(format!(
-                "  created by:   {f}{} (build id {})",
-                esc(&l.path),
-                l.build_id
-            ));
+            out.push(format!("  created by:   {f}{}", esc(&l.path)));
         }
     }
     for (i, c) in k.callers.iter().enumerate() {
