@@ -483,7 +483,11 @@ fn dead_ends_name_what_there_is() {
     let (a, b) = (t.path().join("a"), t.path().join("b"));
     for d in [&a, &b] {
         common::pvc_capture(d);
-        let o = Command::new(BIN).args(["collect", "-q"]).arg(d).output().unwrap();
+        let o = Command::new(BIN)
+            .args(["collect", "-q"])
+            .arg(d)
+            .output()
+            .unwrap();
         assert_eq!(o.status.code(), Some(0), "{}", show(&o));
     }
     let (a_s, b_s) = (a.to_str().unwrap(), b.to_str().unwrap());
@@ -518,7 +522,14 @@ fn dead_ends_name_what_there_is() {
     let empty = t.path().join("empty");
     std::fs::create_dir(&empty).unwrap();
     let m2 = t.path().join("m2");
-    let o = run(&["merge", "-q", "-o", m2.to_str().unwrap(), a_s, empty.to_str().unwrap()]);
+    let o = run(&[
+        "merge",
+        "-q",
+        "-o",
+        m2.to_str().unwrap(),
+        a_s,
+        empty.to_str().unwrap(),
+    ]);
     assert_eq!(o.status.code(), Some(1), "{}", show(&o));
     let o = run(&["merge", "-q", "-o", m.to_str().unwrap(), a_s]);
     assert_eq!(o.status.code(), Some(1), "{}", show(&o));

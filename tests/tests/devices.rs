@@ -406,7 +406,12 @@ fn a_device_in_any_case_and_a_refusal_naming_its_option() {
         .as_array()
         .into_iter()
         .flatten()
-        .map(|k| (k["name"].as_str().unwrap_or("?"), k["launches"].as_u64().unwrap_or(0)))
+        .map(|k| {
+            (
+                k["name"].as_str().unwrap_or("?"),
+                k["launches"].as_u64().unwrap_or(0),
+            )
+        })
         .collect();
     assert_eq!(
         (report["emulate"].as_str(), launched),
@@ -414,10 +419,16 @@ fn a_device_in_any_case_and_a_refusal_naming_its_option() {
         "{}",
         r.ctx()
     );
-    let neo = stack_info().neo.split('.').take(2).collect::<Vec<_>>().join(".");
+    let neo = stack_info()
+        .neo
+        .split('.')
+        .take(2)
+        .collect::<Vec<_>>()
+        .join(".");
     let refused = |err: &str, option: &str| {
-        err.contains(&format!("xpu-asm-run: {option} zz: this system's NEO {neo}."))
-            && err.contains(" cannot emulate zz; its ocloc has: ")
+        err.contains(&format!(
+            "xpu-asm-run: {option} zz: this system's NEO {neo}."
+        )) && err.contains(" cannot emulate zz; its ocloc has: ")
             && !err.contains("--emulate zz")
     };
     let zz = s.folder("zz");

@@ -49,7 +49,12 @@ fn completed() -> clap::Command {
 fn synopsis_word(a: &clap::Arg) -> String {
     let names = a
         .get_value_names()
-        .map(|v| v.iter().map(|n| n.to_string()).collect::<Vec<_>>().join(" "))
+        .map(|v| {
+            v.iter()
+                .map(|n| n.to_string())
+                .collect::<Vec<_>>()
+                .join(" ")
+        })
         .unwrap_or_else(|| a.get_id().as_str().to_uppercase());
     let takes_value = a.get_num_args().is_some_and(|n| n.takes_values());
     let word = if a.is_positional() {
@@ -215,15 +220,26 @@ mod tests {
                 && top[0].ends_with(" -- COMMAND..."),
             "{top:?}"
         );
-        assert!(top[1].starts_with("xpu-asm-run collect DIR [--json]"), "{top:?}");
-        assert!(top[2].starts_with("xpu-asm-run merge -o|--out OUT DIR... "), "{top:?}");
-        assert!(top[5].starts_with("xpu-asm-run port DIR --to PRODUCTS "), "{top:?}");
+        assert!(
+            top[1].starts_with("xpu-asm-run collect DIR [--json]"),
+            "{top:?}"
+        );
+        assert!(
+            top[2].starts_with("xpu-asm-run merge -o|--out OUT DIR... "),
+            "{top:?}"
+        );
+        assert!(
+            top[5].starts_with("xpu-asm-run port DIR --to PRODUCTS "),
+            "{top:?}"
+        );
         assert_eq!(
             synopsis("xpu-asm-run-diff.1"),
             [top[4].clone()],
             "the subcommand's page"
         );
-        assert!(top.iter().all(|l| !l.contains("subcommands") && !l.contains('<')));
+        assert!(top
+            .iter()
+            .all(|l| !l.contains("subcommands") && !l.contains('<')));
         let _ = std::fs::remove_dir_all(&dir);
     }
 

@@ -189,8 +189,14 @@ mod tests {
             "job.json instances/ records/ dumps/ modules/ isa/ asm/ run.json report.json collect.json"
         );
         assert_eq!(marks, "records/, job.json, report.json or run.json");
-        assert!(usage.contains(&format!("deletes its `{entries}`")), "usage.md");
-        assert!(usage.contains(&format!("(a folder with {marks})")), "usage.md");
+        assert!(
+            usage.contains(&format!("deletes its `{entries}`")),
+            "usage.md"
+        );
+        assert!(
+            usage.contains(&format!("(a folder with {marks})")),
+            "usage.md"
+        );
         assert!(force_help().contains(&entries) && out_help().contains(&marks));
     }
 }

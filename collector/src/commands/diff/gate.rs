@@ -150,10 +150,7 @@ pub fn markdown_table() -> String {
 /// Why `c` is not a condition: the conditions there are, and the fields.
 fn unknown(c: &str) -> String {
     let names: Vec<&str> = CONDITIONS.iter().map(|(n, _)| *n).collect();
-    let loops: Vec<String> = LOOP_FIELDS
-        .iter()
-        .map(|f| format!("loop[N].{f}"))
-        .collect();
+    let loops: Vec<String> = LOOP_FIELDS.iter().map(|f| format!("loop[N].{f}")).collect();
     format!(
         "unknown condition {c:?}: expected {}, with FIELD one of {}, {} \
          (`xpu-asm-run diff --help` says what each is)",
@@ -388,7 +385,10 @@ mod tests {
         );
         // The help and the refusal name every one.
         let (help, refusal) = (help("diff"), parse_conditions("instrs+5%").unwrap_err());
-        for n in names.iter().chain(&["loop[N].pressure", "mix.", "alu", "occupancy"]) {
+        for n in names
+            .iter()
+            .chain(&["loop[N].pressure", "mix.", "alu", "occupancy"])
+        {
             assert!(help.contains(n) && refusal.contains(n), "{n}: {refusal}");
         }
     }
