@@ -45,8 +45,9 @@ pub enum CollectError {
     )]
     NotAFolder(PathBuf, String),
     #[error(
-        "{0} is not an xpu-asm capture (it has no records/, {RUN_FILE} or {REPORT_FILE}); \
-         give the folder that `xpu-asm-run -o DIR` wrote"
+        "{0} is not an xpu-asm capture (it has no {marks}); give the folder that \
+         `xpu-asm-run -o DIR` wrote",
+        marks = capture_marks()
     )]
     NotACapture(PathBuf),
     #[error("interrupted; {0} is intact: run `xpu-asm-run collect {0}` to finish the report")]
