@@ -175,3 +175,18 @@ pub fn timed_cl_workload() -> PathBuf {
         })
         .clone()
 }
+
+/// Kernel `name`'s times in `rec` ([`kernel_times`]), which it must have.
+pub fn times_of(rec: &ProcessRecord, name: &str, ctx: &str) -> Times {
+    kernel_times(rec, name)
+        .unwrap_or_else(|| panic!("{name} has no times on {}\n{ctx}", stack_info()))
+}
+
+/// A timed workload's own lines (its result, what it saw and measured
+/// itself): `own ...` and `result ...`.
+pub fn own_lines(r: &Run) -> Vec<String> {
+    r.stdout_lines()
+        .into_iter()
+        .filter(|l| l.starts_with("own ") || l.starts_with("result "))
+        .collect()
+}

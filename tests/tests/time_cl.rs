@@ -10,7 +10,7 @@
 
 use std::path::Path;
 use xpu_asm_record::read::ProcessRecord;
-use xpu_asm_record::times::{NotTimed, Times};
+use xpu_asm_record::times::NotTimed;
 use xpu_asm_tests::*;
 
 /// A capture of the OpenCL timed workload's `steps` on the simulated ICD
@@ -25,20 +25,6 @@ fn capture_cl(out: &Path, time: &[&str], settings: &[(&str, &str)], steps: &[&st
         .arg(workload_src_dir().join("kernels_time.cl"))
         .args(steps)
         .run_ok()
-}
-
-/// Kernel `name`'s times in `rec`.
-fn times_of(rec: &ProcessRecord, name: &str, ctx: &str) -> Times {
-    kernel_times(rec, name)
-        .unwrap_or_else(|| panic!("{name} has no times on {}\n{ctx}", stack_info()))
-}
-
-/// The workload's own lines (its result, what it saw and measured itself).
-fn own_lines(r: &Run) -> Vec<String> {
-    r.stdout_lines()
-        .into_iter()
-        .filter(|l| l.starts_with("own ") || l.starts_with("result "))
-        .collect()
 }
 
 /// The same steps with `--time=all` and without: the same own lines.

@@ -269,26 +269,10 @@ hook!(clEnqueueNDCountKernelINTEL => enqueue_nd_count_kernel_intel(
 ) -> ClInt timed (crate::cl::time::hooks::enqueue_nd_count_kernel_intel) after {
     // SAFETY: the driver accepted these sizes for work_dim dimensions.
     let (count, local) = unsafe {
-        (sizes(work_group_count, work_dim, 1), sizes(local_work_size, work_dim, 1))
+        (crate::shapes::sizes(work_group_count, work_dim, 1), crate::shapes::sizes(local_work_size, work_dim, 1))
     };
     state::enqueued(kernel as usize, [0, 1, 2].map(|i| count[i] * local[i]), Some(local));
 });
-
-/// The first `dims` (at most 3) entries of a size array, the others
-/// `fill`; all `fill` for NULL.
-///
-/// # Safety
-/// `p` is NULL or points to `dims` sizes.
-pub(crate) unsafe fn sizes(p: *const usize, dims: ClUint, fill: usize) -> [usize; 3] {
-    let mut out = [fill; 3];
-    if !p.is_null() {
-        for (i, o) in out.iter_mut().enumerate().take(dims.min(3) as usize) {
-            // SAFETY: per this function's contract.
-            *o = unsafe { *p.add(i) };
-        }
-    }
-    out
-}
 
 // Functions by name: every hooked function handed out this way is the hook
 // (as from `dlsym`): the extension functions a program gets only here

@@ -135,8 +135,8 @@ pub unsafe fn enqueue_nd_count_kernel_intel(
     // SAFETY: the sizes of work_dim dimensions the caller passes.
     let (c, l) = unsafe {
         (
-            crate::cl::hooks::sizes(count, work_dim, 1),
-            crate::cl::hooks::sizes(local, work_dim, 1),
+            crate::shapes::sizes(count, work_dim, 1),
+            crate::shapes::sizes(local, work_dim, 1),
         )
     };
     let g = [0, 1, 2].map(|i| c[i] * l[i]);
