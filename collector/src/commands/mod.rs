@@ -584,6 +584,32 @@ mod tests {
         Cli::command().debug_assert();
     }
 
+    /// No help text (of a command, an option or a value) shows the code's
+    /// own references (`[`IsaMode::resolve`]`): doc comments are help.
+    #[test]
+    fn no_help_shows_a_code_reference() {
+        let mut cmd = Cli::command();
+        cmd.build();
+        let mut texts = Vec::new();
+        let mut commands = vec![cmd];
+        while let Some(c) = commands.pop() {
+            texts.extend(c.get_about().map(|t| t.to_string()));
+            texts.extend(c.get_long_about().map(|t| t.to_string()));
+            for a in c.get_arguments() {
+                texts.extend(a.get_help().map(|t| t.to_string()));
+                texts.extend(a.get_long_help().map(|t| t.to_string()));
+                for v in a.get_possible_values() {
+                    texts.extend(v.get_help().map(|t| t.to_string()));
+                }
+            }
+            commands.extend(c.get_subcommands().cloned());
+        }
+        assert!(texts.len() > 100, "{}", texts.len());
+        for t in texts {
+            assert!(!t.contains("[`") && !t.contains("::"), "{t}");
+        }
+    }
+
     fn parse(args: &[&str]) -> Result<Cli, clap::Error> {
         Cli::try_parse_from(std::iter::once("xpu-asm-run").chain(args.iter().copied()))
     }
