@@ -78,6 +78,7 @@ pub mod output;
 pub mod real;
 pub mod shapes;
 pub mod state;
+pub mod sycl;
 pub mod sys;
 pub mod ze;
 

@@ -11,7 +11,7 @@
 //! `opencl-source`, `opencl-il`, `opencl-binary` (an OpenCL program's).
 
 use super::origin::{Cache, Caller, Library, Origin, LISTED_CALLERS};
-use super::{Api, KernelEntry};
+use super::{sycl_images, Api, KernelEntry};
 use crate::kernel_isa::Status;
 use crate::sources::symbols::{Frame, Symbolizer};
 use std::collections::{BTreeMap, HashMap};
@@ -40,6 +40,8 @@ pub fn by_kernel(dir: &Path, recs: &[ProcessRecord], warnings: &mut Vec<String>)
     let mut out: ByKernel = HashMap::new();
     let mut symbols = Symbolizer::default();
     let mut built: HashMap<String, targets::Built> = HashMap::new();
+    let mut images = sycl_images::DeviceCache::new();
+    let mut fallbacks = BTreeMap::new();
     for r in recs {
         for k in r.kernels.values() {
             if k.launches == 0 && k.appended == 0 {
@@ -53,7 +55,10 @@ pub fn by_kernel(dir: &Path, recs: &[ProcessRecord], warnings: &mut Vec<String>)
             );
             let e = out.entry(key).or_default();
             if let (None, Some(m)) = (&e.origin, module) {
-                e.origin = Some(origin(dir, r, m, &mut symbols, &mut built));
+                let mut o = origin(dir, r, m, &mut symbols, &mut built);
+                sycl_images::add(r, m, &mut o, &mut images);
+                count_fallback(&mut fallbacks, &o, &r.exe);
+                e.origin = Some(o);
                 e.neo_cache = neo_cache(r).filter(|_| m.format == "spirv");
             }
             for s in r.stacks.iter().filter(|s| s.kernel == k.id) {
@@ -63,7 +68,32 @@ pub fn by_kernel(dir: &Path, recs: &[ProcessRecord], warnings: &mut Vec<String>)
         }
     }
     warnings.extend(symbols.problems.iter().map(|p| format!("call stacks: {p}")));
+    warnings.extend(sycl_images::warnings(&fallbacks));
     out
+}
+
+/// A kernel whose ahead-of-time code did not cover its device, counted
+/// for the object that carried it (or created its module; else the
+/// program).
+fn count_fallback(
+    fallbacks: &mut BTreeMap<String, (Vec<String>, String, usize)>,
+    o: &Origin,
+    exe: &str,
+) {
+    let (Some(_), Some(device)) = (&o.fix, &o.device) else {
+        return;
+    };
+    let lib = o
+        .sycl_images
+        .as_ref()
+        .map(|s| &s.library)
+        .or(o.library.as_ref())
+        .or(o.created_by.as_ref())
+        .map_or(exe.to_string(), |l| l.path.clone());
+    let e = fallbacks
+        .entry(lib)
+        .or_insert_with(|| (o.devices.clone(), device.clone(), 0));
+    e.2 += 1;
 }
 
 /// Each launched kernel's `origin` and `callers`.
@@ -334,6 +364,7 @@ fn native_origin(r: &ProcessRecord, m: &Module, mut o: Origin, built: targets::B
             list_or_unknown(&o.devices),
             o.device.as_deref().unwrap_or("the device")
         ));
+        o.fix = Some(sycl_images::FIX.into());
         return o;
     }
     let from_memory = m.creation.input_object == Some(None);

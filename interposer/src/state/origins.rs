@@ -9,6 +9,7 @@ use crate::output::Output;
 use std::collections::hash_map::DefaultHasher;
 use std::collections::HashMap;
 use std::hash::{Hash, Hasher};
+use xpu_asm_record::{hex, push_json_bytes_field};
 
 /// Distinct stacks recorded per kernel: its first launch's, and those of
 /// the first launches of later shapes from other call sites.
@@ -65,7 +66,8 @@ impl Origins {
 
     /// A module's creation: `,"stack":[..]` and, for the bytes the program
     /// passed, `,"input_object":N` (the object whose loaded image holds
-    /// them) or `null` (memory of the process: made or read at run time).
+    /// them, and `,"input_offset":O`, where from its base) or `null`
+    /// (memory of the process: made or read at run time).
     pub fn push_creation(
         &mut self,
         out: &mut Output,
@@ -78,10 +80,59 @@ impl Origins {
         self.name_objects(out, &addrs);
         stack.push_json(line, "stack");
         if let Some(at) = input {
-            match self.objects.find(at) {
-                Some(id) => line.extend_from_slice(format!(",\"input_object\":{id}").as_bytes()),
-                None => line.extend_from_slice(b",\"input_object\":null"),
+            let id = self.objects.find(at);
+            push_object(line, "input_object", id);
+            // Where in the object: the collector finds the SYCL device
+            // image the bytes are.
+            if let Some(base) = id.and_then(|id| self.objects.base(id)) {
+                line.extend_from_slice(format!(",\"input_offset\":{}", at - base).as_bytes());
             }
         }
+    }
+}
+
+/// `{"type":"sycl_images","object":N,"images":[..]}`: the device images a
+/// DPC++-built object registered with the SYCL runtime (`object`: the one
+/// holding the registration), each with its target, format, options,
+/// size, first bytes (hex) and the object and offset of its bytes.
+pub fn sycl_images_registered(desc: usize, images: &[crate::sycl::Image]) {
+    super::with_registry(|r, _| {
+        let o = &mut r.origins;
+        let mut addrs: Vec<usize> = images.iter().map(|i| i.start).collect();
+        addrs.push(desc);
+        o.name_objects(&mut r.out, &addrs);
+        let mut line = b"{\"type\":\"sycl_images\"".to_vec();
+        push_object(&mut line, "object", o.objects.find(desc));
+        line.extend_from_slice(b",\"images\":[");
+        for (n, i) in images.iter().enumerate() {
+            if n > 0 {
+                line.push(b',');
+            }
+            line.push(b'{');
+            push_json_bytes_field(&mut line, "target", i.target);
+            line.extend_from_slice(format!(",\"format\":{},", i.format).as_bytes());
+            push_json_bytes_field(&mut line, "compile_options", i.compile_options);
+            line.push(b',');
+            push_json_bytes_field(&mut line, "link_options", i.link_options);
+            let at = o.objects.find(i.start);
+            push_object(&mut line, "object", at);
+            let offset = at.and_then(|id| o.objects.base(id)).map(|b| i.start - b);
+            if let Some(off) = offset {
+                line.extend_from_slice(format!(",\"offset\":{off}").as_bytes());
+            }
+            line.extend_from_slice(
+                format!(",\"size\":{},\"magic\":\"{}\"}}", i.size, hex(i.magic)).as_bytes(),
+            );
+        }
+        line.extend_from_slice(b"]}\n");
+        r.out.event(&line, true);
+    });
+}
+
+/// `,"KEY":N`, or `null` for no object.
+fn push_object(line: &mut Vec<u8>, key: &str, id: Option<u32>) {
+    match id {
+        Some(id) => line.extend_from_slice(format!(",\"{key}\":{id}").as_bytes()),
+        None => line.extend_from_slice(format!(",\"{key}\":null").as_bytes()),
     }
 }

@@ -3,7 +3,7 @@
 //! paths come from the program's objects: escaped for a terminal.
 
 use crate::names::escape_for_terminal as esc;
-use crate::report::origin::{Caller, Origin};
+use crate::report::origin::{Caller, Origin, SyclImages};
 use crate::report::KernelEntry;
 use crate::sources::symbols::Frame;
 
@@ -44,6 +44,32 @@ pub fn summary(o: &Origin) -> String {
     esc(&what)
 }
 
+/// What an object registered with the SYCL runtime, in a line.
+fn sycl_images(s: &SyclImages) -> String {
+    let mut carries = Vec::new();
+    if !s.native.is_empty() {
+        carries.push(format!("native code for {}", s.native.join(", ")));
+    }
+    if s.spirv {
+        carries.push("SPIR-V".to_string());
+    }
+    let from = s
+        .image
+        .as_ref()
+        .map(|t| format!("; the module is its {t} image"))
+        .unwrap_or_default();
+    format!(
+        "{} registered {} image{} ({}){from}",
+        s.library.path,
+        s.images,
+        if s.images == 1 { "" } else { "s" },
+        match carries.is_empty() {
+            true => "neither SPIR-V nor native code for a GPU".to_string(),
+            false => carries.join(" and "),
+        }
+    )
+}
+
 fn devices(d: &[String]) -> String {
     match d.is_empty() {
         true => "an unnamed device".into(),
@@ -58,6 +84,12 @@ pub fn lines(k: &KernelEntry) -> Vec<String> {
         out.push(format!("  origin:       {}", summary(o)));
         if let Some(note) = &o.note {
             out.push(format!("                {}", esc(note)));
+        }
+        if let Some(fix) = &o.fix {
+            out.push(format!("  fix:          {}", esc(fix)));
+        }
+        if let Some(s) = &o.sycl_images {
+            out.push(format!("  SYCL images:  {}", esc(&sycl_images(s))));
         }
         if let Some(l) = &o.library {
             out.push(format!("  carried by:   {}", esc(&l.path)));
