@@ -110,12 +110,30 @@ pub unsafe fn images<'a>(desc: *const DeviceBinaries) -> Vec<Image<'a>> {
         // SAFETY: `n` images of this version at `binaries`, per the runtime's contract.
         0..=2 => unsafe { std::slice::from_raw_parts(d.binaries, n) }
             .iter()
-            .map(|b| (b.format, b.target, b.compile_options, b.link_options, b.binary_start, b.binary_end))
+            .map(|b| {
+                (
+                    b.format,
+                    b.target,
+                    b.compile_options,
+                    b.link_options,
+                    b.binary_start,
+                    b.binary_end,
+                )
+            })
             .collect(),
         // SAFETY: as above, of version 3.
         _ => unsafe { std::slice::from_raw_parts(d.binaries.cast::<DeviceBinaryV3>(), n) }
             .iter()
-            .map(|b| (b.format, b.target, b.compile_options, b.link_options, b.binary_start, b.binary_end))
+            .map(|b| {
+                (
+                    b.format,
+                    b.target,
+                    b.compile_options,
+                    b.link_options,
+                    b.binary_start,
+                    b.binary_end,
+                )
+            })
             .collect(),
     };
     fields
@@ -130,7 +148,11 @@ pub unsafe fn images<'a>(desc: *const DeviceBinaries) -> Vec<Image<'a>> {
             };
             // SAFETY: the image's strings, NUL-terminated or NULL.
             let (target, compile_options, link_options) = unsafe {
-                (text(target, 256), text(compile, MAX_OPTIONS), text(link, MAX_OPTIONS))
+                (
+                    text(target, 256),
+                    text(compile, MAX_OPTIONS),
+                    text(link, MAX_OPTIONS),
+                )
             };
             Image {
                 target,

@@ -61,6 +61,35 @@ pub struct SyclImage {
     pub magic: Vec<u8>,
 }
 
+/// A native module the driver refused to create (`result`: its answer),
+/// on device `device`, with where its bytes lay.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Refused {
+    pub result: i64,
+    pub size: u64,
+    pub magic: Vec<u8>,
+    pub device: Option<u32>,
+    /// Its bytes, saved as a module's binary is.
+    pub binary: Option<crate::read::ModuleBinary>,
+    pub creation: Creation,
+}
+
+/// A `module_refused` event.
+pub(crate) fn refused(v: &Value) -> Refused {
+    Refused {
+        result: v.get("result").and_then(Value::as_i64).unwrap_or(0),
+        size: v.get("size").and_then(Value::as_u64).unwrap_or(0),
+        magic: v
+            .get("magic")
+            .and_then(Value::as_str)
+            .and_then(crate::unhex)
+            .unwrap_or_default(),
+        device: v.get("device").and_then(Value::as_u64).map(|d| d as u32),
+        binary: crate::read::binary_field(v, "binary"),
+        creation: creation(v),
+    }
+}
+
 /// A `sycl_images` event.
 pub(crate) fn registration(v: &Value) -> Registration {
     let text = |i: &Value, k: &str| {
@@ -188,7 +217,11 @@ mod tests {
         let r = registration(&v);
         assert_eq!(r.object, Some(4));
         assert_eq!(
-            (r.images[0].target.as_str(), r.images[0].offset, r.images[0].size),
+            (
+                r.images[0].target.as_str(),
+                r.images[0].offset,
+                r.images[0].size
+            ),
             ("spir64_gen", Some(64), 9)
         );
         assert_eq!(r.images[0].magic, b"\x7fELF");

@@ -232,6 +232,8 @@ pub struct ProcessRecord {
     pub stacks: Vec<crate::origins::LaunchStack>,
     /// The SYCL device images each DPC++-built object registered.
     pub sycl_images: Vec<crate::origins::Registration>,
+    /// The native modules the driver refused to create.
+    pub refused: Vec<crate::origins::Refused>,
 }
 
 /// Reads every `*.events` file of `records_dir` (sorted by name).
@@ -487,6 +489,7 @@ fn read_event(v: &Value, at: At, rec: &mut ProcessRecord) {
         "object" => crate::origins::object_event(v, &mut rec.objects),
         "stack" => rec.stacks.push(crate::origins::stack_event(v)),
         "sycl_images" => rec.sycl_images.push(crate::origins::registration(v)),
+        "module_refused" => rec.refused.push(crate::origins::refused(v)),
         "counts" => {
             let chunk = get_u64(v, "chunk") as u32;
             let place = CountsPlace {
@@ -551,7 +554,7 @@ fn module_event(v: &Value) -> Module {
 }
 
 /// The binary object `key` of a module event, if there is one.
-fn binary_field(v: &Value, key: &str) -> Option<ModuleBinary> {
+pub(crate) fn binary_field(v: &Value, key: &str) -> Option<ModuleBinary> {
     v.get(key).filter(|b| b.is_object()).map(|b| ModuleBinary {
         sha256: get_str(b, "sha256"),
         size: get_u64(b, "size"),

@@ -4,22 +4,15 @@
 // a native image ocloc built (target spir64_gen; for the devices of
 // NATIVE_DEVICES) and SPIR-V (spir64). Then launches `scale` through the
 // runtime (kernel_bundle, no lambda: any C++ compiler builds this) TIMES
-// times. Built with -DSPIRV_FILE=... -DNATIVE_FILE=...; both are
-// embedded in the program's own image, as a compiler-built program's are.
+// times. The images are embedded in the program's own image, as a
+// compiler-built program's are, by register_images_data.c (built with the
+// test's images, inside the root: its gcc). This file is C++ and the root
+// has no g++: scripts/register-images.sh builds it on the host into
+// register_images.o, kept in the repository, which the test links.
 #include <sycl/sycl.hpp>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-
-#define STR2(x) #x
-#define STR(x) STR2(x)
-
-asm(".section .rodata\n"
-    ".balign 16\n.global image_spirv\nimage_spirv:\n.incbin \"" STR(SPIRV_FILE) "\"\n"
-    ".global image_spirv_end\nimage_spirv_end:\n"
-    ".balign 16\n.global image_native\nimage_native:\n.incbin \"" STR(NATIVE_FILE) "\"\n"
-    ".global image_native_end\nimage_native_end:\n"
-    ".previous\n");
 
 extern "C" const unsigned char image_spirv[], image_spirv_end[];
 extern "C" const unsigned char image_native[], image_native_end[];

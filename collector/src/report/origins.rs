@@ -43,6 +43,11 @@ pub fn by_kernel(dir: &Path, recs: &[ProcessRecord], warnings: &mut Vec<String>)
     let mut images = sycl_images::DeviceCache::new();
     let mut fallbacks = BTreeMap::new();
     for r in recs {
+        for w in sycl_images::refused_warnings(dir, r, &mut images) {
+            if !warnings.contains(&w) {
+                warnings.push(w);
+            }
+        }
         for k in r.kernels.values() {
             if k.launches == 0 && k.appended == 0 {
                 continue;
@@ -122,7 +127,10 @@ pub fn fill(kernels: &mut [KernelEntry], by_kernel: &ByKernel) {
 /// The stack `frames` (innermost first) as a caller: folded, and counted
 /// once more where the same stack was seen.
 fn add_caller(callers: &mut Vec<Caller>, frames: Vec<Frame>) {
-    let folded = frames.iter().take_while(|f| is_runtime(&f.object)).count();
+    let folded = frames
+        .iter()
+        .take_while(|f| is_runtime(&f.object) || in_sycl_headers(f))
+        .count();
     let mut kept = frames[folded..].to_vec();
     // Below `main`: the C library's start of the program.
     if let Some(main) = kept
@@ -199,6 +207,14 @@ pub fn is_runtime(path: &str) -> bool {
     ];
     let name = base_name(path);
     RUNTIMES.iter().any(|r| name.starts_with(r))
+}
+
+/// A frame of the SYCL runtime's headers, inlined into the caller's
+/// object (`queue::submit`): the runtime's, folded with it.
+fn in_sycl_headers(f: &Frame) -> bool {
+    f.file
+        .as_deref()
+        .is_some_and(|p| p.contains("/include/sycl/") || p.contains("/include/CL/sycl/"))
 }
 
 fn is_python(path: &str) -> bool {

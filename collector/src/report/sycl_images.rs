@@ -13,7 +13,8 @@ use xpu_asm_record::origins::{Object, SyclImage};
 use xpu_asm_record::read::{Module, ProcessRecord};
 
 /// The fix for ahead-of-time code that does not cover the device.
-pub const FIX: &str = "build with the device in its AOT targets (TORCH_XPU_ARCH_LIST / -fsycl-targets)";
+pub const FIX: &str =
+    "build with the device in its AOT targets (TORCH_XPU_ARCH_LIST / -fsycl-targets)";
 
 /// The devices of native images, by (file, offset): read once per run.
 pub type DeviceCache = HashMap<(String, u64, u64), Vec<String>>;
@@ -199,4 +200,85 @@ pub fn warnings(fallbacks: &BTreeMap<String, (Vec<String>, String, usize)>) -> V
             )
         })
         .collect()
+}
+
+/// The ocloc name of device `id` of process `r`.
+pub fn device_named(r: &ProcessRecord, id: Option<u32>) -> Option<String> {
+    let d = r.devices.get(&id?)?;
+    xpu_asm_isa::native::Device {
+        device_id: Some(d.device_id),
+        ip_version: d.ip_version,
+        ..Default::default()
+    }
+    .family_name()
+}
+
+/// The summary's warnings of the native modules the driver refused: each
+/// once, naming the object that carried the bytes (the SYCL image they
+/// were), the devices they carry code for, the device and the fix.
+pub fn refused_warnings(
+    dir: &std::path::Path,
+    r: &ProcessRecord,
+    cache: &mut DeviceCache,
+) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for f in &r.refused {
+        let object = f
+            .creation
+            .input_object
+            .flatten()
+            .and_then(|id| r.objects.get(&id));
+        let at = f.creation.input_offset;
+        let path = object.map(|o| path_of(r, o));
+        let image = object.zip(at).and_then(|(o, at)| {
+            r.sycl_images.iter().flat_map(|g| &g.images).find(|i| {
+                i.object == Some(o.id) && i.offset.is_some_and(|s| (s..s + i.size).contains(&at))
+            })
+        });
+        let saved = f.binary.as_ref().and_then(|b| b.file.as_ref());
+        let devices = match (&path, at, saved) {
+            (_, _, Some(file)) => std::fs::read(dir.join(file))
+                .map(|b| targets::built(&b).targets)
+                .unwrap_or_default(),
+            (Some(p), Some(at), None) => cache
+                .entry((p.clone(), at, f.size))
+                .or_insert_with(|| {
+                    read_at(p, at, f.size)
+                        .map(|b| targets::built(&b).targets)
+                        .unwrap_or_default()
+                })
+                .clone(),
+            _ => Vec::new(),
+        };
+        let device = device_named(r, f.device);
+        // Bytes in memory (the SYCL runtime's copy of an image): the
+        // object that asked for the module.
+        let caller = || {
+            f.creation.stack.iter().find_map(|&a| {
+                let o = r.objects.values().find(|o| (o.start..o.end).contains(&a))?;
+                let p = path_of(r, o);
+                (!super::origins::is_runtime(&p)).then_some(p)
+            })
+        };
+        let lib = path.or_else(caller).unwrap_or_else(|| "the program".into());
+        let what = image.map_or(String::new(), |i| format!(" (its {} image)", i.target));
+        let covered = device.as_ref().is_some_and(|d| devices.contains(d));
+        let line = match (covered, devices.is_empty()) {
+            (false, false) => format!(
+                "the driver refused a native image: {lib}{what} carries native code for {}, not for {} (the device); zeModuleCreate answered {:#x}; {FIX}",
+                devices.join(", "),
+                device.as_deref().unwrap_or("the device"),
+                f.result
+            ),
+            _ => format!(
+                "the driver refused a native image of {lib}{what} on {}: zeModuleCreate answered {:#x}",
+                device.as_deref().unwrap_or("the device"),
+                f.result
+            ),
+        };
+        if !out.contains(&line) {
+            out.push(line);
+        }
+    }
+    out
 }
