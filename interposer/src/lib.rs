@@ -61,6 +61,8 @@
 //! `clCreateKernelsInProgram`, `clCloneKernel`, `clSetKernelArg`, `clEnqueueNDRangeKernel`,
 //! `clEnqueueTask`, `clEnqueueNDCountKernelINTEL`,
 //! `clGetExtensionFunctionAddress`, `clGetExtensionFunctionAddressForPlatform`.
+//! SYCL's: `__sycl_register_lib` (the device images a DPC++-built object
+//! registers, [`sycl`]).
 
 #![deny(unsafe_op_in_unsafe_fn)]
 

@@ -233,9 +233,12 @@ fn is_framework_op(function: &str) -> bool {
         "dpnp::",
         "dpctl::",
     ];
-    let f = function.trim_start_matches(|c: char| !c.is_alphanumeric() && c != '_');
-    OPS.iter()
-        .any(|p| f.starts_with(p) || f.contains(&format!(" {p}")))
+    // The function's own name: before its template arguments and
+    // parameters, past its return type (`void dpnp::...::f<..>(..)`).
+    let head = function.split(['(', '<']).next().unwrap_or(function);
+    let name = head.rsplit(' ').next().unwrap_or(head);
+    let f = name.trim_start_matches(|c: char| !c.is_alphanumeric() && c != '_');
+    OPS.iter().any(|p| f.starts_with(p))
 }
 
 /// NEO's compiler cache, when the user left it on: the interposer turns
