@@ -473,6 +473,68 @@ fn first_steps_get_help_and_the_fix() {
     );
 }
 
+/// The other dead ends of a first hour, each named with what there is:
+/// `show DIR 0` (a number is a rank, never a regular expression that finds
+/// `vector_add`), a rank past the last, and `diff A B KERNEL` with a
+/// kernel in neither (both named); `merge`'s exit statuses.
+#[test]
+fn dead_ends_name_what_there_is() {
+    let t = tempfile::tempdir().unwrap();
+    let (a, b) = (t.path().join("a"), t.path().join("b"));
+    for d in [&a, &b] {
+        common::pvc_capture(d);
+        let o = Command::new(BIN)
+            .args(["collect", "-q"])
+            .arg(d)
+            .output()
+            .unwrap();
+        assert_eq!(o.status.code(), Some(0), "{}", show(&o));
+    }
+    let (a_s, b_s) = (a.to_str().unwrap(), b.to_str().unwrap());
+    let run = |args: &[&str]| Command::new(BIN).args(args).output().unwrap();
+    for rank in ["0", "5"] {
+        let o = run(&["show", a_s, rank]);
+        assert_eq!(o.status.code(), Some(1), "{}", show(&o));
+        assert_eq!(
+            String::from_utf8_lossy(&o.stderr),
+            format!(
+                "xpu-asm-run: {a_s} has no kernel #{rank}: its kernels are #1 to #4 \
+                 (`xpu-asm-run collect {a_s}` lists them)\n"
+            ),
+            "{}",
+            show(&o)
+        );
+    }
+    let o = run(&["diff", a_s, b_s, "nosuch"]);
+    assert_eq!(o.status.code(), Some(2), "{}", show(&o));
+    assert_eq!(
+        String::from_utf8_lossy(&o.stderr),
+        format!(
+            "xpu-asm-run: no kernel of {a_s} nor of {b_s} is \"nosuch\" (a rank number, an \
+             exact or demangled name, or a regular expression); `xpu-asm-run diff {a_s} {b_s} \
+             --all` lists them\n"
+        )
+    );
+    // merge: 0, then 1 for an input that is no capture (and OUT taken).
+    let m = t.path().join("m");
+    let o = run(&["merge", "-q", "-o", m.to_str().unwrap(), a_s, b_s]);
+    assert_eq!(o.status.code(), Some(0), "{}", show(&o));
+    let empty = t.path().join("empty");
+    std::fs::create_dir(&empty).unwrap();
+    let m2 = t.path().join("m2");
+    let o = run(&[
+        "merge",
+        "-q",
+        "-o",
+        m2.to_str().unwrap(),
+        a_s,
+        empty.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(1), "{}", show(&o));
+    let o = run(&["merge", "-q", "-o", m.to_str().unwrap(), a_s]);
+    assert_eq!(o.status.code(), Some(1), "{}", show(&o));
+}
+
 /// Starts `xpu-asm-run -- sh -c SCRIPT`, waits until the script has set its
 /// traps (it touches `ready`), sends `sig` to xpu-asm-run alone, and
 /// returns the exit status.

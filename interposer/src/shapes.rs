@@ -546,3 +546,19 @@ pub unsafe fn nd_sizes(
     };
     (read(global), (!local.is_null()).then(|| read(local)))
 }
+
+/// The first `dims` (at most 3) entries of a size array, the others
+/// `fill`; all `fill` for NULL.
+///
+/// # Safety
+/// `p` is NULL or points to `dims` sizes.
+pub unsafe fn sizes(p: *const usize, dims: u32, fill: usize) -> [usize; 3] {
+    let mut out = [fill; 3];
+    if !p.is_null() {
+        for (i, o) in out.iter_mut().enumerate().take(dims.min(3) as usize) {
+            // SAFETY: per this function's contract.
+            *o = unsafe { *p.add(i) };
+        }
+    }
+    out
+}

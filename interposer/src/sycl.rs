@@ -8,6 +8,9 @@
 //! the bytes of a native image from that object's file to tell the
 //! devices it carries code for. Nothing is copied or hashed here.
 
+// `hook!`'s form for a function of no result names its type, `()`.
+#![allow(clippy::unused_unit)]
+
 use crate::macros::hook;
 use std::ffi::{c_char, c_void, CStr};
 

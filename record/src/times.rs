@@ -159,13 +159,16 @@ pub enum NotTimed {
     ResetOnDevice,
     /// The device's timer could not be read (`zeDeviceGetProperties`).
     NoTimer,
+    /// An OpenCL queue without profiling: the driver refused to make it
+    /// with profiling enabled (or it was made before timing began).
+    NoProfiling,
     /// A reason this reader does not know (a newer writer's), by index.
     Other(u8),
 }
 
 impl NotTimed {
     /// Every reason this version writes, by index.
-    pub const ALL: [NotTimed; 10] = [
+    pub const ALL: [NotTimed; 11] = [
         NotTimed::NotComplete,
         NotTimed::QueryFailed,
         NotTimed::UserEvent,
@@ -176,6 +179,7 @@ impl NotTimed {
         NotTimed::SharedEvent,
         NotTimed::ResetOnDevice,
         NotTimed::NoTimer,
+        NotTimed::NoProfiling,
     ];
 
     /// Its index (its word is `W_NOT_TIMED + index`).
@@ -210,6 +214,7 @@ impl NotTimed {
             NotTimed::SharedEvent => "shared_event",
             NotTimed::ResetOnDevice => "reset_on_device",
             NotTimed::NoTimer => "no_timer",
+            NotTimed::NoProfiling => "no_profiling",
             NotTimed::Other(i) => return format!("reason_{i}"),
         };
         n.to_string()
@@ -236,6 +241,7 @@ impl NotTimed {
                 "the workload reset the event on the device before it was read"
             }
             NotTimed::NoTimer => "the device's timer could not be read",
+            NotTimed::NoProfiling => "the OpenCL queue could not be given profiling",
             NotTimed::Other(_) => "a reason of a newer xpu-asm",
         }
     }

@@ -117,3 +117,76 @@ pub fn kernel_times(rec: &ProcessRecord, name: &str) -> Option<Times> {
 pub fn figures(t: &Times) -> (u64, u64, u64, Option<u64>, Option<u64>) {
     (t.sampled, t.timed, t.total_ns, t.min_ns, t.max_ns)
 }
+
+/// The simulated OpenCL ICD's ns per work-group, unless a test sets others.
+pub const CLSIM_NS: u64 = 1000;
+
+/// The simulated OpenCL ICD (`tests/fake/cl_sim.c`), built once per stack
+/// with its gcc and OpenCL headers.
+pub fn cl_sim_icd() -> PathBuf {
+    static BUILT: OnceLock<PathBuf> = OnceLock::new();
+    BUILT
+        .get_or_init(|| {
+            require_stack();
+            let dest = build_dir().join("libcl_sim.so");
+            build_atomically(&dest, |out| {
+                let mut cmd = Command::new("gcc");
+                cmd.args([
+                    "-std=c11", "-O1", "-g", "-Wall", "-Wextra", "-Werror", "-shared", "-fPIC",
+                ])
+                .arg(workspace_dir().join("tests/fake/cl_sim.c"))
+                .arg("-o")
+                .arg(out)
+                .arg("-lpthread");
+                run_build(&mut cmd);
+            });
+            dest
+        })
+        .clone()
+}
+
+/// ocl-icd's `OCL_ICD_VENDORS` naming the simulated ICD alone (ocl-icd
+/// 2.3 takes a library's path there; it has no `OCL_ICD_FILENAMES`).
+pub fn cl_sim_env() -> (String, String) {
+    (
+        "OCL_ICD_VENDORS".to_string(),
+        cl_sim_icd().display().to_string(),
+    )
+}
+
+/// The OpenCL device time tests' workload (`tests/workload/timed_cl.c`),
+/// linked with the ICD loader.
+pub fn timed_cl_workload() -> PathBuf {
+    static BUILT: OnceLock<PathBuf> = OnceLock::new();
+    BUILT
+        .get_or_init(|| {
+            require_stack();
+            let dest = build_dir().join("timed_cl");
+            build_atomically(&dest, |out| {
+                let mut cmd = Command::new("gcc");
+                cmd.args(["-std=c11", "-O1", "-g", "-Wall", "-Wextra", "-Werror"])
+                    .arg(workload_src_dir().join("timed_cl.c"))
+                    .arg("-o")
+                    .arg(out)
+                    .args(["-l:libOpenCL.so.1", "-lpthread"]);
+                run_build(&mut cmd);
+            });
+            dest
+        })
+        .clone()
+}
+
+/// Kernel `name`'s times in `rec` ([`kernel_times`]), which it must have.
+pub fn times_of(rec: &ProcessRecord, name: &str, ctx: &str) -> Times {
+    kernel_times(rec, name)
+        .unwrap_or_else(|| panic!("{name} has no times on {}\n{ctx}", stack_info()))
+}
+
+/// A timed workload's own lines (its result, what it saw and measured
+/// itself): `own ...` and `result ...`.
+pub fn own_lines(r: &Run) -> Vec<String> {
+    r.stdout_lines()
+        .into_iter()
+        .filter(|l| l.starts_with("own ") || l.starts_with("result "))
+        .collect()
+}

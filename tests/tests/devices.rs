@@ -384,3 +384,65 @@ fn without_a_device_the_run_says_to_emulate() {
         r.ctx()
     );
 }
+
+/// A device in any case (`--emulate PVC`: ocloc lists `PVC`) is that
+/// device; a product the stack's NEO lacks is refused before anything
+/// runs by the option that named it (`--port-to zz`, `port --to zz`),
+/// never blamed on `--emulate`.
+#[test]
+fn a_device_in_any_case_and_a_refusal_naming_its_option() {
+    let s = stack_scratch("device-case");
+    let ze = workload_line("ddi", &["imm:a:scale:3"])[1..].to_vec();
+    let upper = s.folder("upper");
+    let r = Capture::emulating("PVC", &upper)
+        .options(["--json", "-q"])
+        .program(workload_for("ddi"))
+        .args(&ze)
+        .dir(&s.root)
+        .hermetic()
+        .run_ok();
+    let report = r.report();
+    let launched: Vec<(&str, u64)> = report["kernels"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|k| {
+            (
+                k["name"].as_str().unwrap_or("?"),
+                k["launches"].as_u64().unwrap_or(0),
+            )
+        })
+        .collect();
+    assert_eq!(
+        (report["emulate"].as_str(), launched),
+        (Some("pvc"), vec![("scale", 3)]),
+        "{}",
+        r.ctx()
+    );
+    let neo = stack_info()
+        .neo
+        .split('.')
+        .take(2)
+        .collect::<Vec<_>>()
+        .join(".");
+    let refused = |err: &str, option: &str| {
+        err.contains(&format!(
+            "xpu-asm-run: {option} zz: this system's NEO {neo}."
+        )) && err.contains(" cannot emulate zz; its ocloc has: ")
+            && !err.contains("--emulate zz")
+    };
+    let zz = s.folder("zz");
+    let r = Capture::emulating("pvc", &zz)
+        .options(["--port-to", "dg2,ZZ"])
+        .program(workload_for("ddi"))
+        .args(&ze)
+        .dir(&s.root)
+        .hermetic()
+        .run();
+    r.assert_status(2);
+    assert!(refused(&r.stderr(), "--port-to"), "{}", r.ctx());
+    assert_eq!(std::fs::read_dir(&zz).unwrap().count(), 0, "nothing ran");
+    let r = run_xpu_asm(&["port", upper.to_str().unwrap(), "--to", "zz"], &upper);
+    r.assert_status(2);
+    assert!(refused(&r.stderr(), "--to"), "{}", r.ctx());
+}

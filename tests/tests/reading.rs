@@ -408,10 +408,21 @@ fn source_lines_from_dumps_and_from_binaries() {
     let show_lines = |c: &Captured, name: &str| -> String {
         let r = run_xpu_asm(&["show", c.out.to_str().unwrap(), name, "--lines"], &c.out);
         r.assert_status(0);
-        // The header names the capture's ISA file; the rest is the lines.
+        // The header names the capture's ISA file, and its origin says
+        // what each ISA source can tell (a binary's cannot tell IGC's
+        // compile from NEO's cache); the rest is the lines.
+        let mut in_origin = false;
         r.stdout()
             .lines()
-            .filter(|l| !l.trim_start().starts_with("ISA:"))
+            .filter(|l| {
+                let label = l.trim_start();
+                if label.starts_with("origin:") {
+                    in_origin = true;
+                } else if !l.starts_with("                ") {
+                    in_origin = false;
+                }
+                !in_origin && !label.starts_with("ISA:")
+            })
             .collect::<Vec<_>>()
             .join("\n")
     };

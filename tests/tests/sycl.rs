@@ -401,9 +401,9 @@ fn report_json_every_kernel_with_exact_launches_and_asm() {
 
     assert_eq!(
         json_u64(&report, "schema"),
-        Some(4),
+        Some(5),
         "{}",
-        ctx("schema must be 4")
+        ctx("schema must be 5")
     );
     // `exit` is ops.py's exit status: a number, or an object with `code`.
     let exit = report.get("exit");

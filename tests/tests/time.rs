@@ -7,8 +7,7 @@
 //! times are the same with and without `--time`.
 
 use std::path::Path;
-use xpu_asm_record::read::ProcessRecord;
-use xpu_asm_record::times::{NotTimed, Times};
+use xpu_asm_record::times::NotTimed;
 use xpu_asm_tests::*;
 
 /// A capture of the timed workload's `steps` on the simulated driver with
@@ -25,20 +24,6 @@ fn capture_timed(out: &Path, time: &[&str], settings: &[(&str, &str)], steps: &[
         .arg(time_spirv());
     c = c.args(steps);
     c.run_ok()
-}
-
-/// The one record of the capture (its process) and its kernel `name`'s times.
-fn times_of(rec: &ProcessRecord, name: &str, ctx: &str) -> Times {
-    kernel_times(rec, name)
-        .unwrap_or_else(|| panic!("{name} has no times on {}\n{ctx}", stack_info()))
-}
-
-/// The workload's own lines (its result, what it measured itself).
-fn own_lines(r: &Run) -> Vec<String> {
-    r.stdout_lines()
-        .into_iter()
-        .filter(|l| l.starts_with("own ") || l.starts_with("result "))
-        .collect()
 }
 
 /// Immediate launches without an event: each timed, exactly its ticks.

@@ -45,8 +45,9 @@ pub enum CollectError {
     )]
     NotAFolder(PathBuf, String),
     #[error(
-        "{0} is not an xpu-asm capture (it has no records/, {RUN_FILE} or {REPORT_FILE}); \
-         give the folder that `xpu-asm-run -o DIR` wrote"
+        "{0} is not an xpu-asm capture (it has no {marks}); give the folder that \
+         `xpu-asm-run -o DIR` wrote",
+        marks = capture_marks()
     )]
     NotACapture(PathBuf),
     #[error("interrupted; {0} is intact: run `xpu-asm-run collect {0}` to finish the report")]
@@ -72,6 +73,71 @@ pub struct Stopped;
 
 /// The files that make a folder a capture, beside `records/`.
 const CAPTURE_FILES: [&str; 3] = [JOB_FILE, REPORT_FILE, RUN_FILE];
+
+/// What makes a folder a capture, as `-o`'s help and the refusals say it:
+/// `records/, job.json, report.json or run.json`.
+pub fn capture_marks() -> String {
+    let mut marks = vec![format!("{}/", xpu_asm_record::RECORDS_DIR)];
+    marks.extend(CAPTURE_FILES.iter().map(|f| f.to_string()));
+    let last = marks.pop().unwrap_or_default();
+    format!("{} or {last}", marks.join(", "))
+}
+
+/// Entries of a capture that `--force` deletes (`job.json` first: ranks
+/// of a new job wait until the folder is empty).
+pub const CAPTURE_ENTRIES: [&str; 10] = [
+    JOB_FILE,
+    INSTANCES_DIR,
+    xpu_asm_record::RECORDS_DIR,
+    xpu_asm_record::DUMPS_DIR,
+    xpu_asm_record::MODULES_DIR,
+    ISA_DIR,
+    ASM_DIR,
+    RUN_FILE,
+    REPORT_FILE,
+    STATE_FILE,
+];
+
+/// The entries `--force` deletes, as its help and docs/usage.md name them
+/// (`job.json instances/ records/ ...`, folders with a `/`).
+pub fn force_entries() -> String {
+    let dirs = [
+        INSTANCES_DIR,
+        xpu_asm_record::RECORDS_DIR,
+        xpu_asm_record::DUMPS_DIR,
+        xpu_asm_record::MODULES_DIR,
+        ISA_DIR,
+        ASM_DIR,
+    ];
+    CAPTURE_ENTRIES
+        .iter()
+        .map(|e| match dirs.contains(e) {
+            true => format!("{e}/"),
+            false => e.to_string(),
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// `--force`'s long help, from [`CAPTURE_ENTRIES`].
+pub fn force_help() -> String {
+    format!(
+        "Reuse the earlier capture given with -o: its {} are deleted first (other files are \
+         left alone, and so is an interposer written into the folder)",
+        force_entries()
+    )
+}
+
+/// `-o`'s long help, with what makes a folder a capture.
+pub fn out_help() -> String {
+    format!(
+        "Capture folder [default: ./xpu-asm-<command>-<YYYYmmdd-HHMMSS>]\n\nIt must not exist, \
+         or be empty. An earlier capture (a folder with {}) is reused only with --force; any \
+         other non-empty folder is refused. One instance per rank of a parallel job: required, \
+         the same for every rank (on a filesystem all hosts share).",
+        capture_marks()
+    )
+}
 
 /// True when `dir` holds an earlier capture.
 pub fn is_capture(dir: &Path) -> bool {
@@ -107,4 +173,31 @@ pub fn folder_instead_of(file: &Path) -> String {
 pub(crate) fn strip_dir(dir: &Path, s: &str) -> String {
     let prefix = format!("{}/", dir.display());
     s.replace(&prefix, "")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `--force`'s and `-o`'s help and docs/usage.md name the same entries,
+    /// those that `--force` deletes and those that make a capture.
+    #[test]
+    fn the_docs_name_what_force_deletes_as_the_help_does() {
+        let usage = include_str!("../../../docs/usage.md").replace("\n  ", " ");
+        let (entries, marks) = (force_entries(), capture_marks());
+        assert_eq!(
+            entries,
+            "job.json instances/ records/ dumps/ modules/ isa/ asm/ run.json report.json collect.json"
+        );
+        assert_eq!(marks, "records/, job.json, report.json or run.json");
+        assert!(
+            usage.contains(&format!("deletes its `{entries}`")),
+            "usage.md"
+        );
+        assert!(
+            usage.contains(&format!("(a folder with {marks})")),
+            "usage.md"
+        );
+        assert!(force_help().contains(&entries) && out_help().contains(&marks));
+    }
 }

@@ -17,7 +17,7 @@ use crate::report::export::html::DEFAULT_PAGE_KERNELS;
 use crate::report::files::DEFAULT_ASM_COPIES;
 use crate::report::Limit;
 use clap::{Args, Parser, Subcommand};
-use diff::gate::{parse_conditions, FailOn};
+use diff::gate::{self, parse_conditions, FailOn};
 use std::ffi::OsString;
 use std::path::PathBuf;
 
@@ -70,8 +70,9 @@ Examples:
 Exit status: the command's (128+N when signal N ended it); 127 when the
 command cannot be started (126 when it is not executable); 2 when
 xpu-asm-run refuses to start (bad option, output folder, missing
-interposer). collect and show: 0, or 1 on error. diff and port: 0, 1
-when a --fail-on condition holds, 2 on error."
+interposer). collect and merge: 0, 1 on error, 130 when interrupted. show:
+0, or 1 on error. diff and port: 0, 1 when a --fail-on condition holds, 2
+on error. A bad option or argument: 2."
 )]
 pub struct Cli {
     #[command(subcommand)]
@@ -84,6 +85,9 @@ pub struct Cli {
 pub enum Sub {
     /// Match and report again on an existing capture folder, without running
     /// anything.
+    ///
+    /// Exit status: 0; 1 on error (no such folder, not a capture); 130 when
+    /// interrupted.
     Collect(CollectArgs),
     /// Make one capture of several (node-local folders of one job, separate
     /// runs), then report on it
@@ -93,6 +97,9 @@ pub enum Sub {
     /// already taken by different content gets a `~N` suffix (N: the input's
     /// position), the same file given twice is kept once. `collect OUT`
     /// reports on it again.
+    ///
+    /// Exit status: 0; 1 on error (an input that is no capture, OUT not
+    /// empty); 130 when interrupted.
     Merge(MergeArgs),
     Show(ShowArgs),
     Diff(DiffArgs),
@@ -151,7 +158,7 @@ pub struct PortArgs {
     /// Exit with 1 when a condition holds for a kernel on a product,
     /// against the run: the conditions of `diff --fail-on` (`spill`,
     /// `FIELD+N`, `FIELD+N%`, `missing`, `any`, ...)
-    #[arg(long, value_name = "CONDITIONS", value_parser = parse_fail_on)]
+    #[arg(long, value_name = "CONDITIONS", value_parser = parse_fail_on, long_help = gate::help("port"))]
     pub fail_on: Option<FailOn>,
 
     /// Compiles at most this many at once, over all products [default:
@@ -195,6 +202,9 @@ pub enum Color {
 /// One kernel of a capture: its header figures, instruction mix and ISA,
 /// interleaved with its source lines when it was built with line
 /// information (-g), like `objdump -S`.
+///
+/// Exit status: 0; 1 on error (not a capture, no such kernel, a name that
+/// several kernels have).
 #[derive(Debug, Args)]
 pub struct ShowArgs {
     /// The capture folder (with its report.json)
@@ -261,12 +271,8 @@ pub struct DiffArgs {
     pub json: bool,
 
     /// Exit with 1 when a condition holds for a kernel, e.g.
-    /// `spill,instructions+5%`. Conditions: `spill` (a kernel starts
-    /// spilling or spills more), `any` (any change), `missing` (a kernel of
-    /// A is not in B), `new` (a kernel of B is not in A), `FIELD+N` and
-    /// `FIELD+N%` (FIELD grows by more than N, or N percent; FIELD is
-    /// launches, simd, grf, instructions, spill_bytes or mix.CLASS)
-    #[arg(long, value_name = "CONDITIONS", value_parser = parse_fail_on, conflicts_with = "kernel")]
+    /// `spill,instructions+5%` (`--help` lists the conditions)
+    #[arg(long, value_name = "CONDITIONS", value_parser = parse_fail_on, conflicts_with = "kernel", long_help = gate::help("diff"))]
     pub fail_on: Option<FailOn>,
 
     /// Also write the comparison to FILE as a page to browse: one
@@ -386,25 +392,19 @@ fn parse_fail_on(s: &str) -> Result<FailOn, String> {
 #[derive(Debug, Clone, Args)]
 pub struct RunArgs {
     /// Capture folder [default: ./xpu-asm-<command>-<YYYYmmdd-HHMMSS>]
-    ///
-    /// It must not exist, or be empty. An earlier capture (a folder with
-    /// records/, run.json or report.json) is reused only with --force; any other
-    /// non-empty folder is refused. One instance per rank of a parallel job:
-    /// required, the same for every rank (on a filesystem all hosts share).
-    #[arg(short, long, value_name = "DIR")]
+    #[arg(short, long, value_name = "DIR", long_help = crate::capture::layout::out_help())]
     pub out: Option<PathBuf>,
 
-    /// Reuse the earlier capture given with -o: its records/, dumps/, asm/,
-    /// run.json, report.json and collect.json are deleted first (other
-    /// files are left alone).
-    #[arg(long)]
+    /// Reuse the earlier capture given with -o, deleting its entries first
+    #[arg(long, long_help = crate::capture::layout::force_help())]
     pub force: bool,
 
     /// The interposer library (libxpu_asm_interposer.so)
     ///
     /// Without it: $XPU_ASM_INTERPOSER, then next to the xpu-asm-run
-    /// executable, then ../lib from there, then the one xpu-asm-run carries
-    /// (written once into $XDG_CACHE_HOME or ~/.cache/xpu-asm/).
+    /// executable, then ../lib from there, then the one xpu-asm-run carries,
+    /// written once into CACHE/xpu-asm/interposer-<sha256>/ (CACHE:
+    /// $XDG_CACHE_HOME, else ~/.cache).
     #[arg(long, value_name = "PATH")]
     pub interposer: Option<PathBuf>,
 
@@ -486,7 +486,6 @@ impl TimeMode {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
 pub enum IsaMode {
     /// `binary` where NEO's compiler is IGC 2 alone, else `dump`
-    /// ([`IsaMode::resolve`]).
     #[default]
     Auto,
     /// IGC's dumps first, module binaries for what they lack.

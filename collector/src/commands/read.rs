@@ -15,8 +15,9 @@ pub enum ShowError {
     )]
     NotAFolder(PathBuf, String),
     #[error(
-        "{0} is not an xpu-asm capture (it has no records/, run.json or report.json); \
-         give the folder that `xpu-asm-run -o DIR` wrote"
+        "{0} is not an xpu-asm capture (it has no {marks}); give the folder that \
+         `xpu-asm-run -o DIR` wrote",
+        marks = crate::capture::layout::capture_marks()
     )]
     NotACapture(PathBuf),
     #[error("{path}: {why}; run `xpu-asm-run collect {dir}` to write it")]

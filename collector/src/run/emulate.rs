@@ -229,6 +229,13 @@ pub fn emulate_env_for(dev: &str, neo22: bool) -> Vec<(OsString, OsString)> {
 /// this system's NEO has (all of them when no `ocloc` says).
 const SUGGESTED: [&str; 6] = ["pvc", "dg2", "mtl", "bmg", "lnl", "ptl"];
 
+/// The products the shell completions offer for `--emulate`, `--port-to`
+/// and `port --to`: those NEO 26 emulates, then the older ones Debian 12's
+/// NEO 22.43 has (a stack's own list is `ocloc compile --help`'s).
+pub const COMPLETED_PRODUCTS: [&str; 9] = [
+    "pvc", "dg2", "mtl", "bmg", "lnl", "ptl", "tgllp", "dg1", "acm",
+];
+
 /// Whether this host has an Intel GPU: a DRM render node of PCI vendor
 /// 0x8086 (`/sys/class/drm/renderD*/device/vendor`), which both NEOs
 /// open. `sysfs` is `/sys` but in tests.

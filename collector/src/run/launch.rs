@@ -1,10 +1,7 @@
 //! Running the command: the capture folder, the interposer, the child's
 //! environment, signals, and `run.json`.
 
-use crate::capture::layout::{
-    is_capture, CollectError, ASM_DIR, INSTANCES_DIR, ISA_DIR, JOB_FILE, REPORT_FILE, RUN_FILE,
-    STATE_FILE,
-};
+use crate::capture::layout::{is_capture, CollectError, CAPTURE_ENTRIES};
 use crate::capture::run::Exit;
 use crate::names;
 use crate::run::emulate::{emulate_env, NeoDevices};
@@ -298,21 +295,6 @@ pub fn default_out_name(cmd0: &OsStr, stamp: &str) -> String {
     }
     format!("xpu-asm-{name}-{stamp}")
 }
-
-/// Entries of a capture that `--force` deletes (`job.json` first: ranks
-/// of a new job wait until the folder is empty).
-const CAPTURE_ENTRIES: [&str; 10] = [
-    JOB_FILE,
-    INSTANCES_DIR,
-    xpu_asm_record::RECORDS_DIR,
-    xpu_asm_record::DUMPS_DIR,
-    xpu_asm_record::MODULES_DIR,
-    ISA_DIR,
-    ASM_DIR,
-    RUN_FILE,
-    REPORT_FILE,
-    STATE_FILE,
-];
 
 /// Deletes the entries of an earlier capture in `d` (`--force`), leaving
 /// other files alone.

@@ -24,10 +24,13 @@ pub struct Frame {
     pub offset: u64,
 }
 
+/// An object's file opened: its reader and its sized symbols.
+type Opened = (Loader, Sized);
+
 /// Symbolizes stacks, opening each object's file once.
 #[derive(Default)]
 pub struct Symbolizer {
-    files: HashMap<(Vec<u8>, String), Option<(Loader, Sized)>>,
+    files: HashMap<(Vec<u8>, String), Option<Opened>>,
     /// What could not be read, one line per object.
     pub problems: BTreeSet<String>,
 }
@@ -143,7 +146,11 @@ impl Sized {
     /// Whether some symbol spans `addr`.
     fn spans(&self, addr: u64) -> bool {
         let i = self.0.partition_point(|&(start, _)| start <= addr);
-        self.0[..i].iter().rev().take(64).any(|&(_, end)| addr < end)
+        self.0[..i]
+            .iter()
+            .rev()
+            .take(64)
+            .any(|&(_, end)| addr < end)
     }
 }
 

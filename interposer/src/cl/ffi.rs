@@ -56,14 +56,36 @@ pub const DISPATCH_GET_DEVICE_INFO: usize = 3;
 pub const DISPATCH_GET_PROGRAM_INFO: usize = 32;
 pub const DISPATCH_GET_PROGRAM_BUILD_INFO: usize = 33;
 pub const DISPATCH_GET_KERNEL_INFO: usize = 39;
+pub const DISPATCH_GET_EVENT_INFO: usize = 42;
+pub const DISPATCH_RETAIN_EVENT: usize = 43;
+pub const DISPATCH_RELEASE_EVENT: usize = 44;
+pub const DISPATCH_GET_EVENT_PROFILING_INFO: usize = 45;
+
+// Timing (`cl::time`): queues, events and their profiling.
+/// `cl_command_queue_properties` in `clCreateCommandQueue`, and the key of
+/// that bit field in a properties array, and `clGetCommandQueueInfo`'s.
+pub const CL_QUEUE_PROPERTIES: u64 = 0x1093;
+/// `clGetCommandQueueInfo`: the properties array the queue was made with.
+pub const CL_QUEUE_PROPERTIES_ARRAY: ClUint = 0x1098;
+pub const CL_QUEUE_PROFILING_ENABLE: u64 = 1 << 1;
+pub const CL_QUEUE_ON_DEVICE: u64 = 1 << 2;
+pub const CL_EVENT_COMMAND_QUEUE: ClUint = 0x11D0;
+pub const CL_EVENT_COMMAND_EXECUTION_STATUS: ClUint = 0x11D3;
+pub const CL_COMPLETE: ClInt = 0;
+pub const CL_PROFILING_COMMAND_START: ClUint = 0x1282;
+pub const CL_PROFILING_COMMAND_END: ClUint = 0x1283;
+pub const CL_PROFILING_INFO_NOT_AVAILABLE: ClInt = -7;
+pub const CL_TRUE: ClUint = 1;
 
 /// `cl_khr_icd` 2.0.0: an object whose dispatch table starts with this
 /// value (in place of `clGetPlatformIDs`) keeps its loader's table in its
 /// second word (`disp_data`), the table first there.
 pub const CL_ICD2_TAG_KHR: usize = 0x4F50_454E_434C_3331;
 
-/// `clGet{Program,Kernel,Device}Info`.
+/// `clGet{Program,Kernel,Device,Event}Info`, `clGetEventProfilingInfo`.
 pub type GetInfo = unsafe extern "C" fn(ClHandle, ClUint, usize, *mut c_void, *mut usize) -> ClInt;
+/// `clRetainEvent`, `clReleaseEvent`.
+pub type EventRef = unsafe extern "C" fn(ClHandle) -> ClInt;
 /// `clGetProgramBuildInfo`.
 pub type GetBuildInfo =
     unsafe extern "C" fn(ClHandle, ClHandle, ClUint, usize, *mut c_void, *mut usize) -> ClInt;

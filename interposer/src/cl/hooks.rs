@@ -251,14 +251,14 @@ hook!(clEnqueueNDRangeKernel => enqueue_nd_range_kernel(
     queue: ClHandle, kernel: ClHandle, work_dim: ClUint, global_work_offset: *const usize,
     global_work_size: *const usize, local_work_size: *const usize, num_events: ClUint,
     event_wait_list: *const ClHandle, event: *mut ClHandle
-) -> ClInt after {
+) -> ClInt timed (crate::cl::time::hooks::enqueue_nd_range_kernel) after {
     // SAFETY: the driver accepted these sizes for work_dim dimensions.
     unsafe { state::enqueued_nd(kernel as usize, work_dim, global_work_size, local_work_size) };
 });
 
 hook!(clEnqueueTask => enqueue_task(
     queue: ClHandle, kernel: ClHandle, num_events: ClUint, event_wait_list: *const ClHandle, event: *mut ClHandle
-) -> ClInt after {
+) -> ClInt timed (crate::cl::time::hooks::enqueue_task) after {
     state::enqueued(kernel as usize, [1; 3], Some([1; 3]));
 });
 
@@ -266,29 +266,13 @@ hook!(clEnqueueNDCountKernelINTEL => enqueue_nd_count_kernel_intel(
     queue: ClHandle, kernel: ClHandle, work_dim: ClUint, global_work_offset: *const usize,
     work_group_count: *const usize, local_work_size: *const usize, num_events: ClUint,
     event_wait_list: *const ClHandle, event: *mut ClHandle
-) -> ClInt after {
+) -> ClInt timed (crate::cl::time::hooks::enqueue_nd_count_kernel_intel) after {
     // SAFETY: the driver accepted these sizes for work_dim dimensions.
     let (count, local) = unsafe {
-        (sizes(work_group_count, work_dim, 1), sizes(local_work_size, work_dim, 1))
+        (crate::shapes::sizes(work_group_count, work_dim, 1), crate::shapes::sizes(local_work_size, work_dim, 1))
     };
     state::enqueued(kernel as usize, [0, 1, 2].map(|i| count[i] * local[i]), Some(local));
 });
-
-/// The first `dims` (at most 3) entries of a size array, the others
-/// `fill`; all `fill` for NULL.
-///
-/// # Safety
-/// `p` is NULL or points to `dims` sizes.
-unsafe fn sizes(p: *const usize, dims: ClUint, fill: usize) -> [usize; 3] {
-    let mut out = [fill; 3];
-    if !p.is_null() {
-        for (i, o) in out.iter_mut().enumerate().take(dims.min(3) as usize) {
-            // SAFETY: per this function's contract.
-            *o = unsafe { *p.add(i) };
-        }
-    }
-    out
-}
 
 // Functions by name: every hooked function handed out this way is the hook
 // (as from `dlsym`): the extension functions a program gets only here

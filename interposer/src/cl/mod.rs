@@ -5,3 +5,4 @@
 pub mod ffi;
 pub mod hooks;
 pub mod queries;
+pub mod time;

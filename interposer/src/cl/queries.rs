@@ -15,7 +15,7 @@ use std::ffi::c_void;
 ///
 /// # Safety
 /// `object` is NULL or a live OpenCL object of an ICD.
-unsafe fn dispatch(object: ClHandle, index: usize) -> usize {
+pub(crate) unsafe fn dispatch(object: ClHandle, index: usize) -> usize {
     if object.is_null() {
         return 0;
     }

@@ -94,7 +94,9 @@ pub fn known(name: &[u8]) -> Option<Known> {
         b"zeCommandListGetNextCommandIdWithKernelsExp" => k!(get_next_command_id_with_kernels_exp),
         b"zeCommandListUpdateMutableCommandKernelsExp" => k!(update_mutable_command_kernels_exp),
         b"zeDriverGetExtensionFunctionAddress" => k!(driver_get_extension_function_address),
-        _ if crate::config::timing() => known_time(name).or_else(|| known_cl(name)),
+        _ if crate::config::timing() => known_time(name)
+            .or_else(|| known_cl_time(name))
+            .or_else(|| known_cl(name)),
         _ => known_cl(name),
     }
 }
@@ -118,6 +120,23 @@ fn known_time(name: &[u8]) -> Option<Known> {
         b"zeFenceHostSynchronize" => k!(fence_host_synchronize),
         b"zeFenceQueryStatus" => k!(fence_query_status),
         b"zeContextDestroy" => k!(context_destroy),
+        _ => None,
+    }
+}
+
+/// The OpenCL functions only timing hooks, while launches are timed.
+fn known_cl_time(name: &[u8]) -> Option<Known> {
+    use crate::cl::time::hooks::*;
+    match name {
+        b"clCreateCommandQueue" => k!(create_command_queue),
+        b"clCreateCommandQueueWithProperties" => k!(create_command_queue_with_properties),
+        b"clGetCommandQueueInfo" => k!(get_command_queue_info),
+        b"clGetEventProfilingInfo" => k!(get_event_profiling_info),
+        b"clFinish" => k!(finish),
+        b"clWaitForEvents" => k!(wait_for_events),
+        b"clGetEventInfo" => k!(get_event_info),
+        b"clReleaseEvent" => k!(release_event),
+        b"clEnqueueReadBuffer" => k!(enqueue_read_buffer),
         _ => None,
     }
 }

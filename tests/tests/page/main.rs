@@ -125,7 +125,7 @@ fn table_column(stdout: &str, head: &str, (next, n): (&str, usize)) -> Vec<Strin
 /// `top shape` and `occupancy` columns, kernel by kernel.
 fn assert_page_tops(data: &Value, stdout: &str) {
     let shapes = table_column(stdout, "top shape", ("occupancy", 1));
-    let occupancy = table_column(stdout, "occupancy", ("source", 2));
+    let occupancy = table_column(stdout, "occupancy", ("origin", 1));
     let want: Vec<Value> = shapes
         .iter()
         .zip(&occupancy)

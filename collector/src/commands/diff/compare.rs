@@ -156,32 +156,41 @@ impl Side {
     }
 }
 
+/// The figures of a kernel compared (besides its mix and its loops'), in
+/// the order `changed` lists them, each with what it is: `FIELD+N` of
+/// `--fail-on` takes them.
+pub const KERNEL_FIELDS: [(&str, &str); 9] = [
+    ("launches", "its launches"),
+    ("simd", "its SIMD width"),
+    ("grf", "its GRF registers"),
+    ("instructions", "its instructions"),
+    ("spill_bytes", "its spill bytes"),
+    ("pressure", "its peak live GRF"),
+    ("loops", "how many loops"),
+    ("loop_spills", "spill and fill sends in its loops"),
+    (
+        "occupancy",
+        "its most launched shape's occupancy, in hundredths of a percent: `occupancy+100` is a point",
+    ),
+];
+
 /// The fields compared, in the order `changed` lists them (with those of
 /// each loop after them, [`loop_fields`]).
 pub fn fields() -> Vec<String> {
-    let mut f: Vec<String> = [
-        "launches",
-        "simd",
-        "grf",
-        "instructions",
-        "spill_bytes",
-        "pressure",
-        "loops",
-        "loop_spills",
-        "occupancy",
-    ]
-    .iter()
-    .map(|s| s.to_string())
-    .collect();
-    // mix.instructions repeats instructions.
-    f.extend(
-        Mix::default()
-            .fields()
-            .iter()
-            .skip(1)
-            .map(|(n, _)| format!("mix.{n}")),
-    );
+    let mut f: Vec<String> = KERNEL_FIELDS.iter().map(|(n, _)| n.to_string()).collect();
+    f.extend(mix_classes().iter().map(|n| format!("mix.{n}")));
     f
+}
+
+/// The classes of the mix a kernel's `mix.CLASS` names (`mix.instructions`
+/// repeats `instructions`, and is left out).
+pub fn mix_classes() -> Vec<&'static str> {
+    Mix::default()
+        .fields()
+        .iter()
+        .skip(1)
+        .map(|(n, _)| *n)
+        .collect()
 }
 
 /// `loop[N].FIELD` of the loops both sides have.

@@ -1,7 +1,9 @@
 //! `diff --fail-on`: the conditions a comparison is gated on, and which
 //! hold for which kernel.
 
-use super::compare::{change, fields, Failure, KernelDiff, Side, LOOP_FIELDS};
+use super::compare::{
+    change, fields, mix_classes, Failure, KernelDiff, Side, KERNEL_FIELDS, LOOP_FIELDS,
+};
 
 /// A condition of `--fail-on`.
 #[derive(Debug, Clone, PartialEq)]
@@ -47,6 +49,117 @@ impl std::fmt::Display for Condition {
     }
 }
 
+/// The conditions of `--fail-on`, each as it is written and when it
+/// holds: the one list that `diff --help`, `port --help`, the refusal of
+/// an unknown condition and docs/usage.md's table are made from
+/// ([`help`], [`markdown_table`]); [`parse_conditions`] reads them.
+pub const CONDITIONS: [(&str, &str); 9] = [
+    (
+        "spill",
+        "a kernel in both starts spilling or spills more: its `spill_bytes` (null counts as 0) \
+         grow, or its spill and fill messages do",
+    ),
+    (
+        "loop-spill",
+        "a loop starts spilling: spill or fill sends in a loop of B where the loop in its place \
+         in A had none (or A had no loop there)",
+    ),
+    ("FIELD+N", "FIELD grows by more than N (FIELD: below)"),
+    (
+        "FIELD+N%",
+        "FIELD grows by more than N percent (from 0: any growth)",
+    ),
+    (
+        "occupancy-N",
+        "the occupancy of the kernel's most launched shape drops by more than N percentage \
+         points (`occupancy-10`: 50% -> 39% holds)",
+    ),
+    (
+        "occupancy-N%",
+        "that occupancy drops by more than N percent of A's (`occupancy-10%`: 50% -> 44% holds)",
+    ),
+    ("any", "any field of a kernel in both differs"),
+    ("missing", "a kernel of A is not in B"),
+    ("new", "a kernel of B is not in A"),
+];
+
+/// The FIELDs of `FIELD+N`, each with what it is: a kernel's figures, its
+/// mix's classes and each loop's figures.
+fn field_list() -> Vec<(String, String)> {
+    let mut f: Vec<(String, String)> = KERNEL_FIELDS
+        .iter()
+        .map(|(n, what)| (format!("`{n}`"), what.to_string()))
+        .collect();
+    f.push((
+        "`mix.CLASS`".into(),
+        format!(
+            "the instructions of a class of its mix, CLASS one of {}",
+            mix_classes().join(", ")
+        ),
+    ));
+    for l in LOOP_FIELDS {
+        let what = match l {
+            "instructions" => "the instructions of",
+            "spills" => "the spill and fill sends in",
+            _ => "the highest live GRF in",
+        };
+        f.push((
+            format!("`loop[N].{l}`"),
+            format!("{what} its Nth loop (from 1, in the order of the loops' headers) where both have it"),
+        ));
+    }
+    f
+}
+
+/// `--fail-on`'s long help: the conditions and the fields, one a line.
+/// `command` is `diff` or `port`, whose conditions hold against the run.
+pub fn help(command: &str) -> String {
+    let against = match command {
+        "port" => "a kernel on a product, against the run (A the run, B the product)",
+        _ => "a kernel",
+    };
+    let mut s = format!(
+        "Exit with 1 when a condition holds for {against}, e.g. `spill,instructions+5%` \
+         (comma-separated). The conditions:\n"
+    );
+    for (c, when) in CONDITIONS {
+        s.push_str(&format!("\n  {c}: {when}"));
+    }
+    s.push_str("\n\nFIELD is one of:\n");
+    for (f, what) in field_list() {
+        s.push_str(&format!("\n  {}: {what}", f.trim_matches('`')));
+    }
+    s.push_str("\n\nA field null on either side never holds.");
+    s
+}
+
+/// The table of docs/usage.md: the conditions, then the fields, as
+/// markdown (the docs' table is this text; a unit test compares them).
+pub fn markdown_table() -> String {
+    let mut s = String::from("| condition | holds when |\n| --- | --- |\n");
+    for (c, when) in CONDITIONS {
+        s.push_str(&format!("| `{c}` | {when} |\n"));
+    }
+    s.push_str("\n| FIELD | the figure |\n| --- | --- |\n");
+    for (f, what) in field_list() {
+        s.push_str(&format!("| {f} | {what} |\n"));
+    }
+    s
+}
+
+/// Why `c` is not a condition: the conditions there are, and the fields.
+fn unknown(c: &str) -> String {
+    let names: Vec<&str> = CONDITIONS.iter().map(|(n, _)| *n).collect();
+    let loops: Vec<String> = LOOP_FIELDS.iter().map(|f| format!("loop[N].{f}")).collect();
+    format!(
+        "unknown condition {c:?}: expected {}, with FIELD one of {}, {} \
+         (`xpu-asm-run diff --help` says what each is)",
+        names.join(", "),
+        fields().join(", "),
+        loops.join(", ")
+    )
+}
+
 /// The conditions of one `--fail-on`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct FailOn(pub Vec<Condition>);
@@ -74,19 +187,13 @@ pub fn parse_conditions(s: &str) -> Result<Vec<Condition>, String> {
                         Ok(Condition::OccupancyDrops { by, percent })
                     }
                     _ => Err(format!(
-                        "bad condition {c:?}: occupancy-N drops by more than N points,                          occupancy-N% by more than N percent"
+                        "bad condition {c:?}: occupancy-N drops by more than N points, \
+                         occupancy-N% by more than N percent (N a number, 0 or more)"
                     )),
                 }
             }
             _ => {
-                let bad = || {
-                    format!(
-                        "unknown condition {c:?}: expected spill, loop-spill, any, missing, new, or \
-                         occupancy-N / occupancy-N%, FIELD+N / FIELD+N% with FIELD one of {}, or loop[N].instructions, \
-                         loop[N].spills, loop[N].pressure",
-                        known.join(", ")
-                    )
-                };
+                let bad = || unknown(c);
                 let (field, amount) = c.split_once('+').ok_or_else(bad)?;
                 let per_loop = field
                     .strip_prefix("loop[")
@@ -219,6 +326,72 @@ pub fn failures(kernels: &[KernelDiff], fail_on: &[Condition]) -> Vec<Failure> {
 mod tests {
     use super::super::compare::LoopSide;
     use super::*;
+
+    /// docs/usage.md's table of the conditions is [`markdown_table`], between
+    /// its markers; `XPU_ASM_WRITE_DOCS=1` writes it there.
+    #[test]
+    fn the_docs_table_of_conditions_is_the_one_the_parser_reads() {
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../docs/usage.md");
+        let docs = std::fs::read_to_string(path).unwrap();
+        let (begin, end) = (
+            "<!-- fail-on: made from collector/src/commands/diff/gate.rs -->\n",
+            "<!-- /fail-on -->",
+        );
+        let from = docs.find(begin).expect("the table's first marker") + begin.len();
+        let to = from + docs[from..].find(end).expect("its last marker");
+        let want = markdown_table();
+        if std::env::var_os("XPU_ASM_WRITE_DOCS").is_some() {
+            std::fs::write(path, format!("{}{want}{}", &docs[..from], &docs[to..])).unwrap();
+            return;
+        }
+        assert_eq!(
+            docs[from..to],
+            want,
+            "docs/usage.md's --fail-on table (XPU_ASM_WRITE_DOCS=1 cargo test -p \
+             xpu-asm-collector --lib the_docs_table writes it)"
+        );
+        // Every condition and field the table names is one the parser takes.
+        for example in [
+            "spill",
+            "loop-spill",
+            "any",
+            "missing",
+            "new",
+            "occupancy-10",
+            "occupancy-10%",
+            "occupancy+100",
+        ]
+        .into_iter()
+        .map(String::from)
+        .chain(fields().iter().map(|f| format!("{f}+1%")))
+        .chain(LOOP_FIELDS.iter().map(|f| format!("loop[2].{f}+0")))
+        {
+            assert!(parse_conditions(&example).is_ok(), "{example}");
+        }
+        let names: Vec<&str> = CONDITIONS.iter().map(|(n, _)| *n).collect();
+        assert_eq!(
+            names,
+            [
+                "spill",
+                "loop-spill",
+                "FIELD+N",
+                "FIELD+N%",
+                "occupancy-N",
+                "occupancy-N%",
+                "any",
+                "missing",
+                "new"
+            ]
+        );
+        // The help and the refusal name every one.
+        let (help, refusal) = (help("diff"), parse_conditions("instrs+5%").unwrap_err());
+        for n in names
+            .iter()
+            .chain(&["loop[N].pressure", "mix.", "alu", "occupancy"])
+        {
+            assert!(help.contains(n) && refusal.contains(n), "{n}: {refusal}");
+        }
+    }
 
     #[test]
     fn conditions_parse_and_refuse() {

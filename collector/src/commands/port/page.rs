@@ -73,10 +73,11 @@ fn products(s: &mut String, view: &PortView) {
             .trim_start_matches('/');
         let _ = write!(
             s,
-            "<li data-product=\"{}\"><b>{}</b>: {} modules compiled",
+            "<li data-product=\"{}\"><b>{}</b>: {} module{} compiled",
             html_text(&p.product),
             html_text(&p.product),
-            p.modules_built
+            p.modules_built,
+            if p.modules_built == 1 { "" } else { "s" }
         );
         if p.modules_failed > 0 {
             let _ = write!(s, ", {} failed", p.modules_failed);

@@ -218,9 +218,10 @@ impl PortView {
         for p in &self.products {
             let _ = writeln!(
                 s,
-                "{}: {} modules compiled{} in {:.1} s; {}",
+                "{}: {} module{} compiled{} in {:.1} s; {}",
                 p.product,
                 p.modules_built,
+                if p.modules_built == 1 { "" } else { "s" },
                 match p.modules_failed {
                     0 => String::new(),
                     n => format!(", {n} failed"),

@@ -71,7 +71,7 @@ pub fn lines(k: &KernelEntry) -> Vec<String> {
         let slm = s.slm_bytes.map_or("?".to_string(), |b| b.to_string());
         let detail = match &s.occupancy {
             Some(o) => format!(
-                "{:>7}% {:<8} {:>3} groups/Xe-core of {} threads, {}% idle lanes",
+                "{:>7}% {:<8} groups/Xe-core {:>3}, threads/group {:>4}, {}% idle lanes",
                 o.percent,
                 o.limited_by.name(),
                 o.groups_per_xe_core,
