@@ -12,6 +12,7 @@
 #![allow(clippy::unused_unit)]
 
 use crate::macros::hook;
+use crate::state::origins::{Image, MAGIC_BYTES};
 use std::ffi::{c_char, c_void, CStr};
 
 /// `sycl_device_binary_struct` (the SYCL runtime's `compiler.hpp`), of
@@ -64,21 +65,6 @@ pub struct DeviceBinaries {
 
 /// The most bytes of an image's options kept.
 const MAX_OPTIONS: usize = 4096;
-/// The first bytes of an image kept (its magic number: SPIR-V, ELF, an
-/// archive, a compressed image).
-pub const MAGIC_BYTES: usize = 8;
-
-/// One device image as registered.
-pub struct Image<'a> {
-    pub target: &'a [u8],
-    pub format: u8,
-    pub compile_options: &'a [u8],
-    pub link_options: &'a [u8],
-    pub start: usize,
-    pub size: usize,
-    pub magic: &'a [u8],
-}
-
 /// A C string, at most `max` bytes of it (NULL: empty).
 ///
 /// # Safety
@@ -176,5 +162,5 @@ hook!(__sycl_register_lib => sycl_register_lib(
 before {
     // SAFETY: the runtime's argument, alive for the call.
     let images = unsafe { images(desc) };
-    crate::state::origins::sycl_images_registered(desc as usize, &images);
+    crate::state::modules::sycl_images_registered(desc as usize, &images);
 });

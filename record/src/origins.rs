@@ -69,8 +69,9 @@ pub struct Refused {
     pub size: u64,
     pub magic: Vec<u8>,
     pub device: Option<u32>,
-    /// Its bytes, saved as a module's binary is.
-    pub binary: Option<crate::read::ModuleBinary>,
+    /// Its bytes, saved as a module's binary is (`modules/<sha256>.bin`,
+    /// relative to the capture folder; `None`: not saved).
+    pub binary_file: Option<String>,
     pub creation: Creation,
 }
 
@@ -85,7 +86,11 @@ pub(crate) fn refused(v: &Value) -> Refused {
             .and_then(crate::unhex)
             .unwrap_or_default(),
         device: v.get("device").and_then(Value::as_u64).map(|d| d as u32),
-        binary: crate::read::binary_field(v, "binary"),
+        binary_file: v
+            .get("binary")
+            .and_then(|b| b.get("file"))
+            .and_then(Value::as_str)
+            .map(str::to_string),
         creation: creation(v),
     }
 }

@@ -554,7 +554,7 @@ fn module_event(v: &Value) -> Module {
 }
 
 /// The binary object `key` of a module event, if there is one.
-pub(crate) fn binary_field(v: &Value, key: &str) -> Option<ModuleBinary> {
+fn binary_field(v: &Value, key: &str) -> Option<ModuleBinary> {
     v.get(key).filter(|b| b.is_object()).map(|b| ModuleBinary {
         sha256: get_str(b, "sha256"),
         size: get_u64(b, "size"),

@@ -54,7 +54,7 @@ fn program(dir: &Path, native: Native) -> PathBuf {
 }
 
 /// The program under `xpu-asm-run --emulate PRODUCT` (v2's shim on bmg).
-fn capture(product: &str, exe: &Path, out: &Path) -> Run {
+fn capture_registering(product: &str, exe: &Path, out: &Path) -> Run {
     let venv = dpnp_venv();
     let mut c = Capture::emulating(product, out)
         .program(exe)
@@ -70,7 +70,7 @@ fn capture(product: &str, exe: &Path, out: &Path) -> Run {
     c.run()
 }
 
-fn scale(report: &Value) -> &Value {
+fn the_one_kernel_scale(report: &Value) -> &Value {
     let ks = report["kernels"].as_array().expect("kernels");
     assert_eq!(ks.len(), 1, "{report:#}");
     assert_eq!(
@@ -96,10 +96,10 @@ fn registered_images_aot_on_pvc_fallback_on_bmg_with_the_fix() {
     let exe = program(&s.root, Native::Zebin);
     let path = exe.display().to_string();
 
-    let r = capture("pvc", &exe, &s.root.join("pvc"));
+    let r = capture_registering("pvc", &exe, &s.root.join("pvc"));
     assert!(r.output.status.success(), "{}", r.ctx());
     let report = r.report();
-    let o = &scale(&report)["origin"];
+    let o = &the_one_kernel_scale(&report)["origin"];
     assert_eq!(
         (
             o["kind"].as_str(),
@@ -129,10 +129,10 @@ fn registered_images_aot_on_pvc_fallback_on_bmg_with_the_fix() {
     assert!(o["fix"].is_null(), "{o:#}");
     assert_eq!(warnings(&report), Vec::<String>::new());
 
-    let r = capture("bmg", &exe, &s.root.join("bmg"));
+    let r = capture_registering("bmg", &exe, &s.root.join("bmg"));
     assert!(r.output.status.success(), "{}", r.ctx());
     let report = r.report();
-    let k = scale(&report);
+    let k = the_one_kernel_scale(&report);
     let o = &k["origin"];
     assert_eq!(
         (
@@ -182,7 +182,7 @@ fn a_native_image_the_driver_refused_is_named_with_the_fix() {
     require_stack();
     let s = stack_scratch("origins-sycl-refused");
     let exe = program(&s.root, Native::PvcWithoutIr);
-    let r = capture("bmg", &exe, &s.root.join("bmg"));
+    let r = capture_registering("bmg", &exe, &s.root.join("bmg"));
     // The SYCL runtime does not fall back to the SPIR-V image: it throws.
     assert!(!r.output.status.success(), "{}", r.ctx());
     let report = r.report();

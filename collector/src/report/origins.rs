@@ -43,7 +43,7 @@ pub fn by_kernel(dir: &Path, recs: &[ProcessRecord], warnings: &mut Vec<String>)
     let mut images = sycl_images::DeviceCache::new();
     let mut fallbacks = BTreeMap::new();
     for r in recs {
-        for w in sycl_images::refused_warnings(dir, r, &mut images) {
+        for w in sycl_images::refused_warnings(dir, r, &mut images, is_runtime) {
             if !warnings.contains(&w) {
                 warnings.push(w);
             }

@@ -216,10 +216,13 @@ pub fn device_named(r: &ProcessRecord, id: Option<u32>) -> Option<String> {
 /// The summary's warnings of the native modules the driver refused: each
 /// once, naming the object that carried the bytes (the SYCL image they
 /// were), the devices they carry code for, the device and the fix.
+/// `is_runtime` tells the runtimes' objects (whose frames are not the
+/// caller's).
 pub fn refused_warnings(
     dir: &std::path::Path,
     r: &ProcessRecord,
     cache: &mut DeviceCache,
+    is_runtime: fn(&str) -> bool,
 ) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
     for f in &r.refused {
@@ -235,7 +238,7 @@ pub fn refused_warnings(
                 i.object == Some(o.id) && i.offset.is_some_and(|s| (s..s + i.size).contains(&at))
             })
         });
-        let saved = f.binary.as_ref().and_then(|b| b.file.as_ref());
+        let saved = f.binary_file.as_ref();
         let devices = match (&path, at, saved) {
             (_, _, Some(file)) => std::fs::read(dir.join(file))
                 .map(|b| targets::built(&b).targets)
@@ -257,7 +260,7 @@ pub fn refused_warnings(
             f.creation.stack.iter().find_map(|&a| {
                 let o = r.objects.values().find(|o| (o.start..o.end).contains(&a))?;
                 let p = path_of(r, o);
-                (!super::origins::is_runtime(&p)).then_some(p)
+                (!is_runtime(&p)).then_some(p)
             })
         };
         let lib = path.or_else(caller).unwrap_or_else(|| "the program".into());

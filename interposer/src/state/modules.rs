@@ -212,12 +212,18 @@ pub fn module_built(
     });
 }
 
+/// The device images a DPC++-built object registered with the SYCL
+/// runtime (`desc`, its descriptor), recorded once.
+pub fn sycl_images_registered(desc: usize, images: &[super::origins::Image]) {
+    with_registry(|r, _| r.origins.push_sycl_images(&mut r.out, desc, images));
+}
+
 /// `{"type":"module_refused","result":R,"size":S,"magic":"..",...}`: a
 /// native module the driver would not create (`result`, its answer), with
 /// the device and where its bytes lie (`input_object`, `input_offset`).
 pub fn module_refused(bytes: &[u8], result: i64, device: DeviceRef) {
     let stack = crate::objects::unwind();
-    let magic = &bytes[..bytes.len().min(crate::sycl::MAGIC_BYTES)];
+    let magic = &bytes[..bytes.len().min(super::origins::MAGIC_BYTES)];
     // Saved as a module's binary is: what it was built for is in it.
     let binary = Ok((bytes, sha256_hex(bytes)));
     with_registry(|r, _| {

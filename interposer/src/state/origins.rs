@@ -91,42 +91,59 @@ impl Origins {
     }
 }
 
-/// `{"type":"sycl_images","object":N,"images":[..]}`: the device images a
-/// DPC++-built object registered with the SYCL runtime (`object`: the one
-/// holding the registration), each with its target, format, options,
-/// size, first bytes (hex) and the object and offset of its bytes.
-pub fn sycl_images_registered(desc: usize, images: &[crate::sycl::Image]) {
-    super::with_registry(|r, _| {
-        let o = &mut r.origins;
-        let mut addrs: Vec<usize> = images.iter().map(|i| i.start).collect();
-        addrs.push(desc);
-        o.name_objects(&mut r.out, &addrs);
-        let mut line = b"{\"type\":\"sycl_images\"".to_vec();
-        push_object(&mut line, "object", o.objects.find(desc));
-        line.extend_from_slice(b",\"images\":[");
-        for (n, i) in images.iter().enumerate() {
-            if n > 0 {
+/// The first bytes of an image kept (its magic number: SPIR-V, ELF, an
+/// archive, a compressed image).
+pub const MAGIC_BYTES: usize = 8;
+
+/// One device image as registered.
+pub struct Image<'a> {
+    pub target: &'a [u8],
+    pub format: u8,
+    pub compile_options: &'a [u8],
+    pub link_options: &'a [u8],
+    pub start: usize,
+    pub size: usize,
+    pub magic: &'a [u8],
+}
+
+impl Origins {
+    /// `{"type":"sycl_images","object":N,"images":[..]}`: the device images a
+    /// DPC++-built object registered with the SYCL runtime (`object`: the one
+    /// holding the registration), each with its target, format, options,
+    /// size, first bytes (hex) and the object and offset of its bytes.
+    pub fn push_sycl_images(&mut self, out: &mut Output, desc: usize, images: &[Image]) {
+        {
+            let o = self;
+            let mut addrs: Vec<usize> = images.iter().map(|i| i.start).collect();
+            addrs.push(desc);
+            o.name_objects(out, &addrs);
+            let mut line = b"{\"type\":\"sycl_images\"".to_vec();
+            push_object(&mut line, "object", o.objects.find(desc));
+            line.extend_from_slice(b",\"images\":[");
+            for (n, i) in images.iter().enumerate() {
+                if n > 0 {
+                    line.push(b',');
+                }
+                line.push(b'{');
+                push_json_bytes_field(&mut line, "target", i.target);
+                line.extend_from_slice(format!(",\"format\":{},", i.format).as_bytes());
+                push_json_bytes_field(&mut line, "compile_options", i.compile_options);
                 line.push(b',');
+                push_json_bytes_field(&mut line, "link_options", i.link_options);
+                let at = o.objects.find(i.start);
+                push_object(&mut line, "object", at);
+                let offset = at.and_then(|id| o.objects.base(id)).map(|b| i.start - b);
+                if let Some(off) = offset {
+                    line.extend_from_slice(format!(",\"offset\":{off}").as_bytes());
+                }
+                line.extend_from_slice(
+                    format!(",\"size\":{},\"magic\":\"{}\"}}", i.size, hex(i.magic)).as_bytes(),
+                );
             }
-            line.push(b'{');
-            push_json_bytes_field(&mut line, "target", i.target);
-            line.extend_from_slice(format!(",\"format\":{},", i.format).as_bytes());
-            push_json_bytes_field(&mut line, "compile_options", i.compile_options);
-            line.push(b',');
-            push_json_bytes_field(&mut line, "link_options", i.link_options);
-            let at = o.objects.find(i.start);
-            push_object(&mut line, "object", at);
-            let offset = at.and_then(|id| o.objects.base(id)).map(|b| i.start - b);
-            if let Some(off) = offset {
-                line.extend_from_slice(format!(",\"offset\":{off}").as_bytes());
-            }
-            line.extend_from_slice(
-                format!(",\"size\":{},\"magic\":\"{}\"}}", i.size, hex(i.magic)).as_bytes(),
-            );
+            line.extend_from_slice(b"]}\n");
+            out.event(&line, true);
         }
-        line.extend_from_slice(b"]}\n");
-        r.out.event(&line, true);
-    });
+    }
 }
 
 /// `,"KEY":N`, or `null` for no object.
