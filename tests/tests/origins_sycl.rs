@@ -16,7 +16,11 @@
 //!   warning naming the program once;
 //! - on bmg with a pvc image without SPIR-V (`-exclude_ir`): the driver
 //!   refuses it, the program fails (SYCL does not fall back), and the
-//!   warning says so, naming the program, the devices and the fix.
+//!   warning says so, naming the program, the devices and the fix;
+//! - dpnp (tests/sycl/dpnp_ops.py) on pvc and on bmg: each kernel's
+//!   origin and the objects that registered, created and launched it
+//!   (dpnp's extensions and oneMKL's libraries carry SPIR-V only: no
+//!   fallback, no warning).
 
 use serde_json::Value;
 use std::path::{Path, PathBuf};
@@ -55,11 +59,18 @@ fn program(dir: &Path, native: Native) -> PathBuf {
 
 /// The program under `xpu-asm-run --emulate PRODUCT` (v2's shim on bmg).
 fn capture_registering(product: &str, exe: &Path, out: &Path) -> Run {
+    capture_sycl(product, &[exe.as_os_str(), "3".as_ref()], out)
+}
+
+/// `command` (a SYCL program of the venv) under `xpu-asm-run --emulate
+/// PRODUCT`, with v2's shim on bmg.
+fn capture_sycl(product: &str, command: &[&std::ffi::OsStr], out: &Path) -> Run {
     let venv = dpnp_venv();
     let mut c = Capture::emulating(product, out)
-        .program(exe)
-        .arg("3")
+        .args(command)
         .env("ONEAPI_DEVICE_SELECTOR", "level_zero:gpu")
+        .env("PYTHONNOUSERSITE", "1")
+        .env("PYTHONDONTWRITEBYTECODE", "1")
         .env("LD_LIBRARY_PATH", venv.join("lib"));
     if product == "bmg" {
         let shim = resident_shim();
@@ -195,4 +206,172 @@ fn a_native_image_the_driver_refused_is_named_with_the_fix() {
             exe.display()
         )]
     );
+}
+
+fn base(path: &Value) -> &str {
+    path.as_str()
+        .unwrap_or_default()
+        .rsplit('/')
+        .next()
+        .unwrap()
+}
+
+/// dpnp's kernels that SYCL builds: (part of the name, launches, the
+/// object that registered its image, created its module and launched it;
+/// the start of the creating function, where the object has symbols).
+const DPNP: [(&str, u64, &str, &str); 5] = [
+    (
+        "reduction_over_group_temps_krn",
+        8,
+        "_tensor_reductions_impl.cpython-312-x86_64-linux-gnu.so",
+        "",
+    ),
+    (
+        "copy_cast_contig_kernel",
+        6,
+        "_tensor_impl.cpython-312-x86_64-linux-gnu.so",
+        "",
+    ),
+    (
+        "where_contig_kernel",
+        5,
+        "_tensor_impl.cpython-312-x86_64-linux-gnu.so",
+        "",
+    ),
+    (
+        "sin_s_ha",
+        3,
+        "libmkl_sycl_vm.so.6",
+        "oneapi::mkl::vm::detail::gpu::intel::sin_s_ha",
+    ),
+    (
+        "add_s_ha",
+        2,
+        "libmkl_sycl_vm.so.6",
+        "oneapi::mkl::vm::detail::gpu::intel::add_s_ha",
+    ),
+];
+
+fn dpnp_origins_on(product: &str) {
+    let s = stack_scratch(&format!("origins-dpnp-{product}"));
+    let out = s.root.join(product);
+    let python = dpnp_venv().join("bin/python");
+    let script = workspace_dir().join("tests/sycl/dpnp_ops.py");
+    let ops = [
+        "1", "matmul=7", "add=2", "sin=3", "sum=4", "where=5", "astype=6",
+    ];
+    let mut command = vec![python.as_os_str(), script.as_os_str()];
+    command.extend(ops.iter().map(std::ffi::OsStr::new));
+    let r = capture_sycl(product, &command, &out);
+    assert!(r.output.status.success(), "{}", r.ctx());
+    let report = r.report();
+    let ks = report["kernels"].as_array().expect("kernels");
+    let mut seen = 0;
+    for k in ks {
+        let name = k["name"].as_str().unwrap();
+        let o = &k["origin"];
+        let ctx = || format!("{name} on {product}: {k:#}");
+        assert_eq!(o["device"], product, "{}", ctx());
+        assert!(o["fix"].is_null(), "{}", ctx());
+        let images = &o["sycl_images"];
+        assert_eq!(
+            (images["spirv"].as_bool(), images["native"].clone()),
+            (Some(true), serde_json::json!([])),
+            "{}",
+            ctx()
+        );
+        let by = &o["created_by"];
+        match DPNP.iter().find(|(part, ..)| name.contains(part)) {
+            Some((_, launches, lib, function)) => {
+                seen += 1;
+                assert_eq!(k["launches"].as_u64(), Some(*launches), "{}", ctx());
+                assert_eq!(o["kind"], "jit", "{}", ctx());
+                assert_eq!(
+                    [base(&images["library"]["path"]), base(&by["path"])],
+                    [*lib, *lib],
+                    "{}",
+                    ctx()
+                );
+                let f = by["function"].as_str().unwrap_or_default();
+                assert!(f.starts_with(function), "{}", ctx());
+                // The first frame outside the runtimes: the object, or no
+                // frame at all where SYCL's scheduler thread launched it
+                // once a host task's dependency was met.
+                let first = &k["callers"][0]["frames"][0];
+                assert!(
+                    first.is_null() || base(&first["object"]) == *lib,
+                    "{}",
+                    ctx()
+                );
+            }
+            None => {
+                // oneMKL's own: its probe and the GEMM it picked (its pick
+                // differs from run to run: see sycl2026.rs), generated
+                // (nGEN) or its SPIR-V, all built by oneMKL.
+                let want = if name == "binary_test" { 1 } else { 7 };
+                assert_eq!(k["launches"].as_u64(), Some(want), "{}", ctx());
+                assert!(
+                    ["generated", "jit"].contains(&o["kind"].as_str().unwrap()),
+                    "{}",
+                    ctx()
+                );
+                assert_eq!(
+                    [base(&images["library"]["path"]), base(&by["path"])],
+                    ["libmkl_sycl_blas.so.6"; 2],
+                    "{}",
+                    ctx()
+                );
+                assert!(
+                    by["function"]
+                        .as_str()
+                        .unwrap()
+                        .starts_with("oneapi::mkl::gpu::build_program("),
+                    "{}",
+                    ctx()
+                );
+                let first = &k["callers"][0]["frames"][0];
+                assert_eq!(base(&first["object"]), "libmkl_sycl_blas.so.6", "{}", ctx());
+                assert!(
+                    first["function"]
+                        .as_str()
+                        .unwrap()
+                        .starts_with("oneapi::mkl::gpu::launch_kernel_"),
+                    "{}",
+                    ctx()
+                );
+            }
+        }
+    }
+    assert_eq!(seen, DPNP.len(), "{report:#}");
+    let binary_test = ks
+        .iter()
+        .find(|k| k["name"] == "binary_test")
+        .expect("binary_test");
+    let gen = if product == "pvc" { "pvc" } else { "xe2" };
+    assert_eq!(
+        (
+            binary_test["origin"]["kind"].as_str(),
+            binary_test["origin"]["devices"].clone()
+        ),
+        (Some("generated"), serde_json::json!([gen]))
+    );
+    assert_eq!(warnings(&report), Vec::<String>::new());
+    let shown = run_xpu_asm(&["show", &out.display().to_string(), "binary_test"], &out).stdout();
+    assert!(
+        shown.contains(&format!("  origin:       generated during the run: a native binary for {gen} made in memory, not by IGC"))
+            && shown.contains("  launched by:  oneapi::mkl::gpu::launch_kernel_"),
+        "{shown}"
+    );
+}
+
+#[test]
+fn dpnp_on_pvc_each_kernels_origin_and_its_objects() {
+    require_stack();
+    dpnp_origins_on("pvc");
+}
+
+#[test]
+fn dpnp_on_bmg_each_kernels_origin_and_its_objects() {
+    require_stack();
+    dpnp_origins_on("bmg");
 }

@@ -129,7 +129,7 @@ pub fn fill(kernels: &mut [KernelEntry], by_kernel: &ByKernel) {
 fn add_caller(callers: &mut Vec<Caller>, frames: Vec<Frame>) {
     let folded = frames
         .iter()
-        .take_while(|f| is_runtime(&f.object) || in_sycl_headers(f))
+        .take_while(|f| is_runtime(&f.object) || is_cxx_runtime(&f.object) || in_sycl_headers(f))
         .count();
     let mut kept = frames[folded..].to_vec();
     // Below `main`: the C library's start of the program.
@@ -207,6 +207,16 @@ pub fn is_runtime(path: &str) -> bool {
     ];
     let name = base_name(path);
     RUNTIMES.iter().any(|r| name.starts_with(r))
+}
+
+/// The C and C++ runtimes' objects (`std::call_once` and the
+/// `pthread_once` below it, `std::function`), whose frames between the
+/// GPU runtimes' are theirs.
+fn is_cxx_runtime(path: &str) -> bool {
+    let name = base_name(path);
+    ["libstdc++", "libgcc_s", "libc++", "libc.so", "libpthread"]
+        .iter()
+        .any(|p| name.starts_with(p))
 }
 
 /// A frame of the SYCL runtime's headers, inlined into the caller's
@@ -287,7 +297,9 @@ fn library(objects: &BTreeMap<u32, Object>, exe: &str, id: u32) -> Option<Librar
 /// creation stack.
 fn creator(r: &ProcessRecord, m: &Module, symbols: &mut Symbolizer) -> Option<Library> {
     let frames = symbols.stack(&r.objects, &r.exe, &m.creation.stack);
-    let f = frames.into_iter().find(|f| !is_runtime(&f.object))?;
+    let f = frames
+        .into_iter()
+        .find(|f| !is_runtime(&f.object) && !is_cxx_runtime(&f.object))?;
     let o = r.objects.values().find(|o| {
         f.object == String::from_utf8_lossy(&o.path) || (o.path.is_empty() && f.object == r.exe)
     })?;

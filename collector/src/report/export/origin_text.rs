@@ -116,7 +116,10 @@ fn caller_lines(out: &mut Vec<String>, i: usize, c: &Caller) {
     };
     let Some(first) = c.frames.first() else {
         out.push(format!(
-            "{head} (no frame outside xpu-asm and the runtimes)"
+            "{head} (no frame outside xpu-asm and the runtimes, {} folded: a thread of \
+             the runtimes launched it, as SYCL's scheduler does once a command's \
+             dependencies are met)",
+            c.folded
         ));
         return;
     };
