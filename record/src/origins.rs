@@ -42,6 +42,11 @@ pub struct Creation {
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Registration {
     pub object: Option<u32>,
+    /// How many SPIR-V (or LLVM IR) images it registered (a registration
+    /// of SPIR-V alone by an object that registered SPIR-V before is not
+    /// recorded).
+    pub spirv: u64,
+    /// Its other images, each.
     pub images: Vec<SyclImage>,
 }
 
@@ -111,6 +116,7 @@ pub(crate) fn registration(v: &Value) -> Registration {
     let images = v.get("images").and_then(Value::as_array);
     Registration {
         object: id(v),
+        spirv: v.get("spirv").and_then(Value::as_u64).unwrap_or(0),
         images: images
             .into_iter()
             .flatten()
@@ -216,11 +222,11 @@ mod tests {
         assert_eq!(creation(&v).input_object, Some(Some(2)));
         assert_eq!(creation(&serde_json::json!({})), Creation::default());
         let v: Value = serde_json::from_str(
-            r#"{"type":"sycl_images","object":4,"images":[{"target":"spir64_gen","format":0,"compile_options":"","link_options":"","object":4,"offset":64,"size":9,"magic":"7f454c46"},{"target":"spir64","format":2,"compile_options_hex":"2d4f32","link_options":"","object":null,"size":3,"magic":"03022307"}]}"#,
+            r#"{"type":"sycl_images","object":4,"spirv":7,"images":[{"target":"spir64_gen","format":0,"compile_options":"","link_options":"","object":4,"offset":64,"size":9,"magic":"7f454c46"},{"target":"spir64","format":2,"compile_options_hex":"2d4f32","link_options":"","object":null,"size":3,"magic":"03022307"}]}"#,
         )
         .unwrap();
         let r = registration(&v);
-        assert_eq!(r.object, Some(4));
+        assert_eq!((r.object, r.spirv), (Some(4), 7));
         assert_eq!(
             (
                 r.images[0].target.as_str(),

@@ -38,14 +38,15 @@ pub struct Origin {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SyclImages {
     pub library: Library,
-    /// How many device images it registered.
-    pub images: usize,
+    /// How many native images (or images for a device-specific target)
+    /// it registered.
+    pub native_images: usize,
     /// The target of the image the module's bytes were (`spir64`,
     /// `spir64_gen`; null: the bytes lay in none).
     pub image: Option<String>,
     /// The devices its native images carry code for.
     pub native: Vec<String>,
-    /// Whether it carries SPIR-V.
+    /// Whether it carries SPIR-V (or LLVM IR).
     pub spirv: bool,
 }
 

@@ -19,9 +19,11 @@ pub const FIX: &str =
 /// The devices of native images, by (file, offset): read once per run.
 pub type DeviceCache = HashMap<(String, u64, u64), Vec<String>>;
 
-/// What one object registered, as the collector reads it.
+/// What one object registered, as the collector reads it: all its
+/// registrations.
 struct Registered<'a> {
     object: u32,
+    spirv: bool,
     images: Vec<(&'a SyclImage, Kind)>,
 }
 
@@ -65,7 +67,7 @@ fn kind(r: &ProcessRecord, i: &SyclImage, cache: &mut DeviceCache) -> Kind {
     let native = i.format == 1
         || m.starts_with(b"\x7fELF")
         || m.starts_with(b"!<arch>")
-        || (i.target == "spir64_gen" && i.format == 0);
+        || i.target == "spir64_gen";
     if !native {
         return Kind::Other;
     }
@@ -87,15 +89,28 @@ fn kind(r: &ProcessRecord, i: &SyclImage, cache: &mut DeviceCache) -> Kind {
 }
 
 fn registered<'a>(r: &'a ProcessRecord, cache: &mut DeviceCache) -> Vec<Registered<'a>> {
-    r.sycl_images
-        .iter()
-        .filter_map(|reg| {
-            Some(Registered {
-                object: reg.object?,
-                images: reg.images.iter().map(|i| (i, kind(r, i, cache))).collect(),
-            })
-        })
-        .collect()
+    let mut out: Vec<Registered> = Vec::new();
+    for reg in &r.sycl_images {
+        let Some(object) = reg.object else {
+            continue;
+        };
+        let at = match out.iter().position(|g| g.object == object) {
+            Some(at) => at,
+            None => {
+                out.push(Registered {
+                    object,
+                    spirv: false,
+                    images: Vec::new(),
+                });
+                out.len() - 1
+            }
+        };
+        let images: Vec<_> = reg.images.iter().map(|i| (i, kind(r, i, cache))).collect();
+        let g = &mut out[at];
+        g.spirv |= reg.spirv > 0 || images.iter().any(|(_, k)| *k == Kind::Spirv);
+        g.images.extend(images);
+    }
+    out
 }
 
 fn summary(r: &ProcessRecord, reg: &Registered, image: Option<&SyclImage>) -> Option<SyclImages> {
@@ -116,10 +131,14 @@ fn summary(r: &ProcessRecord, reg: &Registered, image: Option<&SyclImage>) -> Op
             build_id: o.build_id.clone(),
             function: None,
         },
-        images: reg.images.len(),
+        native_images: reg
+            .images
+            .iter()
+            .filter(|(_, k)| matches!(k, Kind::Native(_)))
+            .count(),
         image: image.map(|i| i.target.clone()),
         native,
-        spirv: reg.images.iter().any(|(_, k)| *k == Kind::Spirv),
+        spirv: reg.spirv,
     })
 }
 

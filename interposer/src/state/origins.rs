@@ -25,6 +25,8 @@ pub struct Origins {
     objects: Objects,
     /// Kernel id -> the stacks of its launches recorded (their hashes).
     callers: HashMap<u32, Vec<u64>>,
+    /// The objects whose SPIR-V images the record named.
+    spirv_objects: std::collections::HashSet<Option<u32>>,
 }
 
 /// The stack of a launch of `kernel`'s new shape, while the kernel has
@@ -106,43 +108,64 @@ pub struct Image<'a> {
     pub magic: &'a [u8],
 }
 
+impl Image<'_> {
+    /// SPIR-V (or LLVM IR), plain or compressed: code for any device.
+    fn portable(&self) -> bool {
+        self.format == 2
+            || self.format == 3
+            || self.magic.starts_with(&[0x03, 0x02, 0x23, 0x07])
+            || matches!(self.target, b"spir64" | b"spir")
+    }
+}
+
 impl Origins {
-    /// `{"type":"sycl_images","object":N,"images":[..]}`: the device images a
-    /// DPC++-built object registered with the SYCL runtime (`object`: the one
-    /// holding the registration), each with its target, format, options,
-    /// size, first bytes (hex) and the object and offset of its bytes.
+    /// `{"type":"sycl_images","object":N,"spirv":K,"images":[..]}`: the
+    /// device images a DPC++-built object registered with the SYCL runtime
+    /// (`object`: the one holding the registration): `spirv` how many are
+    /// SPIR-V (or LLVM IR), `images` each other one (native code, or for a
+    /// device-specific target) with its target, format, options, size,
+    /// first bytes (hex) and the object and offset of its bytes. A
+    /// registration of only SPIR-V images by an object that registered
+    /// SPIR-V before writes nothing: oneMKL's libraries register thousands.
     pub fn push_sycl_images(&mut self, out: &mut Output, desc: usize, images: &[Image]) {
-        {
-            let o = self;
-            let mut addrs: Vec<usize> = images.iter().map(|i| i.start).collect();
-            addrs.push(desc);
-            o.name_objects(out, &addrs);
-            let mut line = b"{\"type\":\"sycl_images\"".to_vec();
-            push_object(&mut line, "object", o.objects.find(desc));
-            line.extend_from_slice(b",\"images\":[");
-            for (n, i) in images.iter().enumerate() {
-                if n > 0 {
-                    line.push(b',');
-                }
-                line.push(b'{');
-                push_json_bytes_field(&mut line, "target", i.target);
-                line.extend_from_slice(format!(",\"format\":{},", i.format).as_bytes());
-                push_json_bytes_field(&mut line, "compile_options", i.compile_options);
-                line.push(b',');
-                push_json_bytes_field(&mut line, "link_options", i.link_options);
-                let at = o.objects.find(i.start);
-                push_object(&mut line, "object", at);
-                let offset = at.and_then(|id| o.objects.base(id)).map(|b| i.start - b);
-                if let Some(off) = offset {
-                    line.extend_from_slice(format!(",\"offset\":{off}").as_bytes());
-                }
-                line.extend_from_slice(
-                    format!(",\"size\":{},\"magic\":\"{}\"}}", i.size, hex(i.magic)).as_bytes(),
-                );
-            }
-            line.extend_from_slice(b"]}\n");
-            out.event(&line, true);
+        let spirv = images.iter().filter(|i| i.portable()).count();
+        let others: Vec<&Image> = images.iter().filter(|i| !i.portable()).collect();
+        let mut addrs: Vec<usize> = others.iter().map(|i| i.start).collect();
+        addrs.push(desc);
+        self.name_objects(out, &addrs);
+        let object = self.objects.find(desc);
+        let first_spirv = spirv > 0 && self.spirv_objects.insert(object);
+        if others.is_empty() && !first_spirv {
+            return;
         }
+        let mut line = b"{\"type\":\"sycl_images\"".to_vec();
+        push_object(&mut line, "object", object);
+        line.extend_from_slice(format!(",\"spirv\":{spirv},\"images\":[").as_bytes());
+        for (n, i) in others.iter().enumerate() {
+            if n > 0 {
+                line.push(b',');
+            }
+            self.push_image(&mut line, i);
+        }
+        line.extend_from_slice(b"]}\n");
+        out.event(&line, true);
+    }
+
+    fn push_image(&self, line: &mut Vec<u8>, i: &Image) {
+        line.push(b'{');
+        push_json_bytes_field(line, "target", i.target);
+        line.extend_from_slice(format!(",\"format\":{},", i.format).as_bytes());
+        push_json_bytes_field(line, "compile_options", i.compile_options);
+        line.push(b',');
+        push_json_bytes_field(line, "link_options", i.link_options);
+        let at = self.objects.find(i.start);
+        push_object(line, "object", at);
+        if let Some(base) = at.and_then(|id| self.objects.base(id)) {
+            line.extend_from_slice(format!(",\"offset\":{}", i.start - base).as_bytes());
+        }
+        line.extend_from_slice(
+            format!(",\"size\":{},\"magic\":\"{}\"}}", i.size, hex(i.magic)).as_bytes(),
+        );
     }
 }
 

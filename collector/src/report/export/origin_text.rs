@@ -48,7 +48,12 @@ pub fn summary(o: &Origin) -> String {
 fn sycl_images(s: &SyclImages) -> String {
     let mut carries = Vec::new();
     if !s.native.is_empty() {
-        carries.push(format!("native code for {}", s.native.join(", ")));
+        carries.push(format!(
+            "native code for {} ({} image{})",
+            s.native.join(", "),
+            s.native_images,
+            if s.native_images == 1 { "" } else { "s" }
+        ));
     }
     if s.spirv {
         carries.push("SPIR-V".to_string());
@@ -59,10 +64,8 @@ fn sycl_images(s: &SyclImages) -> String {
         .map(|t| format!("; the module is its {t} image"))
         .unwrap_or_default();
     format!(
-        "{} registered {} image{} ({}){from}",
+        "{} registered {}{from}",
         s.library.path,
-        s.images,
-        if s.images == 1 { "" } else { "s" },
         match carries.is_empty() {
             true => "neither SPIR-V nor native code for a GPU".to_string(),
             false => carries.join(" and "),
