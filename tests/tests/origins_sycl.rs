@@ -186,6 +186,9 @@ fn registered_images_aot_on_pvc_fallback_on_bmg_with_the_fix() {
         assert!(shown.lines().any(|l| l == line), "no {line:?} in\n{shown}");
     }
     assert!(shown.contains("  launched by:  main ("), "{shown}");
+    // Its module's creation: main too (the SYCL headers' get_kernel_bundle
+    // inlined into it are the runtime's).
+    assert_eq!(k["origin"]["created_by"]["function"], "main", "{k:#}");
 }
 
 #[test]

@@ -299,7 +299,7 @@ fn creator(r: &ProcessRecord, m: &Module, symbols: &mut Symbolizer) -> Option<Li
     let frames = symbols.stack(&r.objects, &r.exe, &m.creation.stack);
     let f = frames
         .into_iter()
-        .find(|f| !is_runtime(&f.object) && !is_cxx_runtime(&f.object))?;
+        .find(|f| !is_runtime(&f.object) && !is_cxx_runtime(&f.object) && !in_sycl_headers(f))?;
     let o = r.objects.values().find(|o| {
         f.object == String::from_utf8_lossy(&o.path) || (o.path.is_empty() && f.object == r.exe)
     })?;
