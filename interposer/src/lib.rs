@@ -61,6 +61,8 @@
 //! `clCreateKernelsInProgram`, `clCloneKernel`, `clSetKernelArg`, `clEnqueueNDRangeKernel`,
 //! `clEnqueueTask`, `clEnqueueNDCountKernelINTEL`,
 //! `clGetExtensionFunctionAddress`, `clGetExtensionFunctionAddressForPlatform`.
+//! SYCL's: `__sycl_register_lib` (the device images a DPC++-built object
+//! registers, [`sycl`]).
 
 #![deny(unsafe_op_in_unsafe_fn)]
 
@@ -78,6 +80,7 @@ pub mod output;
 pub mod real;
 pub mod shapes;
 pub mod state;
+pub mod sycl;
 pub mod sys;
 pub mod ze;
 

@@ -128,6 +128,11 @@ impl Objects {
             .map(|o| o.id)
     }
 
+    /// Where object `id` is loaded (the offset of its addresses).
+    pub fn base(&self, id: u32) -> Option<usize> {
+        self.known.iter().find(|o| o.id == id).map(|o| o.base)
+    }
+
     /// Lists the loaded objects again when the loader added or removed
     /// some since the last listing: the `object` event of each new one.
     pub fn refresh(&mut self) -> Vec<Vec<u8>> {

@@ -33,6 +33,109 @@ pub struct LaunchStack {
 pub struct Creation {
     pub stack: Vec<u64>,
     pub input_object: Option<Option<u32>>,
+    /// Where in that object the bytes lie (from its base).
+    pub input_offset: Option<u64>,
+}
+
+/// The device images one object registered with the SYCL runtime
+/// (`__sycl_register_lib`): `object`, the one holding the registration.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Registration {
+    pub object: Option<u32>,
+    /// How many SPIR-V (or LLVM IR) images it registered (a registration
+    /// of SPIR-V alone by an object that registered SPIR-V before is not
+    /// recorded).
+    pub spirv: u64,
+    /// Its other images, each.
+    pub images: Vec<SyclImage>,
+}
+
+/// One registered device image: its target (`spir64`, `spir64_gen`, ...),
+/// format (SYCL's number: 0 none, to be told by the bytes; 1 native;
+/// 2 SPIR-V; 3 LLVM IR), options, size, first bytes, and where its bytes
+/// lie (object and offset from the object's base; `None`: in no object).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SyclImage {
+    pub target: String,
+    pub format: u8,
+    pub compile_options: String,
+    pub link_options: String,
+    pub object: Option<u32>,
+    pub offset: Option<u64>,
+    pub size: u64,
+    pub magic: Vec<u8>,
+}
+
+/// A native module the driver refused to create (`result`: its answer),
+/// on device `device`, with where its bytes lay.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Refused {
+    pub result: i64,
+    pub size: u64,
+    pub magic: Vec<u8>,
+    pub device: Option<u32>,
+    /// Its bytes, saved as a module's binary is (`modules/<sha256>.bin`,
+    /// relative to the capture folder; `None`: not saved).
+    pub binary_file: Option<String>,
+    pub creation: Creation,
+}
+
+/// A `module_refused` event.
+pub(crate) fn refused(v: &Value) -> Refused {
+    Refused {
+        result: v.get("result").and_then(Value::as_i64).unwrap_or(0),
+        size: v.get("size").and_then(Value::as_u64).unwrap_or(0),
+        magic: v
+            .get("magic")
+            .and_then(Value::as_str)
+            .and_then(crate::unhex)
+            .unwrap_or_default(),
+        device: v.get("device").and_then(Value::as_u64).map(|d| d as u32),
+        binary_file: v
+            .get("binary")
+            .and_then(|b| b.get("file"))
+            .and_then(Value::as_str)
+            .map(str::to_string),
+        creation: creation(v),
+    }
+}
+
+/// A `sycl_images` event.
+pub(crate) fn registration(v: &Value) -> Registration {
+    let text = |i: &Value, k: &str| {
+        i.get(k)
+            .and_then(Value::as_str)
+            .map(str::to_string)
+            .or_else(|| {
+                let h = i.get(format!("{k}_hex"))?.as_str()?;
+                Some(String::from_utf8_lossy(&crate::unhex(h)?).into_owned())
+            })
+            .unwrap_or_default()
+    };
+    let id = |i: &Value| i.get("object").and_then(Value::as_u64).map(|o| o as u32);
+    let images = v.get("images").and_then(Value::as_array);
+    Registration {
+        object: id(v),
+        spirv: v.get("spirv").and_then(Value::as_u64).unwrap_or(0),
+        images: images
+            .into_iter()
+            .flatten()
+            .map(|i| SyclImage {
+                target: text(i, "target"),
+                format: i.get("format").and_then(Value::as_u64).unwrap_or(0) as u8,
+                compile_options: text(i, "compile_options"),
+                link_options: text(i, "link_options"),
+                object: id(i),
+                offset: i.get("offset").and_then(Value::as_u64),
+                size: i.get("size").and_then(Value::as_u64).unwrap_or(0),
+                magic: i
+                    .get("magic")
+                    .and_then(Value::as_str)
+                    .and_then(crate::unhex)
+                    .unwrap_or_default(),
+            })
+            .collect(),
+    }
 }
 
 /// An `object` event, into `objects` (by id).
@@ -85,6 +188,7 @@ pub(crate) fn creation(v: &Value) -> Creation {
         input_object: v
             .get("input_object")
             .map(|o| o.as_u64().map(|id| id as u32)),
+        input_offset: v.get("input_offset").and_then(Value::as_u64),
     }
 }
 
@@ -117,5 +221,24 @@ mod tests {
         let v: Value = serde_json::from_str(r#"{"stack":[1],"input_object":2}"#).unwrap();
         assert_eq!(creation(&v).input_object, Some(Some(2)));
         assert_eq!(creation(&serde_json::json!({})), Creation::default());
+        let v: Value = serde_json::from_str(
+            r#"{"type":"sycl_images","object":4,"spirv":7,"images":[{"target":"spir64_gen","format":0,"compile_options":"","link_options":"","object":4,"offset":64,"size":9,"magic":"7f454c46"},{"target":"spir64","format":2,"compile_options_hex":"2d4f32","link_options":"","object":null,"size":3,"magic":"03022307"}]}"#,
+        )
+        .unwrap();
+        let r = registration(&v);
+        assert_eq!((r.object, r.spirv), (Some(4), 7));
+        assert_eq!(
+            (
+                r.images[0].target.as_str(),
+                r.images[0].offset,
+                r.images[0].size
+            ),
+            ("spir64_gen", Some(64), 9)
+        );
+        assert_eq!(r.images[0].magic, b"\x7fELF");
+        assert_eq!(
+            (r.images[1].object, r.images[1].compile_options.as_str()),
+            (None, "-O2")
+        );
     }
 }

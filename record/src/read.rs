@@ -230,6 +230,10 @@ pub struct ProcessRecord {
     /// The loaded objects it named, by id; its kernels' launch stacks.
     pub objects: BTreeMap<u32, crate::origins::Object>,
     pub stacks: Vec<crate::origins::LaunchStack>,
+    /// The SYCL device images each DPC++-built object registered.
+    pub sycl_images: Vec<crate::origins::Registration>,
+    /// The native modules the driver refused to create.
+    pub refused: Vec<crate::origins::Refused>,
 }
 
 /// Reads every `*.events` file of `records_dir` (sorted by name).
@@ -484,6 +488,8 @@ fn read_event(v: &Value, at: At, rec: &mut ProcessRecord) {
         "note" => rec.notes.push(get_str(v, "message")),
         "object" => crate::origins::object_event(v, &mut rec.objects),
         "stack" => rec.stacks.push(crate::origins::stack_event(v)),
+        "sycl_images" => rec.sycl_images.push(crate::origins::registration(v)),
+        "module_refused" => rec.refused.push(crate::origins::refused(v)),
         "counts" => {
             let chunk = get_u64(v, "chunk") as u32;
             let place = CountsPlace {

@@ -326,6 +326,9 @@ pub enum Native {
     FatPvcTgllp,
     /// `ocloc compile -device tgllp`: for another GPU than the emulated pvc.
     TgllpOnly,
+    /// `ocloc compile -device pvc -exclude_ir`: a zebin without the SPIR-V
+    /// a driver could compile instead (sid's ocloc).
+    PvcWithoutIr,
 }
 
 /// `ocloc compile -file kernels_a.cl -device pvc` of NEO 22.43 (Debian 12),
@@ -335,7 +338,7 @@ pub const PATCH_TOKENS_A: &str = "kernels_a.pvc.neo22.bin";
 
 /// `kernels_a.cl` built by `ocloc` as `kind`, once per test process.
 pub fn native_a_as(kind: Native) -> PathBuf {
-    static BUILT: [OnceLock<PathBuf>; 4] = [const { OnceLock::new() }; 4];
+    static BUILT: [OnceLock<PathBuf>; 5] = [const { OnceLock::new() }; 5];
     if kind == Native::PatchTokens && stack() != Stack::Debian12 {
         return workload_src_dir().join(PATCH_TOKENS_A);
     }
@@ -344,11 +347,12 @@ pub fn native_a_as(kind: Native) -> PathBuf {
         Native::Zebin => (1, &["-device", "pvc", "--format", "zebin"], "zebin"),
         Native::FatPvcTgllp => (2, &["-device", "pvc,tgllp"], "fat"),
         Native::TgllpOnly => (3, &["-device", "tgllp"], "tgllp"),
+        Native::PvcWithoutIr => (4, &["-device", "pvc", "-exclude_ir"], "noir"),
     };
     // NEO 26's ocloc adds `.bin` to a single device's binary even with
     // -output_no_suffix (which only drops the device's name there).
     let out = match (stack(), kind) {
-        (Stack::Sid, Native::Zebin | Native::TgllpOnly) => "out.bin",
+        (Stack::Sid, Native::Zebin | Native::TgllpOnly | Native::PvcWithoutIr) => "out.bin",
         _ => "out",
     };
     BUILT[i]

@@ -11,6 +11,7 @@ pub mod launch;
 pub mod origin;
 pub mod origins;
 pub mod shapes;
+pub mod sycl_images;
 
 use crate::capture::files::Usage;
 use crate::capture::run::Exit;

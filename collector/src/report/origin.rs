@@ -25,6 +25,29 @@ pub struct Origin {
     /// What else to know (a native binary the driver would not run, ...).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub note: Option<String>,
+    /// The SYCL device images the object that carried or created the
+    /// module registered (`__sycl_register_lib`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sycl_images: Option<SyclImages>,
+    /// The ahead-of-time code did not cover the device: the fix.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fix: Option<String>,
+}
+
+/// What one object registered with the SYCL runtime.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SyclImages {
+    pub library: Library,
+    /// How many native images (or images for a device-specific target)
+    /// it registered.
+    pub native_images: usize,
+    /// The target of the image the module's bytes were (`spir64`,
+    /// `spir64_gen`; null: the bytes lay in none).
+    pub image: Option<String>,
+    /// The devices its native images carry code for.
+    pub native: Vec<String>,
+    /// Whether it carries SPIR-V (or LLVM IR).
+    pub spirv: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

@@ -11,7 +11,7 @@
 //! `opencl-source`, `opencl-il`, `opencl-binary` (an OpenCL program's).
 
 use super::origin::{Cache, Caller, Library, Origin, LISTED_CALLERS};
-use super::{Api, KernelEntry};
+use super::{sycl_images, Api, KernelEntry};
 use crate::kernel_isa::Status;
 use crate::sources::symbols::{Frame, Symbolizer};
 use std::collections::{BTreeMap, HashMap};
@@ -40,7 +40,14 @@ pub fn by_kernel(dir: &Path, recs: &[ProcessRecord], warnings: &mut Vec<String>)
     let mut out: ByKernel = HashMap::new();
     let mut symbols = Symbolizer::default();
     let mut built: HashMap<String, targets::Built> = HashMap::new();
+    let mut images = sycl_images::DeviceCache::new();
+    let mut fallbacks = BTreeMap::new();
     for r in recs {
+        for w in sycl_images::refused_warnings(dir, r, &mut images, is_runtime) {
+            if !warnings.contains(&w) {
+                warnings.push(w);
+            }
+        }
         for k in r.kernels.values() {
             if k.launches == 0 && k.appended == 0 {
                 continue;
@@ -53,7 +60,10 @@ pub fn by_kernel(dir: &Path, recs: &[ProcessRecord], warnings: &mut Vec<String>)
             );
             let e = out.entry(key).or_default();
             if let (None, Some(m)) = (&e.origin, module) {
-                e.origin = Some(origin(dir, r, m, &mut symbols, &mut built));
+                let mut o = origin(dir, r, m, &mut symbols, &mut built);
+                sycl_images::add(r, m, &mut o, &mut images);
+                count_fallback(&mut fallbacks, &o, &r.exe);
+                e.origin = Some(o);
                 e.neo_cache = neo_cache(r).filter(|_| m.format == "spirv");
             }
             for s in r.stacks.iter().filter(|s| s.kernel == k.id) {
@@ -63,7 +73,32 @@ pub fn by_kernel(dir: &Path, recs: &[ProcessRecord], warnings: &mut Vec<String>)
         }
     }
     warnings.extend(symbols.problems.iter().map(|p| format!("call stacks: {p}")));
+    warnings.extend(sycl_images::warnings(&fallbacks));
     out
+}
+
+/// A kernel whose ahead-of-time code did not cover its device, counted
+/// for the object that carried it (or created its module; else the
+/// program).
+fn count_fallback(
+    fallbacks: &mut BTreeMap<String, (Vec<String>, String, usize)>,
+    o: &Origin,
+    exe: &str,
+) {
+    let (Some(_), Some(device)) = (&o.fix, &o.device) else {
+        return;
+    };
+    let lib = o
+        .sycl_images
+        .as_ref()
+        .map(|s| &s.library)
+        .or(o.library.as_ref())
+        .or(o.created_by.as_ref())
+        .map_or(exe.to_string(), |l| l.path.clone());
+    let e = fallbacks
+        .entry(lib)
+        .or_insert_with(|| (o.devices.clone(), device.clone(), 0));
+    e.2 += 1;
 }
 
 /// Each launched kernel's `origin` and `callers`.
@@ -92,7 +127,10 @@ pub fn fill(kernels: &mut [KernelEntry], by_kernel: &ByKernel) {
 /// The stack `frames` (innermost first) as a caller: folded, and counted
 /// once more where the same stack was seen.
 fn add_caller(callers: &mut Vec<Caller>, frames: Vec<Frame>) {
-    let folded = frames.iter().take_while(|f| is_runtime(&f.object)).count();
+    let folded = frames
+        .iter()
+        .take_while(|f| is_runtime(&f.object) || is_cxx_runtime(&f.object) || in_sycl_headers(f))
+        .count();
     let mut kept = frames[folded..].to_vec();
     // Below `main`: the C library's start of the program.
     if let Some(main) = kept
@@ -171,6 +209,24 @@ pub fn is_runtime(path: &str) -> bool {
     RUNTIMES.iter().any(|r| name.starts_with(r))
 }
 
+/// The C and C++ runtimes' objects (`std::call_once` and the
+/// `pthread_once` below it, `std::function`), whose frames between the
+/// GPU runtimes' are theirs.
+fn is_cxx_runtime(path: &str) -> bool {
+    let name = base_name(path);
+    ["libstdc++", "libgcc_s", "libc++", "libc.so", "libpthread"]
+        .iter()
+        .any(|p| name.starts_with(p))
+}
+
+/// A frame of the SYCL runtime's headers, inlined into the caller's
+/// object (`queue::submit`): the runtime's, folded with it.
+fn in_sycl_headers(f: &Frame) -> bool {
+    f.file
+        .as_deref()
+        .is_some_and(|p| p.contains("/include/sycl/") || p.contains("/include/CL/sycl/"))
+}
+
 fn is_python(path: &str) -> bool {
     let name = base_name(path);
     name.starts_with("libpython") || name.starts_with("python3") || name == "python"
@@ -187,9 +243,12 @@ fn is_framework_op(function: &str) -> bool {
         "dpnp::",
         "dpctl::",
     ];
-    let f = function.trim_start_matches(|c: char| !c.is_alphanumeric() && c != '_');
-    OPS.iter()
-        .any(|p| f.starts_with(p) || f.contains(&format!(" {p}")))
+    // The function's own name: before its template arguments and
+    // parameters, past its return type (`void dpnp::...::f<..>(..)`).
+    let head = function.split(['(', '<']).next().unwrap_or(function);
+    let name = head.rsplit(' ').next().unwrap_or(head);
+    let f = name.trim_start_matches(|c: char| !c.is_alphanumeric() && c != '_');
+    OPS.iter().any(|p| f.starts_with(p))
 }
 
 /// NEO's compiler cache, when the user left it on: the interposer turns
@@ -238,7 +297,9 @@ fn library(objects: &BTreeMap<u32, Object>, exe: &str, id: u32) -> Option<Librar
 /// creation stack.
 fn creator(r: &ProcessRecord, m: &Module, symbols: &mut Symbolizer) -> Option<Library> {
     let frames = symbols.stack(&r.objects, &r.exe, &m.creation.stack);
-    let f = frames.into_iter().find(|f| !is_runtime(&f.object))?;
+    let f = frames
+        .into_iter()
+        .find(|f| !is_runtime(&f.object) && !is_cxx_runtime(&f.object) && !in_sycl_headers(f))?;
     let o = r.objects.values().find(|o| {
         f.object == String::from_utf8_lossy(&o.path) || (o.path.is_empty() && f.object == r.exe)
     })?;
@@ -334,6 +395,7 @@ fn native_origin(r: &ProcessRecord, m: &Module, mut o: Origin, built: targets::B
             list_or_unknown(&o.devices),
             o.device.as_deref().unwrap_or("the device")
         ));
+        o.fix = Some(sycl_images::FIX.into());
         return o;
     }
     let from_memory = m.creation.input_object == Some(None);

@@ -24,10 +24,13 @@ pub struct Frame {
     pub offset: u64,
 }
 
+/// An object's file opened: its reader and its sized symbols.
+type Opened = (Loader, Sized);
+
 /// Symbolizes stacks, opening each object's file once.
 #[derive(Default)]
 pub struct Symbolizer {
-    files: HashMap<(Vec<u8>, String), Option<Loader>>,
+    files: HashMap<(Vec<u8>, String), Option<Opened>>,
     /// What could not be read, one line per object.
     pub problems: BTreeSet<String>,
 }
@@ -71,7 +74,7 @@ impl Symbolizer {
             object: path.clone(),
             offset: probe + 1,
         };
-        let Some(loader) = self.loader(&path, &o.build_id) else {
+        let Some((loader, sized)) = self.loader(&path, &o.build_id) else {
             return vec![plain];
         };
         let mut out = Vec::new();
@@ -90,8 +93,12 @@ impl Symbolizer {
             }
         }
         if out.iter().all(|f| f.function.is_none()) {
+            // The nearest symbol, only where it spans the address: a
+            // stripped library's exported symbols do not name its own
+            // functions.
             let function = loader
                 .find_symbol(probe)
+                .filter(|_| sized.spans(probe))
                 .map(|s| addr2line::demangle_auto(s.into(), None).into_owned());
             let location = loader.find_location(probe).ok().flatten();
             out = vec![Frame {
@@ -105,7 +112,7 @@ impl Symbolizer {
     }
 
     /// The object's file, opened once, when its build id is `build_id`.
-    fn loader(&mut self, path: &str, build_id: &str) -> Option<&Loader> {
+    fn loader(&mut self, path: &str, build_id: &str) -> Option<&(Loader, Sized)> {
         let key = (path.as_bytes().to_vec(), build_id.to_string());
         if !self.files.contains_key(&key) {
             let opened = open(path, build_id);
@@ -118,8 +125,37 @@ impl Symbolizer {
     }
 }
 
+/// The address ranges of an object's sized function symbols (its symbol
+/// table's and its dynamic one's), sorted.
+#[derive(Debug, Default)]
+pub struct Sized(Vec<(u64, u64)>);
+
+impl Sized {
+    fn of(obj: &object::File) -> Sized {
+        use object::{Object as _, ObjectSymbol};
+        let mut v: Vec<(u64, u64)> = obj
+            .symbols()
+            .chain(obj.dynamic_symbols())
+            .filter(|s| s.kind() == object::SymbolKind::Text && s.size() > 0)
+            .map(|s| (s.address(), s.address() + s.size()))
+            .collect();
+        v.sort_unstable();
+        Sized(v)
+    }
+
+    /// Whether some symbol spans `addr`.
+    fn spans(&self, addr: u64) -> bool {
+        let i = self.0.partition_point(|&(start, _)| start <= addr);
+        self.0[..i]
+            .iter()
+            .rev()
+            .take(64)
+            .any(|&(_, end)| addr < end)
+    }
+}
+
 /// `path`'s loader, once its build id is checked.
-fn open(path: &str, build_id: &str) -> Result<Loader, String> {
+fn open(path: &str, build_id: &str) -> Result<(Loader, Sized), String> {
     let file = std::fs::File::open(path).map_err(|e| format!("cannot be read ({e})"))?;
     // SAFETY: the map is only read, here; a file changed under it gives
     // wrong symbols or a parse error, which the build id check below
@@ -137,5 +173,8 @@ fn open(path: &str, build_id: &str) -> Result<Loader, String> {
             "build id {found}, the process had {build_id} loaded: the file changed since the run; its frames are not named"
         ));
     }
-    Loader::new(path).map_err(|e| format!("cannot be read for symbols ({e})"))
+    let sized = Sized::of(&obj);
+    Loader::new(path)
+        .map(|l| (l, sized))
+        .map_err(|e| format!("cannot be read for symbols ({e})"))
 }

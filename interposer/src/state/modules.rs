@@ -212,6 +212,39 @@ pub fn module_built(
     });
 }
 
+/// The device images a DPC++-built object registered with the SYCL
+/// runtime (`desc`, its descriptor), recorded once.
+pub fn sycl_images_registered(desc: usize, images: &[super::origins::Image]) {
+    with_registry(|r, _| r.origins.push_sycl_images(&mut r.out, desc, images));
+}
+
+/// `{"type":"module_refused","result":R,"size":S,"magic":"..",...}`: a
+/// native module the driver would not create (`result`, its answer), with
+/// the device and where its bytes lie (`input_object`, `input_offset`).
+pub fn module_refused(bytes: &[u8], result: i64, device: DeviceRef) {
+    let stack = crate::objects::unwind();
+    let magic = &bytes[..bytes.len().min(super::origins::MAGIC_BYTES)];
+    // Saved as a module's binary is: what it was built for is in it.
+    let binary = Ok((bytes, sha256_hex(bytes)));
+    with_registry(|r, _| {
+        let device_id = device_id(r, &device);
+        let mut line = format!(
+            "{{\"type\":\"module_refused\",\"result\":{result},\"size\":{},\"magic\":\"{}\"",
+            bytes.len(),
+            hex(magic)
+        )
+        .into_bytes();
+        if device_id != 0 {
+            line.extend_from_slice(format!(",\"device\":{device_id}").as_bytes());
+        }
+        push_binary(&mut line, "binary", &binary, &mut r.out);
+        r.origins
+            .push_creation(&mut r.out, &mut line, &stack, Some(bytes.as_ptr() as usize));
+        line.extend_from_slice(b"}\n");
+        r.out.event(&line, true);
+    });
+}
+
 /// Without IGC's dumps (`--isa binary`), the SPIR-V of a module whose
 /// binary does not carry it (NEO 22.43's Level Zero binaries; the hook
 /// tells) is saved as `<out>/modules/<sha256>.spv`, once per content: what

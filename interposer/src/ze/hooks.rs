@@ -90,6 +90,38 @@ unsafe fn record_module(desc: *const ModuleDesc, module: Handle, device: Handle,
     );
 }
 
+/// A native module the driver refused: its bytes' size, first bytes and
+/// where they lie, the device and the driver's answer.
+///
+/// # Safety
+/// `desc` is NULL or the descriptor the caller passed, readable.
+unsafe fn record_refused(
+    desc: *const ModuleDesc,
+    device: Handle,
+    properties: usize,
+    result: ZeResult,
+) {
+    // SAFETY: per this function's contract.
+    let Some(d) = (unsafe { desc.as_ref() }) else {
+        return;
+    };
+    if d.format != crate::common::ZE_MODULE_FORMAT_NATIVE || d.p_input_module.is_null() {
+        return;
+    }
+    // SAFETY: the caller's input, `input_size` bytes.
+    let bytes = unsafe { std::slice::from_raw_parts(d.p_input_module, d.input_size) };
+    // SAFETY: a real zeDeviceGetProperties (or 0) and the caller's device.
+    let device_info = || unsafe { device_properties(properties, device) };
+    state::modules::module_refused(
+        bytes,
+        result as i64,
+        state::modules::DeviceRef {
+            handle: device as usize,
+            query: &device_info,
+        },
+    );
+}
+
 /// The inputs a module was built from: those of the program extension in
 /// the descriptor's `pNext` chain (several SPIR-V inputs), or else its one
 /// input.
@@ -250,6 +282,9 @@ hook!(zeModuleCreate => module_create(
         };
         record_module(desc, *ph_module, device, fns);
     }
+} failed(result) {
+    // SAFETY: the caller's descriptor, read as the driver read it.
+    unsafe { record_refused(desc, device, DEVICE_GET_PROPERTIES.loaded(S), result) };
 });
 
 hook!(zeKernelCreate => kernel_create(module: Handle, desc: *const KernelDesc, ph_kernel: *mut Handle) -> ZeResult after {

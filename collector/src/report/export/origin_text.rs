@@ -3,7 +3,7 @@
 //! paths come from the program's objects: escaped for a terminal.
 
 use crate::names::escape_for_terminal as esc;
-use crate::report::origin::{Caller, Origin};
+use crate::report::origin::{Caller, Origin, SyclImages};
 use crate::report::KernelEntry;
 use crate::sources::symbols::Frame;
 
@@ -44,6 +44,35 @@ pub fn summary(o: &Origin) -> String {
     esc(&what)
 }
 
+/// What an object registered with the SYCL runtime, in a line.
+fn sycl_images(s: &SyclImages) -> String {
+    let mut carries = Vec::new();
+    if !s.native.is_empty() {
+        carries.push(format!(
+            "native code for {} ({} image{})",
+            s.native.join(", "),
+            s.native_images,
+            if s.native_images == 1 { "" } else { "s" }
+        ));
+    }
+    if s.spirv {
+        carries.push("SPIR-V".to_string());
+    }
+    let from = s
+        .image
+        .as_ref()
+        .map(|t| format!("; the module is its {t} image"))
+        .unwrap_or_default();
+    format!(
+        "{} registered {}{from}",
+        s.library.path,
+        match carries.is_empty() {
+            true => "neither SPIR-V nor native code for a GPU".to_string(),
+            false => carries.join(" and "),
+        }
+    )
+}
+
 fn devices(d: &[String]) -> String {
     match d.is_empty() {
         true => "an unnamed device".into(),
@@ -58,6 +87,12 @@ pub fn lines(k: &KernelEntry) -> Vec<String> {
         out.push(format!("  origin:       {}", summary(o)));
         if let Some(note) = &o.note {
             out.push(format!("                {}", esc(note)));
+        }
+        if let Some(fix) = &o.fix {
+            out.push(format!("  fix:          {}", esc(fix)));
+        }
+        if let Some(s) = &o.sycl_images {
+            out.push(format!("  SYCL images:  {}", esc(&sycl_images(s))));
         }
         if let Some(l) = &o.library {
             out.push(format!("  carried by:   {}", esc(&l.path)));
@@ -84,7 +119,10 @@ fn caller_lines(out: &mut Vec<String>, i: usize, c: &Caller) {
     };
     let Some(first) = c.frames.first() else {
         out.push(format!(
-            "{head} (no frame outside xpu-asm and the runtimes)"
+            "{head} (no frame outside xpu-asm and the runtimes, {} folded: a thread of \
+             the runtimes launched it, as SYCL's scheduler does once a command's \
+             dependencies are met)",
+            c.folded
         ));
         return;
     };
