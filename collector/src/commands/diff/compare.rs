@@ -319,14 +319,10 @@ pub fn compare(a: &Report, a_dir: &Path, b: &Report, b_dir: &Path) -> Vec<Kernel
                 list_b.len()
             )
         });
-        for i in 0..n {
-            let sa = list_a.get(i).map(|k| Side::of(k));
-            let sb = list_b.get(i).map(|k| Side::of(k));
-            let demangled = list_a
-                .get(i)
-                .or(list_b.get(i))
-                .map(|k| k.demangled.clone())
-                .unwrap_or_default();
+        for (ka, kb) in same_module_first(list_a, list_b) {
+            let sa = ka.map(Side::of);
+            let sb = kb.map(Side::of);
+            let demangled = ka.or(kb).map(|k| k.demangled.clone()).unwrap_or_default();
             let changed = match (&sa, &sb) {
                 (Some(x), Some(y)) => fields
                     .iter()
@@ -374,6 +370,41 @@ pub fn compare(a: &Report, a_dir: &Path, b: &Report, b_dir: &Path) -> Vec<Kernel
     for (_, n, list_b) in names_b {
         emit(n, &[], list_b);
     }
+    out
+}
+
+/// Same-named kernels of two captures, paired: a kernel of a module both
+/// captures hold (the same SHA-256: `port`'s compile of the run's module,
+/// or an unchanged library) with itself, then the rest by module order.
+fn same_module_first<'k>(
+    a: &[&'k KernelEntry],
+    b: &[&'k KernelEntry],
+) -> Vec<(Option<&'k KernelEntry>, Option<&'k KernelEntry>)> {
+    if a.len() <= 1 && b.len() <= 1 {
+        return vec![(a.first().copied(), b.first().copied())];
+    }
+    let mut taken = vec![false; b.len()];
+    let mut partner: Vec<Option<usize>> = a
+        .iter()
+        .map(|ka| {
+            let sha = ka.module_sha256.as_ref()?;
+            let j =
+                (0..b.len()).find(|&j| !taken[j] && b[j].module_sha256.as_ref() == Some(sha))?;
+            taken[j] = true;
+            Some(j)
+        })
+        .collect();
+    // The others in order: A's i-th unpaired with B's i-th unpaired.
+    let mut rest_b = (0..b.len()).filter(|&j| !taken[j]);
+    for p in partner.iter_mut().filter(|p| p.is_none()) {
+        *p = rest_b.next();
+    }
+    let mut out: Vec<_> = a
+        .iter()
+        .zip(&partner)
+        .map(|(ka, j)| (Some(*ka), j.map(|j| b[j])))
+        .collect();
+    out.extend(rest_b.map(|j| (None, Some(b[j]))));
     out
 }
 
