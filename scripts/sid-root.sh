@@ -28,11 +28,12 @@ set -euo pipefail
 # What the tests need inside: the stack (with the OpenCL ICD loader and
 # headers, for the OpenCL workload), the C build, the tools the tests
 # call (python3 for the terminal tests, procps for kill, binutils for
-# readelf), both MPI launchers, and Slurm with munge (about 11 MB: the
+# readelf, spirv-tools for the modules of hostile names the tests
+# assemble), both MPI launchers, and Slurm with munge (about 11 MB: the
 # tests start a one-host cluster of their own, scripts/slurm-cluster.sh).
 PACKAGES=(libze1 libze-dev libze-intel-gpu1 intel-opencl-icd intel-ocloc libigc2-tools
     ocl-icd-libopencl1 opencl-c-headers
-    gcc libc6-dev binutils python3 procps openmpi-bin libopenmpi-dev mpich
+    gcc libc6-dev binutils spirv-tools python3 procps openmpi-bin libopenmpi-dev mpich
     slurmctld slurmd slurm-client munge)
 SPEC="xpu-asm sid-root 1: ${PACKAGES[*]}"
 MARKER_NAME=".xpu-asm-sid-root"
