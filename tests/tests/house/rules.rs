@@ -181,3 +181,37 @@ fn no_test_helper_is_defined_twice() {
         twice.join("\n")
     );
 }
+
+/// The front page: at most [`README_MAX_LINES`] lines, its first screen
+/// (24 lines) the two commands on a fresh machine (the demo and the tests),
+/// and every relative link of it and of docs/ resolving
+/// (`scripts/check-docs.py`).
+#[test]
+fn the_readme_is_a_front_page() {
+    const README_MAX_LINES: usize = 300;
+    let root = workspace_dir();
+    let readme = std::fs::read_to_string(root.join("README.md")).expect("README.md");
+    let lines = readme.lines().count();
+    assert!(
+        lines <= README_MAX_LINES,
+        "README.md has {lines} lines, more than {README_MAX_LINES}: move details into docs/"
+    );
+    let screen: Vec<&str> = readme.lines().take(24).collect();
+    for command in ["scripts/demo.sh", "scripts/test.sh"] {
+        assert!(
+            screen.iter().any(|l| l.starts_with(command)),
+            "README.md's first screen has no line starting with {command}:\n{}",
+            screen.join("\n")
+        );
+    }
+    let out = std::process::Command::new("python3")
+        .arg(root.join("scripts/check-docs.py"))
+        .output()
+        .expect("python3 scripts/check-docs.py");
+    assert!(
+        out.status.success(),
+        "scripts/check-docs.py:\n{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
