@@ -13,11 +13,14 @@
 //! ([`xpu_asm_tests::sycl2026::ur_launches`]), exactly; every kernel is
 //! matched to its ISA. Through SYCL's Level Zero adapter v1 (pvc), under
 //! `--isa dump`: every kernel SYCL built (ggml's) from IGC's dump, those
-//! of modules linked with the device libraries among them; and through
-//! SYCL's OpenCL adapter (pvc). About two minutes on an idle machine of
-//! two cores (a minute of CPU per run). (SYCL 2025.3's Level Zero v2
-//! adapter does not start in NEO 26's no-hardware mode, with or without
-//! xpu-asm: ggml's device setup fails with `UR_RESULT_ERROR_UNKNOWN`.)
+//! of modules linked with the device libraries among them; through the
+//! v2 adapter (bmg, its default there: launches through
+//! `zeCommandListAppendLaunchKernelWithArguments`), with the default
+//! `--isa`; and through SYCL's OpenCL adapter (pvc). About three minutes on
+//! an idle machine of two cores (a minute of CPU per run). The v2 adapter
+//! needs tests/shim/ze_resident.c in NEO's no-hardware mode, as dpnp's
+//! does (without it, SYCL 2025.3's context creation fails with
+//! `UR_RESULT_ERROR_UNKNOWN`, with or without xpu-asm).
 //!
 //! `GGML_SYCL_ENABLE_VMM=0`: ggml's virtual-memory pool calls
 //! `reserve_virtual_mem`, which fails without hardware, and aborts.
@@ -29,7 +32,8 @@ use std::process::Output;
 use xpu_asm_collector::report::Report;
 use xpu_asm_collector::sources::{IsaSourceKind, Status};
 use xpu_asm_tests::sycl2026::{
-    llama_venv, neo26_env, ur_launches, Platform, SidCommand, UrCount, PVC,
+    llama_venv, neo26_env, resident_shim, ur_launches, Adapter, Platform, SidCommand, UrCount, BMG,
+    PVC,
 };
 use xpu_asm_tests::*;
 
@@ -70,6 +74,7 @@ fn llama_scratch(p: &Platform, what: &str) -> tempfile::TempDir {
 fn decode(p: &Platform, backend: Backend, dir: &Path, options: &[&str]) -> Decoded {
     let venv = llama_venv();
     let trace = dir.join("ur-trace.txt");
+    let adapter_log = dir.join("ur-level-zero.txt");
     let mut wrap: Vec<OsString> = vec![
         xpu_asm_run().into(),
         "--json".into(),
@@ -93,7 +98,18 @@ fn decode(p: &Platform, backend: Backend, dir: &Path, options: &[&str]) -> Decod
         .env(
             "UR_LOG_TRACING",
             format!("level:info;output:file,{}", trace.display()),
+        )
+        .env(
+            "UR_LOG_LEVEL_ZERO",
+            format!("level:info;output:file,{}", adapter_log.display()),
         );
+    if p.adapter == Adapter::V2 && backend == Backend::LevelZero {
+        // NEO's no-hardware mode answers UMF's residency calls with an
+        // error; the shim turns them into success (docs/real-stack.md).
+        let shim = resident_shim();
+        sc.env("LD_PRELOAD", &shim)
+            .env("UMF_ZE_LOADER_LIB_NAME", &shim);
+    }
     match backend {
         Backend::LevelZero => sc.env("ONEAPI_DEVICE_SELECTOR", "level_zero:gpu"),
         Backend::OpenCl => sc
@@ -130,6 +146,18 @@ fn decode(p: &Platform, backend: Backend, dir: &Path, options: &[&str]) -> Decod
         "decode.py did not decode as asked\n{}",
         d.ctx()
     );
+    if backend == Backend::LevelZero {
+        let log = std::fs::read_to_string(&adapter_log).unwrap_or_default();
+        assert!(
+            log.contains(p.adapter.chosen_line()),
+            "SYCL did not take its {:?} adapter on {}: its log {} lacks {:?}\n{}",
+            p.adapter,
+            p.product,
+            adapter_log.display(),
+            p.adapter.chosen_line(),
+            d.ctx()
+        );
+    }
     let text = std::fs::read_to_string(&trace)
         .unwrap_or_else(|e| panic!("no UR trace {} ({e})\n{}", trace.display(), d.ctx()));
     d.ur = ur_launches(&text)
@@ -236,4 +264,13 @@ fn opencl_pvc_exact_counts_all_matched() {
     let t = llama_scratch(&PVC, "opencl");
     let d = decode(&PVC, Backend::OpenCl, t.path(), &["--isa", "dump"]);
     assert_exact_and_matched(&PVC, &d);
+}
+
+/// SYCL's Level Zero adapter v2 on bmg (its default there): launches
+/// through `zeCommandListAppendLaunchKernelWithArguments` on immediate lists.
+#[test]
+fn v2_bmg_exact_counts_all_matched() {
+    let t = llama_scratch(&BMG, "v2");
+    let d = decode(&BMG, Backend::LevelZero, t.path(), &[]);
+    assert_exact_and_matched(&BMG, &d);
 }
