@@ -559,6 +559,7 @@ fn assemble(
     let (mut kernels, totals, unlaunched_compiled) =
         kernels(listed, opts, links, &by_rank, freeing);
     crate::report::shapes::fill(&mut kernels, &shapes);
+    let time = run_time(&processes, &kernels, &shapes, run.as_ref());
     crate::report::origins::fill(&mut kernels, &origins);
     // The copying's warnings, if any, will go before pruning's.
     warnings.extend(prune_warnings);
@@ -582,9 +583,26 @@ fn assemble(
         page_kernels: None,
         counts_incomplete: incomplete,
         counts_kept,
+        time,
         warnings,
     };
     Ok(report)
+}
+
+/// The run's device time (`--time`), from its processes' and its
+/// kernels' times.
+fn run_time(
+    processes: &[crate::report::ProcessEntry],
+    kernels: &[KernelEntry],
+    shapes: &crate::report::shapes::ByKernel,
+    run: Option<&RunInfo>,
+) -> Option<crate::report::time::TimeSummary> {
+    let of_processes: Vec<_> = processes.iter().map(|p| p.time.clone()).collect();
+    crate::report::time::of_run(
+        &of_processes,
+        crate::report::shapes::kernel_times(kernels, shapes),
+        run.is_some_and(|r| r.emulate.is_some()),
+    )
 }
 
 /// The processes that said their record could be written nowhere and

@@ -240,6 +240,7 @@ fn a_native_module_the_driver_built_again_has_the_isa_of_that_build() {
         width: 100,
         color: false,
         dir: "cap".into(),
+        sort: None,
     };
     let table = render_table(&r, &style);
     assert!(

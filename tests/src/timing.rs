@@ -1,9 +1,11 @@
 //! The device time tests' support: the simulated Level Zero driver
 //! (`tests/fake/ze_sim.c`, loaded by the real loader through
 //! `ZE_ENABLE_ALT_DRIVERS`), the workload that launches on it
-//! (`tests/workload/timed.c`) and what a record says of a kernel's times.
+//! (`tests/workload/timed.c`) and what a record and a report say of a
+//! kernel's times.
 
 use crate::*;
+use serde_json::Value;
 use std::path::PathBuf;
 use std::process::Command;
 use std::sync::OnceLock;
@@ -189,4 +191,115 @@ pub fn own_lines(r: &Run) -> Vec<String> {
         .into_iter()
         .filter(|l| l.starts_with("own ") || l.starts_with("result "))
         .collect()
+}
+
+/// What a test asserts of a report's `time` object (a kernel's, a
+/// shape's): `(sampled, timed, total_ns, estimated_ns, min_ns, median_ns,
+/// max_ns)`.
+pub fn time_figures(t: &Value) -> (u64, u64, u64, u64, u64, u64, u64) {
+    let n = |f: &str| {
+        t[f].as_u64()
+            .unwrap_or_else(|| panic!("no {f} in the time object {t:#}"))
+    };
+    (
+        n("sampled"),
+        n("timed"),
+        n("total_ns"),
+        n("estimated_ns"),
+        n("min_ns"),
+        n("median_ns"),
+        n("max_ns"),
+    )
+}
+
+/// The `median_ns` a report gives for launches whose true (lower) median
+/// is `ns`, their shortest `min` and longest `max`: the midpoint of the
+/// histogram bucket of `ns` (the record's buckets) within min and max.
+pub fn reported_median(ns: u64, min: u64, max: u64) -> u64 {
+    use xpu_asm_record::times::{bucket_bounds, bucket_of};
+    let (lo, hi) = bucket_bounds(bucket_of(ns));
+    let lo = lo.clamp(min, max);
+    let hi = hi.map_or(max, |h| h - 1).clamp(min, max);
+    lo + (hi - lo).div_ceil(2)
+}
+
+/// The one kernel of the report `r` named `name`.
+pub fn only_kernel_named<'a>(r: &'a Value, name: &str) -> &'a Value {
+    let found: Vec<&Value> = r["kernels"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|k| k["name"] == name)
+        .collect();
+    match found.as_slice() {
+        [k] => k,
+        _ => panic!("{} kernels named {name} in {r:#}", found.len()),
+    }
+}
+
+/// The shape of kernel `k` of `groups` work-groups (`[groups, 1, 1]`).
+pub fn report_shape(k: &Value, groups: u32) -> &Value {
+    k["shapes"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .find(|s| s["group_count"] == serde_json::json!([groups, 1, 1]))
+        .unwrap_or_else(|| panic!("no shape of {groups} groups in {k:#}"))
+}
+
+/// The table's kernel rows, in order: each kernel's name, time and share
+/// (`-` when it has none), from the output of a run or collection with
+/// `--time` (the workload's lines before the table are skipped).
+pub fn table_time_rows(table: &str) -> Vec<(String, String, String)> {
+    let mut lines = table
+        .lines()
+        .skip_while(|l| !l.trim_start().starts_with("# "));
+    let head = lines.next().unwrap_or_default();
+    assert!(
+        head.split_whitespace()
+            .take(4)
+            .eq(["#", "launches", "time", "share"]),
+        "not a table with a time column:\n{table}"
+    );
+    lines
+        .map_while(|l| {
+            let w: Vec<&str> = l.split_whitespace().collect();
+            w.first()?.parse::<u64>().ok()?;
+            Some(match w.get(2) {
+                Some(&"-") => (w[4].to_string(), "-".to_string(), w[3].to_string()),
+                _ => (
+                    w[5].to_string(),
+                    format!("{} {}", w[2], w[3]),
+                    w[4].to_string(),
+                ),
+            })
+        })
+        .collect()
+}
+
+/// The keys of device times (`time`, `time_reason`) anywhere in `v`, with
+/// their paths: none in the report of a run without `--time`.
+pub fn time_keys(v: &Value) -> Vec<String> {
+    fn walk(v: &Value, at: &str, out: &mut Vec<String>) {
+        match v {
+            Value::Object(m) => {
+                for (k, x) in m {
+                    let here = format!("{at}.{k}");
+                    if k == "time" || k == "time_reason" {
+                        out.push(here.clone());
+                    }
+                    walk(x, &here, out);
+                }
+            }
+            Value::Array(a) => {
+                for (i, x) in a.iter().enumerate() {
+                    walk(x, &format!("{at}[{i}]"), out);
+                }
+            }
+            _ => {}
+        }
+    }
+    let mut out = Vec::new();
+    walk(v, "", &mut out);
+    out
 }

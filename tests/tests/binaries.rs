@@ -51,8 +51,8 @@ fn capture_report(
     let text = std::fs::read_to_string(out.join("report.json"))
         .unwrap_or_else(|e| panic!("no report.json ({e})\n{}", describe(shown, output, &out)));
     let report: Report = serde_json::from_str(&text)
-        .unwrap_or_else(|e| panic!("report.json does not parse as schema 5: {e}\n{text}"));
-    assert_eq!(report.schema, 5, "{text}");
+        .unwrap_or_else(|e| panic!("report.json does not parse as schema 6: {e}\n{text}"));
+    assert_eq!(report.schema, 6, "{text}");
     (out, report)
 }
 

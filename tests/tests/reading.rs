@@ -73,7 +73,7 @@ fn capture_loops_and_mix(
         .hermetic_without_no_color()
         .run_ok();
     let report = r.report();
-    assert_eq!(report["schema"], 5, "{}", r.ctx());
+    assert_eq!(report["schema"], 6, "{}", r.ctx());
     Captured { out, report }
 }
 

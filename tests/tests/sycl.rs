@@ -401,9 +401,9 @@ fn report_json_every_kernel_with_exact_launches_and_asm() {
 
     assert_eq!(
         json_u64(&report, "schema"),
-        Some(5),
+        Some(6),
         "{}",
-        ctx("schema must be 5")
+        ctx("schema must be 6")
     );
     // `exit` is ops.py's exit status: a number, or an object with `code`.
     let exit = report.get("exit");

@@ -63,6 +63,106 @@ fn immediate_launches_take_their_known_times() {
     assert_eq!(own_lines(&r), ["result 608"], "{ctx}");
 }
 
+/// The report of immediate launches of two shapes: each kernel's and
+/// shape's times the known ones (sums, extremes, the median's bucket,
+/// the estimate over every launch), the process's and the run's device
+/// time their sum; the table ranked by time with each kernel's share,
+/// and `--sort launches` and `--sort name` as asked.
+#[test]
+fn the_report_and_the_table_give_the_known_times() {
+    let s = scratch("time-report");
+    let r = capture_timed(
+        &s.out,
+        &["--time=all"],
+        &[],
+        &[
+            "imm:add_one:5:3",
+            "imm:add_one:4:1",
+            "imm:add_two:2:10",
+            "result",
+        ],
+    );
+    let ctx = r.ctx();
+    let report = r.report();
+    assert_eq!(report["schema"], 6, "{ctx}");
+    let (one, three, ten) = (
+        sim_ns(1, SIM_TICKS),
+        sim_ns(3, SIM_TICKS),
+        sim_ns(10, SIM_TICKS),
+    );
+    let add_one = only_kernel_named(&report, "add_one");
+    let total = 5 * three + 4 * one;
+    // Nine launches: four of 1 group, five of 3; the middle one of 3.
+    let median = reported_median(three, one, three);
+    assert_eq!(
+        time_figures(&add_one["time"]),
+        (9, 9, total, total, one, median, three),
+        "{ctx}"
+    );
+    assert!(add_one["time_reason"].is_null(), "{ctx}");
+    assert_eq!(
+        time_figures(&report_shape(add_one, 3)["time"]),
+        (5, 5, 5 * three, 5 * three, three, three, three),
+        "{ctx}"
+    );
+    assert_eq!(
+        time_figures(&report_shape(add_one, 1)["time"]),
+        (4, 4, 4 * one, 4 * one, one, one, one),
+        "{ctx}"
+    );
+    let add_two = only_kernel_named(&report, "add_two");
+    assert_eq!(
+        time_figures(&add_two["time"]),
+        (2, 2, 2 * ten, 2 * ten, ten, ten, ten),
+        "{ctx}"
+    );
+    let run_ns = total + 2 * ten;
+    let summary = serde_json::json!({
+        "sampling": {"policy": "all"},
+        "sampled": 11,
+        "timed": 11,
+        "kernels_timed": 2,
+        "total_ns": run_ns,
+        "estimated_ns": run_ns,
+    });
+    assert_eq!(report["time"], summary, "{ctx}");
+    assert_eq!(report["processes"][0]["time"], summary, "{ctx}");
+    // 1.6 ms of 3.12 ms, then 1.52 ms: by time, add_two first.
+    let row = |name: &str, time: &str, share: &str| {
+        (name.to_string(), time.to_string(), share.to_string())
+    };
+    assert_eq!(
+        table_time_rows(&r.stdout()),
+        [
+            row("add_two", "1.60 ms", "51.3%"),
+            row("add_one", "1.52 ms", "48.7%")
+        ],
+        "{ctx}"
+    );
+    assert!(
+        r.stdout().contains(
+            "device time: 3.12 ms over 2 kernels (3.12 ms measured: 11 launches timed of 11 chosen, every launch)\n"
+        ),
+        "{ctx}"
+    );
+    let dir = s.out.display().to_string();
+    for (sort, first) in [
+        ("launches", "add_one"),
+        ("name", "add_one"),
+        ("time", "add_two"),
+    ] {
+        let c = run_xpu_asm(&["collect", &dir, "--sort", sort], &s.out);
+        c.assert_status(0);
+        let rows = table_time_rows(&c.stdout());
+        assert_eq!(
+            (rows.len(), rows[0].0.as_str()),
+            (2, first),
+            "--sort {sort}\n{}",
+            c.ctx()
+        );
+    }
+}
+
 /// The default policy's numbers set by `XPU_ASM_TIME`: of 21 launches the
 /// first 3 and every 5th are chosen.
 #[test]
@@ -92,6 +192,26 @@ fn the_policy_chooses_the_first_then_one_in_n() {
         .find(|k| k.name == b"add_one")
         .expect("add_one");
     assert_eq!(k.launches, 21);
+    // The report: 7 timed, their mean times the 21 launches.
+    let report = r.report();
+    assert_eq!(
+        time_figures(&only_kernel_named(&report, "add_one")["time"]),
+        (7, 7, 7 * ns, 21 * ns, ns, ns, ns),
+        "{}",
+        r.ctx()
+    );
+    let sampling = serde_json::json!({"policy": "sample", "first": 3, "every": 5});
+    assert_eq!(report["time"]["sampling"], sampling, "{}", r.ctx());
+    assert_eq!(
+        table_time_rows(&r.stdout()),
+        [(
+            "add_one".to_string(),
+            "~1.68 ms".to_string(),
+            "100.0%".to_string()
+        )],
+        "{}",
+        r.ctx()
+    );
 }
 
 /// The workload's own timestamp events and plain ones (given timestamps
@@ -145,6 +265,21 @@ fn the_workloads_own_events_are_timed_and_keep_their_meaning() {
     );
     assert!(plain_dir.out.join("records").is_dir());
     assert_eq!(only_record(&plain_dir.out).time, None);
+    // Without --time, no time in the report nor in the table.
+    let plain_report = plain.report();
+    assert_eq!(plain_report["schema"], 6, "{}", plain.ctx());
+    assert_eq!(
+        time_keys(&plain_report),
+        Vec::<String>::new(),
+        "{}",
+        plain.ctx()
+    );
+    let timed_lines = plain
+        .stdout_lines()
+        .into_iter()
+        .filter(|l| l.contains("device time") || l.starts_with("   #") && l.contains("share"))
+        .collect::<Vec<_>>();
+    assert_eq!(timed_lines, Vec::<String>::new(), "{}", plain.ctx());
 }
 
 /// Regular lists run several times: synced after each run, every run
@@ -276,6 +411,36 @@ fn a_device_that_never_completes_gives_no_time() {
         "{}",
         r.ctx()
     );
+    // The report: no time, and why, for each kernel and the run.
+    let report = r.report();
+    let why = "the device gave none (the launch had not completed when last looked at)";
+    for name in ["add_one", "add_two"] {
+        let k = only_kernel_named(&report, name);
+        assert_eq!(
+            (&k["time"], k["time_reason"].as_str()),
+            (&serde_json::Value::Null, Some(why)),
+            "{}",
+            r.ctx()
+        );
+    }
+    assert_eq!(report["time"]["reason"], why, "{}", r.ctx());
+    assert_eq!(
+        report["time"]["not_timed"],
+        serde_json::json!({"not_complete": 8}),
+        "{}",
+        r.ctx()
+    );
+    assert!(
+        r.stdout().contains(&format!("\nno device time: {why}\n")),
+        "{}",
+        r.ctx()
+    );
+    let rows = table_time_rows(&r.stdout());
+    assert!(
+        rows.len() == 2 && rows.iter().all(|(_, t, s)| t == "-" && s == "-"),
+        "{rows:?}\n{}",
+        r.ctx()
+    );
 }
 
 /// More launches without a sync than the interposer has events: those
@@ -294,6 +459,27 @@ fn a_full_pool_is_said_not_waited_for() {
         r.ctx()
     );
     assert_eq!(t.reasons(), [(NotTimed::PoolFull, 76)], "{}", r.ctx());
+    // The report: 1,024 timed, the estimate over the 1,100 launches.
+    let report = r.report();
+    let k = &only_kernel_named(&report, "add_one")["time"];
+    assert_eq!(
+        time_figures(k),
+        (1100, 1024, 1024 * ns, 1100 * ns, ns, ns, ns),
+        "{}",
+        r.ctx()
+    );
+    assert_eq!(
+        k["not_timed"],
+        serde_json::json!({"pool_full": 76}),
+        "{}",
+        r.ctx()
+    );
+    assert!(
+        r.stdout()
+            .contains("\n  not timed: 76 the interposer's events were all in use (pool full)\n"),
+        "{}",
+        r.ctx()
+    );
 }
 
 /// Threads, each with its own list and kernel handle; a forked child; a
@@ -335,6 +521,31 @@ fn threads_fork_and_an_exit_with_launches_pending() {
         r.ctx()
     );
     assert!(kernel_times(child, "add_one").is_none());
+    // The report: add_two of both processes added up (four launches of
+    // one group, three of two: the middle one of one), each process its
+    // own.
+    let report = r.report();
+    let total = 4 * one + 3 * two;
+    assert_eq!(
+        time_figures(&only_kernel_named(&report, "add_two")["time"]),
+        (7, 7, total, total, one, reported_median(one, one, two), two),
+        "{}",
+        r.ctx()
+    );
+    let mut per_process: Vec<(u64, u64)> = report["processes"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|p| (u(&p["time"]["timed"]), u(&p["time"]["total_ns"])))
+        .collect();
+    per_process.sort();
+    assert_eq!(per_process, [(3, 3 * two), (104, 104 * one)], "{}", r.ctx());
+    assert_eq!(
+        (u(&report["time"]["timed"]), u(&report["time"]["total_ns"])),
+        (107, 104 * one + 3 * two),
+        "{}",
+        r.ctx()
+    );
 }
 
 /// Two drivers in one process, each with its own ticks: each kernel's
@@ -367,5 +578,102 @@ fn two_drivers_in_one_process() {
         [(2, 2 * a, Some(a)), (3, 3 * b, Some(b))],
         "{}",
         r.ctx()
+    );
+}
+
+/// The demo's workload (its steps, on its two SPIR-V modules) with `--time`
+/// on the real stack, NEO without hardware emulating pvc, which completes
+/// no kernel: the same exit and counts as without `--time`, every count
+/// exact, and no time anywhere but why, per kernel, for the run and in the
+/// table.
+#[test]
+fn the_demo_workload_on_neo_says_why_there_is_no_time() {
+    let steps = [
+        "imm:a:_ZTSZ4mainE10vector_add:1000",
+        "imm:a:scale:300",
+        "imm:a:scale_v2:20",
+        "reg:a:common_kernel:4:50",
+        "imm:b:common_kernel:7",
+        "imm:b:only_in_b:2",
+    ];
+    let capture = |out: &Path, time: &[&str]| {
+        Capture::emulating("pvc", out)
+            .options(time)
+            .hermetic()
+            .program(workload())
+            .args(["--via", "ddi"])
+            .module("a", &spirv("a"))
+            .module("b", &spirv("b"))
+            .args(steps)
+            .run()
+    };
+    let s = scratch("time-neo");
+    let r = capture(&s.out, &["--time"]);
+    let plain_dir = scratch("time-neo-plain");
+    let plain = capture(&plain_dir.out, &[]);
+    r.assert_status(0);
+    plain.assert_status(0);
+    let ctx = r.ctx();
+    assert_eq!(
+        counts(&only_record(&s.out)),
+        counts(&only_record(&plain_dir.out)),
+        "{ctx}"
+    );
+    let report = r.report();
+    let mut launches: Vec<(String, u64)> = report["kernels"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|k| {
+            (
+                k["name"].as_str().unwrap_or("").to_string(),
+                u(&k["launches"]),
+            )
+        })
+        .collect();
+    launches.sort();
+    let want: Vec<(String, u64)> = [
+        ("_ZTSZ4mainE10vector_add", 1000),
+        ("common_kernel", 7),
+        ("common_kernel", 200),
+        ("only_in_b", 2),
+        ("scale", 300),
+        ("scale_v2", 20),
+    ]
+    .iter()
+    .map(|(n, l)| (n.to_string(), *l))
+    .collect();
+    assert_eq!(launches, want, "{ctx}");
+    // Its regular list ran 50 times before a sync: one run timed of
+    // those, which the device did not complete either.
+    let why = "the device gave none (the launch had not completed when last looked at)";
+    let rerun = "a regular list ran again before its result was read (one run of those timed)";
+    for k in report["kernels"].as_array().into_iter().flatten() {
+        let want = match u(&k["launches"]) {
+            200 => format!("{why} (4 launches); {rerun} (196 launches)"),
+            _ => why.to_string(),
+        };
+        assert_eq!(
+            (&k["time"], k["time_reason"].as_str()),
+            (&serde_json::Value::Null, Some(want.as_str())),
+            "{}: {ctx}",
+            k["name"]
+        );
+    }
+    let run_why = format!(
+        "{why} (54 launches); {rerun} (196 launches); an emulated device (--emulate) runs no kernel"
+    );
+    assert_eq!(report["time"]["reason"], run_why.as_str(), "{ctx}");
+    assert_eq!(u(&report["time"]["timed"]), 0, "{ctx}");
+    assert!(
+        r.stdout()
+            .contains(&format!("\nno device time: {run_why}\n")),
+        "{ctx}"
+    );
+    assert_eq!(
+        time_keys(&plain.report()),
+        Vec::<String>::new(),
+        "{}",
+        plain.ctx()
     );
 }

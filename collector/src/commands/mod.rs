@@ -14,6 +14,7 @@ pub mod terminal;
 
 use crate::prune::Keep;
 use crate::report::export::html::DEFAULT_PAGE_KERNELS;
+use crate::report::export::table::Sort;
 use crate::report::files::DEFAULT_ASM_COPIES;
 use crate::report::Limit;
 use clap::{Args, Parser, Subcommand};
@@ -536,6 +537,12 @@ pub struct ReportArgs {
     /// and asm/ hold every kernel whatever is shown
     #[arg(long, value_name = "REGEX", value_parser = parse_regex)]
     pub filter: Option<regex::Regex>,
+
+    /// The table's order: `launches` (the report's ranks), `time` (device
+    /// time, of a run with --time) or `name` [default: time with --time,
+    /// else launches]; report.json keeps its ranks
+    #[arg(long, value_enum, value_name = "BY")]
+    pub sort: Option<Sort>,
 
     /// Which IGC dump files to keep after matching
     #[arg(long, value_enum, value_name = "WHAT", default_value_t = Keep::Asm)]

@@ -72,6 +72,7 @@ pub fn print_report(dir: &Path, r: &Report, args: &ReportArgs) {
             width: terminal_width(),
             color,
             dir: dir.display().to_string(),
+            sort: args.sort,
         };
         let _ = out.write_all(table::render_table(r, &style).as_bytes());
     }

@@ -91,6 +91,8 @@ impl KernelEntry {
             other_shapes: None,
             origin: None,
             callers: Vec::new(),
+            time: None,
+            time_reason: None,
         }
     }
 }
@@ -226,6 +228,7 @@ pub fn process_entries(
     run: Option<&RunInfo>,
     waited: &[(String, u32, Exit)],
 ) -> Vec<ProcessEntry> {
+    let emulated = run.is_some_and(|r| r.emulate.is_some());
     recs.iter()
         .zip(dump_dirs)
         .map(|(r, &(dump_dir, dump_dir_exists))| {
@@ -268,6 +271,7 @@ pub fn process_entries(
                 counts_incomplete: r.counts_incomplete.clone(),
                 counts_kept: counts_kept(r),
                 device: super::shapes::device_of(r),
+                time: super::time::of_process(r, emulated),
             }
         })
         .collect()

@@ -232,6 +232,7 @@ mod tests {
             page_kernels: None,
             counts_incomplete: vec!["process 1 on h: it was still running".into()],
             counts_kept: Vec::new(),
+            time: None,
             warnings: vec!["w".into()],
         };
         write_report(&path, &report).unwrap().commit().unwrap();

@@ -29,6 +29,12 @@ pub struct ShapeEntry {
     pub occupancy: Option<Occupancy>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub occupancy_reason: Option<String>,
+    /// Its device times (schema 6, `--time`; absent without, and when
+    /// none of its launches was timed: `time_reason` says why).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub time: Option<super::time::TimeEntry>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub time_reason: Option<String>,
 }
 
 /// The device a process ran on (or emulated), as the driver reported it,

@@ -12,6 +12,7 @@ pub mod origin;
 pub mod origins;
 pub mod shapes;
 pub mod sycl_images;
+pub mod time;
 
 use crate::capture::files::Usage;
 use crate::capture::run::Exit;
@@ -24,8 +25,11 @@ use serde::{Deserialize, Serialize};
 /// 3: each launched kernel's `flow` from its code, or `flow_reason`;
 /// `counts_kept`, per process and for the run, added within 3: absent
 /// when empty; 4: each launched kernel's `shapes` with their occupancy,
-/// `other_shapes`, `slm_static_bytes`, and each process's `device`).
-pub const SCHEMA: u32 = 5;
+/// `other_shapes`, `slm_static_bytes`, and each process's `device`; 5:
+/// each kernel's `origin` and `callers`; 6: device times with `--time`:
+/// `time` or `time_reason` per kernel and shape, `time` per process and
+/// for the run).
+pub const SCHEMA: u32 = 6;
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ProcessEntry {
@@ -66,6 +70,10 @@ pub struct ProcessEntry {
     /// names none.
     #[serde(default)]
     pub device: Option<launch::DeviceEntry>,
+    /// What it timed on the device (schema 6; absent when it timed
+    /// nothing: no `--time`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub time: Option<time::TimeSummary>,
 }
 
 /// Counters kept out of the capture's counts file during the run: where
@@ -255,6 +263,13 @@ pub struct KernelEntry {
     /// The stacks of its first launches, symbolized (schema 5).
     #[serde(default)]
     pub callers: Vec<origin::Caller>,
+    /// Its device times (schema 6, `--time`; absent without, and when
+    /// none of its launches was timed: `time_reason` says why).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub time: Option<time::TimeEntry>,
+    /// Why a launched kernel of a timed run has no `time`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub time_reason: Option<String>,
 }
 
 impl KernelEntry {
@@ -410,6 +425,10 @@ pub struct Report {
     /// `processes[].counts_kept`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub counts_kept: Vec<CountsKeptInRun>,
+    /// What the run timed on the device (schema 6; absent without
+    /// `--time`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub time: Option<time::TimeSummary>,
     pub warnings: Vec<String>,
 }
 

@@ -1,6 +1,7 @@
-//! Each launched kernel's launch shapes and their occupancy, and the
-//! device each process ran on: from the records ([`by_kernel`],
-//! [`device_of`]), added to the report's entries ([`fill`]).
+//! Each launched kernel's launch shapes with their occupancy and device
+//! times, and the device each process ran on: from the records
+//! ([`by_kernel`], [`device_of`]), added to the report's entries
+//! ([`fill`]).
 //!
 //! A shape's local memory is the kernel's static local memory plus its
 //! arguments set with a size and no value that its module binary says
@@ -8,6 +9,7 @@
 //! binary's word on it, the dynamic part is unknown (`slm_bytes` null).
 
 use super::launch::{DeviceEntry, OtherShapes, ShapeEntry, LISTED_SHAPES};
+use super::time::{self, TimeEntry};
 use super::{Api, KernelEntry};
 use crate::analysis::occupancy::{self, Family};
 use std::collections::HashMap;
@@ -15,18 +17,41 @@ use std::path::Path;
 use xpu_asm_isa::native;
 use xpu_asm_record::read::{DeviceCompute, ProcessRecord};
 use xpu_asm_record::shapes::{ShapeKey, FLAG_INDIRECT, FLAG_NO_GROUP_SIZE};
+use xpu_asm_record::times::Times;
 
 /// A kernel's shapes over the records, and what occupancy needs of it.
 #[derive(Debug, Default)]
 pub struct KernelShapes {
-    /// By resolved shape: (launches, appended).
-    shapes: Vec<(Resolved, u64, u64)>,
+    /// By resolved shape.
+    shapes: Vec<Shape>,
     /// Launches and appends of shapes the records did not keep.
     other: (u64, u64),
+    /// Its device times, over its processes (`--time`).
+    time: Option<Times>,
+    /// Whether a process that launched it timed launches.
+    timing: bool,
     slm_static: Option<u32>,
     /// From its module binary.
     barrier: Option<bool>,
     device: Option<occupancy::Device>,
+}
+
+/// One shape's launches and device times over the records.
+#[derive(Debug)]
+struct Shape {
+    resolved: Resolved,
+    launches: u64,
+    appended: u64,
+    time: Option<Times>,
+}
+
+/// Adds `t` to `into`.
+fn add_times(into: &mut Option<Times>, t: Option<&Times>) {
+    match (into.as_mut(), t) {
+        (Some(a), Some(t)) => a.add(t),
+        (None, Some(t)) => *into = Some(t.clone()),
+        (_, None) => {}
+    }
 }
 
 /// A shape with its local memory resolved.
@@ -93,17 +118,25 @@ pub fn by_kernel(dir: &Path, recs: &[ProcessRecord]) -> ByKernel {
                     .and_then(|d| occupancy_device(d.ip_version, d.device_id, d.compute.as_ref()?));
             }
             let local = facts.as_ref().and_then(|f| f.0.as_deref());
+            e.timing |= r.time.is_some();
+            add_times(&mut e.time, k.time.as_ref());
             let (mut sl, mut sa) = (0, 0);
             for s in &k.shapes {
                 let resolved = resolve(&s.key, local);
                 sl += s.launches;
                 sa += s.appended;
-                match e.shapes.iter_mut().find(|(r, _, _)| *r == resolved) {
+                match e.shapes.iter_mut().find(|x| x.resolved == resolved) {
                     Some(x) => {
-                        x.1 += s.launches;
-                        x.2 += s.appended;
+                        x.launches += s.launches;
+                        x.appended += s.appended;
+                        add_times(&mut x.time, s.time.as_ref());
                     }
-                    None => e.shapes.push((resolved, s.launches, s.appended)),
+                    None => e.shapes.push(Shape {
+                        resolved,
+                        launches: s.launches,
+                        appended: s.appended,
+                        time: s.time.clone(),
+                    }),
                 }
             }
             e.other.0 += k.launches.saturating_sub(sl);
@@ -193,39 +226,68 @@ pub fn device_of(r: &ProcessRecord) -> Option<DeviceEntry> {
 /// first) with their occupancy, and `other_shapes`.
 pub fn fill(kernels: &mut [KernelEntry], by_kernel: &ByKernel) {
     for k in kernels.iter_mut() {
-        let name = match &k.name_hex {
-            Some(h) => xpu_asm_record::unhex(h).unwrap_or_default(),
-            None => k.name.as_bytes().to_vec(),
-        };
-        let Some(s) = by_kernel.get(&(name, k.module_sha256.clone(), k.api)) else {
+        let Some(s) = by_kernel.get(&key_of(k)) else {
             continue;
         };
         k.slm_static_bytes = s.slm_static;
+        if s.timing || s.time.is_some() {
+            (k.time, k.time_reason) = time_fields(s.time.as_ref(), k.launches, s.timing);
+        }
         // Most launched first; equal ones in the order the records met them.
-        let mut kept: Vec<&(Resolved, u64, u64)> = s.shapes.iter().collect();
-        kept.sort_by(|a, b| b.1.cmp(&a.1).then(b.2.cmp(&a.2)));
+        let mut kept: Vec<&Shape> = s.shapes.iter().collect();
+        kept.sort_by(|a, b| {
+            b.launches
+                .cmp(&a.launches)
+                .then(b.appended.cmp(&a.appended))
+        });
         let unlisted = kept.split_off(kept.len().min(LISTED_SHAPES));
         let other = OtherShapes {
-            launches: s.other.0 + unlisted.iter().map(|x| x.1).sum::<u64>(),
-            appended: s.other.1 + unlisted.iter().map(|x| x.2).sum::<u64>(),
+            launches: s.other.0 + unlisted.iter().map(|x| x.launches).sum::<u64>(),
+            appended: s.other.1 + unlisted.iter().map(|x| x.appended).sum::<u64>(),
             shapes: unlisted.len() as u64,
             unkept_launches: s.other.0,
         };
         k.other_shapes = (other.launches > 0 || other.appended > 0).then_some(other);
-        k.shapes = kept
-            .into_iter()
-            .map(|(r, l, a)| entry(k, s, r, *l, *a))
-            .collect();
+        k.shapes = kept.into_iter().map(|x| entry(k, s, x)).collect();
     }
 }
 
-fn entry(
-    k: &KernelEntry,
-    s: &KernelShapes,
-    r: &Resolved,
+/// A kernel's or shape's `time`, or `time_reason` when it has none, in a
+/// timed run.
+fn time_fields(
+    t: Option<&Times>,
     launches: u64,
-    appended: u64,
-) -> ShapeEntry {
+    timing: bool,
+) -> (Option<TimeEntry>, Option<String>) {
+    match t.and_then(|t| TimeEntry::of(t, launches)) {
+        Some(e) => (Some(e), None),
+        None => (None, Some(time::reason(t, timing))),
+    }
+}
+
+/// Each listed kernel's times over its processes, with its launches (for
+/// the run's device time).
+pub fn kernel_times<'a>(
+    kernels: &'a [KernelEntry],
+    by_kernel: &'a ByKernel,
+) -> impl Iterator<Item = (&'a Times, u64)> + 'a {
+    kernels.iter().filter_map(|k| {
+        let s = by_kernel.get(&key_of(k))?;
+        Some((s.time.as_ref()?, k.launches))
+    })
+}
+
+/// The key of a report's kernel.
+fn key_of(k: &KernelEntry) -> KernelKey {
+    let name = match &k.name_hex {
+        Some(h) => xpu_asm_record::unhex(h).unwrap_or_default(),
+        None => k.name.as_bytes().to_vec(),
+    };
+    (name, k.module_sha256.clone(), k.api)
+}
+
+fn entry(k: &KernelEntry, s: &KernelShapes, x: &Shape) -> ShapeEntry {
+    let (r, launches, appended) = (&x.resolved, x.launches, x.appended);
     let slm = r
         .slm_dynamic
         .map(|d| d + u64::from(s.slm_static.unwrap_or(0)));
@@ -251,6 +313,12 @@ fn entry(
         Ok(o) => (Some(o), None),
         Err(e) => (None, Some(e)),
     };
+    let (time, time_reason) = match (s.timing || x.time.is_some(), &x.time, &s.time) {
+        (false, ..) => (None, None),
+        // Past the shapes a process times apart, its times are the kernel's.
+        (true, None, Some(_)) => (None, Some(time::WITH_THE_KERNELS.to_string())),
+        (true, ..) => time_fields(x.time.as_ref(), launches, s.timing),
+    };
     ShapeEntry {
         group_size: r.group_size,
         group_count: r.group_count,
@@ -261,5 +329,7 @@ fn entry(
         appended,
         occupancy,
         occupancy_reason,
+        time,
+        time_reason,
     }
 }

@@ -297,6 +297,7 @@ fn each_unmatched_kernel_says_why() {
             width: 100,
             color: false,
             dir: "D".into(),
+            sort: None,
         },
     );
     assert!(table.contains("not matched:"), "{table}");

@@ -64,6 +64,7 @@ fn hostile_names_never_escape_the_folder() {
             width: 120,
             color: false,
             dir: "D".into(),
+            sort: None,
         },
     );
     assert!(

@@ -119,6 +119,7 @@ fn keep_modes_prune_the_dumps_and_report_sizes() {
         width: 120,
         color: false,
         dir: "d".into(),
+        sort: None,
     };
     let table = xpu_asm_collector::report::export::table::render_table(&r, &style);
     let line = table.lines().find(|l| l.starts_with("dumps: ")).unwrap();
@@ -182,7 +183,7 @@ fn report_json_contract() {
     pvc_capture(t.path());
     collect_defaults(t.path());
     let j = report_json(t.path());
-    assert_eq!(j["schema"], 5);
+    assert_eq!(j["schema"], 6);
     assert_eq!(j["command"], serde_json::json!(["./app", "--x"]));
     assert_eq!(j["exit"], serde_json::json!({"code": 0}));
     for key in ["processes", "kernels", "warnings"] {

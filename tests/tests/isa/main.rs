@@ -83,7 +83,7 @@ fn capture_modules(
         .hermetic_without_no_color()
         .run_ok();
     let report = report_of_run(&out, &r);
-    assert_eq!(report["schema"], 5, "{}", r.ctx());
+    assert_eq!(report["schema"], 6, "{}", r.ctx());
     Captured { out, report }
 }
 

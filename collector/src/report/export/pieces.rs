@@ -9,6 +9,7 @@
 //! the layout's). Compact JSON (the page's data) only joins them.
 
 use crate::capture::run::Exit;
+use crate::report::time::TimeSummary;
 use crate::report::{
     CountsKeptInRun, DumpsInfo, KernelEntry, LeftOut, ProcessEntry, Report, Totals,
 };
@@ -59,6 +60,8 @@ struct Tail<'a> {
     counts_incomplete: &'a [String],
     #[serde(skip_serializing_if = "<[_]>::is_empty")]
     counts_kept: &'a [CountsKeptInRun],
+    #[serde(skip_serializing_if = "Option::is_none")]
+    time: &'a Option<TimeSummary>,
     warnings: &'a [String],
 }
 
@@ -83,6 +86,7 @@ fn parts(r: &Report) -> (Head<'_>, &[KernelEntry], Tail<'_>) {
         page_kernels,
         counts_incomplete,
         counts_kept,
+        time,
         warnings,
     } = r;
     let head = Head {
@@ -104,6 +108,7 @@ fn parts(r: &Report) -> (Head<'_>, &[KernelEntry], Tail<'_>) {
         page_kernels,
         counts_incomplete,
         counts_kept,
+        time,
         warnings,
     };
     (head, kernels, tail)
@@ -579,7 +584,9 @@ pub(crate) fn rich_report(n: usize) -> Report {
       "peak_grf":8,"source":[]}],"live_grf":[1,1,2],"liveness":"operands",
       "peak":{"grf":10,"live":10,"spilled":0,"bytes":592,"instruction":37,"block":4,
       "loop":null,"source":null,"class":"control"},"lines":false,"spilled_grf":[0,1,2]},
-      "flow_reason":null}"#;
+      "flow_reason":null,"time":{"sampled":12,"timed":10,"total_ns":800,"estimated_ns":4000,
+      "min_ns":80,"median_ns":80,"median_range_ns":[80,80],"max_ns":80,
+      "not_timed":{"pool_full":2}}}"#;
     let kernel: KernelEntry = serde_json::from_str(kernel).unwrap();
     let report = r#"{"schema":3,"tool":"xpu-asm-run 0.1.0","command":["a b","\u001b","ü"],
       "exit":{"signal":9},"emulate":"pvc","processes":[{"pid":1,"ppid":0,"host":"h",
@@ -589,7 +596,9 @@ pub(crate) fn rich_report(n: usize) -> Report {
       "launches":2,"appended":3,"matched":4,"unmatched":5,"filtered_out":6},
       "unlaunched_compiled":7,"unlaunched_listed":true,"filter":"x|y","isa":"binary",
       "dumps":{"keep":"asm","before":{"bytes":1,"files":2},"after":{"bytes":0,"files":0}},
-      "asm_copies":{"limit":2,"left_out":5},"warnings":["w","<&>"]}"#;
+      "asm_copies":{"limit":2,"left_out":5},"time":{"sampling":{"policy":"sample","first":10,
+      "every":100},"sampled":12,"timed":10,"kernels_timed":1,"total_ns":800,"estimated_ns":4000,
+      "not_timed":{"pool_full":2}},"warnings":["w","<&>"]}"#;
     let mut report: Report = serde_json::from_str(report).unwrap();
     report.kernels = (0..n)
         .map(|i| {
@@ -599,6 +608,7 @@ pub(crate) fn rich_report(n: usize) -> Report {
             if i % 2 == 1 {
                 (k.flow, k.source, k.mix) = (None, None, None);
                 k.pids.clear();
+                (k.time, k.time_reason) = (None, Some("the device gave none".into()));
             }
             k
         })

@@ -2,6 +2,7 @@
 
 use crate::kernel_isa::{IsaSourceKind, Status};
 use crate::names;
+use crate::report::time::{human_ns, TimeEntry};
 use crate::report::{Api, KernelEntry, Report};
 use rayon::prelude::*;
 use std::fmt::Write;
@@ -14,6 +15,39 @@ pub struct TableStyle {
     pub color: bool,
     /// How to show the capture folder in the closing lines.
     pub dir: String,
+    /// The rows' order; `None`: by device time when the report has it,
+    /// else by launches.
+    pub sort: Option<Sort>,
+}
+
+/// The order of the table's rows (`--sort`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Sort {
+    /// By launches, most first (the report's ranks)
+    Launches,
+    /// By device time (`--time`), most first; kernels without one after
+    Time,
+    /// By name
+    Name,
+}
+
+/// The rows' order: indexes of `r.kernels`.
+pub fn order(r: &Report, sort: Option<Sort>) -> Vec<usize> {
+    let mut order: Vec<usize> = (0..r.kernels.len()).collect();
+    let by_time = r.time.is_some();
+    match sort.unwrap_or(if by_time { Sort::Time } else { Sort::Launches }) {
+        // The report's own order.
+        Sort::Launches => {}
+        Sort::Time => order.sort_by_key(|&i| {
+            let k = &r.kernels[i];
+            std::cmp::Reverse(k.time.as_ref().map(|t| t.estimated_ns))
+        }),
+        Sort::Name => order.sort_by(|&a, &b| {
+            let (ka, kb) = (&r.kernels[a], &r.kernels[b]);
+            ka.demangled.cmp(&kb.demangled).then(ka.rank.cmp(&kb.rank))
+        }),
+    }
+    order
 }
 
 fn human_bytes(b: u64) -> String {
@@ -58,8 +92,10 @@ fn fit(s: &str, w: usize) -> String {
 pub fn render_table(r: &Report, style: &TableStyle) -> String {
     let c = style.color;
     let mut out = String::new();
-    kernel_rows(&mut out, r, &Columns::of(r, style.width), c);
+    let rows = order(r, style.sort);
+    kernel_rows(&mut out, r, &rows, &Columns::of(r, style.width), c);
     totals(&mut out, r, c);
+    device_time(&mut out, r, c);
     incomplete(&mut out, r, c);
     kept(&mut out, r);
     not_matched(&mut out, r, c);
@@ -101,8 +137,8 @@ impl Columns {
     }
 }
 
-/// The header and one row per listed kernel.
-fn kernel_rows(out: &mut String, r: &Report, cols: &Columns, c: bool) {
+/// The header and one row per listed kernel, in `order`.
+fn kernel_rows(out: &mut String, r: &Report, order: &[usize], cols: &Columns, c: bool) {
     let name_w = cols.name_w;
     let shapes = has_shapes(r);
     let shape_head = if shapes {
@@ -115,10 +151,25 @@ fn kernel_rows(out: &mut String, r: &Report, cols: &Columns, c: bool) {
         true => format!("  {}", fit(s, ORIGIN_W)),
         false => String::new(),
     };
+    let run_ns = r.time.as_ref().map(|t| t.estimated_ns);
+    let time_cell = |t: Option<&TimeEntry>, launches: u64| match (run_ns, t) {
+        (None, _) => String::new(),
+        (Some(_), None) => format!(" {:>TIME_W$} {:>6}", "-", "-"),
+        (Some(run), Some(t)) => format!(
+            " {:>TIME_W$} {:>6}",
+            time_text(t, launches),
+            share(t.estimated_ns, run)
+        ),
+    };
+    let time_head = match run_ns {
+        Some(_) => format!(" {:>TIME_W$} {:>6}", "time", "share"),
+        None => String::new(),
+    };
     let header = format!(
-        "{:>4} {:>10}{}  {}  {:>4} {:>4} {:>7} {:>7}{}{}  {:<6} {}",
+        "{:>4} {:>10}{}{}  {}  {:>4} {:>4} {:>7} {:>7}{}{}  {:<6} {}",
         "#",
         "launches",
+        time_head,
         cols.ranks_cell("ranks"),
         fit("kernel", name_w),
         "SIMD",
@@ -135,7 +186,8 @@ fn kernel_rows(out: &mut String, r: &Report, cols: &Columns, c: bool) {
     } else {
         let _ = writeln!(out, "{}", paint(c, "1", header.trim_end()));
     }
-    for ((k, ranks), name) in r.kernels.iter().zip(&cols.ranks).zip(&cols.names) {
+    for &i in order {
+        let (k, ranks, name) = (&r.kernels[i], &cols.ranks[i], &cols.names[i]);
         let shape = if shapes {
             let (s, o) = super::shapes_text::top(k);
             format!(
@@ -147,9 +199,10 @@ fn kernel_rows(out: &mut String, r: &Report, cols: &Columns, c: bool) {
             String::new()
         };
         let line = format!(
-            "{:>4} {:>10}{}  {}  {:>4} {:>4} {:>7} {:>7}{}{}  {:<6} {}",
+            "{:>4} {:>10}{}{}  {}  {:>4} {:>4} {:>7} {:>7}{}{}  {:<6} {}",
             k.rank,
             launches(k),
+            time_cell(k.time.as_ref(), k.launches),
             cols.ranks_cell(ranks),
             fit(name, name_w),
             opt(k.simd),
@@ -163,6 +216,72 @@ fn kernel_rows(out: &mut String, r: &Report, cols: &Columns, c: bool) {
         );
         let _ = writeln!(out, "{}", line.trim_end());
     }
+}
+
+/// The width of the time column (`--time`).
+const TIME_W: usize = 10;
+
+/// A kernel's device time in the table: its estimate over all its
+/// launches, `~` before it when only some were timed.
+fn time_text(t: &TimeEntry, launches: u64) -> String {
+    let ns = human_ns(t.estimated_ns);
+    match t.timed >= launches {
+        true => ns,
+        false => format!("~{ns}"),
+    }
+}
+
+/// `part` of `whole` in percent, one decimal.
+fn share(part: u64, whole: u64) -> String {
+    match whole {
+        0 => "-".to_string(),
+        w => format!("{:.1}%", part as f64 * 100.0 / w as f64),
+    }
+}
+
+/// The run's device time (`--time`), or why it has none.
+fn device_time(out: &mut String, r: &Report, c: bool) {
+    let Some(t) = &r.time else {
+        return;
+    };
+    if let Some(why) = &t.reason {
+        let line = format!("no device time: {}", names::escape_for_terminal(why));
+        let _ = writeln!(out, "{}", paint(c, "33", &line));
+        return;
+    }
+    let sampling = t
+        .sampling
+        .map_or("each process's own sample".to_string(), |s| s.describe());
+    let _ = writeln!(
+        out,
+        "device time: {} over {} kernel{} ({} measured: {} launch{} timed of {} chosen, {sampling})",
+        human_ns(t.estimated_ns),
+        t.kernels_timed,
+        if t.kernels_timed == 1 { "" } else { "s" },
+        human_ns(t.total_ns),
+        t.timed,
+        if t.timed == 1 { "" } else { "es" },
+        t.sampled,
+    );
+    if t.timed < t.sampled {
+        let mut why: Vec<String> = t
+            .not_timed
+            .iter()
+            .map(|(name, n)| format!("{n} {}", reason_words(name)))
+            .collect();
+        if t.pending > 0 {
+            why.push(format!("{} never read (the process was killed)", t.pending));
+        }
+        let _ = writeln!(out, "  not timed: {}", why.join("; "));
+    }
+}
+
+/// A not-timed reason's JSON name in words.
+fn reason_words(name: &str) -> String {
+    xpu_asm_record::times::NotTimed::ALL
+        .iter()
+        .find(|r| r.name() == name)
+        .map_or_else(|| name.to_string(), |r| r.describe().to_string())
 }
 
 /// The widths of the columns of the most launched shape and its
@@ -201,7 +320,11 @@ fn name_width(r: &Report, width: usize, ranks_w: Option<usize>, full: &[String])
     // rank, launches, SIMD, GRF, instrs, spill, source + separators
     // (The shape columns take no room from the names: a line with them may
     // be wider than `width`; the names stay as the page shows them.)
-    let fixed = 4 + 11 + 5 + 5 + 8 + 8 + 8 + 7;
+    let time_w = match r.time {
+        Some(_) => TIME_W + 8,
+        None => 0,
+    };
+    let fixed = 4 + 11 + 5 + 5 + 8 + 8 + 8 + 7 + time_w;
     let name_w = width.saturating_sub(fixed + isa_w).clamp(24, 80);
     let ranks_room = ranks_w.map_or(0, |w| w + 1);
     let name_w = name_w.saturating_sub(ranks_room).max(24);
