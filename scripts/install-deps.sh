@@ -3,7 +3,8 @@
 # against, and the launchers the cluster tests use (Open MPI, MPICH, Slurm
 # and munge, Intel MPI from PyPI); see docs/real-stack.md and docs/clusters.md:
 # - on the host, Debian 12's stack (Level Zero loader 1.8, NEO 22.43 with
-#   ocloc, IGC 1 and its tools, the OpenCL ICD loader and headers), Slurm's daemons and munge (never started
+#   ocloc, IGC 1 and its tools, the OpenCL ICD loader and headers, spirv-as
+#   for the tests' modules of hostile names), Slurm's daemons and munge (never started
 #   here: the tests start a cluster of their own, scripts/slurm-cluster.sh),
 #   and debootstrap;
 # - Intel MPI (impi-rt, impi-devel from PyPI) in a venv, scripts/impi-venv.sh;
@@ -35,7 +36,7 @@
 set -euo pipefail
 
 packages=(libze1 libze-dev intel-opencl-icd libigc1 libigdfcl1 libigc-tools
-    ocl-icd-libopencl1 opencl-c-headers
+    ocl-icd-libopencl1 opencl-c-headers spirv-tools
     openmpi-bin libopenmpi-dev mpich slurmctld slurmd slurm-client munge libpmix-dev
     spirv-tools debootstrap chromium nodejs)
 # The demo: its workload's C build (gcc, libc6-dev and the loader's headers),

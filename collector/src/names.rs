@@ -33,6 +33,25 @@ pub fn demangle(name: &[u8]) -> String {
     String::from_utf8_lossy(name).into_owned()
 }
 
+/// How a message names a kernel whose name is empty.
+pub const EMPTY_NAME: &str = "(empty name)";
+
+/// Longest name a message (an error, a warning) gives whole, in characters.
+pub const MESSAGE_NAME_MAX: usize = 120;
+
+/// A kernel's name in a message: decoded (lossily when not UTF-8), its
+/// middle cut past [`MESSAGE_NAME_MAX`] characters, escaped for a
+/// terminal; the empty name as [`EMPTY_NAME`].
+pub fn in_message(name: &[u8]) -> String {
+    if name.is_empty() {
+        return EMPTY_NAME.to_string();
+    }
+    escape_for_terminal(&cut_middle(
+        &String::from_utf8_lossy(name),
+        MESSAGE_NAME_MAX,
+    ))
+}
+
 /// Replaces control characters by visible escapes so that a name cannot
 /// move the cursor, clear the screen or break a table row.
 pub fn escape_for_terminal(s: &str) -> String {

@@ -23,6 +23,8 @@ pub mod report;
 pub mod run;
 /// Scratch folders.
 pub mod scratch;
+/// Modules of kernels whose names are any bytes (`spirv-as`).
+pub mod spirv_names;
 /// The driver stacks.
 pub mod stacks;
 /// The device time tests' simulated driver and workload.

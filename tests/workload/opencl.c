@@ -24,6 +24,8 @@
  * --save P=F writes program P's CL_PROGRAM_BINARIES to F.
  * Steps (N launches, each of its kernel created for the step):
  *   nd:P:K:N      clEnqueueNDRangeKernel
+ *   named:P:F:N   the same for the kernel whose name is F's bytes (any
+ *                 bytes but NUL, of any length: names no command line holds)
  *   task:P:K:N    clEnqueueTask
  *   count:P:K:N   clEnqueueNDCountKernelINTEL (clGetExtensionFunctionAddressForPlatform)
  *   countg:P:K:N  the same from clGetExtensionFunctionAddress
@@ -312,6 +314,30 @@ static cl_kernel kernel(const char *program, const char *name) {
     return k;
 }
 
+/* The bytes of file F as a C string: a kernel's name exactly as the test
+ * wrote it (none may be NUL: a C string ends there). */
+static char *name_from_file(const char *path) {
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        fprintf(stderr, "opencl: step %s: cannot open %s\n", current_step, path);
+        exit(2);
+    }
+    size_t cap = 4096, len = 0, got;
+    char *name = malloc(cap);
+    while (name && (got = fread(name + len, 1, cap - len - 1, f)) > 0) {
+        len += got;
+        if (len + 1 == cap)
+            name = realloc(name, cap *= 2);
+    }
+    fclose(f);
+    if (!name || memchr(name, '\0', len)) {
+        fprintf(stderr, "opencl: step %s: %s holds a NUL byte (or no memory)\n", current_step, path);
+        exit(2);
+    }
+    name[len] = '\0';
+    return name;
+}
+
 static void nd(cl_kernel k, long n) {
     size_t global = 64;
     for (long i = 0; i < n; i++)
@@ -399,8 +425,9 @@ static void step(char *s) {
         all_kernels(parts[1], atol(parts[2]));
     } else if (n == 4) {
         long count = atol(parts[3]);
-        cl_kernel k = kernel(parts[1], parts[2]);
-        if (strcmp(what, "nd") == 0) {
+        int named = strcmp(what, "named") == 0;
+        cl_kernel k = kernel(parts[1], named ? name_from_file(parts[2]) : parts[2]);
+        if (strcmp(what, "nd") == 0 || named) {
             nd(k, count);
         } else if (strcmp(what, "task") == 0) {
             for (long i = 0; i < count; i++)

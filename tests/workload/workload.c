@@ -121,6 +121,8 @@ static void usage(void) {
             "  --spec ID=VALUE      a specialization constant of every module (repeatable)\n"
             "steps (M module name, K kernel name, counts are decimal):\n"
             "  imm:M:K:N          N launches on one immediate command list\n"
+            "  named:M:FILE:N     same for the kernel whose name is FILE's bytes (any bytes but NUL,\n"
+            "                     of any length: names no command line can hold)\n"
             "  coop:M:K:N         same with zeCommandListAppendLaunchCooperativeKernel\n"
             "  indirect:M:K:N     same with zeCommandListAppendLaunchKernelIndirect\n"
             "  multi:M:K1,K2,..:N N calls of zeCommandListAppendLaunchMultipleKernelsIndirect\n"
@@ -516,6 +518,29 @@ static void step_imm(const char *kind, int mi, const char *kname, long n) {
     destroy_list(cl);
 }
 
+/* The bytes of FILE as a C string: a kernel's name exactly as the test
+ * wrote it (none may be NUL: a C string ends there). */
+static char *name_from_file(const char *path) {
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        die("cannot open %s: %s", path, strerror(errno));
+    size_t cap = 4096, len = 0;
+    char *name = malloc(cap);
+    size_t got;
+    while (name && (got = fread(name + len, 1, cap - len - 1, f)) > 0) {
+        len += got;
+        if (len + 1 == cap)
+            name = realloc(name, cap *= 2);
+    }
+    fclose(f);
+    if (!name)
+        die("out of memory reading %s", path);
+    if (memchr(name, '\0', len))
+        die("%s holds a NUL byte: no kernel can have that name", path);
+    name[len] = '\0';
+    return name;
+}
+
 static void step_multi(int mi, char *knames, long n) {
     char *names[MAX_CACHED];
     int nk = split(knames, ',', names, MAX_CACHED);
@@ -816,6 +841,14 @@ static void run_step(char *spec) {
     if (nf < 1)
         die("malformed step");
     const char *kind = f[0];
+    /* named:M:FILE:N is imm:M:K:N of the kernel named by FILE's bytes
+     * (one call of step_imm: the demo's stacks stay as they are). */
+    const char *named_from = NULL;
+    if (strcmp(kind, "named") == 0 && nf == 4) {
+        named_from = f[2];
+        f[2] = name_from_file(f[2]);
+        kind = "imm";
+    }
     if (run_plain_step(kind, f, nf)) {
     } else if (nf < 2) {
         die("malformed step");
@@ -826,7 +859,10 @@ static void run_step(char *spec) {
                nf == 4) {
         long n = count_arg(f[3]);
         step_imm(kind, find_module(f[1]), f[2], n);
-        printf("%s %s %s %ld\n", kind, f[1], f[2], n);
+        if (named_from)
+            printf("named %s %s %ld\n", f[1], named_from, n);
+        else
+            printf("%s %s %s %ld\n", kind, f[1], f[2], n);
     } else if (strcmp(kind, "multi") == 0 && nf == 4) {
         long n = count_arg(f[3]);
         char *names = strdup(f[2]);

@@ -73,7 +73,8 @@ command cannot be started (126 when it is not executable); 2 when
 xpu-asm-run refuses to start (bad option, output folder, missing
 interposer). collect and merge: 0, 1 on error, 130 when interrupted. show:
 0, or 1 on error. diff and port: 0, 1 when a --fail-on condition holds, 2
-on error. A bad option or argument: 2."
+on error; port: 3 when a launched kernel could not be ported (and no
+condition holds). A bad option or argument: 2."
 )]
 pub struct Cli {
     #[command(subcommand)]
@@ -139,9 +140,12 @@ pub struct PortChildArgs {
 /// report.json (the run's launch counts), asm/ and report.html. The table
 /// lists each kernel on the device of the run, then on each product, with
 /// what got worse there. Kernels of native modules (built ahead of time,
-/// without SPIR-V) cannot be ported: the table says so.
+/// without SPIR-V) cannot be ported: the table says so. Each kernel is
+/// created by the exact bytes of its name, as the program gave them.
 ///
-/// Exit status: 0; 1 when a --fail-on condition holds; 2 on error.
+/// Exit status: 0; 1 when a --fail-on condition holds; 2 on error; 3 when
+/// a launched kernel could not be ported to a product (the table says why)
+/// and no --fail-on condition holds.
 #[derive(Debug, Args)]
 pub struct PortArgs {
     /// The capture folder (collected: it has report.json)

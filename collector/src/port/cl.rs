@@ -114,7 +114,7 @@ impl Cl {
         spirv: &[u8],
         options: &str,
         constants: &[(u32, Vec<u8>)],
-        kernels: &[String],
+        kernels: &[Vec<u8>],
     ) -> Result<(), String> {
         let options =
             CString::new(options).map_err(|_| "build options hold a NUL byte".to_string())?;
@@ -136,7 +136,7 @@ impl Cl {
         program: Handle,
         options: &CString,
         constants: &[(u32, Vec<u8>)],
-        kernels: &[String],
+        kernels: &[Vec<u8>],
     ) -> Result<(), String> {
         for (id, value) in constants {
             // SAFETY: a live program; the value's bytes for the call.
@@ -165,13 +165,15 @@ impl Cl {
             ));
         }
         for name in kernels {
-            let c = CString::new(name.as_str())
-                .map_err(|_| format!("kernel name {name:?} holds a NUL byte"))?;
+            // The exact bytes of the name, as the program gave them.
+            let shown = crate::names::in_message(name);
+            let c = CString::new(name.as_slice())
+                .map_err(|_| format!("kernel name {shown} holds a NUL byte"))?;
             let mut err: ClInt = 0;
             // SAFETY: a built program, a name for the call.
             let k = unsafe { (self.kernel)(program, c.as_ptr(), &mut err) };
             if k.is_null() {
-                return Err(format!("clCreateKernel({name}) failed ({err})"));
+                return Err(format!("clCreateKernel({shown}) failed ({err})"));
             }
             // SAFETY: the kernel made above, released once.
             unsafe { (self.release_kernel)(k) };

@@ -29,8 +29,11 @@ pub struct PlanModule {
     pub build_flags: String,
     /// SpecId and the bytes of its value, as hex.
     pub spec_constants: Vec<(u32, String)>,
-    /// The launched kernels, created in it so that the record has them.
-    pub kernels: Vec<String>,
+    /// The launched kernels, created in it so that the record has them:
+    /// each name's exact bytes (any bytes, as the program gave them; hex
+    /// in the plan's JSON).
+    #[serde(with = "hex_names")]
+    pub kernels: Vec<Vec<u8>>,
     /// A module built from several SPIR-V inputs
     /// (`ze_module_program_exp_desc_t`): the inputs after the first (the
     /// first is `spirv`, `build_flags` and `spec_constants` above).
@@ -97,6 +100,31 @@ pub struct Plan {
 /// A launched kernel, by its module's key and its name.
 pub type KernelKey = (String, Vec<u8>);
 
+/// A launched kernel of the run as its report entry is told apart: its
+/// API (`level_zero`, `opencl`), its module's SHA-256 and its name's bytes.
+pub type RunKernel = (String, String, Vec<u8>);
+
+/// Names as hex strings in JSON: a name is any bytes, and a plan's JSON
+/// must carry them exactly.
+mod hex_names {
+    use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+    pub fn serialize<S: Serializer>(names: &[Vec<u8>], s: S) -> Result<S::Ok, S::Error> {
+        let hex: Vec<String> = names.iter().map(|n| xpu_asm_record::hex(n)).collect();
+        hex.serialize(s)
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<Vec<u8>>, D::Error> {
+        Vec::<String>::deserialize(d)?
+            .iter()
+            .map(|h| {
+                xpu_asm_record::unhex(h)
+                    .ok_or_else(|| serde::de::Error::custom(format!("not hex: {h:?}")))
+            })
+            .collect()
+    }
+}
+
 /// Everything to port: the modules, each launched kernel's counts, the
 /// kernels that cannot be ported and why.
 #[derive(Debug, Default)]
@@ -107,8 +135,28 @@ pub struct Ported {
     /// Each kernel's launch shapes, (launches, appended) of each, summed
     /// over processes: the port's kernels are launched as the run's were.
     pub shapes: BTreeMap<KernelKey, BTreeMap<ShapeKey, (u64, u64)>>,
-    /// Kernel name -> why it cannot be ported.
-    pub not_ported: BTreeMap<String, String>,
+    /// Each launched kernel that cannot be ported, and why.
+    pub not_ported: BTreeMap<RunKernel, String>,
+}
+
+impl Ported {
+    /// Why the run's kernel `name` of the module of SHA-256 `sha` made
+    /// through `api` cannot be ported, if it cannot.
+    pub fn why_not(&self, api: &str, sha: Option<&str>, name: &[u8]) -> Option<&String> {
+        let key = (api.to_string(), sha?.to_ascii_lowercase(), name.to_vec());
+        self.not_ported.get(&key)
+    }
+
+    /// The plan's module that holds kernel `name` of the run's module of
+    /// SHA-256 `sha` made through `api`.
+    pub fn module_of(&self, api: &str, sha: Option<&str>, name: &[u8]) -> Option<&PlanModule> {
+        let sha = sha?;
+        self.modules.iter().find(|m| {
+            m.api == api
+                && m.sha256.eq_ignore_ascii_case(sha)
+                && m.kernels.iter().any(|k| k == name)
+        })
+    }
 }
 
 /// What makes a module the module it is, for a compile: its API, SPIR-V,
@@ -176,9 +224,14 @@ pub fn plan(dir: &Path, records: &[ProcessRecord], spirv_dir: &Path) -> Ported {
             let Some(m) = rec.modules.get(&k.module) else {
                 continue;
             };
-            let name = String::from_utf8_lossy(&k.name).into_owned();
+            let name = k.name.clone();
+            let run_kernel = (
+                api_name(m.api).to_string(),
+                m.sha256.to_ascii_lowercase(),
+                name.clone(),
+            );
             if let Some(why) = unportable(m) {
-                out.not_ported.insert(name, why);
+                out.not_ported.insert(run_kernel, why);
                 continue;
             }
             let found = spirv_of
@@ -190,14 +243,14 @@ pub fn plan(dir: &Path, records: &[ProcessRecord], spirv_dir: &Path) -> Ported {
             let spirv = match found {
                 Ok(p) => p.clone(),
                 Err(why) => {
-                    out.not_ported.insert(name, why.clone());
+                    out.not_ported.insert(run_kernel, why.clone());
                     continue;
                 }
             };
             let more_inputs = match more_inputs(dir, rec, m, spirv_dir, &mut spirv_of) {
                 Ok(i) => i,
                 Err(why) => {
-                    out.not_ported.insert(name, why);
+                    out.not_ported.insert(run_kernel, why);
                     continue;
                 }
             };

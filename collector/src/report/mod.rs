@@ -291,6 +291,15 @@ impl KernelEntry {
         }
     }
 
+    /// The exact bytes of its name (`name_hex`'s when the name is not
+    /// UTF-8).
+    pub fn name_bytes(&self) -> Vec<u8> {
+        self.name_hex
+            .as_deref()
+            .and_then(xpu_asm_record::unhex)
+            .unwrap_or_else(|| self.name.clone().into_bytes())
+    }
+
     /// The name a person reads: demangled, escaped for a terminal.
     pub fn display_name(&self) -> String {
         names::escape_for_terminal(&self.demangled)

@@ -305,7 +305,7 @@ impl Target<'_> {
         inputs: &[ModuleInput],
         program_flags: Option<&str>,
         native: bool,
-        kernels: &[String],
+        kernels: &[Vec<u8>],
     ) -> Result<(), String> {
         let program_flags = program_flags
             .map(CString::new)
@@ -360,7 +360,7 @@ impl Target<'_> {
 
     /// `zeModuleCreate` of `desc`, then each of `kernels` created in it,
     /// then the module destroyed: the driver's build log when it fails.
-    fn create_module(&self, desc: &ModuleDesc, kernels: &[String]) -> Result<(), String> {
+    fn create_module(&self, desc: &ModuleDesc, kernels: &[Vec<u8>]) -> Result<(), String> {
         let (mut module, mut log): (Handle, Handle) = (std::ptr::null_mut(), std::ptr::null_mut());
         let ze = self.ze;
         // SAFETY: live context and device, a descriptor whose pointers
@@ -399,11 +399,13 @@ impl Target<'_> {
         }
     }
 
-    /// Creates (and destroys) each of `kernels` in `module`.
-    fn create_kernels(&self, module: Handle, kernels: &[String]) -> Result<(), String> {
+    /// Creates (and destroys) each of `kernels` in `module`, by the exact
+    /// bytes of each name.
+    fn create_kernels(&self, module: Handle, kernels: &[Vec<u8>]) -> Result<(), String> {
         for name in kernels {
-            let c = CString::new(name.as_str())
-                .map_err(|_| format!("kernel name {name:?} holds a NUL byte"))?;
+            let shown = crate::names::in_message(name);
+            let c = CString::new(name.as_slice())
+                .map_err(|_| format!("kernel name {shown} holds a NUL byte"))?;
             let desc = KernelDesc {
                 stype: STYPE_KERNEL_DESC,
                 p_next: std::ptr::null(),
@@ -416,7 +418,7 @@ impl Target<'_> {
             let r = unsafe { (self.ze.kernel_create)(module, &desc, &mut kernel) };
             if r != 0 {
                 return Err(format!(
-                    "zeKernelCreate({name}) failed ({})",
+                    "zeKernelCreate({shown}) failed ({})",
                     result_name(r)
                 ));
             }

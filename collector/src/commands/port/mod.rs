@@ -14,7 +14,13 @@ use crate::run::launch;
 use std::path::Path;
 use view::{PortView, COMPARE_PAGE};
 
-/// Runs `port`: 0, 1 when a `--fail-on` condition holds, 2 on error.
+/// `port`'s exit status when every product compiled but some launched
+/// kernel could not be ported to one of them (and no `--fail-on`
+/// condition holds).
+pub const NOT_PORTED: i32 = 3;
+
+/// Runs `port`: 0, 1 when a `--fail-on` condition holds, 2 on error,
+/// [`NOT_PORTED`] when a kernel could not be ported.
 pub fn main(a: &PortArgs) -> i32 {
     match run(a) {
         Ok(code) => code,
@@ -97,8 +103,9 @@ fn run(a: &PortArgs) -> Result<i32, String> {
             eprintln!("xpu-asm-run: {}: {e}", p.product);
         }
     }
+    let unported = say_not_ported(&view, a.quiet);
     let Some(fail_on) = &a.fail_on else {
-        return Ok(0);
+        return Ok(unported);
     };
     let mut failed = false;
     for (product, fs) in &view.failures(&fail_on.0) {
@@ -112,7 +119,26 @@ fn run(a: &PortArgs) -> Result<i32, String> {
             );
         }
     }
-    Ok(i32::from(failed))
+    Ok(if failed { 1 } else { unported })
+}
+
+/// Says on stderr (unless `quiet`) how many launched kernels could not be
+/// ported to each product: the exit status, [`NOT_PORTED`] when any, else 0.
+fn say_not_ported(view: &PortView, quiet: bool) -> i32 {
+    let not_ported = view.not_ported();
+    for (product, n) in &not_ported {
+        if !quiet {
+            eprintln!(
+                "xpu-asm-run: {n} launched kernel{} not ported to {product} (the table says why)",
+                if *n == 1 { "" } else { "s" }
+            );
+        }
+    }
+    if not_ported.is_empty() {
+        0
+    } else {
+        NOT_PORTED
+    }
 }
 
 /// For each product with a report, `DIR/port/<product>/compare.html`:

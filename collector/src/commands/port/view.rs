@@ -63,6 +63,10 @@ impl OnProduct {
 pub struct PortedKernel {
     pub rank: usize,
     pub name: String,
+    /// The exact bytes in hex, present only when the name is not UTF-8
+    /// (as in the report).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub name_hex: Option<String>,
     pub demangled: String,
     /// Its name as `collect`'s table gives it: demangled, with its module
     /// when several modules define the name (`common_kernel [module
@@ -116,6 +120,7 @@ impl PortView {
             .map(|(k, shown)| PortedKernel {
                 rank: k.rank,
                 name: k.name.clone(),
+                name_hex: k.name_hex.clone(),
                 demangled: k.demangled.clone(),
                 shown,
                 launches: k.launches,
@@ -162,6 +167,23 @@ impl PortView {
             .collect()
     }
 
+    /// Each product to which some launched kernel could not be ported,
+    /// with how many, in the products' order.
+    pub fn not_ported(&self) -> Vec<(String, usize)> {
+        self.products
+            .iter()
+            .enumerate()
+            .filter_map(|(i, p)| {
+                let n = self
+                    .kernels
+                    .iter()
+                    .filter(|k| k.products.get(i).is_some_and(|o| o.not_ported.is_some()))
+                    .count();
+                (n > 0).then(|| (p.product.clone(), n))
+            })
+            .collect()
+    }
+
     /// The table: kernel by kernel, the run's device then each product.
     pub fn table(&self) -> String {
         let mut s = String::new();
@@ -195,8 +217,9 @@ impl PortView {
                 if let Some(why) = &p.not_ported {
                     let _ = writeln!(
                         s,
-                        "{rank:>4} {launches:>10}  {shown:<32} {:<8} not ported: {why}",
-                        p.product
+                        "{rank:>4} {launches:>10}  {shown:<32} {:<8} not ported: {}",
+                        p.product,
+                        names::escape_for_terminal(why)
                     );
                     continue;
                 }
@@ -326,7 +349,9 @@ fn on_product(k: &KernelEntry, p: &ProductPort, result: &PortResult) -> OnProduc
         worse: Vec::new(),
         not_ported: Some(why),
     };
-    if let Some(why) = result.ported.not_ported.get(&k.name) {
+    let name = k.name_bytes();
+    let (api, sha) = (k.api.as_str(), k.module_sha256.as_deref());
+    if let Some(why) = result.ported.why_not(api, sha, &name) {
         return none(why.clone());
     }
     let report = match &p.report {
@@ -336,7 +361,7 @@ fn on_product(k: &KernelEntry, p: &ProductPort, result: &PortResult) -> OnProduc
     let found = report
         .kernels
         .iter()
-        .find(|e| e.name == k.name && e.module_sha256 == k.module_sha256);
+        .find(|e| e.name_bytes() == name && e.module_sha256 == k.module_sha256 && e.api == k.api);
     match found {
         Some(e) if e.simd.is_some() || e.instructions.is_some() => {
             let mut f = figures(&p.product, e, Some(k));
@@ -350,9 +375,7 @@ fn on_product(k: &KernelEntry, p: &ProductPort, result: &PortResult) -> OnProduc
         None => {
             let status = result
                 .ported
-                .modules
-                .iter()
-                .find(|m| m.kernels.contains(&k.name))
+                .module_of(api, sha, &name)
                 .and_then(|m| p.statuses.get(&m.key));
             none(match status {
                 Some(s) if s != crate::port::replay::BUILT => s.clone(),
