@@ -38,7 +38,7 @@ set -euo pipefail
 packages=(libze1 libze-dev intel-opencl-icd libigc1 libigdfcl1 libigc-tools
     ocl-icd-libopencl1 opencl-c-headers spirv-tools
     openmpi-bin libopenmpi-dev mpich slurmctld slurmd slurm-client munge libpmix-dev
-    spirv-tools debootstrap chromium nodejs)
+    debootstrap chromium nodejs)
 # The demo: its workload's C build (gcc, libc6-dev and the loader's headers),
 # ocloc for its modules, the stack its capture runs on; the C compiler also
 # links the Rust build (and builds mimalloc's C).
