@@ -39,6 +39,8 @@ features=()
 [[ "$stack" == sid && "$pkg" == xpu-asm-tests ]] && features=(--features xpu-asm-tests/sid)
 
 cargo build --workspace -q
+# A test that does not build: cargo's errors, as it prints them.
+cargo test -p "$pkg" "${features[@]}" --test "$test" --no-run -q || exit 2
 bin=$(cargo test -p "$pkg" "${features[@]}" --test "$test" --no-run --message-format=json 2>/dev/null |
     python3 -c '
 import json, sys

@@ -1,9 +1,9 @@
 // Opens a page of xpu-asm (report.html, or the page of `diff --html`) in
 // Debian's headless Chromium and prints, as one JSON document on stdout,
 // what the page shows: console errors, requests that left the file, the
-// kernels table, and per kernel opened its ISA listing, control-flow graph,
-// pressure plot, spill and fill sites, and what a click on each source line
-// selects. tests/tests/page.rs runs it and asserts on the result.
+// kernels table, the run's device time, and per kernel opened its figures,
+// ISA listing, control-flow graph, pressure plot, spill and fill sites, and
+// what a click on each source line selects. tests/tests/page.rs runs it and asserts on the result.
 //
 //   node check.mjs PAGE OUT_DIR [--kernels all|N,M,...] [--click N] [--shot N]
 //                  [--filter TEXT] [--anchor N]
@@ -95,6 +95,8 @@ try {
     })
   );
   result.columns = await page.$$eval("#kernels thead th", (ths) => ths.map((t) => t.textContent));
+  // The run's device time (--time), as the page says it under the table.
+  result.device_time = await page.$$eval("p.device-time", (ps) => ps.map((p) => p.textContent));
   // What the page says above its table of the kernels it does not hold (--page-kernels).
   result.page_note = await page.evaluate(() => {
     const n = document.getElementById("page-kernels");
@@ -182,6 +184,8 @@ async function open(page, i) {
       spill_sites: p.querySelectorAll(".isa .ins.site-spill").length,
       fill_sites: p.querySelectorAll(".isa .ins.site-fill").length,
       mix_bars: p.querySelectorAll(".mix .bar").length,
+      // The figures' list: each term and what it says.
+      figures: Object.fromEntries([...p.querySelectorAll("dl.figures dt")].map((dt) => [dt.textContent, dt.nextElementSibling ? dt.nextElementSibling.textContent : null])),
       source_lines: p.querySelectorAll("table.lines tbody tr").length,
       warnings: [...p.querySelectorAll(".warn")].map((w) => w.textContent),
       // The listing as text, for small kernels.

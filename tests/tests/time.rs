@@ -146,6 +146,12 @@ fn the_report_and_the_table_give_the_known_times() {
         "{ctx}"
     );
     let dir = s.out.display().to_string();
+    // show --json: the kernel's time as the report has it.
+    let shown = run_xpu_asm(&["show", "--json", &dir, "add_two"], &s.out);
+    shown.assert_status(0);
+    let answer = shown.json();
+    assert_eq!(answer["time"], add_two["time"], "{}", shown.ctx());
+    assert!(answer.get("time_reason").is_none(), "{}", shown.ctx());
     for (sort, first) in [
         ("launches", "add_one"),
         ("name", "add_one"),
@@ -675,5 +681,159 @@ fn the_demo_workload_on_neo_says_why_there_is_no_time() {
         Vec::<String>::new(),
         "{}",
         plain.ctx()
+    );
+    // show: the kernel's figures say why it has no time.
+    let dir = s.out.display().to_string();
+    let shown = run_xpu_asm(&["show", &dir, "scale_v2"], &s.out);
+    shown.assert_status(0);
+    let line = format!("  device time:  none: {why}");
+    assert!(
+        shown.stdout_lines().contains(&line),
+        "{line}\n{}",
+        shown.ctx()
+    );
+}
+
+/// `diff --fail-on time+N%` of two runs, the second on a device 15%
+/// slower (1,150 ticks per work-group for 1,000): `time+10%` holds for
+/// each kernel, with its times, and `time+20%` for none; `any` leaves the
+/// time, a measurement, out; the table's time rows and the JSON's times.
+#[test]
+fn diff_fails_on_time_grown_past_its_threshold() {
+    let steps = ["imm:add_one:5:3", "imm:add_two:2:10"];
+    let a = scratch("time-diff-a");
+    capture_timed(&a.out, &["--time=all"], &[], &steps);
+    let b = scratch("time-diff-b");
+    capture_timed(
+        &b.out,
+        &["--time=all"],
+        &[("XPU_ASM_SIM_TICKS", "1150")],
+        &steps,
+    );
+    let (ad, bd) = (a.out.display().to_string(), b.out.display().to_string());
+    let d = run_xpu_asm(&["diff", &ad, &bd, "--fail-on", "time+10%"], &b.out);
+    d.assert_status(1);
+    let held: Vec<String> = d
+        .stderr()
+        .lines()
+        .filter(|l| l.contains("--fail-on"))
+        .map(str::to_string)
+        .collect();
+    assert_eq!(
+        held,
+        [
+            "xpu-asm-run: --fail-on time+10%: add_one: time 1.20 ms -> 1.38 ms (+180 us, +15.0%)",
+            "xpu-asm-run: --fail-on time+10%: add_two: time 1.60 ms -> 1.84 ms (+240 us, +15.0%)",
+        ],
+        "{}",
+        d.ctx()
+    );
+    let rows: Vec<Vec<String>> = d
+        .stdout_lines()
+        .iter()
+        .filter(|l| l.contains(" time "))
+        .map(|l| l.split_whitespace().map(str::to_string).collect())
+        .collect();
+    assert_eq!(
+        rows,
+        [
+            ["add_one", "time", "1.20", "ms", "1.38", "ms", "+180", "us,", "+15.0%"],
+            ["add_two", "time", "1.60", "ms", "1.84", "ms", "+240", "us,", "+15.0%"],
+        ],
+        "{}",
+        d.ctx()
+    );
+    let quiet = run_xpu_asm(&["diff", &ad, &bd, "--fail-on", "time+20%,any"], &b.out);
+    quiet.assert_status(0);
+    assert!(!quiet.stderr().contains("--fail-on"), "{}", quiet.ctx());
+    let j = run_xpu_asm(&["diff", &ad, &bd, "--json"], &b.out);
+    j.assert_status(0);
+    let times: Vec<(u64, u64)> = j.json()["kernels"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|k| (u(&k["a"]["time"]), u(&k["b"]["time"])))
+        .collect();
+    let (one, slow) = (sim_ns(1, SIM_TICKS), sim_ns(1, 1150));
+    assert_eq!(
+        times,
+        [(15 * one, 15 * slow), (20 * one, 20 * slow)],
+        "{}",
+        j.ctx()
+    );
+}
+
+/// `merge` of two captures (as two ranks' node-local folders): each
+/// kernel's times added up over them, min and max combined, the median
+/// from the two histograms added up; each process its own, the run's
+/// theirs.
+#[test]
+fn merge_adds_up_the_times_of_its_captures() {
+    let a = scratch("time-merge-a");
+    capture_timed(&a.out, &["--time=all"], &[], &["imm:add_one:3:1"]);
+    let b = scratch("time-merge-b");
+    capture_timed(
+        &b.out,
+        &["--time=all"],
+        &[],
+        &["imm:add_one:2:3", "imm:add_two:1:2"],
+    );
+    let m = scratch("time-merge");
+    let (ad, bd, md) = (
+        a.out.display().to_string(),
+        b.out.display().to_string(),
+        m.out.display().to_string(),
+    );
+    let r = run_xpu_asm(&["merge", "-o", &md, &ad, &bd], &m.out);
+    r.assert_status(0);
+    let report = r.report();
+    let (one, two, three) = (
+        sim_ns(1, SIM_TICKS),
+        sim_ns(2, SIM_TICKS),
+        sim_ns(3, SIM_TICKS),
+    );
+    // Three launches of 1 group, two of 3: the middle one of 1.
+    let total = 3 * one + 2 * three;
+    assert_eq!(
+        time_figures(&only_kernel_named(&report, "add_one")["time"]),
+        (
+            5,
+            5,
+            total,
+            total,
+            one,
+            reported_median(one, one, three),
+            three
+        ),
+        "{}",
+        r.ctx()
+    );
+    assert_eq!(
+        time_figures(&only_kernel_named(&report, "add_two")["time"]),
+        (1, 1, two, two, two, two, two),
+        "{}",
+        r.ctx()
+    );
+    let mut per_process: Vec<(u64, u64)> = report["processes"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|p| (u(&p["time"]["timed"]), u(&p["time"]["total_ns"])))
+        .collect();
+    per_process.sort();
+    assert_eq!(
+        per_process,
+        [(3, 3 * one), (3, 2 * three + two)],
+        "{}",
+        r.ctx()
+    );
+    assert_eq!(
+        (
+            u(&report["time"]["timed"]),
+            u(&report["time"]["estimated_ns"])
+        ),
+        (6, total + two),
+        "{}",
+        r.ctx()
     );
 }

@@ -27,10 +27,11 @@ fn capture_cl(out: &Path, time: &[&str], settings: &[(&str, &str)], steps: &[&st
         .run_ok()
 }
 
-/// The same steps with `--time=all` and without: the same own lines.
+/// The same steps with `--time=all` and without: the same own lines, and
+/// no time in the report without.
 fn with_and_without(what: &str, settings: &[(&str, &str)], steps: &[&str]) -> (Run, ProcessRecord) {
     let s = scratch(what);
-    let r = capture_cl(&s.out, &["--time=all"], settings, steps);
+    let mut r = capture_cl(&s.out, &["--time=all"], settings, steps);
     let plain_dir = scratch(&format!("{what}-plain"));
     let plain = capture_cl(&plain_dir.out, &[], settings, steps);
     assert_eq!(
@@ -41,7 +42,16 @@ fn with_and_without(what: &str, settings: &[(&str, &str)], steps: &[&str]) -> (R
         plain.ctx()
     );
     assert_eq!(only_record(&plain_dir.out).time, None);
-    (r, only_record(&s.out))
+    assert_eq!(
+        time_keys(&plain.report()),
+        Vec::<String>::new(),
+        "{}",
+        plain.ctx()
+    );
+    let rec = only_record(&s.out);
+    // The capture's folder lives as long as the run.
+    r.keep(s);
+    (r, rec)
 }
 
 /// `clEnqueueNDRangeKernel` and `clEnqueueTask` on queues made without
@@ -86,6 +96,58 @@ fn enqueues_take_their_known_times() {
     ];
     assert_eq!(own_lines(&r), want, "{ctx}");
     assert_eq!(rec.time, Some(xpu_asm_record::times::Policy::ALL));
+    // The report: per kernel and shape the known figures (add_one: three
+    // enqueues of 2 groups, two of 3; the middle one of 2), the run's
+    // device time their sum, the table ranked by it.
+    let report = r.report();
+    let k = only_kernel_named(&report, "add_one");
+    let total = 3 * two + 2 * three;
+    assert_eq!(
+        time_figures(&k["time"]),
+        (
+            5,
+            5,
+            total,
+            total,
+            two,
+            reported_median(two, two, three),
+            three
+        ),
+        "{ctx}"
+    );
+    assert_eq!(
+        time_figures(&report_shape(k, 2)["time"]),
+        (3, 3, 3 * two, 3 * two, two, two, two),
+        "{ctx}"
+    );
+    assert_eq!(
+        time_figures(&report_shape(k, 3)["time"]),
+        (2, 2, 2 * three, 2 * three, three, three, three),
+        "{ctx}"
+    );
+    assert_eq!(
+        time_figures(&only_kernel_named(&report, "add_two")["time"]),
+        (4, 4, 4 * one, 4 * one, one, one, one),
+        "{ctx}"
+    );
+    assert_eq!(
+        (
+            u(&report["time"]["timed"]),
+            u(&report["time"]["total_ns"]),
+            u(&report["processes"][0]["time"]["estimated_ns"])
+        ),
+        (9, total + 4 * one, total + 4 * one),
+        "{ctx}"
+    );
+    let row = |n: &str, t: &str, s: &str| (n.to_string(), t.to_string(), s.to_string());
+    assert_eq!(
+        table_time_rows(&r.stdout()),
+        [
+            row("add_one", "12.0 us", "75.0%"),
+            row("add_two", "4.00 us", "25.0%")
+        ],
+        "{ctx}"
+    );
 }
 
 /// The workload's events released before their result was ready (timing
@@ -174,6 +236,8 @@ fn never_complete_no_profiling_and_a_full_pool() {
     assert_eq!(t.reasons(), [(NotTimed::NotComplete, 4)], "{}", r.ctx());
     let t = times_of(&rec, "add_two", &r.ctx());
     assert_eq!(t.reasons(), [(NotTimed::NotComplete, 2)], "{}", r.ctx());
+    let why = "the device gave none (the launch had not completed when last looked at)";
+    assert_time_reasons(&r, &[("add_one", why), ("add_two", why)], why);
 
     let s = scratch("timecl-noprof");
     let r = capture_cl(
@@ -187,6 +251,8 @@ fn never_complete_no_profiling_and_a_full_pool() {
     assert_eq!(t.reasons(), [(NotTimed::NoProfiling, 2)], "{}", r.ctx());
     let t = times_of(&rec, "add_two", &r.ctx());
     assert_eq!(t.reasons(), [(NotTimed::NoProfiling, 1)], "{}", r.ctx());
+    let why = "the OpenCL queue could not be given profiling";
+    assert_time_reasons(&r, &[("add_one", why), ("add_two", why)], why);
 
     let s = scratch("timecl-pool");
     let r = capture_cl(&s.out, &["--time=all"], &[], &["many:add_one:1100:1"]);
@@ -200,6 +266,38 @@ fn never_complete_no_profiling_and_a_full_pool() {
         r.ctx()
     );
     assert_eq!(t.reasons(), [(NotTimed::PoolFull, 76)], "{}", r.ctx());
+    let report = r.report();
+    let k = &only_kernel_named(&report, "add_one")["time"];
+    assert_eq!(
+        time_figures(k),
+        (1100, 1024, 1024 * ns, 1100 * ns, ns, ns, ns),
+        "{}",
+        r.ctx()
+    );
+    assert_eq!(
+        k["not_timed"],
+        serde_json::json!({"pool_full": 76}),
+        "{}",
+        r.ctx()
+    );
+}
+
+/// The report of a run with no time: each kernel's `time_reason` (by
+/// name) and the run's, which the table's line says too.
+fn assert_time_reasons(r: &Run, kernels: &[(&str, &str)], run: &str) {
+    let report = r.report();
+    for (name, why) in kernels {
+        let k = only_kernel_named(&report, name);
+        assert_eq!(
+            (&k["time"], k["time_reason"].as_str()),
+            (&serde_json::Value::Null, Some(*why)),
+            "{name}\n{}",
+            r.ctx()
+        );
+    }
+    assert_eq!(report["time"]["reason"], run, "{}", r.ctx());
+    let line = format!("no device time: {run}");
+    assert!(r.stdout_lines().contains(&line), "{line}\n{}", r.ctx());
 }
 
 /// Threads, each with its own queue and kernel; a forked child; a process

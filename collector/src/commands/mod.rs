@@ -462,7 +462,9 @@ pub struct RunArgs {
     /// gives no timestamps, and the report says so. By default a sample
     /// is timed: of each kernel and launch shape in each process the
     /// first 10 launches, then one in 100 ($XPU_ASM_TIME=sample:FIRST:EVERY
-    /// sets other numbers); `all` times every launch.
+    /// sets other numbers); `all` times every launch. The table then has
+    /// each kernel's device time and share, ranked by time (--sort), and
+    /// report.json its `time` fields.
     #[arg(long, value_enum, value_name = "WHICH", num_args = 0..=1, require_equals = true,
           default_missing_value = "sample")]
     pub time: Option<TimeMode>,

@@ -249,6 +249,7 @@ mod capture_and_diff;
 mod hostile;
 mod most_launched;
 mod sycl;
+mod timed;
 
 use browser::*;
 use hostile::*;

@@ -42,6 +42,10 @@ pub struct Side {
     /// `aot pvc`; null for reports before schema 5).
     #[serde(default)]
     pub origin: Option<String>,
+    /// Its device time, ns: `time.estimated_ns` (absent without one: a
+    /// run without `--time`, or none of its launches timed).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub time: Option<u64>,
 }
 
 /// One loop's figures, for the comparison.
@@ -102,6 +106,7 @@ impl Side {
                 .origin
                 .as_ref()
                 .map(|o| crate::report::export::origin_text::cell(Some(o))),
+            time: k.time.as_ref().map(|t| t.estimated_ns),
         }
     }
 
@@ -143,6 +148,7 @@ impl Side {
             "spill_bytes" => self.spill_bytes,
             "pressure" => self.pressure.map(u64::from),
             "occupancy" => self.occupancy,
+            "time" => self.time,
             _ if field.starts_with("loop") => self.loop_figure(field),
             _ => {
                 let class = field.strip_prefix("mix.")?;
@@ -159,7 +165,7 @@ impl Side {
 /// The figures of a kernel compared (besides its mix and its loops'), in
 /// the order `changed` lists them, each with what it is: `FIELD+N` of
 /// `--fail-on` takes them.
-pub const KERNEL_FIELDS: [(&str, &str); 9] = [
+pub const KERNEL_FIELDS: [(&str, &str); 10] = [
     ("launches", "its launches"),
     ("simd", "its SIMD width"),
     ("grf", "its GRF registers"),
@@ -171,6 +177,11 @@ pub const KERNEL_FIELDS: [(&str, &str); 9] = [
     (
         "occupancy",
         "its most launched shape's occupancy, in hundredths of a percent: `occupancy+100` is a point",
+    ),
+    (
+        "time",
+        "its device time in ns (`--time`: its `estimated_ns`, over all its launches): \
+         `time+10%` is 10% slower; a measurement, which `any` leaves out",
     ),
 ];
 
@@ -272,6 +283,20 @@ pub fn change(a: u64, b: u64) -> String {
     }
 }
 
+/// A device time's change: `+160 us, +10.0%`.
+pub fn time_change(a: u64, b: u64) -> String {
+    let d = b.abs_diff(a);
+    let sign = if b >= a { "+" } else { "-" };
+    let ns = crate::report::time::human_ns(d);
+    match a {
+        0 => format!("{sign}{ns}"),
+        a => format!(
+            "{sign}{ns}, {:+.1}%",
+            (b as f64 - a as f64) * 100.0 / a as f64
+        ),
+    }
+}
+
 /// Module SHA-256 -> order of creation in the capture (processes by host
 /// and pid, modules by id); empty without records.
 fn module_order(dir: &Path) -> HashMap<String, usize> {
@@ -342,6 +367,8 @@ pub fn compare(a: &Report, a_dir: &Path, b: &Report, b_dir: &Path) -> Vec<Kernel
                     .cloned()
                     .chain(loop_fields(x, y))
                     .filter(|f| x.get(f) != y.get(f))
+                    // A time when both have one: a change, not its absence.
+                    .filter(|f| f != "time" || (x.time.is_some() && y.time.is_some()))
                     .chain((x.shape != y.shape).then(|| "shape".to_string()))
                     // A build change the user must see: JIT in one, AOT in
                     // the other (both reports of schema 5).

@@ -2,8 +2,9 @@
 //! hold for which kernel.
 
 use super::compare::{
-    change, fields, mix_classes, Failure, KernelDiff, Side, KERNEL_FIELDS, LOOP_FIELDS,
+    change, fields, mix_classes, time_change, Failure, KernelDiff, Side, KERNEL_FIELDS, LOOP_FIELDS,
 };
+use crate::report::time::human_ns;
 
 /// A condition of `--fail-on`.
 #[derive(Debug, Clone, PartialEq)]
@@ -78,7 +79,10 @@ pub const CONDITIONS: [(&str, &str); 9] = [
         "occupancy-N%",
         "that occupancy drops by more than N percent of A's (`occupancy-10%`: 50% -> 44% holds)",
     ),
-    ("any", "any field of a kernel in both differs"),
+    (
+        "any",
+        "any field of a kernel in both differs (`time` aside)",
+    ),
     ("missing", "a kernel of A is not in B"),
     ("new", "a kernel of B is not in A"),
 ];
@@ -234,8 +238,14 @@ pub fn holds(c: &Condition, k: &KernelDiff) -> Option<String> {
     match (c, &k.a, &k.b) {
         (Condition::Missing, Some(_), None) => Some("only in A".into()),
         (Condition::New, None, Some(_)) => Some("only in B".into()),
-        (Condition::Any, Some(_), Some(_)) if !k.changed.is_empty() => {
-            Some(format!("changed: {}", k.changed.join(", ")))
+        (Condition::Any, Some(_), Some(_)) if k.changed.iter().any(|f| f != "time") => {
+            let changed: Vec<&str> = k
+                .changed
+                .iter()
+                .map(String::as_str)
+                .filter(|f| *f != "time")
+                .collect();
+            Some(format!("changed: {}", changed.join(", ")))
         }
         (Condition::Spill, Some(a), Some(b)) => {
             let (sa, sb) = (a.spill_bytes.unwrap_or(0), b.spill_bytes.unwrap_or(0));
@@ -260,7 +270,15 @@ pub fn holds(c: &Condition, k: &KernelDiff) -> Option<String> {
             } else {
                 grew > *by
             };
-            over.then(|| format!("{field} {va} -> {vb} ({})", change(va, vb)))
+            over.then(|| match field.as_str() {
+                "time" => format!(
+                    "time {} -> {} ({})",
+                    human_ns(va),
+                    human_ns(vb),
+                    time_change(va, vb)
+                ),
+                _ => format!("{field} {va} -> {vb} ({})", change(va, vb)),
+            })
         }
         (Condition::OccupancyDrops { by, percent }, Some(a), Some(b)) => {
             let (va, vb) = (a.occupancy? as f64 / 100.0, b.occupancy? as f64 / 100.0);
@@ -479,6 +497,7 @@ mod tests {
             shape: None,
             occupancy: None,
             origin: None,
+            time: None,
         }
     }
 

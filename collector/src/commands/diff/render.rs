@@ -240,6 +240,14 @@ fn shape_change(field: &str, a: &Side, b: &Side) -> Option<String> {
             b.shape.as_deref().unwrap_or("-")
         )),
         "occupancy" => Some(format!("{:>10} {:>10}", pct(a.occupancy), pct(b.occupancy))),
+        "time" => {
+            let ns = |v: Option<u64>| v.map_or("-".to_string(), crate::report::time::human_ns);
+            let change = match (a.time, b.time) {
+                (Some(x), Some(y)) => super::compare::time_change(x, y),
+                _ => String::new(),
+            };
+            Some(format!("{:>10} {:>10}  {change}", ns(a.time), ns(b.time)))
+        }
         "origin" => Some(format!(
             "{:>10} {:>10}  the build changed: how the ISA was made",
             a.origin.as_deref().unwrap_or("-"),

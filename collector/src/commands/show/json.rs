@@ -42,6 +42,9 @@ pub struct Answer<'a> {
     pub appended: u64,
     pub counts_incomplete: bool,
     pub time: Value,
+    /// Why a kernel of a timed run has no `time` (absent otherwise).
+    #[serde(skip_serializing_if = "Value::is_null")]
+    pub time_reason: Value,
     pub ranks: Vec<u32>,
     pub launches_by_rank: &'a [crate::report::RankLaunches],
     pub shapes: &'a [crate::report::launch::ShapeEntry],
@@ -116,6 +119,7 @@ pub fn answer<'a>(dir: &Path, selector: &str, r: &Report, k: &'a KernelEntry) ->
         appended: k.appended,
         counts_incomplete: k.counts_incomplete,
         time: take("time"),
+        time_reason: take("time_reason"),
         ranks: k.ranks.clone(),
         launches_by_rank: &k.launches_by_rank,
         shapes: &k.shapes,

@@ -11,6 +11,7 @@ use super::terminal::{print_out, use_color};
 use super::{CfgFormat, ShowArgs};
 use crate::analysis::flow::Flow;
 use crate::names;
+use crate::report::time::human_ns;
 use crate::report::KernelEntry;
 use std::collections::HashMap;
 use std::fmt::Write;
@@ -247,6 +248,9 @@ fn figures(out: &mut String, k: &KernelEntry, shown: &str, c: bool) {
         "  launches:     {} ({} appended)",
         k.launches, k.appended
     );
+    if let Some(t) = time_line(k) {
+        let _ = writeln!(out, "  device time:  {}", names::escape_for_terminal(&t));
+    }
     let _ = writeln!(
         out,
         "  SIMD {}, GRF {}, {} instructions, spill bytes {}, private memory bytes {}, platform {}",
@@ -268,6 +272,37 @@ fn figures(out: &mut String, k: &KernelEntry, shown: &str, c: bool) {
     for l in cfg::summary(k) {
         let _ = writeln!(out, "{l}");
     }
+}
+
+/// A kernel's device time in words, as `show` gives it: `1.60 ms over its
+/// 2 launches (2 of 2 chosen timed: total 1.60 ms, min 800 us, median
+/// 800 us, max 800 us)`, or `none: REASON`; `None` without `--time`.
+fn time_line(k: &KernelEntry) -> Option<String> {
+    if let Some(why) = &k.time_reason {
+        return Some(format!("none: {why}"));
+    }
+    let t = k.time.as_ref()?;
+    let [lo, hi] = t.median_range_ns;
+    let median = match lo == hi {
+        true => human_ns(t.median_ns),
+        false => format!(
+            "{} ({} to {})",
+            human_ns(t.median_ns),
+            human_ns(lo),
+            human_ns(hi)
+        ),
+    };
+    Some(format!(
+        "{} over its {} launch{} ({} of {} chosen timed: total {}, min {}, median {median}, max {})",
+        human_ns(t.estimated_ns),
+        k.launches,
+        if k.launches == 1 { "" } else { "es" },
+        t.timed,
+        t.sampled,
+        human_ns(t.total_ns),
+        human_ns(t.min_ns),
+        human_ns(t.max_ns),
+    ))
 }
 
 /// Every launch shape of the kernel, most launched first, with its

@@ -129,6 +129,13 @@ struct CaptureTail {
     /// `report.kernels` order; empty when no kernel has shapes (the table
     /// has no such columns then).
     tops: Vec<[String; 2]>,
+    /// Each kernel's time and share as the terminal table's columns give
+    /// them, in `report.kernels` order (none without `--time`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    times: Vec<[String; 2]>,
+    /// The terminal table's lines of the run's device time (`--time`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    device_time: Vec<String>,
     /// Each kernel's ISA, in `report.kernels` order.
     isa: Vec<IsaRef>,
 }
@@ -381,7 +388,14 @@ fn write_capture_page_to(
             .collect(),
         false => Vec::new(),
     };
-    let tail = CaptureTail { names, tops, isa };
+    let (times, device_time) = super::table::page_times(report, kernels);
+    let tail = CaptureTail {
+        names,
+        tops,
+        times,
+        device_time,
+        isa,
+    };
     let title = format!("xpu-asm: {}", dir.display());
     render_with(w, &title, &texts, &mut |w| {
         write_capture_data(w, &head, report, &tail, shared.as_deref_mut())
@@ -739,6 +753,8 @@ mod tests {
             report: &'a Report,
             names: Vec<String>,
             tops: Vec<[String; 2]>,
+            times: Vec<[String; 2]>,
+            device_time: Vec<String>,
             isa: Vec<IsaRef>,
         }
         let report = pieces::rich_report(70);
@@ -756,6 +772,8 @@ mod tests {
         let tail = CaptureTail {
             names: vec!["a<b>".into(); 70],
             tops: vec![["64 x 16".into(), "12.5% launch".into()]; 70],
+            times: vec![["~1.68 ms".into(), "51.3%".into()]; 70],
+            device_time: vec!["device time: 1.68 ms".into()],
             isa: vec![one; 70],
         };
         let mut out = Vec::new();
@@ -767,6 +785,8 @@ mod tests {
             report: &report,
             names: tail.names.clone(),
             tops: tail.tops.clone(),
+            times: tail.times.clone(),
+            device_time: tail.device_time.clone(),
             isa: tail.isa.clone(),
         };
         assert_eq!(

@@ -163,17 +163,11 @@ fn kernel_rows(out: &mut String, r: &Report, order: &[usize], cols: &Columns, c:
         true => format!("  {}", fit(s, ORIGIN_W)),
         false => String::new(),
     };
-    let run_ns = r.time.as_ref().map(|t| t.estimated_ns);
-    let time_cell = |t: Option<&TimeEntry>, launches: u64| match (run_ns, t) {
-        (None, _) => String::new(),
-        (Some(_), None) => format!(" {:>TIME_W$} {:>6}", "-", "-"),
-        (Some(run), Some(t)) => format!(
-            " {:>TIME_W$} {:>6}",
-            time_text(t, launches),
-            share(t.estimated_ns, run)
-        ),
+    let time_cell = |k: &KernelEntry| match time_columns(r, k) {
+        None => String::new(),
+        Some([t, s]) => format!(" {t:>TIME_W$} {s:>6}"),
     };
-    let time_head = match run_ns {
+    let time_head = match r.time {
         Some(_) => format!(" {:>TIME_W$} {:>6}", "time", "share"),
         None => String::new(),
     };
@@ -214,7 +208,7 @@ fn kernel_rows(out: &mut String, r: &Report, order: &[usize], cols: &Columns, c:
             "{:>4} {:>10}{}{}  {}  {:>4} {:>4} {:>7} {:>7}{}{}  {:<6} {}",
             k.rank,
             launches(k),
-            time_cell(k.time.as_ref(), k.launches),
+            time_cell(k),
             cols.ranks_cell(ranks),
             name_cell(k, name, name_w, c),
             opt(k.simd),
@@ -232,6 +226,23 @@ fn kernel_rows(out: &mut String, r: &Report, order: &[usize], cols: &Columns, c:
 
 /// The width of the time column (`--time`).
 const TIME_W: usize = 10;
+
+/// A kernel's `time` and `share` columns (`-` when it has no time);
+/// `None` when the report has no device time (no `--time`).
+pub fn time_columns(r: &Report, k: &KernelEntry) -> Option<[String; 2]> {
+    let run = r.time.as_ref()?.estimated_ns;
+    Some(match &k.time {
+        None => ["-".to_string(), "-".to_string()],
+        Some(t) => [time_text(t, k.launches), share(t.estimated_ns, run)],
+    })
+}
+
+/// The page's `times` and `device_time`: the time and share columns of
+/// `kernels` (of `r`) and the device time's lines, as the table has them.
+pub fn page_times(r: &Report, kernels: &[KernelEntry]) -> (Vec<[String; 2]>, Vec<String>) {
+    let times = kernels.iter().filter_map(|k| time_columns(r, k)).collect();
+    (times, device_time_lines(r))
+}
 
 /// A kernel's device time in the table: its estimate over all its
 /// launches, `~` before it when only some were timed.
@@ -253,19 +264,30 @@ fn share(part: u64, whole: u64) -> String {
 
 /// The run's device time (`--time`), or why it has none.
 fn device_time(out: &mut String, r: &Report, c: bool) {
+    for (i, line) in device_time_lines(r).iter().enumerate() {
+        let line = names::escape_for_terminal(line);
+        match r.time.as_ref().is_some_and(|t| t.reason.is_some()) && i == 0 {
+            true => writeln!(out, "{}", paint(c, "33", &line)),
+            false => writeln!(out, "{line}"),
+        }
+        .ok();
+    }
+}
+
+/// The table's lines of the run's device time (`--time`): `device time:
+/// ...` and what was not timed, or `no device time: ` and why; none
+/// without `--time`. For the table and the page, not escaped.
+pub fn device_time_lines(r: &Report) -> Vec<String> {
     let Some(t) = &r.time else {
-        return;
+        return Vec::new();
     };
     if let Some(why) = &t.reason {
-        let line = format!("no device time: {}", names::escape_for_terminal(why));
-        let _ = writeln!(out, "{}", paint(c, "33", &line));
-        return;
+        return vec![format!("no device time: {why}")];
     }
     let sampling = t
         .sampling
         .map_or("each process's own sample".to_string(), |s| s.describe());
-    let _ = writeln!(
-        out,
+    let mut lines = vec![format!(
         "device time: {} over {} kernel{} ({} measured: {} launch{} timed of {} chosen, {sampling})",
         human_ns(t.estimated_ns),
         t.kernels_timed,
@@ -274,7 +296,7 @@ fn device_time(out: &mut String, r: &Report, c: bool) {
         t.timed,
         if t.timed == 1 { "" } else { "es" },
         t.sampled,
-    );
+    )];
     if t.timed < t.sampled {
         let mut why: Vec<String> = t
             .not_timed
@@ -284,8 +306,9 @@ fn device_time(out: &mut String, r: &Report, c: bool) {
         if t.pending > 0 {
             why.push(format!("{} never read (the process was killed)", t.pending));
         }
-        let _ = writeln!(out, "  not timed: {}", why.join("; "));
+        lines.push(format!("  not timed: {}", why.join("; ")));
     }
+    lines
 }
 
 /// A not-timed reason's JSON name in words.

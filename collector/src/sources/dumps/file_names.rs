@@ -16,10 +16,19 @@ pub fn parse_asm_file_name(name: &str) -> Option<AsmName> {
     if !name.ends_with(".asm") {
         return None;
     }
-    if name.is_ascii() {
-        return asm_name_of_ascii(name);
+    let mut n = if name.is_ascii() {
+        asm_name_of_ascii(name)
+    } else {
+        asm_name_by_pattern(name)
+    }?;
+    // IGC's vector compute backend (ESIMD kernels, `-vc-codegen`) names its
+    // dumps `VC_asm<hash>_<kernel>.asm`, without a SIMD: it compiles every
+    // kernel for one work-item per hardware thread, SIMD 1 as the module's
+    // binary says it (`.ze_info`'s `simd_size: 1`).
+    if n.simd.is_none() && name.starts_with("VC_asm") {
+        n.simd = Some(1);
     }
-    asm_name_by_pattern(name)
+    Some(n)
 }
 
 /// [`parse_asm_file_name`] by its patterns.
@@ -118,8 +127,17 @@ fn every<'a>(haystack: &'a [u8], needle: &'a [u8]) -> impl Iterator<Item = usize
     })
 }
 
-/// `OCL_asm<hash>.spv` -> hash
+/// `OCL_asm<hash>.spv` -> hash; IGC's vector compute backend (ESIMD
+/// kernels, built with `-vc-codegen`) names the module's SPIR-V
+/// `VC_asm<hash>_igc_input.spv` (and `..._igc_input_raw.spv`, the same
+/// bytes).
 pub fn parse_spv_file_name(name: &str) -> Option<String> {
+    let name = name
+        .strip_suffix("_igc_input.spv")
+        .or_else(|| name.strip_suffix("_igc_input_raw.spv"))
+        .filter(|body| body.starts_with("VC_"))
+        .map_or(name.to_string(), |body| format!("{body}.spv"));
+    let name = name.as_str();
     let body = name.strip_suffix(".spv")?;
     if !name.is_ascii() {
         return spv_hash_by_pattern(name);
@@ -237,6 +255,22 @@ mod tests {
             Some("60d3638d7dda8598")
         );
         assert_eq!(parse_spv_file_name("OCL_asm60d3638d7dda8598.spvasm"), None);
+        let vc = parse_asm_file_name("VC_asm1c600cccf8472a44_esimd_empty.asm").unwrap();
+        assert_eq!((vc.hash.as_str(), vc.simd), ("1c600cccf8472a44", Some(1)));
+        for vc in [
+            "VC_asm1c600cccf8472a44_igc_input.spv",
+            "VC_asm1c600cccf8472a44_igc_input_raw.spv",
+        ] {
+            assert_eq!(
+                parse_spv_file_name(vc).as_deref(),
+                Some("1c600cccf8472a44"),
+                "{vc}"
+            );
+        }
+        assert_eq!(
+            parse_spv_file_name("OCL_asm1c600cccf8472a44_igc_input.spv"),
+            None
+        );
         assert_eq!(
             parse_kernbin_file_name("OCL_asm60d3638d7dda8598_entry_0002.kernbin").as_deref(),
             Some("60d3638d7dda8598")

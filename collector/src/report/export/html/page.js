@@ -309,9 +309,20 @@
       ["status", k.status + (k.reason ? `: ${k.reason}` : "")],
       ["module", fmt(k.module_sha256)],
       ["API", k.api === "opencl" ? "OpenCL" : "Level Zero"],
+      timeRow(k),
       ["processes", k.pids && k.pids.length ? `${k.pids.length} (${k.pids.length === 1 ? "pid" : "pids"} ${k.pids.join(", ")})` : "-"],
     ].concat(extra || []);
     return h("dl", { class: "figures" }, rows.filter(Boolean).map(([t, d]) => [h("dt", { text: t }), h("dd", { text: d })]));
+  }
+
+  /** The kernel's device time (--time) in its figures, or why it has none. */
+  function timeRow(k) {
+    if (k.time_reason) return ["device time", `none: ${k.time_reason}`];
+    const t = k.time;
+    if (!t) return null;
+    const [lo, hi] = t.median_range_ns;
+    const median = lo === hi ? `${t.median_ns}` : `${t.median_ns} (${lo} to ${hi})`;
+    return ["device time", `${t.estimated_ns} ns over its launches (${t.timed} of ${t.sampled} chosen timed: total ${t.total_ns} ns, min ${t.min_ns}, median ${median}, max ${t.max_ns} ns)`];
   }
 
   function mixBars(mix) {
@@ -606,6 +617,7 @@
   function shapesView(k) {
     const shapes = k.shapes || [];
     if (!shapes.length) return null;
+    const timed = shapes.some((s) => s.time || s.time_reason);
     const rows = shapes.map((s) => {
       const o = s.occupancy;
       const shape = s.group_size ? `${dims(s.group_size)} x ${s.group_count ? dims(s.group_count) : "? (indirect)"}` : `auto / ${s.global_size ? dims(s.global_size) : "?"}`;
@@ -619,13 +631,14 @@
         h("td", { text: o ? o.limited_by : s.occupancy_reason || "-" }),
         h("td", { class: "num", text: o ? String(o.groups_per_xe_core) : "-" }),
         h("td", { class: "num", text: o ? String(o.threads_per_group) : "-" }),
-        h("td", { class: "num", text: o ? `${o.idle_lanes_percent}%` : "-" })
+        h("td", { class: "num", text: o ? `${o.idle_lanes_percent}%` : "-" }),
+        timed ? h("td", { class: "num", text: s.time ? `${s.time.estimated_ns} ns` : "-", title: s.time_reason || null }) : null
       );
     });
     if (k.other_shapes) {
       rows.push(h("tr", null, h("td", { class: "num", text: String(k.other_shapes.launches) }), h("td", { text: otherShapes(k.other_shapes) })));
     }
-    const head = h("tr", null, ["launches", "group size x count", "SLM bytes", "occupancy", "limited by", "groups per Xe-core", "threads per group", "idle lanes"].map((t) => h("th", { text: t })));
+    const head = h("tr", null, ["launches", "group size x count", "SLM bytes", "occupancy", "limited by", "groups per Xe-core", "threads per group", "idle lanes"].concat(timed ? ["device time"] : []).map((t) => h("th", { text: t })));
     const slm = k.slm_static_bytes === null || k.slm_static_bytes === undefined ? "" : ` (static SLM ${k.slm_static_bytes} bytes)`;
     return h("section", { class: "shapesbox" }, h("h3", { text: `launch shapes${slm}` }), h("table", { class: "shapes" }, h("thead", null, head), h("tbody", null, rows)));
   }
@@ -691,7 +704,7 @@
    * capture's rank, as the terminal's table and `show DIR N` number it);
    * `nameOf` is the text the filter searches in (every name of it).
    */
-  function table(cols, items, anchorOf, nameOf) {
+  function table(cols, items, anchorOf, nameOf, sortFirst) {
     const thead = document.querySelector("#kernels thead");
     const tbody = document.querySelector("#kernels tbody");
     const rows = items.map((it, i) => {
@@ -735,6 +748,8 @@
     const frag = document.createDocumentFragment();
     rows.forEach((r) => frag.append(r));
     tbody.append(frag);
+    // Ranked by that column first (device time, as the terminal's table).
+    if (sortFirst != null && sortFirst >= 0) sort(sortFirst);
     const input = document.getElementById("filter");
     const shown = document.getElementById("shown");
     const names = items.map((it) => nameOf(it));
@@ -796,11 +811,17 @@
     const tops = Array.isArray(DATA.tops) ? DATA.tops : [];
     const index = new Map(ks.map((k, i) => [k, i]));
     const top = (k) => tops[index.get(k)] || ["-", "-"];
+    // The terminal table's time and share columns (--time), ranked by time as it is.
+    const times = Array.isArray(DATA.times) ? DATA.times : [];
+    const time = (k) => times[index.get(k)] || ["-", "-"];
+    const byTime = (k) => (k.time ? k.time.estimated_ns : null);
     // #kernel-N is kernel #N: its rank, as the terminal's table and `show DIR N` number it.
     const byRank = new Map(ks.map((k, i) => [k.rank, i]));
     const cols = [
       { label: "#", num: true, get: (k) => k.rank },
       { label: "launches", num: true, get: (k) => (k.status === "not-launched" ? 0 : k.launches) },
+      times.length ? { label: "time", num: true, get: (k) => time(k)[0], sort: byTime } : null,
+      times.length ? { label: "share", num: true, get: (k) => time(k)[1], sort: byTime } : null,
       anyRanks ? { label: "ranks", get: (k) => ranges(k.ranks || []), sort: (k) => (k.ranks && k.ranks.length ? k.ranks[0] : null) } : null,
       { label: "kernel", cls: "name", get: display, title: fullName, nodes: nameNodes },
       { label: "SIMD", num: true, get: (k) => k.simd },
@@ -813,8 +834,9 @@
       { label: "source", get: (k) => ({ "igc-dump": "dump", "module-binary": "binary" })[k.isa_source] || "-" },
       { label: "ISA file", cls: "path", get: (k) => k.asm_copy || k.asm || (k.status === "not-launched" ? "-" : `not matched: ${k.status}`) },
     ].filter(Boolean);
-    table(cols, ks, (k) => k.rank, (k) => `${k.name}\n${k.demangled}\n${readable(k)}\n${display(k)}`);
+    table(cols, ks, (k) => k.rank, (k) => `${k.name}\n${k.demangled}\n${readable(k)}\n${display(k)}`, times.length ? cols.findIndex((c) => c.label === "time") : null);
     const notes = document.getElementById("notes");
+    for (const line of DATA.device_time || []) notes.append(h("p", { class: "device-time", text: line }));
     if (r.unlaunched_compiled && !r.unlaunched_listed) notes.append(h("p", { text: `IGC also compiled ${plural(r.unlaunched_compiled, "kernel")} that were never launched (collect --all lists them)` }));
     const incomplete = r.counts_incomplete || [];
     if (incomplete.length) notes.append(h("details", { open: "" }, h("summary", { text: `counts incomplete: launches of ${plural(incomplete.length, "process", "processes")} are missing` }), h("ul", null, incomplete.map((w) => h("li", { text: w })))));
@@ -861,6 +883,7 @@
     const [ia, ib] = [byRank(ra), byRank(rb)];
     const val = (side, f) => (side ? sideGet(side, f) : null);
     const display = shortNames(d.kernels);
+    const timedBoth = Boolean(ra.time && rb.time);
     const cols = [
       { label: "kernel", cls: "name", get: display, title: fullName, nodes: nameNodes },
       { label: "in", get: (k) => (k.a && k.b ? "both" : k.a ? "A only" : "B only") },
@@ -870,8 +893,11 @@
       { label: "instrs B", num: true, get: (k) => val(k.b, "instructions") },
       { label: "spill A", num: true, get: (k) => val(k.a, "spill_bytes") },
       { label: "spill B", num: true, get: (k) => val(k.b, "spill_bytes") },
+      // Device times (ns, --time) when both captures have them.
+      timedBoth ? { label: "time A", num: true, get: (k) => val(k.a, "time") } : null,
+      timedBoth ? { label: "time B", num: true, get: (k) => val(k.b, "time") } : null,
       { label: "changed", get: (k) => (k.a && k.b ? k.changed.join(", ") || "no change" : "-") },
-    ];
+    ].filter(Boolean);
     // The page holds some of the comparison's kernels only (--page-kernels): said, with where the others are.
     const left = DATA.page_kernels ? DATA.page_kernels.left_out : 0;
     if (left) {
