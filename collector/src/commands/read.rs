@@ -3,6 +3,7 @@
 //! file, and what can go wrong.
 
 use crate::capture::layout::REPORT_FILE;
+use crate::report::export::table::Sort;
 use crate::report::{KernelEntry, Report};
 use std::path::{Path, PathBuf};
 
@@ -136,9 +137,28 @@ pub fn find_kernels<'a>(r: &'a Report, selector: &str) -> Vec<&'a KernelEntry> {
 }
 
 /// The one kernel of `r` that `selector` names, or an error that lists
-/// what it matched.
+/// what it matched (by device time in a report that has it, else by rank).
 pub fn select<'a>(r: &'a Report, dir: &Path, selector: &str) -> Result<&'a KernelEntry, ShowError> {
-    let found = find_kernels(r, selector);
+    select_listing(r, dir, selector, None)
+}
+
+/// [`select`], the kernels it matched listed in the order `sort` says
+/// (`show --sort`; `None`: as the table's default).
+pub fn select_listing<'a>(
+    r: &'a Report,
+    dir: &Path,
+    selector: &str,
+    sort: Option<Sort>,
+) -> Result<&'a KernelEntry, ShowError> {
+    let mut found = find_kernels(r, selector);
+    if found.len() > 1 {
+        let order = crate::report::export::table::order(r, sort);
+        let at: std::collections::HashMap<usize, usize> =
+            order.iter().enumerate().map(|(p, &i)| (i, p)).collect();
+        // Each kernel's place in the report, then in the order.
+        let index = |k: &KernelEntry| r.kernels.iter().position(|x| std::ptr::eq(x, k));
+        found.sort_by_key(|k| index(k).and_then(|i| at.get(&i).copied()));
+    }
     match found.as_slice() {
         [k] => Ok(k),
         [] => Err(match selector.parse::<usize>() {
@@ -158,7 +178,7 @@ pub fn select<'a>(r: &'a Report, dir: &Path, selector: &str) -> Result<&'a Kerne
         many => Err(ShowError::Ambiguous {
             dir: dir.display().to_string(),
             selector: selector.to_string(),
-            matches: many.iter().map(|k| describe(k)).collect(),
+            matches: many.iter().map(|k| describe_in(r, k)).collect(),
         }),
     }
 }
@@ -172,6 +192,15 @@ pub fn describe(k: &KernelEntry) -> String {
         k.display_name(),
         sha.get(..8).unwrap_or(sha)
     )
+}
+
+/// [`describe`], with its device time and share in a report that has
+/// them (`  #2 add_two [module 1a2b3c4d]: 1.60 ms, 57.1%`).
+fn describe_in(r: &Report, k: &KernelEntry) -> String {
+    match crate::report::export::table::time_columns(r, k) {
+        Some([t, s]) => format!("{}: {t}, {s}", describe(k)),
+        None => describe(k),
+    }
 }
 
 /// The ISA file of `k` in the capture `dir`: its copy under `asm/`, else

@@ -6,7 +6,7 @@ pub mod cfg;
 pub mod evidence;
 pub mod json;
 
-use super::read::{isa_path, load_report, select, ShowError};
+use super::read::{isa_path, load_report, select_listing, ShowError};
 use super::terminal::{print_out, use_color};
 use super::{CfgFormat, ShowArgs};
 use crate::analysis::flow::Flow;
@@ -21,7 +21,7 @@ use xpu_asm_isa::{self as isa, Line};
 /// `show DIR KERNEL`: its exit status (1 on error).
 pub fn main(a: &ShowArgs) -> i32 {
     let res = load_report(&a.dir).and_then(|r| {
-        let k = select(&r, &a.dir, &a.kernel)?;
+        let k = select_listing(&r, &a.dir, &a.kernel, a.sort)?;
         if a.json {
             let v = json::answer(&a.dir, &a.kernel, &r, k);
             return Ok(serde_json::to_string_pretty(&v).unwrap_or_default() + "\n");
