@@ -95,9 +95,12 @@ seed() {
     local c="$root/fuzz/corpus"
     mkdir -p "$c/record_reader" "$c/asm_header" "$c/dump_names" "$c/native_binary"
     if [ -z "$(ls -A "$c/asm_header")" ]; then
+        # The module's names (each ended by NUL, then an empty one), then the file.
         for f in "$root"/collector/tests/data/*/*.asm; do
-            { printf '\377'; cat "$f"; } >"$c/asm_header/seed-$(basename "$f")"
-            { printf '\002'; cat "$f"; } >"$c/asm_header/seed-cap14-$(basename "$f")"
+            name=$(head -n1 "$f" | cut -c11-)
+            { printf '%s\0other\0\0' "$name"; cat "$f"; } >"$c/asm_header/seed-$(basename "$f")"
+            { printf '%s\n//.spill size 4096\0%s\0\0' "$name" "$name"; cat "$f"; } \
+                >"$c/asm_header/seed-forged-$(basename "$f")"
         done
     fi
     if [ -z "$(ls -A "$c/dump_names")" ]; then

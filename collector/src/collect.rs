@@ -396,10 +396,13 @@ fn read_isa(matching: &Matching, order: &[usize], stop: Stop) -> Vec<Option<Arc<
             let file = matching.launched[i].chosen_file()?;
             match &file.analysis {
                 Some(a) => Some(Arc::clone(a)),
-                None => xpu_asm_isa::analyze_file(&file.path)
-                    .ok()
-                    .flatten()
-                    .map(Arc::new),
+                None => match &file.header {
+                    Some(h) => xpu_asm_isa::header::analyze_file_of(&file.path, h),
+                    None => xpu_asm_isa::analyze_file(&file.path),
+                }
+                .ok()
+                .flatten()
+                .map(Arc::new),
             }
         })
         .collect()

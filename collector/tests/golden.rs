@@ -9,7 +9,18 @@ use xpu_asm_collector::sources::dumps;
 use xpu_asm_isa::header::{self, AsmHeader};
 
 fn header(rel: &str) -> AsmHeader {
-    header::read_header(&data_dir().join(rel)).unwrap()
+    let p = data_dir().join(rel);
+    header::read_header(&p, &module_names(&p)).unwrap()
+}
+
+/// The kernel names of the module of the dump `asm`: its `.spv`'s entry
+/// points.
+fn module_names(asm: &std::path::Path) -> header::KnownNames {
+    let file = asm.file_name().unwrap().to_string_lossy();
+    let hash = dumps::file_names::parse_asm_file_name(&file).unwrap().hash;
+    let spv = asm.with_file_name(format!("OCL_asm{hash}.spv"));
+    let spirv = std::fs::read(&spv).unwrap_or_else(|e| panic!("{}: {e}", spv.display()));
+    header::KnownNames::new(xpu_asm_isa::spirv::entry_point_names(&spirv))
 }
 
 #[test]
@@ -88,7 +99,8 @@ fn every_test_data_asm_names_its_kernel_and_parses_its_name() {
                 let n = dumps::file_names::parse_asm_file_name(&name).expect("IGC name parses");
                 assert!(n.simd.is_some() && n.entry.is_some(), "{name}");
                 assert_eq!(n.retry, u32::from(name.contains("_1_simd")), "{name}");
-                assert!(header::read_header(&p).unwrap().kernel.is_some(), "{name}");
+                let h = header::read_header(&p, &module_names(&p)).unwrap();
+                assert!(h.kernel.is_some(), "{name}");
             }
         }
     }
@@ -101,6 +113,7 @@ fn scan_pvc(all_headers: bool) -> dumps::DumpFolder {
         &data_dir().join("pvc"),
         "pvc",
         &BTreeMap::new(),
+        &Default::default(),
         &Default::default(),
         all_headers,
         &|| false,

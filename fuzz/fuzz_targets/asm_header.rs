@@ -1,36 +1,38 @@
-//! `isa::header::parse_header` on any bytes and any cap: never a panic, never an
-//! error from an in-memory reader, and a header cut by the cap says so.
+//! `isa::header::parse_header` on any bytes and any module's names: never
+//! a panic, never an error from an in-memory reader; a kernel only when it
+//! is one of the module's names and the `//.kernel` line holds it, then a
+//! newline.
 //!
-//! Input: one byte B (the cap is B * 7 bytes, or 64 KiB when B is 255),
-//! then the file.
+//! Input: the module's names, each ended by a NUL byte, until an empty
+//! one (two NULs in a row), then the file.
 
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use xpu_asm_isa::header::{parse_header, HEADER_MAX_BYTES};
+use xpu_asm_isa::header::{parse_header, KnownNames, KERNEL_LINE};
 
 fuzz_target!(|data: &[u8]| {
-    let Some((&b, text)) = data.split_first() else {
-        return;
-    };
-    let cap = if b == 255 {
-        HEADER_MAX_BYTES
-    } else {
-        b as u64 * 7
-    };
-    let h = parse_header(text, cap).expect("reading a slice cannot fail");
-    if let Some(k) = &h.kernel {
-        // The name is taken verbatim from a `//.kernel ` line within the cap.
-        let line_start = text
-            .windows(10)
-            .position(|w| w == b"//.kernel ")
-            .expect("a kernel name comes from a //.kernel line");
-        assert!((line_start as u64) < cap);
-        assert!(!k.contains(&b'\n'));
+    let mut names = Vec::new();
+    let mut rest = data;
+    while let Some(end) = rest.iter().position(|&b| b == 0) {
+        let (name, after) = (&rest[..end], &rest[end + 1..]);
+        rest = after;
+        if name.is_empty() {
+            break;
+        }
+        names.push(name.to_vec());
     }
-    if (text.len() as u64) < cap && !h.truncated {
-        // Whole input read: the same result with the full cap.
-        let again = parse_header(text, HEADER_MAX_BYTES.max(cap)).expect("slice");
-        assert_eq!(h.kernel, again.kernel);
+    let known = KnownNames::new(names);
+    let h = parse_header(rest, &known).expect("reading a slice cannot fail");
+    if let Some(k) = &h.kernel {
+        assert!(known.contains(k));
+        let mut line = KERNEL_LINE.to_vec();
+        line.extend_from_slice(k);
+        line.push(b'\n');
+        assert!(rest.starts_with(&line));
+        assert!(h.unresolved.is_none());
+    } else {
+        assert!(h.unresolved.is_some());
+        assert_eq!((h.grf, h.instructions, h.spill_bytes), (None, None, None));
     }
 });

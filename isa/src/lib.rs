@@ -22,6 +22,7 @@ pub mod line;
 pub mod mix;
 pub mod native;
 pub mod source;
+pub mod spirv;
 
 pub use line::{classify, lines, Line};
 
@@ -47,7 +48,32 @@ pub fn analyze(text: &str) -> Analysis {
 /// and the few parts that Unicode decides (labels, the words of a send's
 /// comment) are, and what ASCII alone decides is read on the bytes.
 pub fn analyze_bytes(bytes: &[u8]) -> Analysis {
-    let mut pass = Pass::default();
+    analyze_with(bytes, Pass::default())
+}
+
+/// Where the analysis of a text starts and what scratch space holds, as
+/// the text's header said them ([`header::AsmHeader::text_start`]): the
+/// kernel's `//.kernel` line, its name whole (its line breaks too: a
+/// name's lines are neither instructions nor source lines), is not read,
+/// and the header's own fields say whether scratch holds spills.
+#[derive(Debug, Clone, Copy)]
+pub struct TextStart {
+    /// Bytes of the text not read: its `//.kernel` line.
+    pub at: usize,
+    pub classifier: mix::Classifier,
+}
+
+/// [`analyze_bytes`] of `bytes` from `start`.
+pub fn analyze_from(bytes: &[u8], start: TextStart) -> Analysis {
+    let pass = Pass {
+        classifier: start.classifier,
+        fixed_classifier: true,
+        ..Pass::default()
+    };
+    analyze_with(bytes.get(start.at..).unwrap_or(&[]), pass)
+}
+
+fn analyze_with(bytes: &[u8], mut pass: Pass) -> Analysis {
     let mut start = 0;
     for end in bytes::line_ends(bytes) {
         pass.line(&bytes[start..end]);
@@ -69,6 +95,8 @@ struct Pass {
     body: bool,
     header: mix::HeaderFields,
     classifier: mix::Classifier,
+    /// `classifier` was given, not read from the header's lines.
+    fixed_classifier: bool,
 }
 
 impl Pass {
@@ -83,7 +111,9 @@ impl Pass {
             } else {
                 // No instruction comes before: the header is whole.
                 self.body = true;
-                self.classifier = self.header.classifier();
+                if !self.fixed_classifier {
+                    self.classifier = self.header.classifier();
+                }
             }
         }
         let lossy = String::from_utf8_lossy;
@@ -119,7 +149,24 @@ pub const MAX_ANALYZED_BYTES: u64 = 256 << 20;
 /// file or is larger than [`MAX_ANALYZED_BYTES`].
 pub fn analyze_file(path: &Path) -> std::io::Result<Option<Analysis>> {
     let f = std::fs::File::open(path)?;
-    with_buffer(|bytes| analyze_rest(&f, bytes))
+    with_buffer(|bytes| analyze_rest(&f, bytes, None))
+}
+
+/// [`analyze_file`], from `start` of the text when given (see
+/// [`header::analyze_file_of`]).
+pub fn analyze_file_from(
+    path: &Path,
+    start: impl FnOnce(&[u8]) -> TextStart,
+) -> std::io::Result<Option<Analysis>> {
+    let f = std::fs::File::open(path)?;
+    with_buffer(|bytes| {
+        let meta = f.metadata()?;
+        if !meta.is_file() || meta.len() > MAX_ANALYZED_BYTES {
+            return Ok(None);
+        }
+        read_to_length(&f, bytes, meta.len() as usize)?;
+        Ok(Some(analyze_from(bytes, start(bytes))))
+    })
 }
 
 /// Runs `f` with this thread's read buffer, empty. One buffer per thread,
@@ -142,8 +189,13 @@ pub fn with_buffer<R>(f: impl FnOnce(&mut Vec<u8>) -> R) -> R {
 /// [`analyze`] of the file `f` whose first `bytes.len()` bytes were
 /// already read into `bytes` (and `f`'s offset is right after them): reads
 /// the rest into `bytes`. `Ok(None)` as for [`analyze_file`].
-pub fn analyze_rest(f: &std::fs::File, bytes: &mut Vec<u8>) -> std::io::Result<Option<Analysis>> {
-    analyze_rest_of(f, &f.metadata()?, bytes)
+/// From `start` of the text when given ([`analyze_from`]).
+pub fn analyze_rest(
+    f: &std::fs::File,
+    bytes: &mut Vec<u8>,
+    start: Option<TextStart>,
+) -> std::io::Result<Option<Analysis>> {
+    analyze_rest_of(f, &f.metadata()?, bytes, start)
 }
 
 /// [`analyze_rest`] of `f` whose metadata is `meta` (not asked again).
@@ -151,12 +203,16 @@ pub fn analyze_rest_of(
     f: &std::fs::File,
     meta: &std::fs::Metadata,
     bytes: &mut Vec<u8>,
+    start: Option<TextStart>,
 ) -> std::io::Result<Option<Analysis>> {
     if !meta.is_file() || meta.len() > MAX_ANALYZED_BYTES {
         return Ok(None);
     }
     read_to_length(f, bytes, meta.len() as usize)?;
-    Ok(Some(analyze_bytes(bytes)))
+    Ok(Some(match start {
+        Some(s) => analyze_from(bytes, s),
+        None => analyze_bytes(bytes),
+    }))
 }
 
 /// Reads `f` from its offset to `len` bytes in all (or its end) onto the

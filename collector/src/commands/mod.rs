@@ -248,6 +248,13 @@ pub struct ShowArgs {
     #[arg(long, conflicts_with_all = ["lines", "cfg"])]
     pub json: bool,
 
+    /// The order in which the kernels a regular expression matches are
+    /// listed when it matches several: `launches`, `time` (with their
+    /// device time, of a run with --time) or `name` [default: time with
+    /// --time, else launches]
+    #[arg(long, value_enum, value_name = "BY")]
+    pub sort: Option<Sort>,
+
     /// When to colour the output
     #[arg(long, value_enum, value_name = "WHEN", default_value_t = Color::Auto)]
     pub color: Color,

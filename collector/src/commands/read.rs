@@ -3,6 +3,7 @@
 //! file, and what can go wrong.
 
 use crate::capture::layout::REPORT_FILE;
+use crate::report::export::table::Sort;
 use crate::report::{KernelEntry, Report};
 use std::path::{Path, PathBuf};
 
@@ -140,9 +141,28 @@ pub fn find_kernels<'a>(r: &'a Report, selector: &str) -> Vec<&'a KernelEntry> {
 }
 
 /// The one kernel of `r` that `selector` names, or an error that lists
-/// what it matched.
+/// what it matched (by device time in a report that has it, else by rank).
 pub fn select<'a>(r: &'a Report, dir: &Path, selector: &str) -> Result<&'a KernelEntry, ShowError> {
-    let found = find_kernels(r, selector);
+    select_listing(r, dir, selector, None)
+}
+
+/// [`select`], the kernels it matched listed in the order `sort` says
+/// (`show --sort`; `None`: as the table's default).
+pub fn select_listing<'a>(
+    r: &'a Report,
+    dir: &Path,
+    selector: &str,
+    sort: Option<Sort>,
+) -> Result<&'a KernelEntry, ShowError> {
+    let mut found = find_kernels(r, selector);
+    if found.len() > 1 {
+        let order = crate::report::export::table::order(r, sort);
+        let at: std::collections::HashMap<usize, usize> =
+            order.iter().enumerate().map(|(p, &i)| (i, p)).collect();
+        // Each kernel's place in the report, then in the order.
+        let index = |k: &KernelEntry| r.kernels.iter().position(|x| std::ptr::eq(x, k));
+        found.sort_by_key(|k| index(k).and_then(|i| at.get(&i).copied()));
+    }
     match found.as_slice() {
         [k] => Ok(k),
         [] => Err(match selector.parse::<usize>() {
@@ -162,7 +182,7 @@ pub fn select<'a>(r: &'a Report, dir: &Path, selector: &str) -> Result<&'a Kerne
         many => Err(ShowError::Ambiguous {
             dir: dir.display().to_string(),
             selector: selector.to_string(),
-            matches: describe_all(many),
+            matches: describe_all(r, many),
         }),
     }
 }
@@ -191,7 +211,7 @@ pub fn select_named<'a>(
         many => Err(ShowError::Ambiguous {
             dir: dir.display().to_string(),
             selector: typed.to_string(),
-            matches: describe_all(many),
+            matches: describe_all(r, many),
         }),
     }
 }
@@ -216,21 +236,29 @@ fn what(k: &KernelEntry) -> String {
     )
 }
 
-/// [`describe`] of each of `many`; entries that would read the same (one
-/// name in one module, as the terminal shows it) with their exact names'
-/// tags too (`[module 12345678, level zero, name 1a2b3c4d]`).
-fn describe_all(many: &[&KernelEntry]) -> Vec<String> {
+/// [`describe`] of each of `many`, with its device time and share in a
+/// report that has them (`  #2 add_two [module 1a2b3c4d, level zero]:
+/// 1.60 ms, 57.1%`); entries that would read the same (one name in one
+/// module, as the terminal shows it) with their exact names' tags too
+/// (`[module 12345678, level zero, name 1a2b3c4d]`).
+fn describe_all(r: &Report, many: &[&KernelEntry]) -> Vec<String> {
     let whats: Vec<String> = many.iter().map(|k| what(k)).collect();
     whats
         .iter()
         .zip(many)
-        .map(|(w, k)| match whats.iter().filter(|o| *o == w).count() {
-            1 => format!("  #{} {w}]", k.rank),
-            _ => format!(
-                "  #{} {w}, name {}]",
-                k.rank,
-                crate::names::name_tag(&k.name_bytes())
-            ),
+        .map(|(w, k)| {
+            let d = match whats.iter().filter(|o| *o == w).count() {
+                1 => format!("  #{} {w}]", k.rank),
+                _ => format!(
+                    "  #{} {w}, name {}]",
+                    k.rank,
+                    crate::names::name_tag(&k.name_bytes())
+                ),
+            };
+            match crate::report::export::table::time_columns(r, k) {
+                Some([t, s]) => format!("{d}: {t}, {s}"),
+                None => d,
+            }
         })
         .collect()
 }

@@ -28,7 +28,7 @@ use rayon::prelude::*;
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::path::{Component, Path, PathBuf};
 use std::sync::{Arc, OnceLock};
-use xpu_asm_isa::header::{parse_header, read_header, HEADER_MAX_BYTES};
+use xpu_asm_isa::header::{parse_own_header, read_own_header};
 use xpu_asm_isa::native::{self, iga::Iga, Device, NativeError, Program};
 use xpu_asm_record::read::{Module, ProcessRecord};
 
@@ -555,8 +555,10 @@ fn disassemble(
     };
     // Written by an earlier collection: the same bytes give the same text.
     if folder.existing.contains(&file_name) {
-        if let Ok(h) = read_header(&path) {
-            if h.kernel.as_deref() == Some(kernel.name.as_slice()) {
+        if let Ok(mut h) = read_own_header(&path) {
+            if h.kernel.as_deref() == Some(native::name_line(&kernel.name).as_bytes()) {
+                // The binary's symbol names the kernel, exactly.
+                h.kernel = Some(kernel.name.clone());
                 // Its source lines and mix are read after matching.
                 return Ok(Arc::new(file(h, None)));
             }
@@ -587,8 +589,8 @@ fn disassemble(
     }
     write_new(&path, asm.as_bytes())
         .map_err(|e| (Status::IgaFailed, format!("cannot write {shown}: {e}")))?;
-    let header = parse_header(asm.as_bytes(), HEADER_MAX_BYTES)
-        .map_err(|e| (Status::IgaFailed, format!("{e}")))?;
+    let mut header = parse_own_header(asm.as_bytes());
+    header.kernel = Some(kernel.name.clone());
     // The text is at hand: analysed now rather than read back from the
     // file after matching (the same size limit as for a file).
     let analysis = (asm.len() as u64 <= xpu_asm_isa::MAX_ANALYZED_BYTES)

@@ -10,7 +10,7 @@
 //! the interposer saved. Else it keeps its light `.asm`, and a warning
 //! says why it has no source lines.
 
-use super::dumps::{scan_folder, DumpFolder, DumpLocation};
+use super::dumps::{scan_folder, DumpFolder, DumpLocation, ModuleNames};
 use super::light::{is_light, module_device, read_program, saved_binary, spirv_has_lines};
 use super::AsmFile;
 use crate::capture::layout::Stopped;
@@ -255,6 +255,10 @@ fn scan_rebuilt(
             set.extend(w.kernels.iter().map(Vec::as_slice));
         }
     }
+    let mut names = ModuleNames::default();
+    for w in wants {
+        names.add(&w.module.sha256, w.kernels.iter().cloned());
+    }
     let mut rebuilt = Rebuilt::default();
     for (name, kernels) in launched {
         let shown = format!("{}/{name}", xpu_asm_record::DUMPS_DIR);
@@ -263,6 +267,7 @@ fn scan_rebuilt(
             &path,
             &shown,
             known_final,
+            &names,
             &kernels,
             true,
             stop,

@@ -32,7 +32,8 @@ fn hostile_names_never_escape_the_folder() {
         p.kernels
             .push(record_kernel(i as u32 + 1, 1, n, 100 - i as u64));
     }
-    // A newline cannot be in a `//.kernel` line: unmatched, not confused.
+    // A kernel without a file: unmatched, not confused with `two`'s
+    // (there is none) nor another's.
     p.kernels.push(record_kernel(50, 1, b"two\nlines", 1));
     p.write(out);
     let r = collect_defaults(out);
@@ -72,6 +73,84 @@ fn hostile_names_never_escape_the_folder() {
         "escape sequences reach the terminal"
     );
     assert!(table.lines().all(|l| l.chars().count() < 400), "{table}");
+}
+
+/// A name that holds IGC's header lines: `victim` then `//.spill size
+/// 4096`. IGC writes that kernel's dump with a `//.kernel victim` line;
+/// it is read as the file of the kernel of the whole name, which the
+/// module has (its records name it), never as victim's: victim's figures,
+/// its only candidate, the forging kernel reported as itself. A name of
+/// 250,000 bytes has its figures.
+#[test]
+fn a_name_that_holds_header_lines_forges_no_figure() {
+    const FORGING: &[u8] = b"victim\n//.spill size 4096\n//.instCount 99999\n//.platform FORGED";
+    let long = vec![b'n'; 250_000];
+    for forging_known in [true, false] {
+        let t = tempfile::tempdir().unwrap();
+        let out = t.path();
+        let d = out.join("dumps/h-1");
+        let sha = write_spv(&d, "00000000000000ee", b"module");
+        let files = [(b"victim".as_slice(), 25), (FORGING, 26), (&long, 27)];
+        for (i, (name, inst)) in files.iter().enumerate() {
+            let f = format!("OCL_asm00000000000000ee_simd32_entry_{:04}.asm", i + 1);
+            write_asm(&d, &f, name, *inst, None);
+        }
+        let mut p = Process::new(1);
+        p.modules = vec![Module::spirv(1, sha.clone())];
+        p.kernels = vec![
+            record_kernel(1, 1, b"victim", 5),
+            record_kernel(3, 1, &long, 3),
+        ];
+        if forging_known {
+            // Created, never launched.
+            p.kernels.push(record_kernel(2, 1, FORGING, 0));
+        }
+        p.write(out);
+        let r = collect(out, &with(Keep::Asm, true)).unwrap();
+        let victim = find(&r, "victim", &sha);
+        assert_eq!(victim.spill_bytes, None);
+        assert_eq!(victim.instructions, Some(25));
+        let paths: Vec<&str> = victim
+            .asm_candidates
+            .iter()
+            .map(|c| c.path.as_str())
+            .collect();
+        assert_eq!(
+            paths,
+            ["dumps/h-1/OCL_asm00000000000000ee_simd32_entry_0001.asm"]
+        );
+        let long_k = r
+            .kernels
+            .iter()
+            .find(|k| k.name.len() == long.len())
+            .unwrap();
+        assert_eq!(
+            (long_k.grf, long_k.instructions, long_k.launches),
+            (Some(256), Some(27), 3)
+        );
+        let forging = r.kernels.iter().find(|k| k.name.as_bytes() == FORGING);
+        let w = r.warnings.join("\n");
+        if forging_known {
+            let f = forging.expect("the forging kernel, as itself");
+            assert_eq!(f.status, Status::NotLaunched);
+            assert_eq!((f.instructions, f.spill_bytes), (Some(26), None));
+            assert_eq!(r.unlaunched_compiled, 1);
+            assert!(!w.contains("cannot tell its kernel"), "{w}");
+        } else {
+            // Its name unknown: its file is no kernel's, and says why.
+            assert!(forging.is_none());
+            assert_eq!(r.unlaunched_compiled, 0);
+            assert!(
+                w.contains("entry_0002.asm: its header is not the one IGC writes"),
+                "{w}"
+            );
+        }
+        assert_eq!(
+            r.kernels.len(),
+            2 + usize::from(forging_known),
+            "no phantom kernel"
+        );
+    }
 }
 
 #[test]

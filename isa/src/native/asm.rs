@@ -7,7 +7,7 @@ use std::collections::HashSet;
 use std::fmt::Write;
 
 /// A kernel's `.asm` text: a header of IGC's style (the lines
-/// [`crate::header::parse_header`] reads: `//.kernel`, `//.platform`,
+/// [`crate::header::parse_own_header`] reads: `//.kernel`, `//.platform`,
 /// `//.thread_config numGRF=`, `//.instCount`, `//.spill size`), lines of
 /// its own for what IGC's header does not say (`//.simd`, `//.scratch size`,
 /// `//.stateless private memory size`, `//.slm size`) and where the text
@@ -17,6 +17,17 @@ use std::fmt::Write;
 /// line when the kernel has a line table (the text read from the file
 /// through `sources`), else unchanged.
 ///
+/// The name `name` as [`render_asm`] writes it on the `//.kernel` line.
+/// The name is written as is: IGC's dumps put the raw bytes there too, and
+/// a lossy conversion only ever touches names that are not UTF-8. Only
+/// line breaks are escaped: one would end the header line, and what
+/// follows it would read as header fields or instructions.
+pub fn name_line(name: &[u8]) -> String {
+    let mut s = String::new();
+    push_line_safe(&mut s, &String::from_utf8_lossy(name));
+    s
+}
+
 /// `//.private memory size` is IGC's figure as the binary's metadata
 /// repeats it (zebin `private_size`); patch-token binaries do not give it.
 pub fn render_asm(
@@ -27,11 +38,7 @@ pub fn render_asm(
 ) -> String {
     let mut s = String::with_capacity(disassembly.len() + 512);
     s.push_str("//.kernel ");
-    // The name is written as is: IGC's dumps put the raw bytes there too,
-    // and a lossy conversion only ever touches names that are not UTF-8.
-    // Only line breaks are escaped: one would end the header line, and what
-    // follows it would read as header fields or instructions.
-    push_line_safe(&mut s, &String::from_utf8_lossy(&kernel.name));
+    s.push_str(&name_line(&kernel.name));
     s.push('\n');
     if let Some(p) = &program.platform {
         let _ = writeln!(s, "//.platform {}", p.name);
@@ -173,7 +180,7 @@ mod tests {
         let body = "(W) mov (8|M0) r1.0<1>:ud 0x0:ud\n";
         let text = render_asm(&k, &p, body, &SourceFiles::default());
         assert_eq!(instructions(&text), instructions(body), "{text}");
-        let h = crate::header::parse_header(text.as_bytes(), 1 << 20).unwrap();
+        let h = crate::header::parse_own_header(text.as_bytes());
         assert_eq!(
             h.kernel.as_deref(),
             Some(&b"k\\n(W) nop\\r\\n//.spill size 9"[..])
@@ -215,7 +222,7 @@ mod tests {
         };
         let body = "L0:\n(W) mov (8|M0) r1.0<1>:ud 0x0:ud\n(W) nop\n";
         let text = render_asm(&k, &p, body, &SourceFiles::default());
-        let h = crate::header::parse_header(text.as_bytes(), 1 << 20).unwrap();
+        let h = crate::header::parse_own_header(text.as_bytes());
         assert_eq!(h.kernel.as_deref(), Some(&b"_ZTS3foo"[..]));
         assert_eq!(h.platform.as_deref(), Some("PVCXT"));
         assert_eq!(h.grf, Some(256));

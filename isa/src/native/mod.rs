@@ -39,7 +39,7 @@ mod program;
 pub mod targets;
 mod zebin;
 
-pub use asm::{instructions, render_asm};
+pub use asm::{instructions, name_line, render_asm};
 pub use dwarf::{LineRow, LineTable};
 pub use lines::SourceFiles;
 pub use platform::{ip_version, Device, Platform};

@@ -85,7 +85,7 @@ pub fn answer<'a>(dir: &Path, selector: &str, r: &Report, k: &'a KernelEntry) ->
     let capture = std::fs::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf());
     let file = super::super::read::isa_path(dir, k).ok();
     let file = file.map(|p| std::fs::canonicalize(&p).unwrap_or(p));
-    let kernel_line = file.as_deref().and_then(kernel_line);
+    let kernel_line = file.as_deref().and_then(|p| kernel_line(p, k));
     let procs = evidence::processes(dir, k);
     Answer {
         schema: SCHEMA,
@@ -131,10 +131,20 @@ pub fn answer<'a>(dir: &Path, selector: &str, r: &Report, k: &'a KernelEntry) ->
     }
 }
 
-/// The name on the ISA file's `//.kernel` line.
-fn kernel_line(path: &Path) -> Option<String> {
-    let h = xpu_asm_isa::header::read_header(path).ok()?;
-    h.kernel.map(|n| String::from_utf8_lossy(&n).into_owned())
+/// The name on the ISA file's `//.kernel` line: `k`'s exact name when the
+/// line holds it (an IGC dump's header read against it), else the line as
+/// xpu-asm's own texts write it.
+fn kernel_line(path: &Path, k: &KernelEntry) -> Option<String> {
+    use xpu_asm_isa::header::{read_header, read_own_header, KnownNames};
+    let name = match &k.name_hex {
+        Some(h) => xpu_asm_record::unhex(h).unwrap_or_default(),
+        None => k.name.as_bytes().to_vec(),
+    };
+    let line = match read_header(path, &KnownNames::one(&name)) {
+        Ok(h) if h.kernel.is_some() => h.kernel,
+        _ => read_own_header(path).ok()?.kernel,
+    };
+    line.map(|n| String::from_utf8_lossy(&n).into_owned())
 }
 
 /// The header's figures.

@@ -6,7 +6,7 @@ pub mod cfg;
 pub mod evidence;
 pub mod json;
 
-use super::read::{isa_path, load_report, select, ShowError};
+use super::read::{isa_path, load_report, select_listing, ShowError};
 use super::terminal::{print_out, use_color};
 use super::{CfgFormat, ShowArgs};
 use crate::analysis::flow::Flow;
@@ -62,7 +62,7 @@ fn chosen<'a>(
         super::read::select_named(r, &a.dir, bytes, &typed).map(|k| (k, typed))
     };
     match (&a.kernel, &a.name, &a.name_hex) {
-        (Some(sel), _, _) => select(r, &a.dir, sel).map(|k| (k, sel.clone())),
+        (Some(sel), _, _) => select_listing(r, &a.dir, sel, a.sort).map(|k| (k, sel.clone())),
         (None, Some(name), _) => named(
             name.as_bytes(),
             format!("--name {}", name.to_string_lossy()),

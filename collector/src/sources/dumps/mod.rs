@@ -18,13 +18,22 @@
 //!
 //! Newer IGCs put more segments around these (shader numbers, pass names,
 //! a kernel-name postfix), so names are parsed leniently: what ties a file
-//! to a module is `asm<hash>`, and what ties it to a kernel is the exact
-//! `//.kernel` line of its header.
+//! to a module is `asm<hash>`, and what ties it to a kernel is its header's
+//! `//.kernel` line read against the exact names of that module's kernels
+//! (the entry points of its `.spv`, the kernels its records name:
+//! [`ModuleNames`]; see `xpu_asm_isa::header`): a name's own lines are
+//! never read as fields, and a file whose line names no kernel of its
+//! module is no kernel's.
 
 pub mod file_names;
 mod keys;
+mod location;
+mod names;
 
 pub use keys::{dump_key, is_linked};
+pub use location::{resolve_dump_dir, DumpLocation};
+pub use names::ModuleNames;
+use names::{known_names, read_spvs, Known, SpvRead};
 
 use super::{AsmFile, AsmName, IsaSource, IsaSourceKind, Lookup, Status};
 use crate::capture::files::{open_noatime, without_atime, Listing};
@@ -34,14 +43,13 @@ use file_names::{
     parse_asm_file_name, parse_kernbin, parse_kernbin_file_name, parse_spv_file_name,
 };
 use rayon::prelude::*;
-use sha2::{Digest, Sha256};
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::fs::File;
 use std::io::Read;
 use std::os::fd::OwnedFd;
-use std::path::{Component, Path, PathBuf};
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
-use xpu_asm_isa::header::{header_and_analysis_of, AsmHeader};
+use xpu_asm_isa::header::{header_and_analysis_of, AsmHeader, KnownNames, Unresolved};
 use xpu_asm_record::read::{Module, ProcessRecord};
 
 /// `.kernbin`/`.dat` files bigger than this are not compared.
@@ -214,8 +222,11 @@ fn lower(s: &str) -> std::borrow::Cow<'_, str> {
 }
 
 /// Lists the top level of `path` (IGC writes its dumps flat): hashes every
-/// `.spv`, reads every `.asm` header, and compares attempts' machine code
-/// with final `.kernbin` binaries. `shown` is how paths are displayed;
+/// `.spv` and reads its entry points, reads every `.asm` header against
+/// the names of its module's kernels (those of its `.spv` and those
+/// `names` gives its module; a file of a module without a `.spv`, against
+/// every name of the folder), and compares attempts' machine code with
+/// final `.kernbin` binaries. `shown` is how paths are displayed;
 /// `known_final` gives verdicts learned by an earlier collection (whose
 /// evidence files may since have been pruned), keyed by shown path. The
 /// files of kernels named in `launched` are also read whole, for their
@@ -226,6 +237,7 @@ pub fn scan_folder(
     path: &Path,
     shown: &str,
     known_final: &BTreeMap<String, bool>,
+    names: &ModuleNames,
     launched: &HashSet<&[u8]>,
     all_headers: bool,
     stop: &(dyn Fn() -> bool + Sync),
@@ -240,7 +252,17 @@ pub fn scan_folder(
     };
     let files = list_files(entries, &mut f);
     let folder = open_folder_fd(&f.path);
-    let scanned = read_files(&files, folder.as_ref(), launched, all_headers, stop);
+    let spvs = read_spvs(&files, stop);
+    let known = known_names(&spvs, names);
+    let scanned = read_files(
+        &files,
+        spvs,
+        &known,
+        folder.as_ref(),
+        launched,
+        all_headers,
+        stop,
+    );
     drop(folder);
     let kernbins = put_together(&mut f, files, scanned, known_final)?;
     verify_final_binaries(&mut f, &kernbins, stop)?;
@@ -336,9 +358,11 @@ struct Launched<'a> {
     all_headers: bool,
 }
 
-/// The files' contents, read on every core.
+/// The files' contents, read on every core (the `.spv`s read already).
 fn read_files(
     files: &[(String, PathBuf)],
+    mut spvs: BTreeMap<usize, (String, SpvRead)>,
+    known: &Known,
     folder: Option<&OwnedFd>,
     launched: &HashSet<&[u8]>,
     all_headers: bool,
@@ -350,15 +374,19 @@ fn read_files(
         most: launched.len() * 2 >= asm,
         all_headers,
     };
-    files
+    let mut scanned: Vec<Scanned> = files
         .par_iter()
-        .map(|(name, p)| {
+        .enumerate()
+        .map(|(i, (name, p))| {
             if stop() {
                 Scanned::Stopped
-            } else if let Some(hash) = parse_spv_file_name(name) {
-                Scanned::Spv(hash, sha256_file_sized(p))
+            } else if spvs.contains_key(&i) {
+                // Filled in below.
+                Scanned::Other
             } else if let Some(asm_name) = parse_asm_file_name(name) {
-                Scanned::Asm(asm_name, read_asm(folder, name, p, launched))
+                let known = known.of(&asm_name.hash);
+                let read = read_asm(folder, name, p, known, launched);
+                Scanned::Asm(asm_name, read)
             } else if name.ends_with(".asm") {
                 Scanned::OtherAsm
             } else if let Some(hash) = parse_kernbin_file_name(name) {
@@ -367,7 +395,13 @@ fn read_files(
                 Scanned::Other
             }
         })
-        .collect()
+        .collect();
+    for (i, (hash, read)) in std::mem::take(&mut spvs) {
+        if matches!(scanned[i], Scanned::Other) {
+            scanned[i] = Scanned::Spv(hash, read.map(|(sha, size, _)| (sha, size)));
+        }
+    }
+    scanned
 }
 
 /// What the scan read of one `.asm`: its header, its analysis (when its
@@ -381,6 +415,7 @@ fn read_asm(
     folder: Option<&OwnedFd>,
     name: &str,
     path: &Path,
+    known: &KnownNames,
     launched: &Launched,
 ) -> std::io::Result<AsmRead> {
     let f = open_in(folder, name, path)?;
@@ -388,6 +423,7 @@ fn read_asm(
     let (header, analysis) = header_and_analysis_of(
         &f,
         meta.as_ref(),
+        known,
         launched.kernels,
         launched.most,
         launched.all_headers,
@@ -491,10 +527,15 @@ fn asm_file(
 ) -> AsmFile {
     let (header, analysis, size) = match read {
         Ok((h, analysis, size)) => {
-            if h.kernel.is_none() {
-                f.warnings.push(format!(
+            match h.unresolved {
+                None => {}
+                Some(Unresolved::NoKernelLine) => f.warnings.push(format!(
                     "{shown_file}: no `//.kernel` line in its header; cannot tell its kernel, ignored"
-                ));
+                )),
+                Some(why) => f.warnings.push(format!(
+                    "{shown_file}: {}; cannot tell its kernel, ignored",
+                    why.why()
+                )),
             }
             (Some(h), analysis.map(Arc::new), size)
         }
@@ -582,78 +623,39 @@ pub fn sha256_file(p: &Path) -> std::io::Result<String> {
 
 /// [`sha256_file`], and how many bytes the file has (all of them read).
 fn sha256_file_sized(p: &Path) -> std::io::Result<(String, u64)> {
-    let mut file = open_noatime(p)?;
-    let mut h = Sha256::new();
-    let mut buf = vec![0u8; 1 << 16];
-    let mut size = 0u64;
-    loop {
-        let n = file.read(&mut buf)?;
-        if n == 0 {
-            break;
-        }
-        size += n as u64;
-        h.update(&buf[..n]);
-    }
-    Ok((xpu_asm_record::hex(&h.finalize()), size))
+    names::read_spv_with(p, |_| {})
 }
 
-/// Where a process's dumps are, as its record says.
-pub struct DumpLocation {
-    pub path: PathBuf,
-    pub shown: String,
-    /// Inside `<dir>/dumps/`: pruning may touch it.
-    pub prunable: bool,
+/// The kernels launched by the processes of each folder: their files are
+/// read whole in the scan, for their source lines and mix.
+fn launched_by_folder<'a>(
+    recs: &'a [ProcessRecord],
+    locations: &'a [DumpLocation],
+) -> HashMap<&'a Path, HashSet<&'a [u8]>> {
+    let mut launched: HashMap<&Path, HashSet<&[u8]>> = HashMap::new();
+    for (rec, loc) in recs.iter().zip(locations) {
+        launched.entry(loc.path.as_path()).or_default().extend(
+            rec.kernels
+                .values()
+                .filter(|k| k.launches > 0)
+                .map(|k| k.name.as_slice()),
+        );
+    }
+    launched
 }
 
-/// The dump folder of `rec`, refusing paths that would lead out of the
-/// capture (a record is input, and input may be hostile).
-pub fn resolve_dump_dir(
-    dir: &Path,
-    rec: &ProcessRecord,
-    warnings: &mut Vec<String>,
-) -> DumpLocation {
-    let rel = if rec.dump_dir.is_empty() {
-        xpu_asm_record::dump_dir_name(&rec.host, rec.pid)
-    } else {
-        rec.dump_dir.clone()
-    };
-    let p = Path::new(&rel);
-    if p.is_absolute() {
-        warnings.push(format!(
-            "process {}: dump folder {rel} is outside the capture; it is read but never pruned",
-            rec.pid
-        ));
-        return DumpLocation {
-            path: p.to_path_buf(),
-            shown: rel,
-            prunable: false,
-        };
+/// The kernel names of the modules of the processes of each folder.
+fn names_by_folder<'a>(
+    recs: &'a [ProcessRecord],
+    locations: &'a [DumpLocation],
+) -> HashMap<&'a Path, ModuleNames> {
+    let mut by: HashMap<&Path, Vec<&ProcessRecord>> = HashMap::new();
+    for (rec, loc) in recs.iter().zip(locations) {
+        by.entry(loc.path.as_path()).or_default().push(rec);
     }
-    let safe = p.components().all(|c| matches!(c, Component::Normal(_)))
-        && !rel.contains('\0')
-        && p.components().next().is_some();
-    if !safe {
-        warnings.push(format!(
-            "process {}: dump folder {rel:?} in its record is not a plain path inside the capture; ignored",
-            rec.pid
-        ));
-        return DumpLocation {
-            // A path that cannot exist: the process is treated as having no dumps.
-            path: dir.join(xpu_asm_record::DUMPS_DIR).join("\u{0}invalid"),
-            shown: format!("{rel:?}"),
-            prunable: false,
-        };
-    }
-    let prunable = p
-        .components()
-        .next()
-        .is_some_and(|c| c.as_os_str() == xpu_asm_record::DUMPS_DIR)
-        && p.components().count() >= 2;
-    DumpLocation {
-        path: dir.join(p),
-        shown: rel,
-        prunable,
-    }
+    by.into_iter()
+        .map(|(p, recs)| (p, ModuleNames::of(recs)))
+        .collect()
 }
 
 /// Each process's dump folder, scanned (a folder shared by a forked child
@@ -680,19 +682,10 @@ pub fn scan_dumps(
     let unique: Vec<usize> = (0..locations.len())
         .filter(|&i| first_of.insert(locations[i].path.as_path(), i).is_none())
         .collect();
-    // The kernels launched by the processes of each folder: their files
-    // are read whole in the scan, for their source lines and mix.
-    let mut launched: std::collections::HashMap<&Path, std::collections::HashSet<&[u8]>> =
-        std::collections::HashMap::with_capacity(unique.len());
-    for (rec, loc) in recs.iter().zip(&locations) {
-        launched.entry(loc.path.as_path()).or_default().extend(
-            rec.kernels
-                .values()
-                .filter(|k| k.launches > 0)
-                .map(|k| k.name.as_slice()),
-        );
-    }
+    let launched = launched_by_folder(recs, &locations);
+    let names = names_by_folder(recs, &locations);
     let none = std::collections::HashSet::new();
+    let no_names = ModuleNames::default();
     progress(&format!("scanning {} dump folders", unique.len()));
     let scanned: Vec<Result<DumpFolder, Stopped>> = super::with_readers(|| {
         unique
@@ -700,10 +693,12 @@ pub fn scan_dumps(
             .map(|&i| {
                 let loc = &locations[i];
                 let launched = launched.get(loc.path.as_path()).unwrap_or(&none);
+                let names = names.get(loc.path.as_path()).unwrap_or(&no_names);
                 scan_folder(
                     &loc.path,
                     &loc.shown,
                     known_final,
+                    names,
                     launched,
                     all_headers,
                     stop,

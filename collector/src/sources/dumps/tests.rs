@@ -1,7 +1,7 @@
 //! The dump scanner's tests.
 
 use super::*;
-use xpu_asm_isa::header::{read_header, read_header_and_analysis, HEADER_READ_CHUNK};
+use xpu_asm_isa::header::{read_header, read_header_and_analysis, KnownNames, HEADER_READ_CHUNK};
 
 /// The interposer's `IGC_ShaderDumpRegexFilter` lets IGC write exactly
 /// the files this module reads.
@@ -134,15 +134,16 @@ fn launched_files_are_analysed_in_the_header_read() {
     std::fs::write(&p, &text).unwrap();
 
     let launched: HashSet<&[u8]> = [b"other".as_slice(), b"scale"].into();
-    let (h, a) = read_header_and_analysis(&p, &launched).unwrap();
-    assert_eq!(h, read_header(&p).unwrap());
+    let known = KnownNames::new([b"other".to_vec(), b"scale".to_vec()]);
+    let (h, a) = read_header_and_analysis(&p, &known, &launched).unwrap();
+    assert_eq!(h, read_header(&p, &known).unwrap());
     assert_eq!(h.kernel.as_deref(), Some(b"scale".as_slice()));
     let whole = xpu_asm_isa::analyze_file(&p).unwrap().unwrap();
     assert_eq!(a, Some(whole.clone()));
     assert_eq!(whole.mix.instructions, 2000);
     assert_eq!(whole.source.unwrap().lines.len(), 7);
 
-    let (h2, a2) = read_header_and_analysis(&p, &[b"other".as_slice()].into()).unwrap();
+    let (h2, a2) = read_header_and_analysis(&p, &known, &[b"other".as_slice()].into()).unwrap();
     assert_eq!(h2, h);
     assert_eq!(a2, None);
 
@@ -155,9 +156,12 @@ fn launched_files_are_analysed_in_the_header_read() {
 }
 
 /// The scan of folder `d` (shown as `d`), with the `launched` kernels'
-/// files read whole and every header whole, never stopped.
+/// files read whole and every header whole, never stopped; its modules'
+/// kernels named `scale` and `other`.
 fn scan(d: &Path, launched: &HashSet<&[u8]>) -> DumpFolder {
-    scan_folder(d, "d", &BTreeMap::new(), launched, true, &|| false).unwrap()
+    let mut names = ModuleNames::default();
+    names.add("sha", [b"scale".to_vec(), b"other".to_vec()]);
+    scan_folder(d, "d", &BTreeMap::new(), &names, launched, true, &|| false).unwrap()
 }
 
 #[test]
