@@ -38,4 +38,5 @@ pub mod port;
 pub mod prune;
 pub mod report;
 pub mod run;
+pub mod shown;
 pub mod sources;

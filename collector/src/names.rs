@@ -33,50 +33,10 @@ pub fn demangle(name: &[u8]) -> String {
     String::from_utf8_lossy(name).into_owned()
 }
 
-/// How a message names a kernel whose name is empty.
-pub const EMPTY_NAME: &str = "(empty name)";
-
-/// Longest name a message (an error, a warning) gives whole, in characters.
-pub const MESSAGE_NAME_MAX: usize = 120;
-
-/// A kernel's name in a message: decoded (lossily when not UTF-8), its
-/// middle cut past [`MESSAGE_NAME_MAX`] characters, escaped for a
-/// terminal; the empty name as [`EMPTY_NAME`].
-pub fn in_message(name: &[u8]) -> String {
-    if name.is_empty() {
-        return EMPTY_NAME.to_string();
-    }
-    escape_for_terminal(&cut_middle(
-        &String::from_utf8_lossy(name),
-        MESSAGE_NAME_MAX,
-    ))
-}
-
-/// Replaces control characters by visible escapes so that a name cannot
-/// move the cursor, clear the screen or break a table row.
-pub fn escape_for_terminal(s: &str) -> String {
-    if !needs_escape(s) {
-        return s.to_string();
-    }
-    let mut out = String::with_capacity(s.len());
-    for c in s.chars() {
-        match c {
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            c if c.is_control() => out.push_str(&format!("\\u{{{:x}}}", c as u32)),
-            c => out.push(c),
-        }
-    }
-    out
-}
-
-/// Whether [`escape_for_terminal`] changes `s`. Most names have no
-/// control character (C0, DEL, or C1, which UTF-8 writes after a 0xC2
-/// byte): they are shown as they are.
-pub fn needs_escape(s: &str) -> bool {
-    !s.bytes().all(|b| b >= 0x20 && b != 0x7f && b != 0xc2)
-}
+pub use crate::shown::{
+    escape_for_terminal, in_message, invisible, needs_escape, readable, EMPTY_NAME,
+    MESSAGE_NAME_MAX,
+};
 
 /// Shortens a (demangled) name to at most `max` characters, in steps that
 /// keep the most telling part: drop the parameter list of a function, then
@@ -537,11 +497,6 @@ mod tests {
         let s = shorten("main::{lambda(sycl::_V1::id<1>)#1}", 30);
         assert_eq!(s.chars().count(), 30);
         assert!(s.starts_with("main::{lambda") && s.ends_with(")#1}"), "{s}");
-    }
-
-    #[test]
-    fn terminal_escaping_hides_control_characters() {
-        assert_eq!(escape_for_terminal("a\nb\x1b[2J"), "a\\nb\\u{1b}[2J");
     }
 
     fn assert_safe(f: &str) {

@@ -407,7 +407,7 @@ fn first_steps_get_help_and_the_fix() {
     assert_eq!(o.status.code(), Some(0), "{}", show(&o));
     let text = String::from_utf8_lossy(&o.stdout);
     assert!(
-        text.contains("Usage: xpu-asm-run show [OPTIONS] <DIR> <KERNEL>"),
+        text.contains("Usage: xpu-asm-run show [OPTIONS] <DIR> [KERNEL]"),
         "{text}"
     );
 

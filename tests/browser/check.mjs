@@ -87,6 +87,10 @@ try {
         // The kernel's name cell: its tooltip, and whether it is cut.
         title: name ? name.getAttribute("title") : null,
         clipped: name ? name.scrollWidth > name.clientWidth : null,
+        // What the name cell marks (each hidden character's escape), and
+        // whether it names the empty name.
+        marks: name ? [...name.querySelectorAll(".esc")].map((e) => e.textContent) : [],
+        empty: name ? !!name.querySelector(".empty-name") : false,
       };
     })
   );
@@ -191,7 +195,9 @@ async function open(page, i) {
           : null,
     });
     const names = [...root.querySelectorAll(".names code")].map((c) => c.textContent);
-    return { index: n, title: root.querySelector("h2") && root.querySelector("h2").textContent, names, panes: panes.map(one) };
+    const h2 = root.querySelector("h2");
+    const marks = h2 ? [...h2.querySelectorAll(".esc")].map((e) => e.textContent) : [];
+    return { index: n, title: h2 && h2.textContent, marks, names, panes: panes.map(one) };
   }, i);
 }
 

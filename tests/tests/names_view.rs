@@ -332,3 +332,252 @@ fn a_kernel_not_ported_makes_the_exit_status_say_so() {
     // A gate that holds still says 1: `missing` fails on them.
     port_to_dg2(&out, &["-q", "--fail-on", "missing"]).assert_status(1);
 }
+
+/// A hostile name of the module, with how the terminal must show it: a
+/// name that is not UTF-8 with its bytes as `\xff`, every character that
+/// is a control or invisible or reorders text as its escape, the empty name
+/// as `(empty name)`.
+struct Hostile {
+    name: &'static [u8],
+    shown: &'static str,
+}
+
+const fn hostile(name: &'static [u8], shown: &'static str) -> Hostile {
+    Hostile { name, shown }
+}
+
+/// Names both NEOs take: a name that reads as a rank, markup, and the
+/// invisible characters NEO 26 lets through.
+const HOSTILE: [Hostile; 8] = [
+    hostile(b"plain_twin", "plain_twin"),
+    hostile(b"1", "1"),
+    hostile(b"<script>alert(1)</script>", "<script>alert(1)</script>"),
+    hostile("soft\u{ad}hyphen".as_bytes(), r"soft\u{ad}hyphen"),
+    hostile("hangul\u{3164}filler".as_bytes(), r"hangul\u{3164}filler"),
+    hostile("cgj\u{34f}joiner".as_bytes(), r"cgj\u{34f}joiner"),
+    hostile(b"del\x7fchar", r"del\u{7f}char"),
+    hostile(b"tab\tchar", r"tab\tchar"),
+];
+
+/// Names NEO 22.43 takes and NEO 26 refuses ([`neo26_refuses`]): bidi
+/// controls (the "Trojan Source" trick), zero-width and tag characters, a
+/// newline, a terminal escape, bytes that are not UTF-8 (two names that
+/// decode to the same text), the empty name.
+const HOSTILE_NEO22: [Hostile; 10] = [
+    hostile(
+        "rtl\u{202e}evil\u{202c}".as_bytes(),
+        r"rtl\u{202e}evil\u{202c}",
+    ),
+    hostile(
+        "isolate\u{2066}x\u{2069}".as_bytes(),
+        r"isolate\u{2066}x\u{2069}",
+    ),
+    hostile("zero\u{200b}width".as_bytes(), r"zero\u{200b}width"),
+    hostile("bom\u{feff}".as_bytes(), r"bom\u{feff}"),
+    hostile("tag\u{e0041}\u{e007f}".as_bytes(), r"tag\u{e0041}\u{e007f}"),
+    hostile(b"line\nbreak", r"line\nbreak"),
+    hostile(b"esc\x1b[31mred", r"esc\u{1b}[31mred"),
+    hostile(b"bad\xff\xfename", r"bad\xff\xfename"),
+    hostile(b"bad\xfe\xffname", r"bad\xfe\xffname"),
+    hostile(b"", "(empty name)"),
+];
+
+/// A name longer than any table column or `--fail-on` line gives whole.
+const LONG: &str = "a_kernel_name_that_goes_on_and_on_and_on_for_well_over_a_hundred_characters_so_that_no_line_can_print_it_whole";
+
+/// The hostile module of this stack: [`HOSTILE`], [`LONG`], and on NEO
+/// 22.43 [`HOSTILE_NEO22`] too.
+fn hostile_names() -> Vec<(Vec<u8>, String)> {
+    let mut all: Vec<(Vec<u8>, String)> = HOSTILE
+        .iter()
+        .map(|h| (h.name.to_vec(), h.shown.to_string()))
+        .collect();
+    all.push((LONG.as_bytes().to_vec(), LONG.to_string()));
+    if stack() == Stack::Debian12 {
+        all.extend(
+            HOSTILE_NEO22
+                .iter()
+                .map(|h| (h.name.to_vec(), h.shown.to_string())),
+        );
+    }
+    all
+}
+
+/// The characters no terminal output may hold raw: every one the hostile
+/// names hold but the plain ones, tab and newline included (a line break
+/// of the output is one only at the end of a line of it).
+fn assert_nothing_raw(what: &str, text: &str) {
+    for (i, c) in text.char_indices() {
+        let bad = matches!(
+            c,
+            '\u{ad}'
+                | '\u{3164}'
+                | '\u{34f}'
+                | '\u{7f}'
+                | '\t'
+                | '\u{202e}'
+                | '\u{202c}'
+                | '\u{2066}'
+                | '\u{2069}'
+                | '\u{200b}'
+                | '\u{feff}'
+                | '\u{e0041}'
+                | '\u{e007f}'
+                | '\u{1b}'
+                | '\u{fffd}'
+        );
+        assert!(
+            !bad,
+            "[{}] {what}: U+{:04X} raw at byte {i}:\n{text}",
+            stack().name(),
+            c as u32
+        );
+    }
+    assert!(
+        !text.contains("line\nbreak"),
+        "[{}] {what}: a name's newline:\n{text}",
+        stack().name()
+    );
+}
+
+/// The hostile module, through Level Zero: every name reaches the terminal
+/// as the terminal must show it, in the table, `show` (by rank, `--name`,
+/// `--name-hex`), `diff`, `port`, `merge` and `--fail-on` lines: each
+/// kernel's row is exactly its rank, launches and shown name, no output
+/// holds a hostile character raw, and no two kernels look the same.
+#[test]
+fn hostile_names_reach_the_terminal_escaped() {
+    require_stack();
+    let t = temp_dir("names-view-terminal");
+    let all = hostile_names();
+    let names: Vec<&[u8]> = all.iter().map(|(n, _)| n.as_slice()).collect();
+    let launches: Vec<u64> = (1..=names.len() as u64).rev().map(|n| n + 1).collect();
+    let (cap, r) = capture_hostile(t.path(), "hostile", Api::LevelZero, &names, &launches);
+    let table = r.stdout();
+    eprintln!("[{}] the hostile module's table:\n{table}", stack().name());
+    assert_nothing_raw("the table", &table);
+    assert_nothing_raw("the run's stderr", &r.stderr());
+    // Each kernel's row: its rank, launches and name (the long one
+    // shortened), in launch order; no two names shown alike.
+    // (The workload's own lines come first.)
+    let rows: Vec<&str> = table
+        .lines()
+        .skip_while(|l| !l.starts_with("   #   launches  kernel"))
+        .skip(1)
+        .take(names.len())
+        .collect();
+    let mut seen = std::collections::BTreeSet::new();
+    for (i, ((_, shown), row)) in all.iter().zip(&rows).enumerate() {
+        let head = format!("{:>4} {:>10}  ", i + 1, launches[i]);
+        let cell = row.strip_prefix(&head).unwrap_or_else(|| {
+            panic!(
+                "[{}] row {} is {row:?}, want {head:?}\n{table}",
+                stack().name(),
+                i + 1
+            )
+        });
+        let cell = cell.split("   ").next().unwrap_or("").trim_end();
+        if shown == LONG {
+            assert!(
+                cell.contains('…') && cell.len() < LONG.len(),
+                "[{}] {cell:?}",
+                stack().name()
+            );
+        } else {
+            assert_eq!(cell, shown, "[{}] row {}\n{table}", stack().name(), i + 1);
+        }
+        assert!(
+            seen.insert(cell.to_string()),
+            "[{}] {cell:?} twice\n{table}",
+            stack().name()
+        );
+    }
+    let dir = cap.to_str().expect("a UTF-8 path");
+    // show: by rank, the first line its rank and name (or, for a kernel
+    // without ISA, the error naming it).
+    for (i, (_, shown)) in all.iter().enumerate() {
+        let rank = (i + 1).to_string();
+        let s = run_xpu_asm(&["show", dir, &rank, "--color", "never"], &cap);
+        assert_nothing_raw("show", &s.stdout());
+        assert_nothing_raw("show's stderr", &s.stderr());
+        let named = match s.stdout_lines().first() {
+            Some(first) => *first == format!("#{rank} {shown}"),
+            None => s.stderr().starts_with(&format!(
+                "xpu-asm-run: kernel #{rank} {shown} has no ISA file"
+            )),
+        };
+        assert!(named, "[{}] {}", stack().name(), s.ctx());
+    }
+    // --name: the kernel named `1` (rank 1 is another); --name-hex: a name
+    // that is not UTF-8, and the empty one (NEO 22.43).
+    let one = 1 + all.iter().position(|(n, _)| n == b"1").unwrap();
+    let s = run_xpu_asm(&["show", dir, "--name", "1", "--color", "never"], &cap);
+    s.assert_status(0);
+    assert_eq!(s.stdout_lines()[0], format!("#{one} 1"), "{}", s.ctx());
+    let s = run_xpu_asm(&["show", dir, "1", "--color", "never"], &cap);
+    assert_eq!(s.stdout_lines()[0], "#1 plain_twin", "{}", s.ctx());
+    if stack() == Stack::Debian12 {
+        for (name, arg) in [(&b"bad\xfe\xffname"[..], "--name-hex"), (b"", "--name")] {
+            let at = 1 + all.iter().position(|(n, _)| n == name).unwrap();
+            let value = match arg {
+                "--name-hex" => record::hex(name),
+                _ => String::new(),
+            };
+            let s = run_xpu_asm(&["show", dir, arg, &value, "--color", "never"], &cap);
+            s.assert_status(0);
+            assert_eq!(
+                s.stdout_lines()[0],
+                format!("#{at} {}", all[at - 1].1),
+                "{}",
+                s.ctx()
+            );
+        }
+    }
+    // diff of the capture with itself, every kernel; merge; port, with a
+    // --fail-on line per kernel (each has other instructions on dg2).
+    let d = run_xpu_asm(&["diff", dir, dir, "--all", "--color", "never"], &cap);
+    d.assert_status(0);
+    assert_nothing_raw("diff", &d.stdout());
+    let merged = t.path().join("merged");
+    let m = run_xpu_asm(&["merge", "-o", merged.to_str().unwrap(), dir], &cap);
+    m.assert_status(0);
+    assert_nothing_raw("merge", &m.stdout());
+    assert_nothing_raw("merge's stderr", &m.stderr());
+    // A kernel without ISA in the run (a name the dump's header cannot
+    // tell) has no instructions to compare: no line.
+    let report = r.report();
+    let has_isa: Vec<bool> = report["kernels"]
+        .as_array()
+        .expect("kernels")
+        .iter()
+        .map(|k| k["instructions"].is_u64())
+        .collect();
+    let p = port_to_dg2(&cap, &["--fail-on", "any"]);
+    p.assert_status(1);
+    assert_nothing_raw("port", &p.stdout());
+    assert_nothing_raw("port's --fail-on lines", &p.stderr());
+    let stderr = p.stderr();
+    let lines: Vec<&str> = stderr
+        .lines()
+        .filter(|l| l.starts_with("xpu-asm-run: --fail-on "))
+        .collect();
+    let with_isa = has_isa.iter().filter(|h| **h).count();
+    assert_eq!(lines.len(), with_isa, "[{}] {}", stack().name(), p.ctx());
+    eprintln!(
+        "[{}] port's --fail-on lines:\n{}",
+        stack().name(),
+        lines.join("\n")
+    );
+    for (i, (_, shown)) in all.iter().enumerate().filter(|(i, _)| has_isa[*i]) {
+        let want = match shown.as_str() {
+            LONG => format!(" (#{}) on {PRODUCT}: ", i + 1),
+            s => format!(": {s} on {PRODUCT}: "),
+        };
+        assert!(
+            lines.iter().any(|l| l.contains(&want)),
+            "[{}] no --fail-on line for {shown:?} ({want:?})\n{}",
+            stack().name(),
+            lines.join("\n")
+        );
+    }
+}

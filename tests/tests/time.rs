@@ -152,6 +152,28 @@ fn the_report_and_the_table_give_the_known_times() {
     let answer = shown.json();
     assert_eq!(answer["time"], add_two["time"], "{}", shown.ctx());
     assert!(answer.get("time_reason").is_none(), "{}", shown.ctx());
+    // A name both match: listed with their times, by time unless --sort.
+    for (sort, want) in [
+        ("time", ["#2 add_two", "#1 add_one"]),
+        ("launches", ["#1 add_one", "#2 add_two"]),
+    ] {
+        let many = run_xpu_asm(&["show", &dir, "add_", "--sort", sort], &s.out);
+        many.assert_status(1);
+        let listed: Vec<String> = many
+            .stderr()
+            .lines()
+            .filter_map(|l| {
+                l.strip_prefix("  ")
+                    .map(|l| l.split(" [").next().unwrap_or("").to_string())
+            })
+            .collect();
+        assert_eq!(listed, want, "{}", many.ctx());
+        assert!(
+            many.stderr().contains("]: 1.60 ms, 51.3%\n"),
+            "{}",
+            many.ctx()
+        );
+    }
     for (sort, first) in [
         ("launches", "add_one"),
         ("name", "add_one"),

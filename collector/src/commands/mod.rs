@@ -53,7 +53,7 @@ pub const VERSION: &str = concat!(
 #[command(
     name = "xpu-asm-run",
     version = VERSION,
-    override_usage = "xpu-asm-run [OPTIONS] -- <COMMAND>...\n       xpu-asm-run collect [OPTIONS] <DIR>\n       xpu-asm-run merge -o <OUT> [OPTIONS] <DIR>...\n       xpu-asm-run show [OPTIONS] <DIR> <KERNEL>\n       xpu-asm-run diff [OPTIONS] <A> <B> [KERNEL]\n       xpu-asm-run port [OPTIONS] <DIR> --to <PRODUCTS>",
+    override_usage = "xpu-asm-run [OPTIONS] -- <COMMAND>...\n       xpu-asm-run collect [OPTIONS] <DIR>\n       xpu-asm-run merge -o <OUT> [OPTIONS] <DIR>...\n       xpu-asm-run show [OPTIONS] <DIR> <KERNEL|--name NAME|--name-hex HEX>\n       xpu-asm-run diff [OPTIONS] <A> <B> [KERNEL]\n       xpu-asm-run port [OPTIONS] <DIR> --to <PRODUCTS>",
     args_conflicts_with_subcommands = true,
     subcommand_negates_reqs = true,
     after_long_help = "\
@@ -216,8 +216,21 @@ pub struct ShowArgs {
     pub dir: PathBuf,
 
     /// The kernel: its rank number in the report, its exact or demangled
-    /// name, or a regular expression (several matches are listed)
-    pub kernel: String,
+    /// name, or a regular expression (several matches are listed); a
+    /// number is a rank first: --name gives a name exactly
+    #[arg(required_unless_present_any = ["name", "name_hex"])]
+    pub kernel: Option<String>,
+
+    /// The kernel whose name (as the program gave it, or demangled) is NAME
+    /// exactly, whatever it looks like: `--name 1` is the kernel named 1,
+    /// not rank 1, `--name ''` the kernel whose name is empty
+    #[arg(long, value_name = "NAME", conflicts_with_all = ["kernel", "name_hex"])]
+    pub name: Option<std::ffi::OsString>,
+
+    /// The kernel whose name is the bytes HEX spells (report.json's
+    /// `name_hex` of a name that is not UTF-8)
+    #[arg(long, value_name = "HEX", conflicts_with = "kernel")]
+    pub name_hex: Option<String>,
 
     /// Print only the kernel's source lines, ranked by the instructions
     /// each produced
@@ -234,6 +247,13 @@ pub struct ShowArgs {
     /// launches, shapes and the evidence that it ran (docs/usage.md)
     #[arg(long, conflicts_with_all = ["lines", "cfg"])]
     pub json: bool,
+
+    /// The order in which the kernels a regular expression matches are
+    /// listed when it matches several: `launches`, `time` (with their
+    /// device time, of a run with --time) or `name` [default: time with
+    /// --time, else launches]
+    #[arg(long, value_enum, value_name = "BY")]
+    pub sort: Option<Sort>,
 
     /// When to colour the output
     #[arg(long, value_enum, value_name = "WHEN", default_value_t = Color::Auto)]
@@ -696,12 +716,37 @@ mod tests {
         let c = parse(&["show", "d", "7", "--lines", "--color", "always"]).unwrap();
         match c.sub {
             Some(Sub::Show(a)) => {
-                assert_eq!((a.dir, a.kernel.as_str()), (PathBuf::from("d"), "7"));
+                assert_eq!(
+                    (a.dir, a.kernel.as_deref()),
+                    (PathBuf::from("d"), Some("7"))
+                );
                 assert!(a.lines);
                 assert_eq!(a.color, Color::Always);
             }
             other => panic!("show not parsed: {other:?}"),
         }
+        // A name exactly, even one that reads as a rank, or the empty one.
+        for (args, name, hex) in [
+            (&["show", "d", "--name", "1"][..], Some("1"), None),
+            (&["show", "d", "--name", ""][..], Some(""), None),
+            (
+                &["show", "d", "--name-hex", "626164ff"][..],
+                None,
+                Some("626164ff"),
+            ),
+        ] {
+            match parse(args).unwrap().sub {
+                Some(Sub::Show(a)) => {
+                    assert_eq!(a.kernel, None);
+                    assert_eq!(a.name.as_deref().and_then(|n| n.to_str()), name);
+                    assert_eq!(a.name_hex.as_deref(), hex);
+                }
+                other => panic!("show not parsed: {other:?}"),
+            }
+        }
+        assert!(parse(&["show", "d"]).is_err(), "a kernel is required");
+        assert!(parse(&["show", "d", "1", "--name", "1"]).is_err());
+        assert!(parse(&["show", "d", "--name", "1", "--name-hex", "31"]).is_err());
         let c = parse(&["show", "d", "k", "--json"]).unwrap();
         assert!(matches!(c.sub, Some(Sub::Show(a)) if a.json && !a.lines));
         assert!(parse(&["show", "d", "k", "--json", "--lines"]).is_err());

@@ -3,6 +3,7 @@
 //! file, and what can go wrong.
 
 use crate::capture::layout::REPORT_FILE;
+use crate::report::export::table::Sort;
 use crate::report::{KernelEntry, Report};
 use std::path::{Path, PathBuf};
 
@@ -28,6 +29,10 @@ pub enum ShowError {
     },
     #[error("no kernel of {dir} is {selector:?} (a rank number, an exact or demangled name, or a regular expression); `xpu-asm-run collect {dir}` lists them")]
     NoMatch { dir: String, selector: String },
+    #[error("no kernel of {dir} has the name {selector} exactly (as the program gave it, or demangled); `xpu-asm-run collect {dir}` lists them")]
+    NoName { dir: String, selector: String },
+    #[error("--name-hex {hex:?} is not hex (two digits per byte, e.g. 626164ff)")]
+    NotHex { hex: String },
     #[error("{dir} has no kernel #{rank}: {listed} (`xpu-asm-run collect {dir}` lists them)")]
     NoRank {
         dir: String,
@@ -136,9 +141,28 @@ pub fn find_kernels<'a>(r: &'a Report, selector: &str) -> Vec<&'a KernelEntry> {
 }
 
 /// The one kernel of `r` that `selector` names, or an error that lists
-/// what it matched.
+/// what it matched (by device time in a report that has it, else by rank).
 pub fn select<'a>(r: &'a Report, dir: &Path, selector: &str) -> Result<&'a KernelEntry, ShowError> {
-    let found = find_kernels(r, selector);
+    select_listing(r, dir, selector, None)
+}
+
+/// [`select`], the kernels it matched listed in the order `sort` says
+/// (`show --sort`; `None`: as the table's default).
+pub fn select_listing<'a>(
+    r: &'a Report,
+    dir: &Path,
+    selector: &str,
+    sort: Option<Sort>,
+) -> Result<&'a KernelEntry, ShowError> {
+    let mut found = find_kernels(r, selector);
+    if found.len() > 1 {
+        let order = crate::report::export::table::order(r, sort);
+        let at: std::collections::HashMap<usize, usize> =
+            order.iter().enumerate().map(|(p, &i)| (i, p)).collect();
+        // Each kernel's place in the report, then in the order.
+        let index = |k: &KernelEntry| r.kernels.iter().position(|x| std::ptr::eq(x, k));
+        found.sort_by_key(|k| index(k).and_then(|i| at.get(&i).copied()));
+    }
     match found.as_slice() {
         [k] => Ok(k),
         [] => Err(match selector.parse::<usize>() {
@@ -158,20 +182,85 @@ pub fn select<'a>(r: &'a Report, dir: &Path, selector: &str) -> Result<&'a Kerne
         many => Err(ShowError::Ambiguous {
             dir: dir.display().to_string(),
             selector: selector.to_string(),
-            matches: many.iter().map(|k| describe(k)).collect(),
+            matches: describe_all(r, many),
         }),
     }
 }
 
-/// `#rank name [module 12345678]`.
+/// The one kernel of `r` whose exact name (its bytes as the program gave
+/// them) or demangled name is `name`, never a rank or a regular
+/// expression; an error that lists them when several are (`typed` names
+/// the option in messages).
+pub fn select_named<'a>(
+    r: &'a Report,
+    dir: &Path,
+    name: &[u8],
+    typed: &str,
+) -> Result<&'a KernelEntry, ShowError> {
+    let found: Vec<&KernelEntry> = r
+        .kernels
+        .iter()
+        .filter(|k| k.name_bytes() == name || k.demangled.as_bytes() == name)
+        .collect();
+    match found.as_slice() {
+        [k] => Ok(k),
+        [] => Err(ShowError::NoName {
+            dir: dir.display().to_string(),
+            selector: crate::names::escape_for_terminal(typed),
+        }),
+        many => Err(ShowError::Ambiguous {
+            dir: dir.display().to_string(),
+            selector: typed.to_string(),
+            matches: describe_all(r, many),
+        }),
+    }
+}
+
+/// `#rank name [module 12345678, level zero]`: its rank, name, module and
+/// API.
 pub fn describe(k: &KernelEntry) -> String {
+    format!("  #{} {}]", k.rank, what(k))
+}
+
+/// `name [module 12345678, level zero` of [`describe`].
+fn what(k: &KernelEntry) -> String {
     let sha = k.module_sha256.as_deref().unwrap_or("");
+    let api = match k.api {
+        crate::report::Api::OpenCl => "opencl",
+        crate::report::Api::LevelZero => "level zero",
+    };
     format!(
-        "  #{} {} [module {}]",
-        k.rank,
+        "{} [module {}, {api}",
         k.display_name(),
         sha.get(..8).unwrap_or(sha)
     )
+}
+
+/// [`describe`] of each of `many`, with its device time and share in a
+/// report that has them (`  #2 add_two [module 1a2b3c4d, level zero]:
+/// 1.60 ms, 57.1%`); entries that would read the same (one name in one
+/// module, as the terminal shows it) with their exact names' tags too
+/// (`[module 12345678, level zero, name 1a2b3c4d]`).
+fn describe_all(r: &Report, many: &[&KernelEntry]) -> Vec<String> {
+    let whats: Vec<String> = many.iter().map(|k| what(k)).collect();
+    whats
+        .iter()
+        .zip(many)
+        .map(|(w, k)| {
+            let d = match whats.iter().filter(|o| *o == w).count() {
+                1 => format!("  #{} {w}]", k.rank),
+                _ => format!(
+                    "  #{} {w}, name {}]",
+                    k.rank,
+                    crate::names::name_tag(&k.name_bytes())
+                ),
+            };
+            match crate::report::export::table::time_columns(r, k) {
+                Some([t, s]) => format!("{d}: {t}, {s}"),
+                None => d,
+            }
+        })
+        .collect()
 }
 
 /// The ISA file of `k` in the capture `dir`: its copy under `asm/`, else

@@ -300,9 +300,20 @@ impl KernelEntry {
             .unwrap_or_else(|| self.name.clone().into_bytes())
     }
 
-    /// The name a person reads: demangled, escaped for a terminal.
+    /// The name a person reads, before escaping ([`names::readable`]):
+    /// demangled, a name that is not UTF-8 with its bytes as `\xff`, the
+    /// empty name as `(empty name)`.
+    pub fn readable(&self) -> std::borrow::Cow<'_, str> {
+        match (&self.name_hex, self.name.is_empty()) {
+            (None, false) => std::borrow::Cow::Borrowed(&self.demangled),
+            _ => std::borrow::Cow::Owned(names::readable(&self.name_bytes(), &self.demangled)),
+        }
+    }
+
+    /// The name a person reads: [`KernelEntry::readable`], escaped for a
+    /// terminal.
     pub fn display_name(&self) -> String {
-        names::escape_for_terminal(&self.demangled)
+        names::escape_for_terminal(&self.readable())
     }
 }
 

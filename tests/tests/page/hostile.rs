@@ -24,6 +24,36 @@ pub(crate) const HOSTILE_LONG: &str =
                             </script><script>window.pwned=8</script>, <svg onload=window.pwned=9>>";
 pub(crate) const HOSTILE_SHORT: &str = "kernel<<b>, two\nlines, …>";
 
+/// How the page reads the name given as bytes that are not UTF-8 (the
+/// last of [`HOSTILE`]): each such byte as `\xff`, as the terminal shows it.
+pub(crate) const HOSTILE_BYTES_SHOWN: &str = r"bad\xff\xfeutf8";
+
+/// A hostile name as the page shows it as text: each control or
+/// invisible character of [`HOSTILE`] as its escape (the page marks it).
+fn escaped(s: &str) -> String {
+    s.replace('\n', r"\n")
+        .replace('\u{2028}', r"\u{2028}")
+        .replace('\u{2029}', r"\u{2029}")
+        .replace('\u{0}', r"\u{0}")
+}
+
+/// The escapes the page marks in a hostile name as it shows it.
+fn marks(shown: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut rest = shown;
+    while let Some(i) = rest.find('\\') {
+        let tail = &rest[i..];
+        let n = match tail.as_bytes().get(1) {
+            Some(b'u') => tail.find('}').map_or(2, |e| e + 1),
+            Some(b'x') => 4,
+            _ => 2,
+        };
+        out.push(tail[..n].to_string());
+        rest = &tail[n..];
+    }
+    out
+}
+
 /// An ISA text with markup in its source lines, its instructions and its
 /// bytes (not UTF-8).
 pub(crate) const HOSTILE_ISA: &[u8] = b"// File: </script><!--\n\
@@ -73,6 +103,7 @@ pub(crate) fn assert_hostile_page_file(dir: &Path, r: &xpu_asm_collector::report
     let (data, isa) = read_page(&path);
     assert_eq!(data["report"], serde_json::to_value(r).unwrap());
     let mut names: Vec<&str> = HOSTILE.to_vec();
+    names[HOSTILE.len() - 1] = HOSTILE_BYTES_SHOWN;
     names.push(HOSTILE_SHORT);
     assert_eq!(strings(&data["names"]), names, "the page's names");
     assert_eq!(isa["isa-1"], HOSTILE_ISA);
@@ -92,18 +123,32 @@ pub(crate) fn assert_hostile_page_browsed(
         serde_json::json!({"pwned": null, "scripts": n + 2, "images": 0, "iframes": 0}),
         "{v:#}"
     );
-    // Each name as it is, but the long one shortened: not escaped.
-    let full: Vec<&str> = r.kernels.iter().map(|k| k.demangled.as_str()).collect();
-    let mut want: Vec<String> = full.iter().map(|n| n.to_string()).collect();
-    want[HOSTILE.len()] = HOSTILE_SHORT.to_string();
-    assert_table(&v, 2, &want, &full, &[]);
+    // Each name as it is, but the long one shortened, its control and
+    // invisible characters as their escapes (marked), the bytes that are
+    // not UTF-8 as `\xff`; markup kept as text.
+    let mut full: Vec<String> = r.kernels.iter().map(|k| escaped(&k.demangled)).collect();
+    full[HOSTILE.len() - 1] = HOSTILE_BYTES_SHOWN.to_string();
+    let mut want = full.clone();
+    want[HOSTILE.len()] = escaped(HOSTILE_SHORT);
+    let full_refs: Vec<&str> = full.iter().map(String::as_str).collect();
+    assert_table(&v, 2, &want, &full_refs, &[]);
+    let rows = v["kernels"].as_array().expect("rows");
+    for (row, shown) in rows.iter().zip(&want) {
+        assert_eq!(row["marks"], serde_json::json!(marks(shown)), "{row:#}");
+        assert_eq!(row["empty"], false, "{row:#}");
+    }
     let long = &v["opened"][3];
     assert_eq!(
         long["title"],
-        format!("#{} {HOSTILE_LONG}", r.kernels[HOSTILE.len()].rank),
+        format!(
+            "#{} {}",
+            r.kernels[HOSTILE.len()].rank,
+            escaped(HOSTILE_LONG)
+        ),
         "{long:#}"
     );
-    assert_eq!(long["names"][0], HOSTILE_LONG, "{long:#}");
+    assert_eq!(long["marks"], serde_json::json!([r"\n"]), "{long:#}");
+    assert_eq!(long["names"][0], escaped(HOSTILE_LONG), "{long:#}");
     let one = &v["opened"][0];
     assert_eq!(one["names"][0], HOSTILE[1], "{one:#}");
     let listing = one["panes"][0]["text"]

@@ -219,6 +219,10 @@ fn loop_fields(a: &Side, b: &Side) -> Vec<String> {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct KernelDiff {
     pub name: String,
+    /// The exact bytes in hex, present only when the name is not UTF-8
+    /// (as in the reports).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name_hex: Option<String>,
     pub demangled: String,
     /// Null when the name is in A once at most and in B once at most; else
     /// how the same-named kernels were paired.
@@ -236,22 +240,29 @@ impl KernelDiff {
     }
 
     /// Its name as the tables, the `--fail-on` lines and the page name
-    /// it: demangled, and for a name that several modules of a capture
-    /// define, with its module as `collect`'s table gives it
-    /// (`common_kernel [module 3e8fd3a6]`; A's, then B's where it differs:
-    /// `[module 3e8fd3a6 -> 9b1c22d0]`).
+    /// it: [`names::readable`] (demangled, a name that is not UTF-8 with
+    /// its bytes as `\xff`, the empty name as `(empty name)`), and for a
+    /// name that several modules of a capture define, with its module as
+    /// `collect`'s table gives it (`common_kernel [module 3e8fd3a6]`; A's,
+    /// then B's where it differs: `[module 3e8fd3a6 -> 9b1c22d0]`).
     pub fn shown_name(&self) -> String {
+        let bytes = self
+            .name_hex
+            .as_deref()
+            .and_then(xpu_asm_record::unhex)
+            .unwrap_or_else(|| self.name.as_bytes().to_vec());
+        let readable = names::readable(&bytes, &self.demangled);
         if self.pairing.is_none() {
-            return self.demangled.clone();
+            return readable;
         }
         let short = |s: &Option<Side>| {
             let m = s.as_ref()?.module_sha256.as_deref()?;
             Some(m.get(..8).unwrap_or(m).to_string())
         };
         match (short(&self.a), short(&self.b)) {
-            (Some(a), Some(b)) if a != b => format!("{} [module {a} -> {b}]", self.demangled),
-            (Some(m), _) | (None, Some(m)) => format!("{} [module {m}]", self.demangled),
-            (None, None) => self.demangled.clone(),
+            (Some(a), Some(b)) if a != b => format!("{readable} [module {a} -> {b}]"),
+            (Some(m), _) | (None, Some(m)) => format!("{readable} [module {m}]"),
+            (None, None) => readable,
         }
     }
 
@@ -304,14 +315,15 @@ fn module_order(dir: &Path) -> HashMap<String, usize> {
     order
 }
 
-/// Kernels of a report by name, same-named ones in module order.
+/// Kernels of a report by the exact bytes of their names, same-named ones
+/// in module order.
 fn by_name<'a>(
     r: &'a Report,
     order: &HashMap<String, usize>,
-) -> BTreeMap<&'a str, Vec<&'a KernelEntry>> {
-    let mut m: BTreeMap<&str, Vec<&KernelEntry>> = BTreeMap::new();
+) -> BTreeMap<Vec<u8>, Vec<&'a KernelEntry>> {
+    let mut m: BTreeMap<Vec<u8>, Vec<&KernelEntry>> = BTreeMap::new();
     for k in &r.kernels {
-        m.entry(k.name.as_str()).or_default().push(k);
+        m.entry(k.name_bytes()).or_default().push(k);
     }
     for v in m.values_mut() {
         v.sort_by_key(|k| {
@@ -335,7 +347,7 @@ pub fn compare(a: &Report, a_dir: &Path, b: &Report, b_dir: &Path) -> Vec<Kernel
     let (ka, kb) = (by_name(a, &oa), by_name(b, &ob));
     let fields = fields();
     let mut out = Vec::new();
-    let mut emit = |name: &str, list_a: &[&KernelEntry], list_b: &[&KernelEntry]| {
+    let mut emit = |list_a: &[&KernelEntry], list_b: &[&KernelEntry]| {
         let n = list_a.len().max(list_b.len());
         let pairing = (n > 1).then(|| {
             format!(
@@ -347,7 +359,8 @@ pub fn compare(a: &Report, a_dir: &Path, b: &Report, b_dir: &Path) -> Vec<Kernel
         for (ka, kb) in same_module_first(list_a, list_b) {
             let sa = ka.map(Side::of);
             let sb = kb.map(Side::of);
-            let demangled = ka.or(kb).map(|k| k.demangled.clone()).unwrap_or_default();
+            let first = ka.or(kb);
+            let demangled = first.map(|k| k.demangled.clone()).unwrap_or_default();
             let changed = match (&sa, &sb) {
                 (Some(x), Some(y)) => fields
                     .iter()
@@ -367,7 +380,8 @@ pub fn compare(a: &Report, a_dir: &Path, b: &Report, b_dir: &Path) -> Vec<Kernel
                 _ => Vec::new(),
             };
             out.push(KernelDiff {
-                name: name.to_string(),
+                name: first.map(|k| k.name.clone()).unwrap_or_default(),
+                name_hex: first.and_then(|k| k.name_hex.clone()),
                 demangled,
                 pairing: pairing.clone(),
                 a: sa,
@@ -380,22 +394,22 @@ pub fn compare(a: &Report, a_dir: &Path, b: &Report, b_dir: &Path) -> Vec<Kernel
     // each name's rank found once (looked up in a sort's comparisons, the
     // names of 100,000 kernels took seconds of comparing long names).
     let first_rank = |v: &[&KernelEntry]| v.iter().map(|k| k.rank).min().unwrap_or(0);
-    let mut names_a: Vec<(usize, &str, &[&KernelEntry])> = ka
+    let mut names_a: Vec<(usize, &[u8], &[&KernelEntry])> = ka
         .iter()
-        .map(|(n, v)| (first_rank(v), *n, &v[..]))
+        .map(|(n, v)| (first_rank(v), n.as_slice(), &v[..]))
         .collect();
     names_a.sort_by_key(|&(rank, ..)| rank);
     for (_, n, list_a) in names_a {
-        emit(n, list_a, kb.get(n).map_or(&[][..], |v| &v[..]));
+        emit(list_a, kb.get(n).map_or(&[][..], |v| &v[..]));
     }
-    let mut names_b: Vec<(usize, &str, &[&KernelEntry])> = kb
+    let mut names_b: Vec<(usize, &[u8], &[&KernelEntry])> = kb
         .iter()
         .filter(|(n, _)| !ka.contains_key(*n))
-        .map(|(n, v)| (first_rank(v), *n, &v[..]))
+        .map(|(n, v)| (first_rank(v), n.as_slice(), &v[..]))
         .collect();
     names_b.sort_by_key(|&(rank, ..)| rank);
-    for (_, n, list_b) in names_b {
-        emit(n, &[], list_b);
+    for (_, _, list_b) in names_b {
+        emit(&[], list_b);
     }
     out
 }
@@ -442,6 +456,20 @@ pub struct Failure {
     /// The kernel as the table names it ([`KernelDiff::shown_name`]).
     pub kernel: String,
     pub why: String,
+    /// The kernel as its `--fail-on` line names it (terminal text:
+    /// [`crate::commands::diff::gate::failures`]); not in the JSON.
+    #[serde(skip)]
+    pub line: String,
+}
+
+impl Failure {
+    /// The kernel as its `--fail-on` line on a terminal names it.
+    pub fn line_name(&self) -> String {
+        match self.line.is_empty() {
+            true => names::escape_for_terminal(&self.kernel),
+            false => self.line.clone(),
+        }
+    }
 }
 
 /// What `diff --json` prints.

@@ -322,22 +322,60 @@ fn loop_spill(a: &Side, b: &Side) -> Option<String> {
     })
 }
 
+/// The longest kernel name a `--fail-on` line gives whole, in characters
+/// (the table's widest name column).
+pub const LINE_NAME_MAX: usize = 80;
+
 /// The conditions of `fail_on` that hold, kernel by kernel in the order of
-/// `kernels`, each kernel's in the order of `fail_on`.
+/// `kernels`, each kernel's in the order of `fail_on`, each with the name
+/// its line gives ([`line_names`]).
 pub fn failures(kernels: &[KernelDiff], fail_on: &[Condition]) -> Vec<Failure> {
     let mut failed = Vec::new();
-    for k in kernels {
+    let mut of = Vec::new();
+    for (i, k) in kernels.iter().enumerate() {
         for c in fail_on {
             if let Some(why) = holds(c, k) {
                 failed.push(Failure {
                     condition: c.to_string(),
                     kernel: k.shown_name(),
                     why,
+                    line: String::new(),
                 });
+                of.push(i);
             }
         }
     }
+    for (f, line) in failed.iter_mut().zip(line_names(kernels, &of)) {
+        f.line = line;
+    }
     failed
+}
+
+/// The names of `kernels[i]` for each `i` of `of` as `--fail-on` lines give
+/// them: escaped for a terminal, as the table names them; past
+/// [`LINE_NAME_MAX`] characters shortened as the table shortens names
+/// (told apart from every kernel of the comparison), with the kernel's
+/// rank in A (`(#3)`, `(#3 in B)` for a kernel only in B).
+fn line_names(kernels: &[KernelDiff], of: &[usize]) -> Vec<String> {
+    let escaped: Vec<String> = of.iter().map(|&i| kernels[i].display_name()).collect();
+    if escaped.iter().all(|n| n.chars().count() <= LINE_NAME_MAX) {
+        return escaped;
+    }
+    let all: Vec<String> = kernels.iter().map(KernelDiff::display_name).collect();
+    let short = crate::names::distinct(&all, LINE_NAME_MAX);
+    of.iter()
+        .map(|&i| {
+            let k = &kernels[i];
+            if short[i] == all[i] {
+                return all[i].clone();
+            }
+            match (&k.a, &k.b) {
+                (Some(a), _) => format!("{} (#{})", short[i], a.rank),
+                (None, Some(b)) => format!("{} (#{} in B)", short[i], b.rank),
+                (None, None) => short[i].clone(),
+            }
+        })
+        .collect()
 }
 
 #[cfg(test)]
@@ -489,6 +527,7 @@ mod tests {
             .collect();
         KernelDiff {
             name: "k".into(),
+            name_hex: None,
             demangled: "k".into(),
             pairing: None,
             a: Some(a),

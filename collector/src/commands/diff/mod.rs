@@ -81,8 +81,8 @@ pub fn main(a: &DiffArgs) -> i32 {
                 eprintln!(
                     "xpu-asm-run: --fail-on {}: {}: {}",
                     f.condition,
-                    escape_for_terminal(&f.kernel),
-                    f.why
+                    f.line_name(),
+                    escape_for_terminal(&f.why)
                 );
             }
             i32::from(!d.failed.is_empty())

@@ -114,8 +114,8 @@ fn run(a: &PortArgs) -> Result<i32, String> {
             eprintln!(
                 "xpu-asm-run: --fail-on {}: {} on {product}: {}",
                 f.condition,
-                names::escape_for_terminal(&f.kernel),
-                f.why
+                f.line_name(),
+                names::escape_for_terminal(&f.why)
             );
         }
     }

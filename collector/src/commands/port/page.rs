@@ -22,7 +22,30 @@ td.name,th.name{text-align:left;max-width:32em;overflow-wrap:anywhere}\
 th.dev{background:#eef;text-align:center}td.worse{background:#fdd}td.none{color:#777;text-align:left}\
 .isa{display:flex;gap:8px;align-items:flex-start;overflow-x:auto}\
 .isa>div{flex:1 1 0;min-width:24em}.isa pre{font:12px monospace;background:#f7f7f7;\
-padding:4px;max-height:40em;overflow:auto;margin:0}";
+padding:4px;max-height:40em;overflow:auto;margin:0}\
+.esc{font:.85em monospace;color:#8a1c1c;background:#fdecea;border:1px solid #e8b4b0;border-radius:3px;padding:0 2px}";
+
+/// A kernel's name (or a text that holds one) for an HTML page: as
+/// [`html_text`], but each control character and each character that
+/// shows nothing or reorders the text ([`crate::names::invisible`]) as
+/// its escape in a marked `<span class="esc">` (`\u{202e}`), as the
+/// terminal writes it.
+pub fn html_name(s: &str) -> String {
+    let escaped = crate::names::escape_for_terminal(s);
+    if escaped == s {
+        return html_text(s);
+    }
+    let mut out = String::with_capacity(s.len() + 32);
+    for c in s.chars() {
+        if c.is_control() || crate::names::invisible(c) {
+            let esc = crate::names::escape_for_terminal(c.encode_utf8(&mut [0; 4]));
+            out.push_str(&format!("<span class=\"esc\">{}</span>", html_text(&esc)));
+        } else {
+            out.push_str(&html_text(c.encode_utf8(&mut [0; 4])));
+        }
+    }
+    out
+}
 
 /// ISA text for a `<pre>`: as [`html_text`], its newlines and tabs kept.
 fn pre_text(s: &str) -> String {
@@ -132,9 +155,9 @@ fn table(s: &mut String, view: &PortView) {
             "<tr data-kernel=\"{}\"><td class=\"name\">{}</td><td>{}</td><td>{}</td>",
             html_text(&k.name),
             if i < ISA_KERNELS {
-                format!("<a href=\"#isa-{i}\">{}</a>", html_text(&k.shown))
+                format!("<a href=\"#isa-{i}\">{}</a>", html_name(&k.shown))
             } else {
-                html_text(&k.shown)
+                html_name(&k.shown)
             },
             k.launches,
             html_text(k.top_shape.as_deref().unwrap_or("-"))
@@ -192,7 +215,7 @@ fn isa(s: &mut String, dir: &Path, view: &PortView) {
             s,
             "<details id=\"isa-{i}\" data-kernel=\"{}\"><summary>{}</summary><div class=\"isa\">",
             html_text(&k.name),
-            html_text(&k.shown)
+            html_name(&k.shown)
         );
         for p in std::iter::once(&k.run).chain(&k.products) {
             column(s, dir, p);
@@ -237,4 +260,18 @@ fn column(s: &mut String, dir: &Path, p: &OnProduct) {
         let _ = write!(s, "\n… {} more lines in the file", lines.len() - ISA_LINES);
     }
     s.push_str("</pre></div>");
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_name_on_a_page_shows_what_would_hide_marked() {
+        assert_eq!(html_name("a<b>"), "a&lt;b&gt;");
+        assert_eq!(
+            html_name("rtl\u{202e}<i>\n"),
+            "rtl<span class=\"esc\">\\u{202e}</span>&lt;i&gt;<span class=\"esc\">\\n</span>"
+        );
+    }
 }

@@ -6,7 +6,7 @@ pub mod cfg;
 pub mod evidence;
 pub mod json;
 
-use super::read::{isa_path, load_report, select, ShowError};
+use super::read::{isa_path, load_report, select_listing, ShowError};
 use super::terminal::{print_out, use_color};
 use super::{CfgFormat, ShowArgs};
 use crate::analysis::flow::Flow;
@@ -22,9 +22,9 @@ use xpu_asm_isa::{self as isa, Line};
 /// `show DIR KERNEL`: its exit status (1 on error).
 pub fn main(a: &ShowArgs) -> i32 {
     let res = load_report(&a.dir).and_then(|r| {
-        let k = select(&r, &a.dir, &a.kernel)?;
+        let (k, selector) = chosen(&r, a)?;
         if a.json {
-            let v = json::answer(&a.dir, &a.kernel, &r, k);
+            let v = json::answer(&a.dir, &selector, &r, k);
             return Ok(serde_json::to_string_pretty(&v).unwrap_or_default() + "\n");
         }
         render(
@@ -52,6 +52,34 @@ pub fn main(a: &ShowArgs) -> i32 {
     }
 }
 
+/// The kernel KERNEL, `--name` or `--name-hex` names, and the selector as
+/// `--json` gives it back (`--name`'s and `--name-hex`'s as typed).
+fn chosen<'a>(
+    r: &'a crate::report::Report,
+    a: &ShowArgs,
+) -> Result<(&'a KernelEntry, String), ShowError> {
+    use std::os::unix::ffi::OsStrExt;
+    let named = |bytes: &[u8], typed: String| {
+        super::read::select_named(r, &a.dir, bytes, &typed).map(|k| (k, typed))
+    };
+    match (&a.kernel, &a.name, &a.name_hex) {
+        (Some(sel), _, _) => select_listing(r, &a.dir, sel, a.sort).map(|k| (k, sel.clone())),
+        (None, Some(name), _) => named(
+            name.as_bytes(),
+            format!("--name {}", name.to_string_lossy()),
+        ),
+        (None, None, Some(hex)) => {
+            let bytes = xpu_asm_record::unhex(hex.trim())
+                .ok_or_else(|| ShowError::NotHex { hex: hex.clone() })?;
+            named(&bytes, format!("--name-hex {hex}"))
+        }
+        (None, None, None) => Err(ShowError::NoMatch {
+            dir: a.dir.display().to_string(),
+            selector: String::new(),
+        }),
+    }
+}
+
 /// How to show a kernel.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct ShowOptions {
@@ -74,14 +102,14 @@ pub enum Cfg {
 fn render_cfg(out: &mut String, k: &KernelEntry, cfg: Cfg) -> Result<String, ShowError> {
     let f = k.flow.as_ref().ok_or_else(|| ShowError::NoFlow {
         rank: k.rank,
-        name: names::escape_for_terminal(&k.demangled),
+        name: k.display_name(),
         reason: k
             .flow_reason
             .clone()
             .unwrap_or_else(|| "the report has none (collected by an older xpu-asm-run: run `xpu-asm-run collect DIR`)".into()),
     })?;
     Ok(match cfg {
-        Cfg::Dot => cfg::dot(f, &format!("#{} {}", k.rank, k.demangled)),
+        Cfg::Dot => cfg::dot(f, &format!("#{} {}", k.rank, k.display_name())),
         Cfg::Text => {
             out.push('\n');
             out.push_str(&cfg::text(f));
@@ -184,7 +212,7 @@ pub fn render(dir: &Path, k: &KernelEntry, o: ShowOptions) -> Result<String, Sho
     if o.lines_only {
         let s = src.ok_or_else(|| ShowError::NoLines {
             rank: k.rank,
-            name: names::escape_for_terminal(&k.demangled),
+            name: k.display_name(),
         })?;
         ranked_lines(&mut out, s, &mut lines, c);
         return Ok(out);
@@ -215,7 +243,7 @@ impl SourceLines {
 
 /// The kernel's name, launches, header figures and ISA file.
 fn figures(out: &mut String, k: &KernelEntry, shown: &str, c: bool) {
-    let name = names::escape_for_terminal(&k.demangled);
+    let name = k.display_name();
     let _ = writeln!(
         out,
         "{} {}",
@@ -228,6 +256,9 @@ fn figures(out: &mut String, k: &KernelEntry, shown: &str, c: bool) {
             "  mangled:      {}",
             names::escape_for_terminal(&k.name)
         );
+    }
+    if let Some(hex) = &k.name_hex {
+        let _ = writeln!(out, "  name (hex):   {hex}");
     }
     let _ = writeln!(
         out,

@@ -77,6 +77,18 @@ fn paint(on: bool, code: &str, s: &str) -> String {
     }
 }
 
+/// A kernel's name cell, `name` fitted to `w` characters: the empty
+/// name's `(empty name)` dim and italic in colour, apart from any name.
+fn name_cell(k: &KernelEntry, name: &str, w: usize, c: bool) -> String {
+    match k.name.is_empty() && k.name_hex.is_none() {
+        true => paint(c, EMPTY_STYLE, &fit(name, w)),
+        false => fit(name, w),
+    }
+}
+
+/// How the empty name is painted (SGR: dim, italic).
+pub const EMPTY_STYLE: &str = "2;3";
+
 /// Pads or cuts `s` to exactly `w` characters.
 fn fit(s: &str, w: usize) -> String {
     let n = s.chars().count();
@@ -198,7 +210,7 @@ fn kernel_rows(out: &mut String, r: &Report, order: &[usize], cols: &Columns, c:
             launches(k),
             time_cell(k),
             cols.ranks_cell(ranks),
-            fit(name, name_w),
+            name_cell(k, name, name_w, c),
             opt(k.simd),
             opt(k.grf),
             opt(k.instructions),
@@ -413,33 +425,48 @@ fn name_column_of(
     (ranks, ranks_w, name_w)
 }
 
-/// Each kernel's name (as `shown` makes it of the demangled name);
-/// same-named kernels of one API told apart by module, and, in a capture
-/// of both APIs, each kernel's API after it (`[opencl]`, `[level zero]`).
+/// Each kernel's name (as `shown` makes it of [`KernelEntry::readable`]:
+/// demangled, a name that is not UTF-8 with its bytes as `\xff`, the
+/// empty name as `(empty name)`); kernels of one API that read the same
+/// told apart by module, those of one module too by their exact names'
+/// tags (`[name 1a2b3c4d]`), and, in a capture of both APIs, each kernel's
+/// API after it (`[opencl]`, `[level zero]`).
 fn display_names(r: &Report, shown: impl Fn(&str) -> String + Sync) -> Vec<String> {
+    let readable: Vec<std::borrow::Cow<str>> =
+        r.kernels.par_iter().map(KernelEntry::readable).collect();
     // Counted by hash: long names that share long prefixes (a capture's
     // 100,000) cost a tree many comparisons.
     let mut seen: xpu_asm_isa::fast::FastMap<(&str, Api), usize> =
         xpu_asm_isa::fast::FastMap::default();
+    let mut in_module: xpu_asm_isa::fast::FastMap<(&str, Api, Option<&str>), usize> =
+        xpu_asm_isa::fast::FastMap::default();
     seen.reserve(r.kernels.len());
-    for k in &r.kernels {
-        *seen.entry((k.demangled.as_str(), k.api)).or_insert(0) += 1;
+    for (k, n) in r.kernels.iter().zip(&readable) {
+        *seen.entry((n, k.api)).or_insert(0) += 1;
+    }
+    for (k, n) in r.kernels.iter().zip(&readable) {
+        if seen.get(&(n.as_ref(), k.api)).copied().unwrap_or(0) > 1 {
+            *in_module
+                .entry((n, k.api, k.module_sha256.as_deref()))
+                .or_insert(0) += 1;
+        }
     }
     let both = [Api::LevelZero, Api::OpenCl]
         .iter()
         .all(|a| r.kernels.iter().any(|k| k.api == *a));
     r.kernels
         .par_iter()
-        .map(|k| {
-            let mut display = shown(&k.demangled);
-            if seen
-                .get(&(k.demangled.as_str(), k.api))
-                .copied()
-                .unwrap_or(0)
-                > 1
-            {
+        .zip(&readable)
+        .map(|(k, n)| {
+            let mut display = shown(n);
+            if seen.get(&(n.as_ref(), k.api)).copied().unwrap_or(0) > 1 {
                 let sha = k.module_sha256.as_deref().unwrap_or("");
                 display.push_str(&format!(" [module {}]", sha.get(..8).unwrap_or(sha)));
+                let key = (n.as_ref(), k.api, k.module_sha256.as_deref());
+                if in_module.get(&key).copied().unwrap_or(0) > 1 {
+                    let tag = names::name_tag(&k.name_bytes());
+                    display.push_str(&format!(" [name {tag}]"));
+                }
             }
             if both {
                 display.push_str(names::api_tag(k.api.as_str()));

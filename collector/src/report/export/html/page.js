@@ -53,6 +53,69 @@
   /** The base name of a path. */
   const base = (p) => (p || "").split("/").pop();
 
+  // ---- names: data, shown with what would hide in them marked ------------------
+
+  /**
+   * The characters a name shows as marked escapes, as the terminal escapes
+   * them (names.rs's `invisible`, and the controls): they show nothing, or
+   * reorder the text around them.
+   */
+  const HIDDEN =
+    /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}\u00a0\u1680\u2000-\u200a\u202f\u205f\u3000\u034f\u115f\u1160\u17b4\u17b5\u180b-\u180d\u180f\u2800\u3164\ufe00-\ufe0f\uffa0\u{e0000}-\u{e007f}\u{e0100}-\u{e01ef}]/gu;
+  const ESCAPES = { "\n": "\\n", "\r": "\\r", "\t": "\\t" };
+  /** A hidden character as the terminal writes it: `\n`, `\u{202e}`. */
+  const escapeOf = (c) => ESCAPES[c] || `\\u{${c.codePointAt(0).toString(16)}}`;
+  /** How the page names the kernel whose name is empty (styled apart from any name). */
+  const EMPTY = "(empty name)";
+  /**
+   * `s` as nodes: each hidden character (and, in the name of bytes that are
+   * not UTF-8, each `\xff` standing for such a byte) a marked span of its
+   * escape, set as text; the rest text.
+   */
+  function marked(s, bytes) {
+    const re = bytes ? new RegExp(`${HIDDEN.source}|\\\\x[0-9a-f]{2}`, "gu") : HIDDEN;
+    const out = [];
+    let at = 0;
+    for (const m of s.matchAll(re)) {
+      if (m.index > at) out.push(s.slice(at, m.index));
+      const esc = m[0].startsWith("\\x") && m[0].length === 4 ? m[0] : escapeOf(m[0]);
+      out.push(h("span", { class: "esc", title: "a character that shows nothing or reorders the text, or a byte that is not UTF-8", text: esc }));
+      at = m.index + m[0].length;
+    }
+    if (at < s.length) out.push(s.slice(at));
+    return out;
+  }
+  /** `s` with each hidden character as its escape (for a tooltip, which holds text only). */
+  const escaped = (s) => s.replace(HIDDEN, escapeOf);
+  /** Whether `k`'s name is the empty one. */
+  const isEmpty = (k) => k.name === "" && !k.name_hex;
+  /** The text of bytes (hex) with each byte that is not UTF-8 as `\xff`, as the terminal shows it. */
+  function fromHex(hex) {
+    const b = (hex.match(/../g) || []).map((x) => parseInt(x, 16));
+    const dec = new TextDecoder();
+    let s = "";
+    for (let i = 0; i < b.length; ) {
+      const c = b[i];
+      const n = c < 0x80 ? 1 : c >= 0xc2 && c <= 0xdf ? 2 : c >= 0xe0 && c <= 0xef ? 3 : c >= 0xf0 && c <= 0xf4 ? 4 : 0;
+      let ok = n > 0 && i + n <= b.length;
+      for (let j = 1; ok && j < n; j++) ok = (b[i + j] & 0xc0) === 0x80;
+      if (ok && n === 3) ok = !(c === 0xe0 && b[i + 1] < 0xa0) && !(c === 0xed && b[i + 1] > 0x9f);
+      if (ok && n === 4) ok = !(c === 0xf0 && b[i + 1] < 0x90) && !(c === 0xf4 && b[i + 1] > 0x8f);
+      if (ok) {
+        s += dec.decode(new Uint8Array(b.slice(i, i + n)));
+        i += n;
+      } else {
+        s += `\\x${c.toString(16).padStart(2, "0")}`;
+        i += 1;
+      }
+    }
+    return s;
+  }
+  /** A kernel's name as a person reads it: demangled; not UTF-8, from its bytes; the empty one as such. */
+  const readable = (k) => (k.name_hex && k.demangled === k.name ? fromHex(k.name_hex) : isEmpty(k) ? EMPTY : k.demangled || k.name);
+  /** A kernel's name as nodes: `text` (its readable name, or what the table shows of it) marked. */
+  const nameNodes = (k, text) => (isEmpty(k) && text.startsWith(EMPTY) ? [h("span", { class: "empty-name", text: EMPTY }), ...marked(text.slice(EMPTY.length), false)] : marked(text, !!k.name_hex));
+
   // ---- a kernel's ISA text ---------------------------------------------------
 
   /** The ISA text of element `id`: base64, gzip, UTF-8 (invalid bytes replaced). */
@@ -649,7 +712,10 @@
       const tr = h("tr", { "data-index": i, "data-kernel": n, tabindex: 0 });
       for (const c of cols) {
         const v = c.get(it);
-        tr.append(h("td", { class: c.cls || (c.num ? "num" : null), title: c.title ? c.title(it) : null, text: c.num ? fmt(v) : v == null ? "-" : String(v) }));
+        const props = { class: c.cls || (c.num ? "num" : null), title: c.title ? c.title(it) : null };
+        // A name's cell: its text with what would hide in it marked.
+        if (c.nodes) tr.append(h("td", props, c.nodes(it, v == null ? "-" : String(v))));
+        else tr.append(h("td", { ...props, text: c.num ? fmt(v) : v == null ? "-" : String(v) }));
       }
       const open = () => (location.hash = `#kernel-${n}`);
       tr.addEventListener("click", open);
@@ -718,14 +784,14 @@
    */
   function shortNames(items) {
     const shown = new Map(items.map((k, i) => [k, Array.isArray(DATA.names) ? DATA.names[i] : null]));
-    return (k) => shown.get(k) ?? (k.demangled || k.name);
+    return (k) => shown.get(k) ?? readable(k);
   }
   /** `s` as one word of a shell command: as it is when nothing in it needs quoting. */
   const shellWord = (s) => (/^[A-Za-z0-9_.,:/@%+=-]+$/.test(s) ? s : `'${s.replace(/'/g, "'\\''")}'`);
   /** Says above the kernels table what the page does not hold (--page-kernels). */
   const pageNote = (text) => document.getElementById("kernels").before(h("p", { id: "page-kernels", class: "note", text }));
-  /** The full name, for the name's tooltip and the kernel's heading. */
-  const fullName = (k) => k.demangled || k.name;
+  /** The full name, for the name's tooltip (escaped: a tooltip holds text only) and the filter. */
+  const fullName = (k) => escaped(readable(k));
 
   // ---- a capture -------------------------------------------------------------------
 
@@ -757,7 +823,7 @@
       times.length ? { label: "time", num: true, get: (k) => time(k)[0], sort: byTime } : null,
       times.length ? { label: "share", num: true, get: (k) => time(k)[1], sort: byTime } : null,
       anyRanks ? { label: "ranks", get: (k) => ranges(k.ranks || []), sort: (k) => (k.ranks && k.ranks.length ? k.ranks[0] : null) } : null,
-      { label: "kernel", cls: "name", get: display, title: fullName },
+      { label: "kernel", cls: "name", get: display, title: fullName, nodes: nameNodes },
       { label: "SIMD", num: true, get: (k) => k.simd },
       { label: "GRF", num: true, get: (k) => k.grf },
       { label: "instrs", num: true, get: (k) => k.instructions },
@@ -768,7 +834,7 @@
       { label: "source", get: (k) => ({ "igc-dump": "dump", "module-binary": "binary" })[k.isa_source] || "-" },
       { label: "ISA file", cls: "path", get: (k) => k.asm_copy || k.asm || (k.status === "not-launched" ? "-" : `not matched: ${k.status}`) },
     ].filter(Boolean);
-    table(cols, ks, (k) => k.rank, (k) => `${k.name}\n${k.demangled}\n${display(k)}`, times.length ? cols.findIndex((c) => c.label === "time") : null);
+    table(cols, ks, (k) => k.rank, (k) => `${k.name}\n${k.demangled}\n${readable(k)}\n${display(k)}`, times.length ? cols.findIndex((c) => c.label === "time") : null);
     const notes = document.getElementById("notes");
     for (const line of DATA.device_time || []) notes.append(h("p", { class: "device-time", text: line }));
     if (r.unlaunched_compiled && !r.unlaunched_listed) notes.append(h("p", { text: `IGC also compiled ${plural(r.unlaunched_compiled, "kernel")} that were never launched (collect --all lists them)` }));
@@ -796,14 +862,14 @@
       }
       const k = ks[i];
       if (!k) return null;
-      root.append(h("h2", { text: `#${k.rank} ${fullName(k)}` }));
+      root.append(h("h2", null, `#${k.rank} `, nameNodes(k, readable(k))));
       root.append(names(k));
       return kernelPane(root, k, DATA.isa[i]);
     };
   }
 
   function names(k) {
-    return h("div", { class: "names" }, h("code", { class: "demangled", text: k.demangled }), k.name !== k.demangled ? h("code", { class: "mangled", text: k.name }) : null, k.name_hex ? h("code", { text: `bytes: ${k.name_hex}` }) : null);
+    return h("div", { class: "names" }, h("code", { class: "demangled" }, nameNodes(k, readable(k))), k.name !== k.demangled ? h("code", { class: "mangled" }, marked(k.name, false)) : null, k.name_hex ? h("code", { text: `bytes: ${k.name_hex}` }) : null);
   }
 
   // ---- a comparison ------------------------------------------------------------------
@@ -819,7 +885,7 @@
     const display = shortNames(d.kernels);
     const timedBoth = Boolean(ra.time && rb.time);
     const cols = [
-      { label: "kernel", cls: "name", get: display, title: fullName },
+      { label: "kernel", cls: "name", get: display, title: fullName, nodes: nameNodes },
       { label: "in", get: (k) => (k.a && k.b ? "both" : k.a ? "A only" : "B only") },
       { label: "launches A", num: true, get: (k) => val(k.a, "launches") },
       { label: "launches B", num: true, get: (k) => val(k.b, "launches") },
@@ -839,11 +905,11 @@
       pageNote(`This page holds ${d.kernels.length} of the comparison's ${d.kernels.length + left} kernels (those that changed or are in one capture only first, then the others in A's order), not the other ${left}: xpu-asm-run diff ${ab} --all lists every one, xpu-asm-run diff ${ab} KERNEL compares one's ISA, and --page-kernels all puts them all on the page.`);
     }
     // #kernel-N is the comparison's row N, from 1 as a capture's ranks are.
-    table(cols, d.kernels, (k, i) => i + 1, (k) => `${k.name}\n${k.demangled}\n${display(k)}`);
+    table(cols, d.kernels, (k, i) => i + 1, (k) => `${k.name}\n${k.demangled}\n${readable(k)}\n${display(k)}`);
     return (n, root) => {
       const k = d.kernels[n - 1];
       if (!k) return null;
-      root.append(h("h2", { text: fullName(k) }));
+      root.append(h("h2", null, nameNodes(k, readable(k))));
       if (k.pairing) root.append(h("p", { text: k.pairing }));
       if (k.a && k.b) root.append(changeTable(k));
       const cols2 = h("div", { class: "sides" });
