@@ -241,6 +241,45 @@ fn assert_launched_as_twin(r: &Run, report: &Value, isa: &str) {
     }
 }
 
+/// `show` of each launched kernel: its mix and every instruction exactly
+/// twin's (no line of a name shown as an instruction), but for the value
+/// IGC 2 moves into `null` to mark each kernel of a module apart (its
+/// `-hashmovs1`, the kernel's place in the module).
+fn assert_shown_as_twin(r: &Run, report: &Value, isa: &str) {
+    let out = r.out.to_str().unwrap();
+    let listing = |k: &Value| {
+        let rank = k["rank"].to_string();
+        let s = run_xpu_asm(&["show", out, &rank], &r.out);
+        s.assert_status(0);
+        let text = s.stdout();
+        let from = text
+            .find("\nmix: ")
+            .unwrap_or_else(|| panic!("no mix in {text}"));
+        text[from..]
+            .lines()
+            .map(|l| match l.find("null<1>:ud    0x") {
+                Some(at) if l.contains(" mov ") => format!("{} (a kernel's mark)", &l[..at]),
+                _ => l.to_string(),
+            })
+            .collect::<Vec<_>>()
+    };
+    let kernels = report["kernels"].as_array().expect("kernels");
+    let twin = kernels
+        .iter()
+        .find(|k| exact_name(k) == b"twin")
+        .expect("twin");
+    let want = listing(twin);
+    for k in kernels.iter().filter(|k| u(&k["launches"]) > 0) {
+        assert_eq!(
+            listing(k),
+            want,
+            "[{} {isa}] show of {}",
+            stack().name(),
+            shown_name(&exact_name(k))
+        );
+    }
+}
+
 /// `victim` from its own dump, the figures of its header; the forging
 /// kernel's file never among its candidates.
 fn assert_victim_from_its_own_dump(r: &Run, report: &Value) -> String {
@@ -425,6 +464,7 @@ fn hostile_names_launched(isa: &str) -> Vec<String> {
     let report = r.report();
     let mut said = vec![r.stdout()];
     assert_launched_as_twin(&r, &report, isa);
+    assert_shown_as_twin(&r, &report, isa);
     if isa == "dump" {
         said.push(assert_victim_from_its_own_dump(&r, &report));
         let never = kernels.iter().filter(|k| k.2 == 0).count() as u64;

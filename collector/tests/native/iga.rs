@@ -79,7 +79,7 @@ fn iga_refusals_are_errors() {
 
 /// Every prefix of a real binary, and the binary with each header byte
 /// changed: an answer (error or not), never a panic or a huge allocation.
-fn hostile(bytes: &[u8]) {
+fn cut_and_changed_binaries_answer(bytes: &[u8]) {
     let step = (bytes.len() / 400).max(1);
     for n in (0..bytes.len()).step_by(step) {
         let _ = native::parse(&bytes[..n], Some(&pvc()));
@@ -146,9 +146,9 @@ fn mutations(bytes: &[u8], count: usize) {
 #[test]
 fn hostile_binaries_give_errors_not_panics() {
     let zebin = &built_natives("zebin-a").bytes;
-    hostile(zebin);
-    hostile(&patch_tokens());
-    hostile(&built_natives("fat-a").bytes);
+    cut_and_changed_binaries_answer(zebin);
+    cut_and_changed_binaries_answer(&patch_tokens());
+    cut_and_changed_binaries_answer(&built_natives("fat-a").bytes);
     for bytes in [zebin, &patch_tokens(), &built_natives("fat-a").bytes] {
         mutations(bytes, 2000);
     }

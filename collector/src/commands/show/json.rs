@@ -136,11 +136,7 @@ pub fn answer<'a>(dir: &Path, selector: &str, r: &Report, k: &'a KernelEntry) ->
 /// xpu-asm's own texts write it.
 fn kernel_line(path: &Path, k: &KernelEntry) -> Option<String> {
     use xpu_asm_isa::header::{read_header, read_own_header, KnownNames};
-    let name = match &k.name_hex {
-        Some(h) => xpu_asm_record::unhex(h).unwrap_or_default(),
-        None => k.name.as_bytes().to_vec(),
-    };
-    let line = match read_header(path, &KnownNames::one(&name)) {
+    let line = match read_header(path, &KnownNames::one(&k.name_bytes())) {
         Ok(h) if h.kernel.is_some() => h.kernel,
         _ => read_own_header(path).ok()?.kernel,
     };

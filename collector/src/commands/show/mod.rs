@@ -16,6 +16,7 @@ use crate::report::KernelEntry;
 use std::collections::HashMap;
 use std::fmt::Write;
 use std::path::Path;
+use xpu_asm_isa::header::KnownNames;
 use xpu_asm_isa::{self as isa, Line};
 
 /// `show DIR KERNEL`: its exit status (1 on error).
@@ -174,8 +175,24 @@ pub fn render(dir: &Path, k: &KernelEntry, o: ShowOptions) -> Result<String, Sho
         path: path.clone(),
         source,
     })?;
-    let text = String::from_utf8_lossy(&bytes);
-    let analysis = isa::analyze(&text);
+    // An IGC dump's text from after its `//.kernel` line, the name whole:
+    // a name's lines are no instructions.
+    let header = isa::header::parse_header(&bytes[..], &KnownNames::one(&k.name_bytes()));
+    let start = header
+        .ok()
+        .filter(|h| h.kernel.is_some())
+        .map(|h| h.text_start(&bytes));
+    let (text, analysis) = match start {
+        Some(s) => (
+            String::from_utf8_lossy(&bytes[s.at..]),
+            isa::analyze_from(&bytes, s),
+        ),
+        None => {
+            let text = String::from_utf8_lossy(&bytes);
+            let analysis = isa::analyze(&text);
+            (text, analysis)
+        }
+    };
     let c = o.color;
     let mut out = String::new();
     let shown = path
