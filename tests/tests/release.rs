@@ -241,6 +241,7 @@ fn release_writes_the_binary_a_manylinux_2_28_wheel_and_a_tarball_for_glibc_2_28
     let mut want = vec![
         "SHA256SUMS".to_string(),
         tarball_name(),
+        format!("xpu-asm-{VERSION}.tar.gz"),
         "xpu-asm-run".to_string(),
         wheel_name(),
     ];
