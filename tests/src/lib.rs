@@ -7,6 +7,8 @@
 
 pub use xpu_asm_record as record;
 
+/// The page in a real browser.
+pub mod browser;
 /// Building the workloads and kernels the tests run.
 pub mod build;
 /// One capture builder.
@@ -32,6 +34,7 @@ pub mod timing;
 /// The Python venvs.
 pub mod venvs;
 
+pub use browser::*;
 pub use build::*;
 pub use capture::*;
 pub use demo::*;

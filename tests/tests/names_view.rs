@@ -561,6 +561,25 @@ fn hostile_names_reach_the_terminal_escaped() {
         .lines()
         .filter(|l| l.starts_with("xpu-asm-run: --fail-on "))
         .collect();
+    // port/index.html (a static page): what hides in a name marked as its
+    // escape, in the table and in the ISA's `//.kernel` line; markup as text.
+    let index = std::fs::read_to_string(cap.join("port").join("index.html")).expect("port's page");
+    let soft = r#"soft<span class="esc">\u{ad}</span>hyphen"#;
+    assert!(
+        index.contains(&format!("\">{soft}</a></td>"))
+            && index.contains(&format!("//.kernel {soft}\n"))
+            && !index.contains("<script>alert"),
+        "[{}] port/index.html",
+        stack().name()
+    );
+    if stack() == Stack::Debian12 {
+        assert!(
+            index.contains(
+                r#"rtl<span class="esc">\u{202e}</span>evil<span class="esc">\u{202c}</span>"#
+            ),
+            "[debian12] port/index.html"
+        );
+    }
     let with_isa = has_isa.iter().filter(|h| **h).count();
     assert_eq!(lines.len(), with_isa, "[{}] {}", stack().name(), p.ctx());
     eprintln!(
@@ -578,6 +597,100 @@ fn hostile_names_reach_the_terminal_escaped() {
             "[{}] no --fail-on line for {shown:?} ({want:?})\n{}",
             stack().name(),
             lines.join("\n")
+        );
+    }
+}
+
+/// The escapes a page marks in a name as the terminal shows it (`\u{..}`,
+/// `\n`, `\t`, `\xff`), in order.
+fn escapes_in(shown: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut rest = shown;
+    while let Some(i) = rest.find('\\') {
+        let tail = &rest[i..];
+        let n = match tail.as_bytes().get(1) {
+            Some(b'u') => tail.find('}').map_or(2, |e| e + 1),
+            Some(b'x') => 4,
+            _ => 2,
+        };
+        out.push(tail[..n].to_string());
+        rest = &tail[n..];
+    }
+    out
+}
+
+/// The hostile module's page: its file holds each name as data (no name
+/// closes the data element, none is markup); in the real browser
+/// (Debian 12's Chromium) nothing of a name runs (`<script>alert(1)</script>`
+/// would open a dialog), and each name is shown as the terminal shows it,
+/// each hidden character (and byte that is not UTF-8) a marked escape, the
+/// empty name marked apart, in the table, its tooltip and its heading.
+#[test]
+fn the_page_shows_hostile_names_marked_and_runs_none() {
+    require_stack();
+    let t = temp_dir("names-view-page");
+    let all = hostile_names();
+    let names: Vec<&[u8]> = all.iter().map(|(n, _)| n.as_slice()).collect();
+    let launches: Vec<u64> = (1..=names.len() as u64).rev().map(|n| n + 1).collect();
+    let (cap, r) = capture_hostile(t.path(), "hostile", Api::LevelZero, &names, &launches);
+    let page = cap.join("report.html");
+    let text = std::fs::read_to_string(&page).expect("report.html");
+    assert!(
+        !text.contains("<script>alert") && !text.contains("alert(1)</script>"),
+        "[{}] a name's markup in the page file",
+        stack().name()
+    );
+    let (data, _) =
+        xpu_asm_collector::report::export::html::read_page(&text).expect("the page's data");
+    assert_eq!(
+        data["report"],
+        r.report(),
+        "[{}] the page's report",
+        stack().name()
+    );
+    if stack() == Stack::Sid {
+        // No browser in the sid root: the file, and its data, is the page.
+        return;
+    }
+    let v = browse(&page, &t.path().join("shots"), &["--kernels", "all"]);
+    let scripts = text.matches("<script").count();
+    assert_eq!(
+        v["injected"],
+        serde_json::json!({"pwned": null, "scripts": scripts, "images": 0, "iframes": 0}),
+        "{v:#}"
+    );
+    let columns: Vec<&str> = v["columns"]
+        .as_array()
+        .expect("columns")
+        .iter()
+        .filter_map(Value::as_str)
+        .collect();
+    let at = columns
+        .iter()
+        .position(|c| *c == "kernel")
+        .expect("a kernel column");
+    let rows = v["kernels"].as_array().expect("rows");
+    assert_eq!(rows.len(), all.len(), "{v:#}");
+    for (i, (name, shown)) in all.iter().enumerate() {
+        let (row, opened) = (&rows[i], &v["opened"][i]);
+        let ctx = format!("[debian12] kernel #{}: {row:#}\n{opened:#}", i + 1);
+        // The long name shortened as the terminal's table shortens it;
+        // whole in the tooltip.
+        match shown.as_str() {
+            LONG => assert!(
+                row["cells"][at].as_str().is_some_and(|c| c.contains('…')),
+                "{ctx}"
+            ),
+            _ => assert_eq!(row["cells"][at], shown.as_str(), "{ctx}"),
+        }
+        assert_eq!(row["title"], shown.as_str(), "{ctx}");
+        assert_eq!(row["marks"], serde_json::json!(escapes_in(shown)), "{ctx}");
+        assert_eq!(row["empty"], name.is_empty(), "{ctx}");
+        assert_eq!(opened["title"], format!("#{} {shown}", i + 1), "{ctx}");
+        assert_eq!(
+            opened["marks"],
+            serde_json::json!(escapes_in(shown)),
+            "{ctx}"
         );
     }
 }

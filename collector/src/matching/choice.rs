@@ -236,7 +236,7 @@ pub fn disagreement(
         .collect();
     Some(format!(
         "kernel {}: processes compiled it differently: {}; the report shows {}",
-        names::escape_for_terminal(&names::demangle(name)),
+        names::escape_for_terminal(&names::readable(name, &names::demangle(name))),
         parts.join(", "),
         chosen.shown
     ))

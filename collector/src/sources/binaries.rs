@@ -505,7 +505,7 @@ fn not_in_binary(file: &str, program: &Program) -> String {
         .kernels
         .iter()
         .take(5)
-        .map(|k| String::from_utf8_lossy(&k.name).into_owned())
+        .map(|k| crate::names::in_message(&k.name))
         .collect();
     if program.kernels.len() > 5 {
         have.push(format!("and {} more", program.kernels.len() - 5));

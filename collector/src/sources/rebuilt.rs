@@ -383,7 +383,7 @@ impl Said {
     }
 
     fn differs(&mut self, pid: u32, name: &[u8], rf: &str, none: bool, no_code: bool) {
-        let name = crate::names::escape_for_terminal(&String::from_utf8_lossy(name));
+        let name = crate::names::in_message(name);
         let why = if no_code {
             "the module binary the run saved has no code for it to compare with".to_string()
         } else if none {

@@ -2,36 +2,6 @@
 
 use super::*;
 
-/// What tests/browser/check.mjs saw of the page at `page`.
-pub(crate) fn browse(page: &Path, out: &Path, args: &[&str]) -> Value {
-    let dir = workspace_dir().join("tests/browser");
-    assert!(
-        dir.join("node_modules/playwright-core").is_dir()
-            && Path::new("/usr/bin/chromium").is_file(),
-        "no playwright-core in {} or no /usr/bin/chromium: run scripts/install-deps.sh \
-         (Debian's chromium, and `npm ci` in tests/browser)",
-        dir.display()
-    );
-    std::fs::create_dir_all(out).expect("a screenshot folder");
-    let mut cmd = Command::new("node");
-    cmd.arg(dir.join("check.mjs")).arg(page).arg(out).args(args);
-    let r = run(cmd, out);
-    r.assert_status(0);
-    let v: Value = serde_json::from_str(r.stdout().trim())
-        .unwrap_or_else(|e| panic!("check.mjs printed no JSON: {e}\n{}", r.ctx()));
-    assert_eq!(
-        v["errors"],
-        serde_json::json!([]),
-        "errors in the page\n{v:#}"
-    );
-    assert_eq!(
-        v["requests"],
-        serde_json::json!([]),
-        "requests off the file\n{v:#}"
-    );
-    v
-}
-
 /// `// B003: Preds:{B002},  Succs:{B004}` comments of an ISA file.
 pub(crate) fn block_comments(path: &Path) -> usize {
     let text = String::from_utf8_lossy(&std::fs::read(path).expect("an ISA file")).into_owned();
