@@ -538,6 +538,15 @@ fn hostile_names_reach_the_terminal_escaped() {
     let d = run_xpu_asm(&["diff", dir, dir, "--all", "--color", "never"], &cap);
     d.assert_status(0);
     assert_nothing_raw("diff", &d.stdout());
+    // One kernel's ISA diff, of each kernel.
+    for rank in 1..=all.len() {
+        let one = run_xpu_asm(
+            &["diff", dir, dir, &rank.to_string(), "--color", "never"],
+            &cap,
+        );
+        assert_nothing_raw("diff's ISA diff", &one.stdout());
+        assert_nothing_raw("diff's ISA diff's stderr", &one.stderr());
+    }
     let merged = t.path().join("merged");
     let m = run_xpu_asm(&["merge", "-o", merged.to_str().unwrap(), dir], &cap);
     m.assert_status(0);
