@@ -732,18 +732,18 @@ fn on_debian_11_an_opencl_program_on_bullseyes_own_driver_has_its_launches_count
 fn the_spack_recipe_pins_the_source_tarball_of_its_commit() {
     let root = workspace_dir();
     let recipe = root.join("packaging/spack/xpu-asm/package.py");
-    let text = std::fs::read_to_string(&recipe).unwrap();
+    let source = std::fs::read_to_string(&recipe).unwrap();
     let py = Command::new("python3")
         .args(["-c", "import ast, sys; ast.parse(open(sys.argv[1]).read())"])
         .arg(&recipe)
         .output()
         .unwrap();
     assert!(py.status.success(), "{}", text(&py));
-    let commit = text
+    let commit = source
         .lines()
         .find_map(|l| l.trim().strip_prefix("# commit "))
         .unwrap_or_else(|| panic!("no '# commit HASH' line in {}", recipe.display()));
-    let version_lines: Vec<&str> = text
+    let version_lines: Vec<&str> = source
         .lines()
         .map(str::trim)
         .filter(|l| l.starts_with("version("))
