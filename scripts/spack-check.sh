@@ -2,7 +2,9 @@
 # Builds and installs xpu-asm with Spack itself from its recipe
 # (packaging/spack/xpu-asm/package.py), as a site would, then checks the
 # install: the installed `xpu-asm-run --version` (the version and the commit
-# the recipe pins), its man page read by `man -l`, its completions.
+# the recipe pins), a run preloading the interposer of the prefix's lib/,
+# its man page read by `man -l`, its completions, the recipe's own test
+# (`spack test run`), then `spack audit packages` and `spack style` of it.
 #
 #   scripts/spack-check.sh
 #
@@ -111,7 +113,14 @@ v=$("$bin" --version)
 say "$bin --version: $v"
 [[ "$v" == "xpu-asm-run $version (commit ${commit:0:12})" ]] ||
     die "--version is '$v', not xpu-asm-run $version (commit ${commit:0:12})"
-[[ -f "$prefix/lib/libxpu_asm_interposer.so" ]] || die "no $prefix/lib/libxpu_asm_interposer.so"
+# A run from the prefix preloads the interposer of its lib/ and writes no cache.
+run="$work/run"
+rm -rf "$run"
+XDG_CACHE_HOME="$run/cache" "$bin" -q -o "$run/capture" -- true
+used=$("$SPACK_PYTHON" -c 'import json, sys; print(json.load(open(sys.argv[1]))["interposer"])' "$run/capture/run.json")
+[[ "$used" == "$prefix/lib/libxpu_asm_interposer.so" ]] || die "a run preloaded $used, not $prefix/lib's"
+[[ ! -e "$run/cache" ]] || die "a run from the prefix wrote $run/cache"
+say "a run preloads $used"
 page=$(MANWIDTH=80 man -l "$prefix/share/man/man1/xpu-asm-run.1" 2>/dev/null | col -b)
 head -n 8 <<<"$page" >&2
 grep -q "^NAME" <<<"$page" && grep -q "xpu-asm-run" <<<"$page" || die "man -l of xpu-asm-run.1 shows no NAME"
@@ -123,5 +132,23 @@ words=$(bash -c 'source "$1"; COMP_WORDS=(xpu-asm-run co); COMP_CWORD=1; _xpu-as
     bash "$prefix/share/bash-completion/completions/xpu-asm-run")
 [[ "$words" == collect ]] || die "the bash completion of 'xpu-asm-run co' is '$words', not collect"
 say "man pages: $(ls "$prefix/share/man/man1" | tr '\n' ' ')"
+
+# The recipe's own test (test_runs), then Spack's style checks of the
+# recipe (isort, black, flake8 as Spack pins them, from PyPI into the venv;
+# on a copy in the checkout's builtin repository, where Spack's flake8
+# rules for recipes apply).
+spack test run xpu-asm@"$version" >&2
+builtin="$work/spack/var/spack/repos/builtin/packages"
+if [[ -d "$builtin" ]]; then
+    "$work/venv/bin/pip" install -q "isort==5.13.2" "black==24.1.0" "flake8==7.1.1"
+    trap 'rm -rf "$builtin/xpu-asm"' EXIT
+    mkdir -p "$builtin/xpu-asm"
+    cp "$recipe" "$builtin/xpu-asm/package.py"
+    (cd "$work/spack" && PATH="$work/venv/bin:$PATH" "$work/spack/bin/spack" style -t isort,black,flake8 \
+        var/spack/repos/builtin/packages/xpu-asm/package.py) >&2
+    rm -rf "$builtin/xpu-asm"
+else
+    say "spack style: this Spack (1.x) holds no recipes; spack-packages has the style of its own"
+fi
 say "ok: $prefix"
 echo "$prefix"

@@ -7,6 +7,7 @@
 # (CargoPackage exported by spack.package). Tested with
 # scripts/spack-check.sh; tests/tests/release.rs checks the sha256 below.
 
+import json
 import os
 
 from spack.package import *
@@ -116,12 +117,17 @@ class XpuAsm(CargoPackage):
 
     def _runs(self):
         """The installed xpu-asm-run names its version and runs a command
-        under its interposer (no GPU needed: `true` launches nothing)."""
+        under the interposer of the prefix's lib/ (no GPU needed: `true`
+        launches nothing)."""
         xpu_asm_run = Executable(join_path(self.prefix.bin, "xpu-asm-run"))
         out = xpu_asm_run("--version", output=str)
         assert out.startswith(f"xpu-asm-run {self.spec.version} (commit "), out
         with working_dir("spack-check", create=True):
             xpu_asm_run("-q", "-o", "capture", "--", "true")
+            with open(join_path("capture", "run.json")) as f:
+                used = json.load(f)["interposer"]
+        lib = join_path(self.prefix.lib, "libxpu_asm_interposer.so")
+        assert used == lib, f"the run preloaded {used}, not {lib}"
 
     def check(self):
         """`spack install --test=root`: the installed binary runs (the
