@@ -26,7 +26,12 @@ fuzz_target!(|data: &[u8]| {
             .all(|b| b.is_ascii_alphanumeric() || b"._-".contains(&b)),
         "{f:?}"
     );
-    let escaped = names::escape_for_terminal(&demangled);
-    assert!(!escaped.chars().any(|c| c.is_control()), "{escaped:?}");
+    let escaped = names::escape_for_terminal(&names::readable(data, &demangled));
+    assert!(
+        !escaped
+            .chars()
+            .any(|c| c.is_control() || names::invisible(c)),
+        "{escaped:?}"
+    );
     let _ = names::shorten(&escaped, rank % 200);
 });

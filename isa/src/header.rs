@@ -108,6 +108,10 @@ pub enum Unresolved {
     /// The fields went on past [`HEADER_FIELDS_MAX_BYTES`]: the header
     /// cannot be checked whole.
     TooLong,
+    /// IGC's final binary of the file's kernel (its `.kernbin`, which
+    /// names the kernel by length) is of another kernel than the one its
+    /// `//.kernel` line was read as.
+    OtherKernel,
 }
 
 impl Unresolved {
@@ -122,6 +126,9 @@ impl Unresolved {
                 "its header is not the one IGC writes after any name of its module's kernels (a `//.platform` line first, then IGC's fields in IGC's order, each once)"
             }
             Unresolved::TooLong => "its header's fields go on past 64 KiB",
+            Unresolved::OtherKernel => {
+                "IGC's final binary of its entry names another kernel than its `//.kernel` line was read as"
+            }
         }
     }
 }

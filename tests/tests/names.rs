@@ -76,11 +76,11 @@ fn launchable_kernels() -> Vec<(&'static str, Vec<u8>, u64)> {
 
 /// The capture of the C workload launching each kernel of `kernels` (by
 /// the exact bytes of its name: the workload's `named` steps) its count,
-/// in `isa` mode, run in the scratch's root, which must exit `status`; the
-/// files of the root before it ran (but the capture's).
+/// with xpu-asm-run's `options`, run in the scratch's root, which must
+/// exit `status`; the files of the root before it ran (but the capture's).
 fn capture_named_module(
     s: &Scratch,
-    isa: &str,
+    options: &[&str],
     kernels: &[(&str, Vec<u8>, u64)],
     status: i32,
 ) -> (Run, BTreeMap<String, String>) {
@@ -94,7 +94,7 @@ fn capture_named_module(
     let (named, counts): (Vec<&[u8]>, Vec<u64>) = launched.into_iter().unzip();
     let steps = spirv_names::named_steps(&s.root.join("names"), "h", &named, &counts);
     let c = Capture::emulating("pvc", &s.out)
-        .options(["--isa", isa])
+        .options(options)
         .program(workload())
         .args(["--via", "dlsym"])
         .module("h", &spv)
@@ -457,15 +457,16 @@ fn assert_diff_of_itself_passes(out: &Path) {
 
 /// The launchable kernels launched, in `isa` mode: what the test says of
 /// them.
-fn hostile_names_launched(isa: &str) -> Vec<String> {
+fn hostile_names_launched(options: &[&str]) -> Vec<String> {
+    let isa = &options.join(" ");
     let s = stack_scratch("names");
     let kernels = launchable_kernels();
-    let (r, before) = capture_named_module(&s, isa, &kernels, 0);
+    let (r, before) = capture_named_module(&s, options, &kernels, 0);
     let report = r.report();
     let mut said = vec![r.stdout()];
     assert_launched_as_twin(&r, &report, isa);
     assert_shown_as_twin(&r, &report, isa);
-    if isa == "dump" {
+    if options.contains(&"dump") {
         said.push(assert_victim_from_its_own_dump(&r, &report));
         let never = kernels.iter().filter(|k| k.2 == 0).count() as u64;
         assert_eq!(u(&report["unlaunched_compiled"]), never, "{}", r.ctx());
@@ -488,7 +489,7 @@ fn hostile_names_launched(isa: &str) -> Vec<String> {
 /// from its own dump, with `--all` the forging kernel as itself.
 #[test]
 fn hostile_names_from_igcs_dumps() {
-    for line in hostile_names_launched("dump") {
+    for line in hostile_names_launched(&["--isa", "dump"]) {
         eprintln!("[{}] {line}", stack().name());
     }
 }
@@ -496,7 +497,15 @@ fn hostile_names_from_igcs_dumps() {
 /// The module's binary (`--isa binary`): each launched kernel as its twin.
 #[test]
 fn hostile_names_from_the_module_binary() {
-    hostile_names_launched("binary");
+    hostile_names_launched(&["--isa", "binary"]);
+}
+
+/// IGC's full dumps (`--keep all`; IGC 1's final binaries, `.kernbin`, each
+/// naming its kernel by length, among them): each kernel as its twin, the
+/// forging kernel as itself.
+#[test]
+fn hostile_names_from_igcs_full_dumps() {
+    hostile_names_launched(&["--isa", "dump", "--keep", "all"]);
 }
 
 /// Every name of [`hostile_kernels`] in one module, only `twin` launched:
@@ -512,7 +521,8 @@ fn every_hostile_name_compiled() {
         .map(|(what, name, n)| (what, name.clone(), if name == b"twin" { n } else { 0 }))
         .collect();
     let builds = kernels.iter().all(|k| driver_builds(&k.1));
-    let (r, before) = capture_named_module(&s, "dump", &kernels, if builds { 0 } else { 1 });
+    let status = if builds { 0 } else { 1 };
+    let (r, before) = capture_named_module(&s, &["--isa", "dump"], &kernels, status);
     if !builds {
         assert!(r.stderr().contains("zeModuleCreate("), "{}", r.stderr());
     }

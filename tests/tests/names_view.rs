@@ -538,6 +538,15 @@ fn hostile_names_reach_the_terminal_escaped() {
     let d = run_xpu_asm(&["diff", dir, dir, "--all", "--color", "never"], &cap);
     d.assert_status(0);
     assert_nothing_raw("diff", &d.stdout());
+    // One kernel's ISA diff, of each kernel.
+    for rank in 1..=all.len() {
+        let one = run_xpu_asm(
+            &["diff", dir, dir, &rank.to_string(), "--color", "never"],
+            &cap,
+        );
+        assert_nothing_raw("diff's ISA diff", &one.stdout());
+        assert_nothing_raw("diff's ISA diff's stderr", &one.stderr());
+    }
     let merged = t.path().join("merged");
     let m = run_xpu_asm(&["merge", "-o", merged.to_str().unwrap(), dir], &cap);
     m.assert_status(0);
@@ -561,6 +570,25 @@ fn hostile_names_reach_the_terminal_escaped() {
         .lines()
         .filter(|l| l.starts_with("xpu-asm-run: --fail-on "))
         .collect();
+    // port/index.html (a static page): what hides in a name marked as its
+    // escape, in the table and in the ISA's `//.kernel` line; markup as text.
+    let index = std::fs::read_to_string(cap.join("port").join("index.html")).expect("port's page");
+    let soft = r#"soft<span class="esc">\u{ad}</span>hyphen"#;
+    assert!(
+        index.contains(&format!("\">{soft}</a></td>"))
+            && index.contains(&format!("//.kernel {soft}\n"))
+            && !index.contains("<script>alert"),
+        "[{}] port/index.html",
+        stack().name()
+    );
+    if stack() == Stack::Debian12 {
+        assert!(
+            index.contains(
+                r#"rtl<span class="esc">\u{202e}</span>evil<span class="esc">\u{202c}</span>"#
+            ),
+            "[debian12] port/index.html"
+        );
+    }
     let with_isa = has_isa.iter().filter(|h| **h).count();
     assert_eq!(lines.len(), with_isa, "[{}] {}", stack().name(), p.ctx());
     eprintln!(

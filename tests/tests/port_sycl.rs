@@ -41,14 +41,65 @@ fn capture_dpnp(dir: &Path, product: &str, v2: bool) -> PathBuf {
     out
 }
 
-/// `xpu-asm-run port cap --to products`, inside the root.
+/// oneMKL's kernels of native binaries built ahead of time for pvc (its
+/// GEMM and its probe, without SPIR-V): no other product's driver takes
+/// them, so they are not ported.
+const NATIVE_FOR_PVC: [&str; 2] = ["binary_test", "sgemm_nocopy_nn_32x8_1x4"];
+
+/// `xpu-asm-run port cap --to products`, inside the root: it exits 3,
+/// oneMKL's [`NATIVE_FOR_PVC`] kernels not ported to any product (the
+/// driver's refusal said), every other kernel ported.
 fn port_dpnp(dir: &Path, cap: &Path, products: &[&str]) {
     let mut sc = SidCommand::new(xpu_asm_run(), dir);
     sc.arg("port")
         .arg(cap)
         .args(["--to", &products.join(","), "-q", "--json"]);
     let r = run(sc.command(), cap);
-    r.assert_status(0);
+    r.assert_status(3);
+    let view = r.json();
+    let mut not_ported: Vec<(String, String)> = view["kernels"]
+        .as_array()
+        .expect("kernels")
+        .iter()
+        .flat_map(|k| {
+            let name = k["name"].as_str().unwrap_or("").to_string();
+            k["products"]
+                .as_array()
+                .expect("products")
+                .iter()
+                .filter(|p| {
+                    p["not_ported"]
+                        .as_str()
+                        .is_some_and(|w| w.contains("does not take its native binary"))
+                })
+                .map(move |p| {
+                    (
+                        name.clone(),
+                        p["product"].as_str().unwrap_or("").to_string(),
+                    )
+                })
+                .collect::<Vec<_>>()
+        })
+        .collect();
+    not_ported.sort();
+    let mut want: Vec<(String, String)> = NATIVE_FOR_PVC
+        .iter()
+        .flat_map(|n| products.iter().map(move |p| (n.to_string(), p.to_string())))
+        .collect();
+    want.sort();
+    let others = view["kernels"]
+        .as_array()
+        .expect("kernels")
+        .iter()
+        .flat_map(|k| k["products"].as_array().expect("products"))
+        .filter(|p| !p["not_ported"].is_null())
+        .count();
+    assert_eq!(
+        (not_ported, others),
+        (want, NATIVE_FOR_PVC.len() * products.len()),
+        "the kernels not ported\n{}",
+        r.ctx()
+    );
 }
 
 /// Launched kernels of a report: (name, module) -> (simd, grf,

@@ -153,6 +153,65 @@ fn a_name_that_holds_header_lines_forges_no_figure() {
     }
 }
 
+/// A name its module does not say (no `.spv` of it, no record of it) that
+/// holds a whole header of IGC's and the line that ends one: its file,
+/// read as `victim`'s, would be a header of IGC's. IGC's final binary of
+/// that file's entry (`.kernbin`, the name by its length) names the other
+/// kernel: the file is no kernel's, and victim has its own file alone.
+#[test]
+fn a_final_binary_tells_a_whole_forged_header_from_victims() {
+    let forging =
+        b"victim\n//.platform X\n//.thread_config numGRF=512\n//.instCount 1\n//.spill size 4096\n";
+    let t = tempfile::tempdir().unwrap();
+    let out = t.path();
+    let d = out.join("dumps/h-1");
+    let sha = write_spv(&d, "00000000000000ef", b"module");
+    write_asm(
+        &d,
+        "OCL_asm00000000000000ef_simd32_entry_0001.asm",
+        b"victim",
+        25,
+        None,
+    );
+    write_asm(
+        &d,
+        "OCL_asm00000000000000ef_simd32_entry_0002.asm",
+        forging,
+        26,
+        None,
+    );
+    std::fs::write(
+        d.join("OCL_asm00000000000000ef_entry_0002.kernbin"),
+        kernbin(forging, &[1; 16]),
+    )
+    .unwrap();
+    let mut p = Process::new(1);
+    p.modules = vec![Module::spirv(1, sha.clone())];
+    p.kernels = vec![record_kernel(1, 1, b"victim", 5)];
+    p.write(out);
+    let r = collect(out, &with(Keep::All, true)).unwrap();
+    let victim = find(&r, "victim", &sha);
+    let paths: Vec<&str> = victim
+        .asm_candidates
+        .iter()
+        .map(|c| c.path.as_str())
+        .collect();
+    assert_eq!(
+        paths,
+        ["dumps/h-1/OCL_asm00000000000000ef_simd32_entry_0001.asm"]
+    );
+    assert_eq!(
+        (victim.spill_bytes, victim.grf, victim.instructions),
+        (None, Some(256), Some(25))
+    );
+    let w = r.warnings.join("\n");
+    assert!(
+        w.contains("entry_0002.asm: IGC's final binary of its entry names another kernel"),
+        "{w}"
+    );
+    assert_eq!((r.kernels.len(), r.unlaunched_compiled), (1, 0));
+}
+
 #[test]
 fn hostile_records_and_dumps_give_warnings_not_panics() {
     let t = tempfile::tempdir().unwrap();

@@ -520,6 +520,40 @@ mod tests {
         assert!(parse_conditions("occupancy-x").is_err());
     }
 
+    #[test]
+    fn a_fail_on_line_names_a_long_name_shortened_with_its_rank() {
+        let long = |end: &str| format!("ns::kernel<{}{end}>", "int, ".repeat(30));
+        let mut kernels = Vec::new();
+        for (i, name) in [long("char"), long("float"), "short\u{202e}".to_string()]
+            .into_iter()
+            .enumerate()
+        {
+            let (mut a, b) = (side(10, None), side(20, None));
+            a.rank = i + 1;
+            let mut k = pair(a, b);
+            k.name = name.clone();
+            k.demangled = name;
+            kernels.push(k);
+        }
+        let got: Vec<String> = failures(&kernels, &[Condition::Any])
+            .iter()
+            .map(|f| f.line_name())
+            .collect();
+        assert_eq!(got.len(), 3);
+        assert!(
+            got[0].ends_with(" (#1)") && got[1].ends_with(" (#2)"),
+            "{got:?}"
+        );
+        assert!(got[0].chars().count() <= LINE_NAME_MAX + 5, "{got:?}");
+        assert_ne!(got[0].replace("(#1)", ""), got[1].replace("(#2)", ""));
+        // A short one whole, escaped; the JSON's name whole.
+        assert_eq!(got[2], "short\\u{202e}");
+        assert_eq!(
+            failures(&kernels, &[Condition::Any])[0].kernel,
+            long("char")
+        );
+    }
+
     fn pair(a: Side, b: Side) -> KernelDiff {
         let changed = fields()
             .into_iter()

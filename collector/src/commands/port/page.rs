@@ -47,10 +47,11 @@ pub fn html_name(s: &str) -> String {
     out
 }
 
-/// ISA text for a `<pre>`: as [`html_text`], its newlines and tabs kept.
+/// ISA text for a `<pre>`: as [`html_name`] (its `//.kernel` line holds
+/// a name), its newlines and tabs kept.
 fn pre_text(s: &str) -> String {
     s.split('\n')
-        .map(|l| l.split('\t').map(html_text).collect::<Vec<_>>().join("\t"))
+        .map(|l| l.split('\t').map(html_name).collect::<Vec<_>>().join("\t"))
         .collect::<Vec<_>>()
         .join("\n")
 }

@@ -248,7 +248,11 @@ fn figures(out: &mut String, k: &KernelEntry, shown: &str, c: bool) {
         out,
         "{} {}",
         paint(c, "1", &format!("#{}", k.rank)),
-        paint(c, "1", &name)
+        // The empty name's `(empty name)` styled apart from any name.
+        match k.name.is_empty() && k.name_hex.is_none() {
+            true => paint(c, crate::report::export::table::EMPTY_STYLE, &name),
+            false => paint(c, "1", &name),
+        }
     );
     if k.demangled != k.name {
         let _ = writeln!(

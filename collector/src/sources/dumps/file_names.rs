@@ -166,6 +166,15 @@ pub fn parse_kernbin_file_name(name: &str) -> Option<String> {
     hash_ending(body[..body.len() - digits].strip_suffix("_entry_")?).map(str::to_string)
 }
 
+/// The entry number of a `.kernbin`'s name (`..._entry_0002.kernbin`: 2),
+/// which its kernel's `.asm` files have too (`..._simd32_entry_0002.asm`).
+pub fn kernbin_entry(name: &str) -> Option<u32> {
+    let body = name.strip_suffix(".kernbin")?;
+    let digits = body.bytes().rev().take_while(u8::is_ascii_digit).count();
+    let (rest, n) = body.split_at(body.len() - digits);
+    rest.ends_with("_entry_").then(|| n.parse().ok()).flatten()
+}
+
 /// [`parse_kernbin_file_name`] by its pattern.
 fn kernbin_hash_by_pattern(name: &str) -> Option<String> {
     static RE: OnceLock<regex::Regex> = OnceLock::new();
@@ -274,6 +283,15 @@ mod tests {
         assert_eq!(
             parse_kernbin_file_name("OCL_asm60d3638d7dda8598_entry_0002.kernbin").as_deref(),
             Some("60d3638d7dda8598")
+        );
+        assert_eq!(
+            kernbin_entry("OCL_asm60d3638d7dda8598_entry_0002.kernbin"),
+            Some(2)
+        );
+        assert_eq!(kernbin_entry("OCL_asm60d3638d7dda8598_0002.kernbin"), None);
+        assert_eq!(
+            kernbin_entry("OCL_asm60d3638d7dda8598_entry_.kernbin"),
+            None
         );
     }
     /// ASCII names are parsed without the patterns as the patterns parse

@@ -29,27 +29,27 @@ pub mod file_names;
 mod keys;
 mod location;
 mod names;
+mod reading;
 
 pub use keys::{dump_key, is_linked};
 pub use location::{resolve_dump_dir, DumpLocation};
 pub use names::ModuleNames;
-use names::{known_names, read_spvs, Known, SpvRead};
+use names::{known_names, read_spvs};
+use reading::{open_folder_fd, read_files, AsmRead, Scanned};
 
 use super::{AsmFile, AsmName, IsaSource, IsaSourceKind, Lookup, Status};
-use crate::capture::files::{open_noatime, without_atime, Listing};
+use crate::capture::files::{open_noatime, Listing};
 use crate::capture::layout::Stopped;
 use crate::names::short_sha;
 use file_names::{
-    parse_asm_file_name, parse_kernbin, parse_kernbin_file_name, parse_spv_file_name,
+    kernbin_entry, parse_asm_file_name, parse_kernbin, parse_kernbin_file_name, parse_spv_file_name,
 };
 use rayon::prelude::*;
 use std::collections::{BTreeMap, HashMap, HashSet};
-use std::fs::File;
 use std::io::Read;
-use std::os::fd::OwnedFd;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
-use xpu_asm_isa::header::{header_and_analysis_of, AsmHeader, KnownNames, Unresolved};
+use xpu_asm_isa::header::{AsmHeader, Unresolved};
 use xpu_asm_record::read::{Module, ProcessRecord};
 
 /// `.kernbin`/`.dat` files bigger than this are not compared.
@@ -336,143 +336,6 @@ fn list_files(entries: std::fs::ReadDir, f: &mut DumpFolder) -> Vec<(String, Pat
     files
 }
 
-/// What reading one file of a dump folder gave.
-// Nearly every item is an `Asm`: boxing it would only add allocations.
-#[allow(clippy::large_enum_variant)]
-enum Scanned {
-    /// Its module hash; its SHA-256 and size.
-    Spv(String, std::io::Result<(String, u64)>),
-    Asm(AsmName, std::io::Result<AsmRead>),
-    OtherAsm,
-    Kernbin(String),
-    Other,
-    Stopped,
-}
-
-/// The kernels whose files are read whole; whether they are most of the
-/// folder's `.asm` files (then each small file is read at once); whether
-/// the other kernels' headers are read whole.
-struct Launched<'a> {
-    kernels: &'a HashSet<&'a [u8]>,
-    most: bool,
-    all_headers: bool,
-}
-
-/// The files' contents, read on every core (the `.spv`s read already).
-fn read_files(
-    files: &[(String, PathBuf)],
-    mut spvs: BTreeMap<usize, (String, SpvRead)>,
-    known: &Known,
-    folder: Option<&OwnedFd>,
-    launched: &HashSet<&[u8]>,
-    all_headers: bool,
-    stop: &(dyn Fn() -> bool + Sync),
-) -> Vec<Scanned> {
-    let asm = files.iter().filter(|(n, _)| n.ends_with(".asm")).count();
-    let launched = &Launched {
-        kernels: launched,
-        most: launched.len() * 2 >= asm,
-        all_headers,
-    };
-    let mut scanned: Vec<Scanned> = files
-        .par_iter()
-        .enumerate()
-        .map(|(i, (name, p))| {
-            if stop() {
-                Scanned::Stopped
-            } else if spvs.contains_key(&i) {
-                // Filled in below.
-                Scanned::Other
-            } else if let Some(asm_name) = parse_asm_file_name(name) {
-                let known = known.of(&asm_name.hash);
-                let read = read_asm(folder, name, p, known, launched);
-                Scanned::Asm(asm_name, read)
-            } else if name.ends_with(".asm") {
-                Scanned::OtherAsm
-            } else if let Some(hash) = parse_kernbin_file_name(name) {
-                Scanned::Kernbin(hash)
-            } else {
-                Scanned::Other
-            }
-        })
-        .collect();
-    for (i, (hash, read)) in std::mem::take(&mut spvs) {
-        if matches!(scanned[i], Scanned::Other) {
-            scanned[i] = Scanned::Spv(hash, read.map(|(sha, size, _)| (sha, size)));
-        }
-    }
-    scanned
-}
-
-/// What the scan read of one `.asm`: its header, its analysis (when its
-/// kernel was launched), its size (when known).
-type AsmRead = (AsmHeader, Option<xpu_asm_isa::Analysis>, Option<u64>);
-
-/// The `.asm` `name` of `folder` (at `path`) read: its header, and its
-/// analysis when `launched` names its kernel; its size from the open
-/// file, which the analysis needs as well.
-fn read_asm(
-    folder: Option<&OwnedFd>,
-    name: &str,
-    path: &Path,
-    known: &KnownNames,
-    launched: &Launched,
-) -> std::io::Result<AsmRead> {
-    let f = open_in(folder, name, path)?;
-    let meta = f.metadata().ok();
-    let (header, analysis) = header_and_analysis_of(
-        &f,
-        meta.as_ref(),
-        known,
-        launched.kernels,
-        launched.most,
-        launched.all_headers,
-    )?;
-    let size = meta.filter(|m| m.is_file()).map(|m| m.len());
-    Ok((header, analysis, size))
-}
-
-/// The folder at `path`, open for [`open_in`] (not through a link: then
-/// files are opened by their paths).
-fn open_folder_fd(path: &Path) -> Option<OwnedFd> {
-    use std::os::unix::fs::OpenOptionsExt;
-    File::options()
-        .read(true)
-        .custom_flags(libc::O_DIRECTORY | libc::O_NOFOLLOW)
-        .open(path)
-        .ok()
-        .map(OwnedFd::from)
-}
-
-/// The file `name` of `folder` opened for reading, as [`File::open`] of
-/// its `path` opens it, without looking up each folder of the path again
-/// (100,000 opens of a scan), and without updating its access time where
-/// the file is ours ([`open_noatime`]); by its path when that does not go.
-fn open_in(folder: Option<&OwnedFd>, name: &str, path: &Path) -> std::io::Result<File> {
-    use std::os::fd::{AsRawFd, FromRawFd};
-    if let (Some(dir), Ok(c)) = (folder, std::ffi::CString::new(name)) {
-        let opened = without_atime(|flags| {
-            // SAFETY: an open folder and a NUL-terminated name.
-            let fd = unsafe {
-                libc::openat(
-                    dir.as_raw_fd(),
-                    c.as_ptr(),
-                    libc::O_RDONLY | libc::O_CLOEXEC | flags,
-                )
-            };
-            if fd < 0 {
-                return Err(std::io::Error::last_os_error());
-            }
-            // SAFETY: `fd` was just opened and is owned by nothing else.
-            Ok(unsafe { File::from_raw_fd(fd) })
-        });
-        if opened.is_ok() {
-            return opened;
-        }
-    }
-    open_noatime(path)
-}
-
 /// The files read, put together in file order, exactly as one pass over
 /// the sorted names would; returns the final binaries (`.kernbin`) found,
 /// to compare.
@@ -562,6 +425,9 @@ fn asm_file(
 /// Each final binary against the attempts of its kernel (same module
 /// hash, same `//.kernel` name), on every core; verdicts applied in file
 /// order (a later binary's verdict on a file replaces an earlier one's).
+/// A final binary names its kernel by length, which no name can forge:
+/// an attempt of its entry (`_entry_<N>`) whose header was read as
+/// another kernel's is no kernel's.
 fn verify_final_binaries(
     f: &mut DumpFolder,
     kernbins: &[(String, PathBuf, String)],
@@ -579,7 +445,7 @@ fn verify_final_binaries(
                 Ok(b) => parse_kernbin(&b),
                 Err(e) => return Ok(Err(format!("{shown_file}: cannot read: {e}"))),
             };
-            let mut found = Vec::new();
+            let (mut found, mut other) = (Vec::new(), Vec::new());
             if let Some(kb) = kb {
                 for &i in index.kernel(asm, hash, &kb.name) {
                     let dat = asm[i].path.with_extension("dat");
@@ -587,21 +453,49 @@ fn verify_final_binaries(
                         found.push((i, code == kb.machine_code));
                     }
                 }
+                let entry = p
+                    .file_name()
+                    .and_then(|n| kernbin_entry(&n.to_string_lossy()));
+                other.extend(index.module(asm, hash).iter().copied().filter(|&i| {
+                    let kernel = asm[i].header.as_ref().and_then(|h| h.kernel.as_deref());
+                    entry.is_some()
+                        && asm[i].name.entry == entry
+                        && kernel.is_some_and(|k| k != kb.name.as_slice())
+                }));
             }
-            Ok(Ok(found))
+            Ok(Ok((found, other, shown_file)))
         })
         .collect::<Vec<_>>();
+    let mut reread = false;
     for v in verdicts {
         match v? {
-            Ok(found) => {
+            Ok((found, other, kernbin)) => {
                 for (i, same) in found {
                     Arc::make_mut(&mut f.asm[i]).final_binary = Some(same);
+                }
+                for i in other {
+                    let a = Arc::make_mut(&mut f.asm[i]);
+                    a.header = Some(AsmHeader {
+                        unresolved: Some(Unresolved::OtherKernel),
+                        ..Default::default()
+                    });
+                    a.analysis = None;
+                    f.warnings.push(format!(
+                        "{}: {} ({kernbin}); cannot tell its kernel, ignored",
+                        a.shown,
+                        Unresolved::OtherKernel.why()
+                    ));
+                    reread = true;
                 }
             }
             Err(warning) => f.warnings.push(warning),
         }
     }
-    f.index = OnceLock::from(index);
+    f.index = if reread {
+        OnceLock::new()
+    } else {
+        OnceLock::from(index)
+    };
     Ok(())
 }
 
@@ -615,7 +509,6 @@ fn read_small(p: &Path) -> std::io::Result<Vec<u8>> {
     }
     Ok(buf)
 }
-
 /// Lower-case hex SHA-256 of a file, read in chunks.
 pub fn sha256_file(p: &Path) -> std::io::Result<String> {
     sha256_file_sized(p).map(|(sha, _)| sha)

@@ -72,11 +72,13 @@
    * not UTF-8, each `\xff` standing for such a byte) a marked span of its
    * escape, set as text; the rest text.
    */
-  function marked(s, bytes) {
+  function marked(s, bytes, tabs) {
     const re = bytes ? new RegExp(`${HIDDEN.source}|\\\\x[0-9a-f]{2}`, "gu") : HIDDEN;
     const out = [];
     let at = 0;
     for (const m of s.matchAll(re)) {
+      // In an ISA text or a source line (`tabs`), a tab is a tab.
+      if (tabs && m[0] === "\t") continue;
       if (m.index > at) out.push(s.slice(at, m.index));
       const esc = m[0].startsWith("\\x") && m[0].length === 4 ? m[0] : escapeOf(m[0]);
       out.push(h("span", { class: "esc", title: "a character that shows nothing or reorders the text, or a byte that is not UTF-8", text: esc }));
@@ -85,6 +87,8 @@
     if (at < s.length) out.push(s.slice(at));
     return out;
   }
+  /** A line of an ISA text or a source file as nodes: what hides in it (a name, a Trojan Source line) marked, tabs kept. */
+  const textNodes = (s) => marked(s, false, true);
   /** `s` with each hidden character as its escape (for a tooltip, which holds text only). */
   const escaped = (s) => s.replace(HIDDEN, escapeOf);
   /** Whether `k`'s name is the empty one. */
@@ -514,7 +518,7 @@
           h("span", { class: "n", text: String(r.i) }),
           live ? h("span", { class: `live${budget && live[r.i] > budget ? " over" : ""}`, text: fmt(live[r.i]) }) : null,
           h("span", { class: "site", text: site || "" }),
-          h("code", { text: r.text })
+          h("code", null, textNodes(r.text))
         );
         insRows.push(row);
         if (r.key != null) {
@@ -523,7 +527,7 @@
         }
         frag.append(row);
       } else if (r.t === "line") {
-        frag.append(h("div", { class: "src", "data-key": r.key, text: `${base(r.file)}:${r.line}  ${r.text}` }));
+        frag.append(h("div", { class: "src", "data-key": r.key }, `${base(r.file)}:${r.line}  `, textNodes(r.text)));
       } else if (r.t === "file") {
         frag.append(h("div", { class: "file", text: `// File: ${r.file}` }));
       } else if (r.t === "block") {
@@ -584,7 +588,7 @@
           null,
           lines.map((l) => {
             const key = lineKey(l.file, l.line);
-            const tr = h("tr", { "data-key": key, onclick: () => select(key, "source") }, h("td", { text: `${base(l.file)}:${l.line}` }), h("td", null, h("code", { text: l.text })), h("td", { class: "num", text: String(l.instructions) }));
+            const tr = h("tr", { "data-key": key, onclick: () => select(key, "source") }, h("td", { text: `${base(l.file)}:${l.line}` }), h("td", null, h("code", null, textNodes(l.text))), h("td", { class: "num", text: String(l.instructions) }));
             srcRows.set(key, tr);
             return tr;
           })
@@ -677,7 +681,7 @@
       cfg = h("p", { class: "none no-cfg", text: `no control-flow graph: the ISA text has no block comments and the report no flow of this kernel${k.flow_reason ? ": " + k.flow_reason : ""}` });
     }
     const hdr = h("details", { class: "header" }, h("summary", { text: `the rest of the ISA text: ${plural(listing.header.length, "line")} of header, declarations and statistics` }));
-    hdr.addEventListener("toggle", () => hdr.open && hdr.children.length === 1 && hdr.append(h("pre", { text: listing.header.join("\n") })));
+    hdr.addEventListener("toggle", () => hdr.open && hdr.children.length === 1 && hdr.append(h("pre", null, listing.header.map((l, i) => [i ? "\n" : null, textNodes(l)]))));
     root.append(h("div", { class: "code" }, cfg, view.source ? h("section", { class: "linesbox" }, h("h3", { text: "source lines" }), view.source) : null, h("section", { class: "isabox" }, h("h3", { text: `ISA (${side || ""}${plural(listing.ins.length, "instruction")})` }), view.status, view.pane, hdr)));
   }
 
