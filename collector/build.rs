@@ -92,15 +92,31 @@ fn git(dir: &Path, args: &[&str]) -> Option<String> {
     (out.status.success() && !line.is_empty()).then_some(line)
 }
 
+/// The commit `git archive` wrote into collector/COMMIT (export-subst in
+/// .gitattributes: scripts/source-tarball.sh's tarball), its first 12
+/// digits; None in a checkout, where the file holds the placeholder.
+fn archived_commit(manifest: &Path) -> Option<String> {
+    let file = manifest.join("COMMIT");
+    println!("cargo:rerun-if-changed={}", file.display());
+    let text = std::fs::read_to_string(file).ok()?;
+    let hash = text.trim();
+    (hash.len() == 40 && hash.bytes().all(|b| b.is_ascii_hexdigit()))
+        .then(|| hash[..12].to_ascii_lowercase())
+}
+
 /// The commit built from: `XPU_ASM_COMMIT` when set (scripts/release.sh
-/// sets it, with `-modified` for a tree that has changes), else the
-/// checkout's HEAD, else "unknown" (a build from a source archive). The
-/// build script runs again when HEAD moves: HEAD, the branch it names and
-/// packed-refs are watched (each where it exists: a path that does not
-/// would make it run on every build).
-fn commit(workspace: &Path) -> String {
+/// sets it, with `-modified` for a tree that has changes), else the one a
+/// source tarball carries (collector/COMMIT), else the checkout's HEAD,
+/// else "unknown" (an archive made otherwise). The build script runs again
+/// when HEAD moves: HEAD, the branch it names and packed-refs are watched
+/// (each where it exists: a path that does not would make it run on every
+/// build).
+fn commit(workspace: &Path, manifest: &Path) -> String {
     println!("cargo:rerun-if-env-changed=XPU_ASM_COMMIT");
     if let Ok(c) = std::env::var("XPU_ASM_COMMIT") {
+        return c;
+    }
+    if let Some(c) = archived_commit(manifest) {
         return c;
     }
     let Some(head) = git(workspace, &["rev-parse", "--short=12", "HEAD"]) else {
@@ -152,5 +168,8 @@ fn main() {
         copy.display()
     );
     println!("cargo:rustc-env=XPU_ASM_EMBEDDED_INTERPOSER_SHA256={sha}");
-    println!("cargo:rustc-env=XPU_ASM_COMMIT={}", commit(workspace));
+    println!(
+        "cargo:rustc-env=XPU_ASM_COMMIT={}",
+        commit(workspace, &manifest)
+    );
 }

@@ -8,6 +8,9 @@
 #   dist/xpu-asm-VERSION-x86_64-linux-gnu.tar.gz           the binary, README.md, LICENSE,
 #                                                          CHANGELOG.md, doc/ (man pages),
 #                                                          complete/ (bash, zsh, fish, ...)
+#   dist/xpu-asm-VERSION.tar.gz                            the source: git archive of HEAD
+#                                                          (scripts/source-tarball.sh), what
+#                                                          the Spack recipe builds
 #   dist/SHA256SUMS
 #
 # How: maturin (the wheel's build backend, pyproject.toml) with --zig links
@@ -153,9 +156,10 @@ tar --sort=name --owner=0 --group=0 --numeric-owner --mtime="@$when" -C "$work" 
 mkdir -p "$out"
 rm -f "$out"/xpu-asm-run "$out"/xpu_asm-*.whl "$out"/xpu-asm-*.tar.gz "$out"/SHA256SUMS
 cp "$bin" "$wheel" "$work/$name.tar.gz" "$out/"
-(cd "$out" && sha256sum xpu-asm-run "$(basename "$wheel")" "$name.tar.gz" >SHA256SUMS)
+bash scripts/source-tarball.sh --out "$out" >/dev/null
+(cd "$out" && sha256sum xpu-asm-run "$(basename "$wheel")" "$name.tar.gz" "xpu-asm-$version.tar.gz" >SHA256SUMS)
 say "$("$out/xpu-asm-run" --version)"
-for f in xpu-asm-run "$(basename "$wheel")" "$name.tar.gz"; do
+for f in xpu-asm-run "$(basename "$wheel")" "$name.tar.gz" "xpu-asm-$version.tar.gz"; do
     say "$(printf '%9d bytes  %s' "$(stat -c %s "$out/$f")" "$out/$f")"
 done
 say "done in $((SECONDS - start)) s"

@@ -241,6 +241,7 @@ fn release_writes_the_binary_a_manylinux_2_28_wheel_and_a_tarball_for_glibc_2_28
     let mut want = vec![
         "SHA256SUMS".to_string(),
         tarball_name(),
+        format!("xpu-asm-{VERSION}.tar.gz"),
         "xpu-asm-run".to_string(),
         wheel_name(),
     ];
@@ -720,4 +721,54 @@ fn on_debian_11_an_opencl_program_on_bullseyes_own_driver_has_its_launches_count
             "{k:#}"
         );
     }
+}
+
+/// The Spack recipe (packaging/spack/xpu-asm/package.py) is Python that
+/// compiles, names this version, and pins the source tarball of the commit
+/// it names: scripts/source-tarball.sh of that commit has the recipe's
+/// sha256, made twice the same bytes. (scripts/spack-check.sh builds it with
+/// Spack: a release build, not run here.)
+#[test]
+fn the_spack_recipe_pins_the_source_tarball_of_its_commit() {
+    let root = workspace_dir();
+    let recipe = root.join("packaging/spack/xpu-asm/package.py");
+    let source = std::fs::read_to_string(&recipe).unwrap();
+    let py = Command::new("python3")
+        .args(["-c", "import ast, sys; ast.parse(open(sys.argv[1]).read())"])
+        .arg(&recipe)
+        .output()
+        .unwrap();
+    assert!(py.status.success(), "{}", text(&py));
+    let commit = source
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("# commit "))
+        .unwrap_or_else(|| panic!("no '# commit HASH' line in {}", recipe.display()));
+    let version_lines: Vec<&str> = source
+        .lines()
+        .map(str::trim)
+        .filter(|l| l.starts_with("version("))
+        .collect();
+    let sha = |dir: &Path| {
+        let mut cmd = Command::new("bash");
+        cmd.arg(root.join("scripts/source-tarball.sh"))
+            .arg("--out")
+            .arg(dir)
+            .arg(commit);
+        let o = checked("scripts/source-tarball.sh", cmd, RUN_TIMEOUT);
+        let tarball = dir.join(format!("xpu-asm-{VERSION}.tar.gz"));
+        assert_eq!(
+            stdout_lines(&o),
+            [format!("{}  {}", sha256_file(&tarball), tarball.display())]
+        );
+        sha256_file(&tarball)
+    };
+    let dir = temp_dir("recipe");
+    let first = sha(&dir.path().join("a"));
+    assert_eq!(first, sha(&dir.path().join("b")));
+    assert_eq!(
+        version_lines,
+        [format!("version(\"{VERSION}\", sha256=\"{first}\")")],
+        "{}",
+        recipe.display()
+    );
 }
