@@ -101,24 +101,6 @@ fn files_beside_capture(dir: &Path, skip: &Path) -> BTreeMap<String, String> {
     m
 }
 
-/// `text` with the process ids the C workload prints of a forked child
-/// (`pid=N`, `child=N`) as `pid=_`: one run's, not the other's.
-fn without_pids(text: &str) -> String {
-    let mut out = String::new();
-    let mut rest = text;
-    while let Some(i) = ["pid=", "child="]
-        .iter()
-        .filter_map(|w| rest.find(w).map(|i| i + w.len()))
-        .min()
-    {
-        out.push_str(&rest[..i]);
-        out.push('_');
-        rest = rest[i..].trim_start_matches(|c: char| c.is_ascii_digit());
-    }
-    out.push_str(rest);
-    out
-}
-
 /// The records of a capture, sorted by their launch counts (the processes
 /// of one run in a stable order), each read without warnings.
 fn sorted_counts(out: &Path) -> Vec<BTreeMap<KernelKey, (u64, u64)>> {
@@ -152,7 +134,7 @@ fn unharmed_by_time(what: &str, make: MakeRun) -> (Scratch, Side, Side) {
     );
     // Ranks print at once: their lines in any order.
     let lines = |r: &Run| {
-        let mut v: Vec<String> = without_pids(&r.stdout())
+        let mut v: Vec<String> = String::from_utf8_lossy(&without_pids(&r.output.stdout))
             .lines()
             .map(str::to_string)
             .collect();
