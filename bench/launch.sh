@@ -26,10 +26,22 @@ out, imm, reg = sys.argv[1], int(sys.argv[2]), sys.argv[3]
 k, m = map(int, re.search(r"reg=(\d+)x(\d+)", reg).groups())
 reps = int(re.search(r"reps=(\d+)", reg).group(1))
 expected = imm + 1000 + k * m * reps  # + the warm-up launches
+# The counts file as xpu_asm_record::shapes::scan reads it: 32-byte slots
+# after a 64-byte header, each a kernel's counter (immediate, appended,
+# launched by regular lists), a shape's head (a counter, tagged "SHP1") and
+# its tail (its key), or a time block ("TIM1", 82 slots).
+SHAPE, TIME = 0x31504853, 0x314D4954
 got = 0
 for f in glob.glob(out + "/records/*.counts"):
     b = open(f, "rb").read()
-    got += sum(struct.unpack_from("<Q", b, o)[0] for o in range(64 + 16, len(b), 16))
+    s = 64
+    while s + 32 <= len(b):
+        w = struct.unpack_from("<4Q", b, s)
+        if w[3] >> 32 == TIME:
+            s += 82 * 32
+            continue
+        got += w[0] + w[2]
+        s += 64 if w[3] >> 32 == SHAPE else 32
 print(f"launch_count_check={'ok' if got == expected else 'MISMATCH'} ({got} counted, {expected} launched)")
 EOF
 python3 - "$RAW" >>"$RESULTS" <<'EOF'

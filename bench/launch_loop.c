@@ -16,20 +16,34 @@
  *            of it on the immediate list: its group size the same each time
  *            (gs=N) or alternating between 32 and 64 (gsalt=N), so that
  *            each launch has another shape than the kernel's last one
+ *   synced=N N launches on the immediate list as imm=N does, the list
+ *            synced after every S-th launch (sync=S, default 100) as
+ *            programs sync an immediate list on Level Zero 1.8's loader: a
+ *            barrier signaling an event, zeEventHostSynchronize of it and
+ *            zeEventHostReset (the syncs at which `--time` reads its
+ *            results, bench/time.sh); in C chunks
+ *   kernels=K  launch K kernels round-robin instead of the four named
+ *            below: the module's first K entry points (zeModuleGetKernelNames)
  *
  * Prints one line per measured phase:
  *   phase=imm launches=N ns=T ns_per_launch=X median_ns_per_launch=Y min_ns_per_launch=Z
  *             cpu_median_ns_per_launch=Yc cpu_min_ns_per_launch=Zc
  *   phase=reg (same fields, launches=R*K*M)
+ *   phase=synced (same fields), then
+ *   memory phase=synced kernels=K rss_kernels_kib=A rss_tenth_kib=B rss_end_kib=C hwm_kib=D
+ *             the process's VmRSS once its kernels are made, after the
+ *             first tenth of the launches (the chunk that reaches it), at
+ *             the end, and its VmHWM
  * where X is the wall time over all launches, Y the median and Z the minimum
  * over the chunks (imm) or repetitions (reg) of wall time per launch, and Yc,
  * Zc the same in CPU time of the process (CLOCK_PROCESS_CPUTIME_ID: all its
  * threads, not the time it waited for a CPU). On a shared machine Zc is the
  * least disturbed by other processes: it is the figure to compare.
  *
- * The measured loops are the noinline functions bench_immediate_loop and
- * bench_regular_loop; callgrind's --toggle-collect=<function> restricts its
- * count to them. The four kernels of KERNELS.spv are launched round-robin.
+ * The measured loops are the noinline functions bench_immediate_loop,
+ * bench_regular_loop and bench_synced_loop; callgrind's
+ * --toggle-collect=<function> restricts its count to them. The four kernels
+ * of KERNELS.spv are launched round-robin (kernels=K: K of them).
  */
 #define _GNU_SOURCE
 #include <level_zero/ze_api.h>
@@ -99,6 +113,42 @@ bench_regular_loop(ze_command_queue_handle_t queue, ze_command_list_handle_t lis
     return bad;
 }
 
+/* n launches of the nk kernels k in turn, the list synced after every
+ * sync-th (a barrier signaling `done`, a host wait on it, its reset). */
+static inline __attribute__((always_inline)) ze_result_t
+synced_loop(ze_command_list_handle_t list, ze_kernel_handle_t *k, long nk, long n, long sync,
+            ze_event_handle_t done) {
+    ze_result_t bad = ZE_RESULT_SUCCESS;
+    for (long i = 0; i < n; i++) {
+        ze_result_t r =
+            zeCommandListAppendLaunchKernel(list, k[i % nk], &one_group, NULL, 0, NULL);
+        if (r != ZE_RESULT_SUCCESS)
+            bad = r;
+        if ((i + 1) % sync == 0) {
+            ze_result_t s[3] = {zeCommandListAppendBarrier(list, done, 0, NULL),
+                                zeEventHostSynchronize(done, UINT64_MAX), zeEventHostReset(done)};
+            for (int j = 0; j < 3; j++)
+                if (s[j] != ZE_RESULT_SUCCESS)
+                    bad = s[j];
+        }
+    }
+    return bad;
+}
+
+/* The measured loop of synced=N. */
+__attribute__((noinline, noclone)) ze_result_t
+bench_synced_loop(ze_command_list_handle_t list, ze_kernel_handle_t *k, long nk, long n,
+                  long sync, ze_event_handle_t done) {
+    return synced_loop(list, k, nk, n, sync, done);
+}
+
+/* Its warm-up, synced the same way (outside the measured functions). */
+__attribute__((noinline, noclone)) ze_result_t
+bench_synced_warmup(ze_command_list_handle_t list, ze_kernel_handle_t *k, long nk, long n,
+                    long sync, ze_event_handle_t done) {
+    return synced_loop(list, k, nk, n, sync, done);
+}
+
 /* Warm-up launches, outside the measured functions. */
 __attribute__((noinline, noclone)) ze_result_t
 bench_warmup_loop(ze_command_list_handle_t list, ze_kernel_handle_t *k, long n) {
@@ -118,6 +168,22 @@ static double cpu_ns(void) {
 }
 
 
+
+/* A field of /proc/self/status, in KiB (0 when absent). */
+static long status_kib(const char *field) {
+    FILE *f = fopen("/proc/self/status", "r");
+    char line[256];
+    long v = 0;
+    size_t len = strlen(field);
+    while (f && fgets(line, sizeof line, f))
+        if (strncmp(line, field, len) == 0 && line[len] == ':') {
+            v = strtol(line + len + 1, NULL, 10);
+            break;
+        }
+    if (f)
+        fclose(f);
+    return v;
+}
 
 static int cmp_double(const void *a, const void *b) {
     double x = *(const double *)a, y = *(const double *)b;
@@ -160,7 +226,8 @@ static unsigned char *read_file(const char *path, size_t *size) {
 }
 
 static void usage(void) {
-    fprintf(stderr, "usage: launch_loop KERNELS.spv [imm=N] [reg=KxM] [chunks=C] [reps=R] [warmup=W] [gs=N|gsalt=N]\n");
+    fprintf(stderr, "usage: launch_loop KERNELS.spv [imm=N] [reg=KxM] [chunks=C] [reps=R] [warmup=W] "
+                    "[gs=N|gsalt=N] [synced=N] [sync=S] [kernels=K]\n");
     exit(2);
 }
 
@@ -168,8 +235,15 @@ int main(int argc, char **argv) {
     if (argc < 2)
         usage();
     long imm = 0, reg_k = 0, reg_m = 0, warmup = 1000, chunks = 40, reps = 5, gs = 0;
+    long synced = 0, sync = 100, nk = NKERNELS;
     int gs_alt = 0;
     for (int i = 2; i < argc; i++) {
+        if (sscanf(argv[i], "synced=%ld", &synced) == 1)
+            continue;
+        if (sscanf(argv[i], "sync=%ld", &sync) == 1 && sync > 0)
+            continue;
+        if (sscanf(argv[i], "kernels=%ld", &nk) == 1 && nk > 0)
+            continue;
         if (sscanf(argv[i], "gs=%ld", &gs) == 1)
             continue;
         if (sscanf(argv[i], "gsalt=%ld", &gs) == 1) {
@@ -220,10 +294,24 @@ int main(int argc, char **argv) {
     ze_module_handle_t module;
     CALL(zeModuleCreate, context, device, &mdesc, &module, NULL);
 
-    ze_kernel_handle_t k[NKERNELS];
-    for (int i = 0; i < NKERNELS; i++) {
+    /* kernels=K: the module's first K entry points (at least the four the
+     * other loops launch, which are its first four or named below). */
+    const char **names = kernel_names;
+    if (nk != NKERNELS) {
+        uint32_t count = 0;
+        CALL(zeModuleGetKernelNames, module, &count, NULL);
+        names = calloc(count ? count : 1, sizeof *names);
+        CALL(zeModuleGetKernelNames, module, &count, names);
+        if ((long)count < nk || nk < NKERNELS) {
+            fprintf(stderr, "launch_loop: kernels=%ld of a module of %u kernels (at least %d)\n", nk,
+                    count, NKERNELS);
+            return 2;
+        }
+    }
+    ze_kernel_handle_t *k = calloc((size_t)nk, sizeof *k);
+    for (long i = 0; i < nk; i++) {
         ze_kernel_desc_t kdesc = {.stype = ZE_STRUCTURE_TYPE_KERNEL_DESC};
-        kdesc.pKernelName = kernel_names[i];
+        kdesc.pKernelName = names[i];
         CALL(zeKernelCreate, module, &kdesc, &k[i]);
         CALL(zeKernelSetGroupSize, k[i], 1, 1, 1);
         CALL(zeKernelSetArgumentValue, k[i], 0, sizeof(buffer), &buffer);
@@ -242,7 +330,53 @@ int main(int argc, char **argv) {
     ze_command_list_handle_t list;
     CALL(zeCommandListCreate, context, device, &ldesc, &list);
 
-    check(bench_warmup_loop(imm_list, k, warmup), "warm-up launches");
+    /* synced=N: the event its syncs wait on; its warm-up synced too (the
+     * interposer's events of --time are read, not left pending). */
+    ze_event_pool_handle_t pool = NULL;
+    ze_event_handle_t done_event = NULL;
+    if (synced > 0) {
+        ze_event_pool_desc_t pdesc = {.stype = ZE_STRUCTURE_TYPE_EVENT_POOL_DESC,
+                                      .flags = ZE_EVENT_POOL_FLAG_HOST_VISIBLE,
+                                      .count = 1};
+        CALL(zeEventPoolCreate, context, &pdesc, 1, &device, &pool);
+        ze_event_desc_t edesc = {.stype = ZE_STRUCTURE_TYPE_EVENT_DESC,
+                                 .signal = ZE_EVENT_SCOPE_FLAG_HOST,
+                                 .wait = ZE_EVENT_SCOPE_FLAG_HOST};
+        CALL(zeEventCreate, pool, &edesc, &done_event);
+        check(bench_synced_warmup(imm_list, k, nk, warmup, sync, done_event),
+              "warm-up launches");
+    } else {
+        check(bench_warmup_loop(imm_list, k, warmup), "warm-up launches");
+    }
+
+    if (synced > 0) {
+        double *wall = calloc((size_t)chunks, sizeof *wall);
+        double *cpu = calloc((size_t)chunks, sizeof *cpu);
+        double total = 0;
+        long done = 0, rss_kernels = status_kib("VmRSS"), rss_tenth = 0;
+        for (long c = 0; c < chunks; c++) {
+            long n_c = synced / chunks + (c < synced % chunks);
+            double c0 = cpu_ns(), t0 = now_ns();
+            ze_result_t r = bench_synced_loop(imm_list, k, nk, n_c, sync, done_event);
+            double t1 = now_ns(), c1 = cpu_ns();
+            check(r, "zeCommandListAppendLaunchKernel (synced immediate list)");
+            total += t1 - t0;
+            done += n_c;
+            if (!rss_tenth && done * 10 >= synced)
+                rss_tenth = status_kib("VmRSS");
+            wall[c] = n_c ? (t1 - t0) / (double)n_c : 0;
+            cpu[c] = n_c ? (c1 - c0) / (double)n_c : 0;
+        }
+        report("synced", done, total, wall, cpu, chunks);
+        printf("memory phase=synced kernels=%ld launches=%ld rss_kernels_kib=%ld rss_tenth_kib=%ld "
+               "rss_end_kib=%ld hwm_kib=%ld\n",
+               nk, done, rss_kernels, rss_tenth, status_kib("VmRSS"), status_kib("VmHWM"));
+        fflush(stdout);
+        free(wall);
+        free(cpu);
+        CALL(zeEventDestroy, done_event);
+        CALL(zeEventPoolDestroy, pool);
+    }
 
     if (imm > 0) {
         double *wall = calloc((size_t)chunks, sizeof *wall);
@@ -297,8 +431,11 @@ int main(int argc, char **argv) {
     CALL(zeCommandQueueDestroy, queue);
 
     CALL(zeCommandListDestroy, imm_list);
-    for (int i = 0; i < NKERNELS; i++)
+    for (long i = 0; i < nk; i++)
         CALL(zeKernelDestroy, k[i]);
+    free(k);
+    if (names != kernel_names)
+        free(names);
     CALL(zeModuleDestroy, module);
     CALL(zeMemFree, context, buffer);
     CALL(zeContextDestroy, context);

@@ -90,6 +90,38 @@ if "cg_imm_xpu_added_per_launch" in res or "cg_skipped" in res:
             print(f"   {title}, added per launch by object: " + ", ".join(f"{o} {v:+.1f}" for o, v in obs))
         print(f"   profiles: {work}/callgrind/imm.profile, reg.profile (callgrind_annotate {work}/callgrind/imm.xpu-asm)")
 
+if "tcg_launches" in res or "tcg_skipped" in res:
+    print()
+    print("2b. What --time costs (bench/time.sh): instructions added per immediate launch to a run without")
+    print("   the interposer (callgrind, the interposer's own in brackets), by XPU_ASM_TIME policy")
+    if "tcg_skipped" in res:
+        print(f"   skipped: {g('tcg_skipped')}")
+    else:
+        own = "_ob_libxpu_asm_interposer.so"
+        n = g("tcg_launches")
+        print(f"   {'policy':<44} {'NEO (no timestamps)':>22} {'simulated driver':>22}")
+        for v, what in (("xpu", "without --time"), ("out", "every launch sampled out (sample:0:1e9)"),
+                        ("default", "the default sample (sample:10:100)"), ("all", "every launch timed (all)")):
+            cells = []
+            for stack in ("neo", "sim"):
+                t = f"tcg_{stack}_{v}"
+                cell = f"{f(t + '_added_per_launch')} [{f(t + own)}]" if t + "_added_per_launch" in res else "-"
+                if t + "_sampled" in res and v != "xpu":
+                    cell += f" {g(t + '_timed')}/{g(t + '_sampled')}"
+                cells.append(cell)
+            print(f"   {what:<44} {cells[0]:>22} {cells[1]:>22}")
+        print(f"   {n} launches of 4 kernels (NEO's every launch timed: 1,000, no warm-up); after each figure")
+        print("   with --time: launches timed / chosen. NEO: the immediate loop, no sync (its results never")
+        print("   ready); the simulated driver: the loop synced every 100 launches, each result read there")
+        if "tmem_default_rss_end_kib" in res:
+            print(f"   memory, {g('tmem_default_launches')} launches of 1,000 kernels on the simulated driver (VmRSS KiB:"
+                  " kernels made, a tenth, end; counts file B; CPU ns/launch):")
+            for v, what in (("none", "no interposer"), ("xpu", "xpu-asm without --time"), ("default", "xpu-asm --time")):
+                t = f"tmem_{v}"
+                print(f"     {what:<24} {g(t + '_rss_kernels_kib'):>8} {g(t + '_rss_tenth_kib'):>8} {g(t + '_rss_end_kib'):>8}"
+                      f" {g(t + '_counts_bytes', ''):>10} {f(t + '_cpu_min_ns_per_launch'):>8}"
+                      + (f"  timed {g(t + '_timed')}/{g(t + '_sampled')}" if t + "_sampled" in res else ""))
+
 if "core_own_t1_cpu_ns" in res:
     print()
     print("3. Counting core alone (interposer/benches/core.rs, no driver): CPU ns per counted launch")
@@ -319,6 +351,11 @@ if "mem_k10000_rss_end_kib" in res:
     verdicts.append(f"  {f'memory O(kernels): RSS growth over {ml}M launches (KiB)':<52} {grow:>10}   "
                     f"counts file {res['mem_k10000_counts_bytes']} B   "
                     f"{'MET' if grow <= 10000 * 32 // 1024 + 64 else 'MISSED'}")
+if "tmem_default_rss_end_kib" in res:
+    grow = int(res["tmem_default_rss_end_kib"]) - int(res["tmem_default_rss_tenth_kib"])
+    ml = int(res["tmem_default_launches"]) * 9 // 10
+    verdicts.append(f"  {f'--time: RSS growth over the last {ml:,} launches (KiB)':<52} {grow:>10}   "
+                    f"target nothing per launch (<= 256 KiB)   {'MET' if grow <= 256 else 'MISSED'}")
 nasm = f"{int(res.get('col_asm_files', '0')):,}"
 if "col_all_wall_s" in res:
     verdict(f"collect {nasm} .asm files, all launched (s)", res["col_all_wall_s"], 3, "s")

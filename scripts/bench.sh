@@ -9,7 +9,7 @@
 #   --keep         keep the work folder (printed at the start)
 #
 # Each section is a script of its own, bench/<section>.sh, sourced in this
-# order when asked for: launch, callgrind, core, collector, mpi, ranks,
+# order when asked for: launch, callgrind, time, core, collector, mpi, ranks,
 # onefile, modules, binaries, reading, sycl, port, sycl-sid, callgrind-sid,
 # page (`--help` prints what each measures). bench/lib.sh holds what they
 # share (the settings of a quick or a full run, the release build, helpers);
@@ -31,7 +31,7 @@
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-SECTIONS=(launch callgrind core collector mpi ranks onefile modules binaries reading sycl port
+SECTIONS=(launch callgrind time core collector mpi ranks onefile modules binaries reading sycl port
     sycl-sid callgrind-sid page)
 QUICK=0
 ONLY=$(

@@ -23,7 +23,7 @@ use std::sync::Barrier;
 use std::time::Instant;
 use xpu_asm_interposer::state;
 use xpu_asm_interposer::ze::queries::capture_graph;
-use xpu_asm_record::{COUNTS_HEADER_LEN, COUNTS_SLOT_LEN, OUT_ENV, RECORDS_DIR};
+use xpu_asm_record::{OUT_ENV, RECORDS_DIR};
 
 const SECTION_ENV: &str = "XPU_ASM_BENCH_SECTION";
 const QUICK_ENV: &str = "XPU_ASM_BENCH_QUICK";
@@ -92,17 +92,18 @@ fn record_file(ext: &str) -> Option<PathBuf> {
         .find(|p| p.extension().is_some_and(|x| x == ext))
 }
 
-/// Sum of the launch counters of kernels 1.. in this process's counts file.
+/// The launches this process's record holds, over all its kernels, read as
+/// the collector reads them (`xpu_asm_record::read`: each kernel's counter
+/// and its shapes' heads; a shape's tail slot holds its key, no count).
 fn counted_launches() -> u64 {
-    let Some(path) = record_file("counts") else {
+    let Ok(dir) = std::env::var(OUT_ENV) else {
         return 0;
     };
-    let bytes = std::fs::read(path).unwrap_or_default();
-    bytes
-        .get(COUNTS_HEADER_LEN + COUNTS_SLOT_LEN..)
-        .unwrap_or_default()
-        .chunks_exact(COUNTS_SLOT_LEN)
-        .filter_map(|s| xpu_asm_record::decode_slot(s).map(|(launches, _)| launches))
+    let recs =
+        xpu_asm_record::read::read_dir(&Path::new(&dir).join(RECORDS_DIR)).unwrap_or_default();
+    recs.iter()
+        .flat_map(|r| r.kernels.values())
+        .map(|k| k.launches)
         .sum()
 }
 

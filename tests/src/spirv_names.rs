@@ -113,6 +113,24 @@ pub fn named_steps(dir: &Path, module: &str, names: &[&[u8]], launches: &[u64]) 
         .collect()
 }
 
+/// The escapes a page marks in a name as the terminal shows it (`\u{..}`,
+/// `\n`, `\t`, `\xff`), in order.
+pub fn escapes_in(shown: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut rest = shown;
+    while let Some(i) = rest.find('\\') {
+        let tail = &rest[i..];
+        let n = match tail.as_bytes().get(1) {
+            Some(b'u') => tail.find('}').map_or(2, |e| e + 1),
+            Some(b'x') => 4,
+            _ => 2,
+        };
+        out.push(tail[..n].to_string());
+        rest = &tail[n..];
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

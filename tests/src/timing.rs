@@ -212,6 +212,23 @@ pub fn time_figures(t: &Value) -> (u64, u64, u64, u64, u64, u64, u64) {
     )
 }
 
+/// A full pool's report of kernel `add_one`: 1,100 launches, the first
+/// 1,024 timed (`ns` each), 76 not timed for the full pool, the estimate
+/// over every launch. `ctx` says the run.
+pub fn assert_pool_full_report(report: &Value, ns: u64, ctx: &str) {
+    let k = &only_kernel_named(report, "add_one")["time"];
+    assert_eq!(
+        time_figures(k),
+        (1100, 1024, 1024 * ns, 1100 * ns, ns, ns, ns),
+        "{ctx}"
+    );
+    assert_eq!(
+        k["not_timed"],
+        serde_json::json!({"pool_full": 76}),
+        "{ctx}"
+    );
+}
+
 /// The `median_ns` a report gives for launches whose true (lower) median
 /// is `ns`, their shortest `min` and longest `max`: the midpoint of the
 /// histogram bucket of `ns` (the record's buckets) within min and max.

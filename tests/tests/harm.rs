@@ -105,25 +105,6 @@ fn traced_command(c: &Case, opts: &[&str], cmd: &[String]) -> Command {
     t
 }
 
-/// The workload's stdout with the pids its fork steps print (`pid=N`,
-/// `child=N`) as `#`: they differ from run to run.
-fn without_pids(out: &[u8]) -> Vec<u8> {
-    let text = String::from_utf8_lossy(out);
-    let mut v = String::with_capacity(text.len());
-    let mut rest: &str = &text;
-    while let Some(i) = ["pid=", "child="]
-        .iter()
-        .filter_map(|k| rest.find(k).map(|i| i + k.len()))
-        .min()
-    {
-        v.push_str(&rest[..i]);
-        rest = rest[i..].trim_start_matches(|c: char| c.is_ascii_digit());
-        v.push('#');
-    }
-    v.push_str(rest);
-    v.into_bytes()
-}
-
 /// `(exit code, signal)`.
 fn status(o: &Output) -> (Option<i32>, Option<i32>) {
     (o.status.code(), o.status.signal())

@@ -10,6 +10,7 @@
 
 use serde_json::Value;
 use std::path::{Path, PathBuf};
+use xpu_asm_tests::spirv_names::escapes_in;
 use xpu_asm_tests::spirv_names::{assemble, named_steps};
 use xpu_asm_tests::*;
 
@@ -608,24 +609,6 @@ fn hostile_names_reach_the_terminal_escaped() {
             lines.join("\n")
         );
     }
-}
-
-/// The escapes a page marks in a name as the terminal shows it (`\u{..}`,
-/// `\n`, `\t`, `\xff`), in order.
-fn escapes_in(shown: &str) -> Vec<String> {
-    let mut out = Vec::new();
-    let mut rest = shown;
-    while let Some(i) = rest.find('\\') {
-        let tail = &rest[i..];
-        let n = match tail.as_bytes().get(1) {
-            Some(b'u') => tail.find('}').map_or(2, |e| e + 1),
-            Some(b'x') => 4,
-            _ => 2,
-        };
-        out.push(tail[..n].to_string());
-        rest = &tail[n..];
-    }
-    out
 }
 
 /// The hostile module's page: its file holds each name as data (no name

@@ -489,19 +489,7 @@ fn a_full_pool_is_said_not_waited_for() {
     assert_eq!(t.reasons(), [(NotTimed::PoolFull, 76)], "{}", r.ctx());
     // The report: 1,024 timed, the estimate over the 1,100 launches.
     let report = r.report();
-    let k = &only_kernel_named(&report, "add_one")["time"];
-    assert_eq!(
-        time_figures(k),
-        (1100, 1024, 1024 * ns, 1100 * ns, ns, ns, ns),
-        "{}",
-        r.ctx()
-    );
-    assert_eq!(
-        k["not_timed"],
-        serde_json::json!({"pool_full": 76}),
-        "{}",
-        r.ctx()
-    );
+    assert_pool_full_report(&report, ns, &r.ctx());
     assert!(
         r.stdout()
             .contains("\n  not timed: 76 the interposer's events were all in use (pool full)\n"),

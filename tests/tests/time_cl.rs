@@ -267,19 +267,7 @@ fn never_complete_no_profiling_and_a_full_pool() {
     );
     assert_eq!(t.reasons(), [(NotTimed::PoolFull, 76)], "{}", r.ctx());
     let report = r.report();
-    let k = &only_kernel_named(&report, "add_one")["time"];
-    assert_eq!(
-        time_figures(k),
-        (1100, 1024, 1024 * ns, 1100 * ns, ns, ns, ns),
-        "{}",
-        r.ctx()
-    );
-    assert_eq!(
-        k["not_timed"],
-        serde_json::json!({"pool_full": 76}),
-        "{}",
-        r.ctx()
-    );
+    assert_pool_full_report(&report, ns, &r.ctx());
 }
 
 /// The report of a run with no time: each kernel's `time_reason` (by

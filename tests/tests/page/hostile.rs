@@ -37,23 +37,6 @@ fn escaped(s: &str) -> String {
         .replace('\u{0}', r"\u{0}")
 }
 
-/// The escapes the page marks in a hostile name as it shows it.
-fn marks(shown: &str) -> Vec<String> {
-    let mut out = Vec::new();
-    let mut rest = shown;
-    while let Some(i) = rest.find('\\') {
-        let tail = &rest[i..];
-        let n = match tail.as_bytes().get(1) {
-            Some(b'u') => tail.find('}').map_or(2, |e| e + 1),
-            Some(b'x') => 4,
-            _ => 2,
-        };
-        out.push(tail[..n].to_string());
-        rest = &tail[n..];
-    }
-    out
-}
-
 /// An ISA text with markup in its source lines, its instructions and its
 /// bytes (not UTF-8).
 pub(crate) const HOSTILE_ISA: &[u8] = b"// File: </script><!--\n\
@@ -134,7 +117,11 @@ pub(crate) fn assert_hostile_page_browsed(
     assert_table(&v, 2, &want, &full_refs, &[]);
     let rows = v["kernels"].as_array().expect("rows");
     for (row, shown) in rows.iter().zip(&want) {
-        assert_eq!(row["marks"], serde_json::json!(marks(shown)), "{row:#}");
+        assert_eq!(
+            row["marks"],
+            serde_json::json!(xpu_asm_tests::spirv_names::escapes_in(shown)),
+            "{row:#}"
+        );
         assert_eq!(row["empty"], false, "{row:#}");
     }
     let long = &v["opened"][3];

@@ -68,9 +68,12 @@ fn read(p: &Pending, not_ready: Option<NotTimed>) -> Read {
         Some(CL_COMPLETE) => {
             let at = |param| event_value::<u64>(p.event, DISPATCH_GET_EVENT_PROFILING_INFO, param);
             match (at(CL_PROFILING_COMMAND_START), at(CL_PROFILING_COMMAND_END)) {
-                // No timestamps at all: the device gave none.
+                // No timestamps at all, or a start and an end of the same
+                // instant (NEO without hardware says complete and gives
+                // those): the device gave none. A kernel that ran took time.
                 (Some(0), Some(0)) => p.block.not_timed(NotTimed::NotComplete),
-                (Some(s), Some(e)) if e >= s => p.block.timed(e - s),
+                (Some(s), Some(e)) if e == s => p.block.not_timed(NotTimed::NotComplete),
+                (Some(s), Some(e)) if e > s => p.block.timed(e - s),
                 _ => p.block.not_timed(NotTimed::QueryFailed),
             }
         }

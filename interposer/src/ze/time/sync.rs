@@ -16,6 +16,21 @@ enum Read {
     NotReady,
 }
 
+/// Whether NEO runs in a mode that executes nothing (its debug keys read,
+/// `SetCommandStreamReceiver` 1, AUB, or 5, null AUB: what `--emulate`
+/// sets): then no launch completes, and NEO 26's
+/// `zeEventQueryKernelTimestamp` and `zeEventQueryStatus` of an event of
+/// an in-order list wait for ever (its host syncs return at once), so its
+/// events are never read. Read once, from the environment NEO reads.
+pub fn nothing_executes() -> bool {
+    static NONE: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *NONE.get_or_init(|| {
+        let var = |k: &str| std::env::var(k).unwrap_or_default();
+        var("NEOReadDebugKeys").trim() == "1"
+            && matches!(var("SetCommandStreamReceiver").trim(), "1" | "5")
+    })
+}
+
 /// Reads `event` (of `p`'s kind) into `block`: timed, or not and why
 /// (`not_ready`: what a result not ready means now; `None`: wait).
 fn read(
@@ -25,7 +40,12 @@ fn read(
     block: &crate::blocks::Block,
     not_ready: Option<NotTimed>,
 ) -> Read {
-    match fns.timestamp(event) {
+    let got = match nothing_executes() {
+        // Not ready, as it never will be.
+        true => Ok(None),
+        false => fns.timestamp(event),
+    };
+    match got {
         Ok(Some(ts)) => match timer
             .and_then(|(tps, bits)| duration_ns(ts.global_start, ts.global_end, bits, tps))
         {
