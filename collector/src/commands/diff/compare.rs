@@ -2,8 +2,10 @@
 //! on both sides and the fields that changed.
 //!
 //! Kernels are paired by name: module hashes differ between builds. A name
-//! that several modules define is paired by module order (the order in
-//! which the program created the modules, from the records).
+//! that several modules define is paired module with module where both
+//! captures hold the same module (`port`'s compile of the run's, an
+//! unchanged library), the others by module order (the order in which the
+//! program created the modules, from the records).
 
 use crate::commands::read::{self, ShowError};
 use crate::commands::show::cfg;
