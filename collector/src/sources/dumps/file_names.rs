@@ -132,15 +132,16 @@ fn every<'a>(haystack: &'a [u8], needle: &'a [u8]) -> impl Iterator<Item = usize
 /// `VC_asm<hash>_igc_input.spv` (and `..._igc_input_raw.spv`, the same
 /// bytes).
 pub fn parse_spv_file_name(name: &str) -> Option<String> {
-    let name = name
+    let vc = name
         .strip_suffix("_igc_input.spv")
         .or_else(|| name.strip_suffix("_igc_input_raw.spv"))
-        .filter(|body| body.starts_with("VC_"))
-        .map_or(name.to_string(), |body| format!("{body}.spv"));
-    let name = name.as_str();
-    let body = name.strip_suffix(".spv")?;
-    if !name.is_ascii() {
-        return spv_hash_by_pattern(name);
+        .filter(|body| body.starts_with("VC_"));
+    let body = match vc {
+        Some(body) => body,
+        None => name.strip_suffix(".spv")?,
+    };
+    if !body.is_ascii() {
+        return spv_hash_by_pattern(&format!("{body}.spv"));
     }
     hash_ending(body).map(str::to_string)
 }
