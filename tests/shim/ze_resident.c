@@ -32,6 +32,7 @@
 #include <dlfcn.h>
 #include <level_zero/ze_api.h>
 #include <stddef.h>
+#include <string.h>
 
 typedef ze_result_t (*resident_fn)(ze_context_handle_t, ze_device_handle_t, void *, size_t);
 
@@ -80,15 +81,9 @@ __attribute__((used)) static void *answer(void *handle, const char *name) {
         find_next_dlsym();
     if (handle == RTLD_NEXT || handle == RTLD_DEFAULT || name == NULL)
         return NULL;
-    const char *resident = "zeContextMakeMemoryResident", *evict = "zeContextEvictMemory";
-    size_t i = 0;
-    while (name[i] != 0 && name[i] == resident[i])
-        i++;
-    if (name[i] == 0 && resident[i] == 0)
+    if (strcmp(name, "zeContextMakeMemoryResident") == 0)
         return (void *)zeContextMakeMemoryResident;
-    for (i = 0; name[i] != 0 && name[i] == evict[i];)
-        i++;
-    if (name[i] == 0 && evict[i] == 0)
+    if (strcmp(name, "zeContextEvictMemory") == 0)
         return (void *)zeContextEvictMemory;
     return NULL;
 }
