@@ -403,43 +403,15 @@ fn every_fail_on_rule() -> String {
         .map(|s| s.to_string())
         .collect();
     rules.extend(["occupancy-0".into(), "occupancy-0%".into()]);
-    for f in [
-        "launches",
-        "simd",
-        "grf",
-        "instructions",
-        "spill_bytes",
-        "pressure",
-        "loops",
-        "loop_spills",
-        "occupancy",
-        "loop[1].instructions",
-        "loop[1].spills",
-        "loop[1].pressure",
-    ] {
+    // Every field and mix class diff compares, from the collector's own
+    // list, and each of a loop's fields.
+    use xpu_asm_collector::commands::diff::compare::{fields, LOOP_FIELDS};
+    let loop_fields = LOOP_FIELDS.iter().map(|f| format!("loop[1].{f}"));
+    for f in fields().into_iter().chain(loop_fields) {
         rules.push(format!("{f}+0"));
-        rules.push(format!("{f}+0%"));
-    }
-    for class in [
-        "load_global",
-        "store_global",
-        "atomic_global",
-        "load_slm",
-        "store_slm",
-        "atomic_slm",
-        "load_scratch",
-        "store_scratch",
-        "spill",
-        "fill",
-        "send_other",
-        "dpas",
-        "math",
-        "mov",
-        "alu",
-        "control",
-        "sync",
-    ] {
-        rules.push(format!("mix.{class}+0"));
+        if !f.starts_with("mix.") {
+            rules.push(format!("{f}+0%"));
+        }
     }
     rules.join(",")
 }
