@@ -17,6 +17,8 @@ pub mod capture;
 pub mod demo;
 /// IGC's dump folders.
 pub mod dumps;
+/// Exact device times on the real NEO through the forwarding driver.
+pub mod forwarding;
 /// The process records of a capture.
 pub mod records;
 /// A capture's `report.json`.
@@ -39,6 +41,7 @@ pub use build::*;
 pub use capture::*;
 pub use demo::*;
 pub use dumps::*;
+pub use forwarding::*;
 pub use records::*;
 pub use report::*;
 pub use run::*;
