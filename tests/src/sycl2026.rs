@@ -222,6 +222,27 @@ fn made_venv(spec: &VenvSpec) -> PathBuf {
     path
 }
 
+/// dpnp_ops.py without its GEMM (oneMKL picks its kernels anew in each run
+/// here), 3 adds and sines, 4 sums, 5 wheres, in the dpnp venv, appended to
+/// `sc` (the command before it: xpu-asm-run and its options, `--`), with
+/// SYCL on Level Zero and, on the v2 adapter's platforms, the residency
+/// shim behind the interposer. The driver's variables are the caller's.
+pub fn dpnp_ops_time_workload(sc: &mut SidCommand, p: &Platform) {
+    let venv = dpnp_venv();
+    sc.arg(venv.join("bin/python"))
+        .arg(workspace_dir().join("tests/sycl/dpnp_ops.py"))
+        .args(["3", "matmul=0", "sum=4", "where=5"])
+        .env("ONEAPI_DEVICE_SELECTOR", "level_zero:gpu")
+        .env("LD_LIBRARY_PATH", venv.join("lib"))
+        .env("PYTHONNOUSERSITE", "1")
+        .env("PYTHONDONTWRITEBYTECODE", "1");
+    if p.adapter == Adapter::V2 {
+        let shim = resident_shim();
+        sc.env("LD_PRELOAD", &shim)
+            .env("UMF_ZE_LOADER_LIB_NAME", &shim);
+    }
+}
+
 /// tests/shim/ze_resident.c built inside the root (its gcc, its loader),
 /// once per test process.
 pub fn resident_shim() -> PathBuf {

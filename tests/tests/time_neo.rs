@@ -125,7 +125,6 @@ fn c_workload_on_neo_takes_its_known_times() {
 #[cfg(feature = "sid")]
 fn dpnp_known_times(p: &xpu_asm_tests::sycl2026::Platform) {
     use xpu_asm_tests::sycl2026::*;
-    let venv = dpnp_venv();
     let s = scratch(&format!("time-neo-dpnp-{}", p.product));
     let adapter_log = s.root.join("ur-level-zero.txt");
     // One run: its capture, its driver's log, its stdout and context.
@@ -138,24 +137,12 @@ fn dpnp_known_times(p: &xpu_asm_tests::sycl2026::Platform) {
             .args(time)
             .arg("-o")
             .arg(out)
-            .arg("--")
-            .arg(venv.join("bin/python"))
-            .arg(workspace_dir().join("tests/sycl/dpnp_ops.py"))
-            .args(["3", "matmul=0", "sum=4", "where=5"])
-            .envs(fwd_env(p.product, log))
-            .env("ONEAPI_DEVICE_SELECTOR", "level_zero:gpu")
-            .env(
-                "UR_LOG_LEVEL_ZERO",
-                format!("level:info;output:file,{}", adapter_log.display()),
-            )
-            .env("LD_LIBRARY_PATH", venv.join("lib"))
-            .env("PYTHONNOUSERSITE", "1")
-            .env("PYTHONDONTWRITEBYTECODE", "1");
-        if p.adapter == Adapter::V2 {
-            let shim = resident_shim();
-            sc.env("LD_PRELOAD", &shim)
-                .env("UMF_ZE_LOADER_LIB_NAME", &shim);
-        }
+            .arg("--");
+        dpnp_ops_time_workload(&mut sc, p);
+        sc.envs(fwd_env(p.product, log)).env(
+            "UR_LOG_LEVEL_ZERO",
+            format!("level:info;output:file,{}", adapter_log.display()),
+        );
         let r = run_until(
             &mut sc.command(),
             std::time::Duration::from_secs(175),

@@ -504,27 +504,11 @@ fn dpctl_opencl_backend_unharmed_and_says_why_no_time() {
 #[cfg(feature = "sid")]
 fn dpnp_timed(p: &xpu_asm_tests::sycl2026::Platform) {
     use xpu_asm_tests::sycl2026::*;
-    let venv = dpnp_venv();
     let make = |dir: &Path, out: &Path, time: &[&str]| {
         let mut sc = SidCommand::new(xpu_asm_run(), dir);
-        sc.arg("-q")
-            .args(time)
-            .arg("-o")
-            .arg(out)
-            .arg("--")
-            .arg(venv.join("bin/python"))
-            .arg(workspace_dir().join("tests/sycl/dpnp_ops.py"))
-            .args(["3", "matmul=0", "sum=4", "where=5"])
-            .envs(neo26_env(p.product))
-            .env("ONEAPI_DEVICE_SELECTOR", "level_zero:gpu")
-            .env("LD_LIBRARY_PATH", venv.join("lib"))
-            .env("PYTHONNOUSERSITE", "1")
-            .env("PYTHONDONTWRITEBYTECODE", "1");
-        if p.adapter == Adapter::V2 {
-            let shim = resident_shim();
-            sc.env("LD_PRELOAD", &shim)
-                .env("UMF_ZE_LOADER_LIB_NAME", &shim);
-        }
+        sc.arg("-q").args(time).arg("-o").arg(out).arg("--");
+        dpnp_ops_time_workload(&mut sc, p);
+        sc.envs(neo26_env(p.product));
         sc.command()
     };
     let (_s, _, timed) = unharmed_by_time(&format!("dpnp-{}", p.product), &make);
