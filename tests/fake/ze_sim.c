@@ -687,7 +687,8 @@ GETTER(zeGetCommandQueueProcAddrTable, ze_command_queue_dditable_t) {
     t->pfnSynchronize = queue_sync;
     return ZE_RESULT_SUCCESS;
 }
-/* zeCommandListHostSynchronize (API 1.6) where the headers have it. */
+/* zeCommandListHostSynchronize (API 1.6) where the headers have it (the
+ * version macro: the enum is 0 to the preprocessor). */
 GETTER(zeGetCommandListProcAddrTable, ze_command_list_dditable_t) {
     t->pfnCreate = list_create;
     t->pfnCreateImmediate = list_create_immediate;
@@ -704,7 +705,7 @@ GETTER(zeGetCommandListProcAddrTable, ze_command_list_dditable_t) {
     t->pfnAppendLaunchCooperativeKernel = append_launch;
     t->pfnAppendLaunchKernelIndirect = append_indirect;
     t->pfnAppendLaunchMultipleKernelsIndirect = append_multiple;
-#if ZE_API_VERSION_CURRENT >= ZE_MAKE_VERSION(1, 6)
+#if defined(ZE_API_VERSION_CURRENT_M) && ZE_API_VERSION_CURRENT_M >= ZE_MAKE_VERSION(1, 6)
     if (v >= ZE_MAKE_VERSION(1, 6))
         t->pfnHostSynchronize = list_sync;
 #else
